@@ -1,0 +1,215 @@
+//! Policy errors, as miette diagnostics that label the offending span.
+
+use std::fmt;
+use std::io;
+use std::ops::Range;
+use std::path::PathBuf;
+
+use miette::{Diagnostic, LabeledSpan, NamedSource, SourceCode};
+
+/// Every way a policy can be wrong, each with a stable kebab-case code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProblemKind {
+    /// The file is not valid TOML.
+    Syntax,
+    /// A key the schema does not know.
+    UnknownKey,
+    /// A value of the wrong type (or not one of an enum's words).
+    WrongType,
+    /// A required key is absent.
+    MissingField,
+    /// `version` is not a version this build understands.
+    UnsupportedVersion,
+    /// A regular expression that does not compile.
+    InvalidRegex,
+    /// A glob that does not compile.
+    InvalidGlob,
+    /// A template whose braces do not parse.
+    TemplateSyntax,
+    /// A template placeholder its field does not provide.
+    UnknownPlaceholder,
+    /// A template lacks a placeholder it must carry.
+    MissingPlaceholder,
+    /// Two skill sources share a rank.
+    DuplicateRank,
+    /// A rank below zero.
+    NegativeRank,
+    /// A number outside its allowed range.
+    OutOfRange,
+    /// A value of the right type that the engine cannot use (an empty list, a
+    /// file name holding a slash, a path leaving its root...).
+    InvalidValue,
+}
+
+impl ProblemKind {
+    /// The stable code, e.g. `policy::unknown-key`.
+    pub fn code(self) -> &'static str {
+        match self {
+            Self::Syntax => "policy::syntax",
+            Self::UnknownKey => "policy::unknown-key",
+            Self::WrongType => "policy::wrong-type",
+            Self::MissingField => "policy::missing-field",
+            Self::UnsupportedVersion => "policy::unsupported-version",
+            Self::InvalidRegex => "policy::invalid-regex",
+            Self::InvalidGlob => "policy::invalid-glob",
+            Self::TemplateSyntax => "policy::template-syntax",
+            Self::UnknownPlaceholder => "policy::unknown-placeholder",
+            Self::MissingPlaceholder => "policy::missing-placeholder",
+            Self::DuplicateRank => "policy::duplicate-rank",
+            Self::NegativeRank => "policy::negative-rank",
+            Self::OutOfRange => "policy::out-of-range",
+            Self::InvalidValue => "policy::invalid-value",
+        }
+    }
+}
+
+/// One problem in one policy file, with the span it concerns.
+#[derive(Debug, Clone)]
+pub struct Problem {
+    /// What kind of problem.
+    pub kind: ProblemKind,
+    /// The one-line message.
+    pub message: String,
+    /// The text attached to the span.
+    pub label: String,
+    /// Byte range in the file.
+    pub span: Range<usize>,
+    /// How to fix it, when there is something useful to say.
+    pub help: Option<String>,
+    /// Further spans worth pointing at (the other half of a conflict).
+    pub related_spans: Vec<(Range<usize>, String)>,
+    src: NamedSource<String>,
+}
+
+impl Problem {
+    pub(crate) fn new(
+        src: &NamedSource<String>,
+        kind: ProblemKind,
+        span: Range<usize>,
+        message: impl Into<String>,
+        label: impl Into<String>,
+    ) -> Self {
+        Self {
+            kind,
+            message: message.into(),
+            label: label.into(),
+            span,
+            help: None,
+            related_spans: Vec::new(),
+            src: src.clone(),
+        }
+    }
+
+    pub(crate) fn with_label(mut self, span: Range<usize>, label: impl Into<String>) -> Self {
+        self.related_spans.push((span, label.into()));
+        self
+    }
+
+    pub(crate) fn with_help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Problem {}
+
+impl Diagnostic for Problem {
+    fn code<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        Some(Box::new(self.kind.code()))
+    }
+
+    fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        self.help
+            .as_ref()
+            .map(|h| Box::new(h) as Box<dyn fmt::Display>)
+    }
+
+    fn source_code(&self) -> Option<&dyn SourceCode> {
+        Some(&self.src)
+    }
+
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
+        let len = self.span.end.saturating_sub(self.span.start);
+        let main = LabeledSpan::new(Some(self.label.clone()), self.span.start, len);
+        let others = self.related_spans.iter().map(|(span, label)| {
+            LabeledSpan::new(
+                Some(label.clone()),
+                span.start,
+                span.end.saturating_sub(span.start),
+            )
+        });
+        Some(Box::new(std::iter::once(main).chain(others)))
+    }
+}
+
+/// All the problems found in one policy file.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{name}: {} problem{} in this policy file", problems.len(), if problems.len() == 1 { "" } else { "s" })]
+pub struct InvalidPolicy {
+    /// The file's display name.
+    pub name: String,
+    /// Every problem, in file order.
+    pub problems: Vec<Problem>,
+}
+
+impl Diagnostic for InvalidPolicy {
+    fn code<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        Some(Box::new("policy::invalid"))
+    }
+
+    fn related<'a>(&'a self) -> Option<Box<dyn Iterator<Item = &'a dyn Diagnostic> + 'a>> {
+        Some(Box::new(self.problems.iter().map(|p| p as &dyn Diagnostic)))
+    }
+}
+
+/// Why a policy could not be loaded.
+#[derive(Debug, thiserror::Error, Diagnostic)]
+pub enum PolicyError {
+    /// The policy file could not be opened or read.
+    #[error("cannot read policy file {}", path.display())]
+    #[diagnostic(code(policy::unreadable))]
+    Unreadable {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: io::Error,
+    },
+    /// The policy path names something other than a regular file (a FIFO, a
+    /// directory, a device).
+    #[error("policy file {} is not a regular file", path.display())]
+    #[diagnostic(
+        code("policy::not-a-file"),
+        help("a policy must be a regular file (a symlink to one is fine)")
+    )]
+    NotAFile {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The policy file is larger than any policy needs to be.
+    #[error("policy file {} is larger than {limit} bytes", path.display())]
+    #[diagnostic(code("policy::too-large"))]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// The limit.
+        limit: u64,
+    },
+    /// The policy file is not valid UTF-8.
+    #[error("policy file {} is not valid UTF-8", path.display())]
+    #[diagnostic(code("policy::not-utf8"))]
+    NotUtf8 {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The file was read but its content is wrong.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Invalid(#[from] InvalidPolicy),
+}

@@ -1,0 +1,87 @@
+//! Printing the effective policy, optionally saying which layer set each value.
+
+use serde::Serialize;
+
+use super::{Instructions, Policy, Roots, Skills, Templates, Trust, validate::SUPPORTED_VERSION};
+
+#[derive(Serialize)]
+struct Doc<'a> {
+    version: i64,
+    roots: &'a Roots,
+    instructions: &'a Instructions,
+    skills: Skills,
+    trust: &'a Trust,
+    templates: &'a Templates,
+}
+
+fn doc(policy: &Policy) -> String {
+    // Sources go last in their table so that `[[skills.sources]]` follows the
+    // plain keys; serde keeps declaration order, so move them by rebuilding.
+    let d = Doc {
+        version: SUPPORTED_VERSION,
+        roots: &policy.roots,
+        instructions: &policy.instructions,
+        skills: policy.skills.clone(),
+        trust: &policy.trust,
+        templates: &policy.templates,
+    };
+    toml::to_string(&d).unwrap_or_else(|e| format!("# cannot print the policy: {e}\n"))
+}
+
+/// The effective policy as TOML.
+pub(super) fn plain(policy: &Policy) -> String {
+    doc(policy)
+}
+
+/// The effective policy as TOML, each key followed by `# <layer>`.
+pub(super) fn annotated(policy: &Policy) -> String {
+    let text = doc(policy);
+    let mut out = String::new();
+    out.push_str("# Effective lisa-context policy. Layers, lowest first:\n");
+    for (layer, name) in policy.layers() {
+        out.push_str(&format!("#   {:<13} {}\n", layer.as_str(), name));
+    }
+    out.push_str("# Each value is followed by the layer that set it.\n\n");
+    let mut table = String::new();
+    let mut in_multiline = false;
+    for line in text.lines() {
+        let trimmed = line.trim_start();
+        if in_multiline {
+            out.push_str(line);
+            out.push('\n');
+            if trimmed.starts_with(']') {
+                in_multiline = false;
+            }
+            continue;
+        }
+        if let Some(h) = trimmed.strip_prefix("[[").and_then(|h| h.strip_suffix("]]")) {
+            table = h.to_string();
+            let origin = policy.origin(&table).map_or("?", |l| l.as_str());
+            out.push_str(&format!("{line}  # {origin}\n"));
+            continue;
+        }
+        if let Some(h) = trimmed.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+            table = h.to_string();
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        }
+        let key = trimmed.split([' ', '=']).next().unwrap_or("");
+        let dotted = format!("{table}.{key}");
+        match policy.origin(&dotted) {
+            Some(layer) if !key.is_empty() => {
+                if trimmed.ends_with('[') {
+                    in_multiline = true;
+                    out.push_str(&format!("# {} (next array)\n{line}\n", layer.as_str()));
+                } else {
+                    out.push_str(&format!("{line}  # {}\n", layer.as_str()));
+                }
+            }
+            _ => {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    out
+}

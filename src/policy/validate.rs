@@ -1,0 +1,322 @@
+//! Semantic checks on one policy file, after it parsed.
+//!
+//! Every check runs; every failure becomes a [`Problem`] labelled with the span
+//! of the value at fault, so one report shows everything wrong with a file.
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use miette::NamedSource;
+use toml::Spanned;
+
+use super::diagnostic::{Problem, ProblemKind};
+use super::schema::{Names, PolicyLayer, SkillSource};
+use super::template::Template;
+
+/// The schema version this build reads.
+pub const SUPPORTED_VERSION: i64 = 1;
+
+/// The largest instruction budget accepted (1 MiB): a prompt section larger
+/// than this is a mistake, not a policy.
+pub const MAX_BUDGET_BYTES: i64 = 1 << 20;
+
+/// The largest per-file cap accepted, for instruction files and `SKILL.md`.
+pub const MAX_FILE_BYTES: i64 = 16 << 20;
+
+/// Placeholders each template accepts, and those it must carry.
+pub(crate) const TEMPLATE_RULES: &[(&str, &[&str], &[&str])] = &[
+    ("heading", &[], &[]),
+    ("preamble", &["nonce"], &[]),
+    ("home-header", &["path", "origin", "nonce"], &["nonce"]),
+    ("project-header", &["path", "origin", "nonce"], &["nonce"]),
+    ("footer", &["path", "nonce"], &["nonce"]),
+    ("forged-line-prefix", &[], &[]),
+    ("truncation-note", &["path", "bytes", "included"], &[]),
+    ("hidden-marker", &["codepoint"], &[]),
+    ("skills-heading", &["count"], &[]),
+    ("skill-entry", &["name", "description", "label", "origin"], &[]),
+    ("project-skill-label", &[], &[]),
+    ("more-skills", &["count"], &[]),
+];
+
+struct Checker<'a> {
+    src: &'a NamedSource<String>,
+    text: &'a str,
+    problems: Vec<Problem>,
+}
+
+impl Checker<'_> {
+    fn push(&mut self, kind: ProblemKind, span: Range<usize>, msg: String, label: &str) {
+        self.problems
+            .push(Problem::new(self.src, kind, span, msg, label));
+    }
+
+    fn push_help(
+        &mut self,
+        kind: ProblemKind,
+        span: Range<usize>,
+        msg: String,
+        label: &str,
+        help: String,
+    ) {
+        self.problems
+            .push(Problem::new(self.src, kind, span, msg, label).with_help(help));
+    }
+
+    fn range(&mut self, key: &str, value: &Option<Spanned<i64>>, lo: i64, hi: i64) {
+        if let Some(v) = value {
+            let n = *v.get_ref();
+            if n < lo || n > hi {
+                self.push_help(
+                    ProblemKind::OutOfRange,
+                    v.span(),
+                    format!("`{key}` is {n}, outside {lo}..={hi}"),
+                    "out of range",
+                    format!("choose a value from {lo} to {hi}"),
+                );
+            }
+        }
+    }
+
+    /// Plain names, used as one path component under a root.
+    fn file_names(&mut self, key: &str, names: &Option<Spanned<Names>>, allow_empty_list: bool) {
+        let Some(list) = names else { return };
+        if list.get_ref().is_empty() && !allow_empty_list {
+            self.push(
+                ProblemKind::InvalidValue,
+                list.span(),
+                format!("`{key}` must name at least one entry"),
+                "empty list",
+            );
+        }
+        for name in list.get_ref() {
+            let n = name.get_ref();
+            let bad = n.is_empty() || n == "." || n == ".." || n.contains(['/', '\\', '\0']);
+            if bad {
+                self.push_help(
+                    ProblemKind::InvalidValue,
+                    name.span(),
+                    format!("`{key}` entry {n:?} is not a plain file name"),
+                    "not a plain name",
+                    "use a single path component, such as \"AGENTS.md\"".into(),
+                );
+            }
+        }
+    }
+
+    fn template(&mut self, key: &str, t: &Option<Spanned<Template>>) {
+        let Some(t) = t else { return };
+        let Some((_, allowed, required)) = TEMPLATE_RULES.iter().find(|(k, _, _)| *k == key) else {
+            return;
+        };
+        let value_span = t.span();
+        for (name, offset) in t.get_ref().placeholders() {
+            if !allowed.contains(&name) {
+                let span = self.inner_span(&value_span, t.get_ref().source(), offset, name.len());
+                let allowed_list = if allowed.is_empty() {
+                    "this template takes no placeholders".to_string()
+                } else {
+                    format!(
+                        "this template accepts {}",
+                        allowed
+                            .iter()
+                            .map(|a| format!("{{{a}}}"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                };
+                self.push_help(
+                    ProblemKind::UnknownPlaceholder,
+                    span,
+                    format!("template `templates.{key}` uses unknown placeholder {{{name}}}"),
+                    "unknown placeholder",
+                    format!("{allowed_list}; write {{{{ and }}}} for literal braces"),
+                );
+            }
+        }
+        for req in *required {
+            if !t.get_ref().uses(req) {
+                self.push_help(
+                    ProblemKind::MissingPlaceholder,
+                    value_span.clone(),
+                    format!("template `templates.{key}` must contain {{{req}}}"),
+                    "missing {nonce}",
+                    "block delimiters carry the per-snapshot nonce so that file text cannot forge them".into(),
+                );
+            }
+        }
+    }
+
+    /// The span of `len` bytes at `offset` inside a string value, when the TOML
+    /// text holds the string verbatim; the whole value otherwise.
+    fn inner_span(&self, value: &Range<usize>, source: &str, offset: usize, len: usize) -> Range<usize> {
+        let raw = self.text.get(value.clone()).unwrap_or("");
+        for quote in ["\"\"\"", "'''", "\"", "'"] {
+            if let Some(body) = raw.strip_prefix(quote).and_then(|r| r.strip_suffix(quote)) {
+                if body == source {
+                    let start = value.start + quote.len() + offset;
+                    return start..start + len;
+                }
+            }
+        }
+        value.clone()
+    }
+
+    fn sources(&mut self, sources: &Option<Spanned<Vec<SkillSource>>>) {
+        let Some(list) = sources else { return };
+        let mut seen: HashMap<i64, Range<usize>> = HashMap::new();
+        for s in list.get_ref() {
+            let rank = *s.rank.get_ref();
+            if rank < 0 {
+                self.push_help(
+                    ProblemKind::NegativeRank,
+                    s.rank.span(),
+                    format!("skill source rank {rank} is negative"),
+                    "negative rank",
+                    "ranks start at 0; the lowest rank claims a skill name".into(),
+                );
+            } else if let Some(first) = seen.get(&rank) {
+                let problem = Problem::new(
+                    self.src,
+                    ProblemKind::DuplicateRank,
+                    s.rank.span(),
+                    format!("two skill sources share rank {rank}"),
+                    "duplicate rank",
+                )
+                .with_label(first.clone(), "first used here")
+                .with_help("ranks must be distinct so that every name conflict has one winner");
+                self.problems.push(problem);
+            } else {
+                seen.insert(rank, s.rank.span());
+            }
+            let p = s.path.get_ref();
+            let escapes = p.is_empty()
+                || p.starts_with('/')
+                || p.split('/').any(|c| c == ".." || c == ".")
+                || p.contains(['\\', '\0']);
+            if escapes {
+                self.push_help(
+                    ProblemKind::InvalidValue,
+                    s.path.span(),
+                    format!("skill source path {p:?} is not a relative path inside its root"),
+                    "not root-relative",
+                    "write a path relative to the root, such as \".lisa/skills\", without `..` or a leading `/`".into(),
+                );
+            }
+        }
+    }
+}
+
+/// Checks one parsed policy file; returns every problem found.
+pub(crate) fn check_layer(layer: &PolicyLayer, src: &NamedSource<String>, text: &str) -> Vec<Problem> {
+    let mut c = Checker {
+        src,
+        text,
+        problems: Vec::new(),
+    };
+    let v = *layer.version.get_ref();
+    if v != SUPPORTED_VERSION {
+        c.push_help(
+            ProblemKind::UnsupportedVersion,
+            layer.version.span(),
+            format!("policy version {v} is not supported"),
+            "unsupported version",
+            format!("this build of lisa-context reads `version = {SUPPORTED_VERSION}`"),
+        );
+    }
+
+    let r = &layer.roots;
+    if let Some(home) = &r.home {
+        if home.get_ref().is_empty() {
+            c.push(
+                ProblemKind::InvalidValue,
+                home.span(),
+                "`roots.home` must list at least one candidate".into(),
+                "empty list",
+            );
+        }
+    }
+    c.file_names("roots.repo-markers", &r.repo_markers, false);
+
+    let i = &layer.instructions;
+    c.file_names("instructions.home-files", &i.home_files, true);
+    c.file_names("instructions.level-files", &i.level_files, true);
+    if let Some(globs) = &i.exclude_levels {
+        for g in globs.get_ref() {
+            if let Err(e) = globset::GlobBuilder::new(g.get_ref())
+                .literal_separator(true)
+                .build()
+            {
+                c.push(
+                    ProblemKind::InvalidGlob,
+                    g.span(),
+                    format!("invalid glob in `instructions.exclude-levels`: {}", e.kind()),
+                    "invalid glob",
+                );
+            }
+        }
+    }
+    c.range("instructions.budget-bytes", &i.budget_bytes, 1, MAX_BUDGET_BYTES);
+    c.range("instructions.max-file-bytes", &i.max_file_bytes, 1, MAX_FILE_BYTES);
+
+    let s = &layer.skills;
+    c.sources(&s.sources);
+    if let Some(rule) = &s.name_rule {
+        if let Err(e) = regex::RegexBuilder::new(rule.get_ref())
+            .size_limit(1 << 20)
+            .build()
+        {
+            let msg = match e {
+                regex::Error::Syntax(m) => m
+                    .lines()
+                    .last()
+                    .unwrap_or("syntax error")
+                    .trim()
+                    .trim_start_matches("error: ")
+                    .to_string(),
+                regex::Error::CompiledTooBig(_) => "the expression is too large".to_string(),
+                other => other.to_string(),
+            };
+            c.push(
+                ProblemKind::InvalidRegex,
+                rule.span(),
+                format!("`skills.name-rule` is not a valid regular expression: {msg}"),
+                "invalid regex",
+            );
+        }
+    }
+    c.range("skills.name-max-chars", &s.name_max_chars, 1, 255);
+    c.range("skills.description-max-chars", &s.description_max_chars, 1, 65_536);
+    c.range("skills.max-skill-file-bytes", &s.max_skill_file_bytes, 64, MAX_FILE_BYTES);
+    c.range("skills.project-description-chars", &s.project_description_chars, 1, 65_536);
+    c.range("skills.max-project-skills", &s.max_project_skills, 0, 100_000);
+    c.range("skills.max-entries-per-source", &s.max_entries_per_source, 1, 1_000_000);
+    if let Some(exe) = &s.executable_file {
+        let n = exe.get_ref();
+        if n == "." || n == ".." || n.contains(['/', '\\', '\0']) {
+            c.push(
+                ProblemKind::InvalidValue,
+                exe.span(),
+                format!("`skills.executable-file` {n:?} is not a plain file name"),
+                "not a plain name",
+            );
+        }
+    }
+
+    let t = &layer.templates;
+    c.template("heading", &t.heading);
+    c.template("preamble", &t.preamble);
+    c.template("home-header", &t.home_header);
+    c.template("project-header", &t.project_header);
+    c.template("footer", &t.footer);
+    c.template("forged-line-prefix", &t.forged_line_prefix);
+    c.template("truncation-note", &t.truncation_note);
+    c.template("hidden-marker", &t.hidden_marker);
+    c.template("skills-heading", &t.skills_heading);
+    c.template("skill-entry", &t.skill_entry);
+    c.template("project-skill-label", &t.project_skill_label);
+    c.template("more-skills", &t.more_skills);
+
+    c.problems.sort_by_key(|p| p.span.start);
+    c.problems
+}
