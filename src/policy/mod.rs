@@ -108,7 +108,14 @@ impl PolicySource {
             source,
         };
         let (parent, file) = match (path.parent(), path.file_name()) {
-            (Some(p), Some(f)) => (if p.as_os_str().is_empty() { Path::new(".") } else { p }, f),
+            (Some(p), Some(f)) => (
+                if p.as_os_str().is_empty() {
+                    Path::new(".")
+                } else {
+                    p
+                },
+                f,
+            ),
             _ => {
                 return Err(PolicyError::NotAFile {
                     path: path.to_path_buf(),
@@ -262,7 +269,10 @@ impl Policy {
                 }
             }
         }
-        let first = sources.first().cloned().unwrap_or_else(PolicySource::builtin);
+        let first = sources
+            .first()
+            .cloned()
+            .unwrap_or_else(PolicySource::builtin);
         let Some(acc) = acc else {
             return Self::from_sources(&[first]);
         };
@@ -286,7 +296,11 @@ impl Policy {
         };
         let mut missing = Vec::new();
         let roots = acc.roots.resolve().map_err(|m| missing.extend(m)).ok();
-        let instructions = acc.instructions.resolve().map_err(|m| missing.extend(m)).ok();
+        let instructions = acc
+            .instructions
+            .resolve()
+            .map_err(|m| missing.extend(m))
+            .ok();
         let skills = acc.skills.resolve().map_err(|m| missing.extend(m)).ok();
         let trust = acc.trust.resolve().map_err(|m| missing.extend(m)).ok();
         let templates = acc.templates.resolve().map_err(|m| missing.extend(m)).ok();
@@ -393,7 +407,13 @@ fn missing_error_from(first: &PolicySource, message: String) -> PolicyError {
     let src = NamedSource::new(first.name.clone(), first.text.clone());
     PolicyError::Invalid(InvalidPolicy {
         name: first.name.clone(),
-        problems: vec![Problem::new(&src, ProblemKind::InvalidValue, 0..0, message, "here")],
+        problems: vec![Problem::new(
+            &src,
+            ProblemKind::InvalidValue,
+            0..0,
+            message,
+            "here",
+        )],
     })
 }
 

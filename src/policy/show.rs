@@ -54,7 +54,10 @@ pub(super) fn annotated(policy: &Policy) -> String {
             }
             continue;
         }
-        if let Some(h) = trimmed.strip_prefix("[[").and_then(|h| h.strip_suffix("]]")) {
+        if let Some(h) = trimmed
+            .strip_prefix("[[")
+            .and_then(|h| h.strip_suffix("]]"))
+        {
             table = h.to_string();
             let origin = policy.origin(&table).map_or("?", |l| l.as_str());
             out.push_str(&format!("{line}  # {origin}\n"));

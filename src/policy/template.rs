@@ -198,9 +198,15 @@ mod tests {
 
     #[test]
     fn syntax_errors() {
-        assert_eq!(Template::parse("a {x"), Err(TemplateSyntaxError::Unclosed(2)));
+        assert_eq!(
+            Template::parse("a {x"),
+            Err(TemplateSyntaxError::Unclosed(2))
+        );
         assert_eq!(Template::parse("a } b"), Err(TemplateSyntaxError::Stray(2)));
         assert_eq!(Template::parse("{}"), Err(TemplateSyntaxError::BadName(0)));
-        assert_eq!(Template::parse("{a b}"), Err(TemplateSyntaxError::BadName(0)));
+        assert_eq!(
+            Template::parse("{a b}"),
+            Err(TemplateSyntaxError::BadName(0))
+        );
     }
 }

@@ -34,7 +34,11 @@ pub(crate) const TEMPLATE_RULES: &[(&str, &[&str], &[&str])] = &[
     ("truncation-note", &["path", "bytes", "included"], &[]),
     ("hidden-marker", &["codepoint"], &[]),
     ("skills-heading", &["count"], &[]),
-    ("skill-entry", &["name", "description", "label", "origin"], &[]),
+    (
+        "skill-entry",
+        &["name", "description", "label", "origin"],
+        &[],
+    ),
     ("project-skill-label", &[], &[]),
     ("more-skills", &["count"], &[]),
 ];
@@ -149,7 +153,13 @@ impl Checker<'_> {
 
     /// The span of `len` bytes at `offset` inside a string value, when the TOML
     /// text holds the string verbatim; the whole value otherwise.
-    fn inner_span(&self, value: &Range<usize>, source: &str, offset: usize, len: usize) -> Range<usize> {
+    fn inner_span(
+        &self,
+        value: &Range<usize>,
+        source: &str,
+        offset: usize,
+        len: usize,
+    ) -> Range<usize> {
         let raw = self.text.get(value.clone()).unwrap_or("");
         for quote in ["\"\"\"", "'''", "\"", "'"] {
             if let Some(body) = raw.strip_prefix(quote).and_then(|r| r.strip_suffix(quote)) {
@@ -208,7 +218,11 @@ impl Checker<'_> {
 }
 
 /// Checks one parsed policy file; returns every problem found.
-pub(crate) fn check_layer(layer: &PolicyLayer, src: &NamedSource<String>, text: &str) -> Vec<Problem> {
+pub(crate) fn check_layer(
+    layer: &PolicyLayer,
+    src: &NamedSource<String>,
+    text: &str,
+) -> Vec<Problem> {
     let mut c = Checker {
         src,
         text,
@@ -250,14 +264,27 @@ pub(crate) fn check_layer(layer: &PolicyLayer, src: &NamedSource<String>, text: 
                 c.push(
                     ProblemKind::InvalidGlob,
                     g.span(),
-                    format!("invalid glob in `instructions.exclude-levels`: {}", e.kind()),
+                    format!(
+                        "invalid glob in `instructions.exclude-levels`: {}",
+                        e.kind()
+                    ),
                     "invalid glob",
                 );
             }
         }
     }
-    c.range("instructions.budget-bytes", &i.budget_bytes, 1, MAX_BUDGET_BYTES);
-    c.range("instructions.max-file-bytes", &i.max_file_bytes, 1, MAX_FILE_BYTES);
+    c.range(
+        "instructions.budget-bytes",
+        &i.budget_bytes,
+        1,
+        MAX_BUDGET_BYTES,
+    );
+    c.range(
+        "instructions.max-file-bytes",
+        &i.max_file_bytes,
+        1,
+        MAX_FILE_BYTES,
+    );
 
     let s = &layer.skills;
     c.sources(&s.sources);
@@ -286,11 +313,36 @@ pub(crate) fn check_layer(layer: &PolicyLayer, src: &NamedSource<String>, text: 
         }
     }
     c.range("skills.name-max-chars", &s.name_max_chars, 1, 255);
-    c.range("skills.description-max-chars", &s.description_max_chars, 1, 65_536);
-    c.range("skills.max-skill-file-bytes", &s.max_skill_file_bytes, 64, MAX_FILE_BYTES);
-    c.range("skills.project-description-chars", &s.project_description_chars, 1, 65_536);
-    c.range("skills.max-project-skills", &s.max_project_skills, 0, 100_000);
-    c.range("skills.max-entries-per-source", &s.max_entries_per_source, 1, 1_000_000);
+    c.range(
+        "skills.description-max-chars",
+        &s.description_max_chars,
+        1,
+        65_536,
+    );
+    c.range(
+        "skills.max-skill-file-bytes",
+        &s.max_skill_file_bytes,
+        64,
+        MAX_FILE_BYTES,
+    );
+    c.range(
+        "skills.project-description-chars",
+        &s.project_description_chars,
+        1,
+        65_536,
+    );
+    c.range(
+        "skills.max-project-skills",
+        &s.max_project_skills,
+        0,
+        100_000,
+    );
+    c.range(
+        "skills.max-entries-per-source",
+        &s.max_entries_per_source,
+        1,
+        1_000_000,
+    );
     if let Some(exe) = &s.executable_file {
         let n = exe.get_ref();
         if n == "." || n == ".." || n.contains(['/', '\\', '\0']) {

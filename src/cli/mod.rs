@@ -1,0 +1,254 @@
+//! Argument parsing and the commands.
+
+mod explain;
+mod serve;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use lisa_context::policy::{Layer, Policy, PolicySource};
+use lisa_context::{Loader, roots};
+
+/// Exit status: success.
+const OK: u8 = 0;
+/// Exit status: the command failed (invalid policy, unusable cwd, no such skill...).
+const FAILED: u8 = 1;
+
+/// Builds the project-context section of an AI agent's system prompt
+/// (instruction files and skills) under a declared TOML policy, reading only
+/// inside the home and repository roots.
+///
+/// Exit codes: 0 success; 1 failure (invalid policy, unusable cwd or root,
+/// skill not found or invalid name); 2 command-line usage error.
+#[derive(Parser, Debug)]
+#[command(name = "lisa-context", version, about, long_about)]
+struct Cli {
+    /// The home root (default: the policy's `roots.home`, i.e. $LISA_HOME, else ~/.lisa).
+    #[arg(long, global = true, value_name = "DIR", env = "LISA_HOME")]
+    home: Option<PathBuf>,
+    /// A policy file laid over the built-in policy and the home policy.
+    #[arg(long, global = true, value_name = "FILE")]
+    policy: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Print the project-context section for a cwd (text as it goes into the prompt, or JSON).
+    Snapshot {
+        #[command(flatten)]
+        place: Place,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+    },
+    /// A table of every candidate considered, what happened to it, and why.
+    Explain {
+        #[command(flatten)]
+        place: Place,
+    },
+    /// Print the fingerprint alone (it changes whenever the snapshot would).
+    Fingerprint {
+        #[command(flatten)]
+        place: Place,
+    },
+    /// Inspect the policy.
+    Policy {
+        #[command(subcommand)]
+        command: PolicyCommand,
+    },
+    /// Inspect skills.
+    Skill {
+        #[command(subcommand)]
+        command: SkillCommand,
+    },
+    /// Serve JSON-lines requests on stdin/stdout (see the README's protocol section).
+    Serve,
+}
+
+#[derive(Subcommand, Debug)]
+enum PolicyCommand {
+    /// Check a policy file laid over the built-in policy (exit 0 when valid,
+    /// 1 with a diagnostic when not). Without FILE, check the effective policy.
+    Check {
+        /// The policy file to check.
+        file: Option<PathBuf>,
+    },
+    /// Print the effective policy as TOML, each value annotated with its layer.
+    Show,
+}
+
+#[derive(Subcommand, Debug)]
+enum SkillCommand {
+    /// Print the SKILL.md of the skill that wins NAME for the cwd.
+    Show {
+        /// The skill's name.
+        name: String,
+        #[command(flatten)]
+        place: Place,
+    },
+}
+
+/// Where to build the snapshot.
+#[derive(Args, Debug, Clone)]
+struct Place {
+    /// The session's working directory (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+    /// The repository root, when the caller knows it (must contain the cwd).
+    #[arg(long, value_name = "DIR")]
+    root: Option<PathBuf>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum Format {
+    Text,
+    Json,
+}
+
+/// Parses the arguments and runs the command.
+pub fn run() -> ExitCode {
+    let cli = Cli::parse();
+    match dispatch(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(report) => {
+            eprintln!("{report:?}");
+            ExitCode::from(FAILED)
+        }
+    }
+}
+
+fn env_var(name: &str) -> Option<std::ffi::OsString> {
+    std::env::var_os(name)
+}
+
+/// The home root: `--home`/`LISA_HOME` when given, else the policy's candidates.
+fn home_for(policy: &Policy, explicit: Option<&Path>) -> Option<PathBuf> {
+    let explicit = explicit.map(absolute);
+    roots::home_path(policy, explicit.as_deref(), &env_var)
+}
+
+fn absolute(p: &Path) -> PathBuf {
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        std::env::current_dir()
+            .map(|d| d.join(p))
+            .unwrap_or_else(|_| p.to_path_buf())
+    }
+}
+
+/// The effective policy: built-in, then the home layer, then `--policy`.
+fn load_policy(cli: &Cli) -> miette::Result<Policy> {
+    let builtin = Policy::builtin()?;
+    let home = home_for(&builtin, cli.home.as_deref());
+    let extra = cli.policy.as_deref().map(absolute);
+    Ok(Policy::load(home.as_deref(), extra.as_deref())?)
+}
+
+fn loader(cli: &Cli) -> miette::Result<Loader> {
+    let policy = load_policy(cli)?;
+    let home = home_for(&policy, cli.home.as_deref());
+    Ok(Loader::new(policy, home))
+}
+
+fn cwd_of(place: &Place) -> miette::Result<PathBuf> {
+    match &place.cwd {
+        Some(c) => Ok(absolute(c)),
+        None => std::env::current_dir()
+            .map_err(|e| miette::miette!("cannot determine the current directory: {e}")),
+    }
+}
+
+fn dispatch(cli: Cli) -> miette::Result<u8> {
+    let mut out = std::io::stdout().lock();
+    match &cli.command {
+        Command::Snapshot { place, format } => {
+            let loader = loader(&cli)?;
+            let cwd = cwd_of(place)?;
+            let root = place.root.as_deref().map(absolute);
+            let snap = loader.snapshot_in(&cwd, root.as_deref())?;
+            match format {
+                Format::Text => write_out(&mut out, snap.prompt.as_bytes()),
+                Format::Json => {
+                    let json = serde_json::to_string_pretty(&*snap)
+                        .map_err(|e| miette::miette!("cannot encode the snapshot: {e}"))?;
+                    write_out(&mut out, format!("{json}\n").as_bytes())
+                }
+            }
+        }
+        Command::Explain { place } => {
+            let loader = loader(&cli)?;
+            let cwd = cwd_of(place)?;
+            let root = place.root.as_deref().map(absolute);
+            let snap = loader.snapshot_in(&cwd, root.as_deref())?;
+            write_out(&mut out, explain::table(&snap).as_bytes())
+        }
+        Command::Fingerprint { place } => {
+            let loader = loader(&cli)?;
+            let cwd = cwd_of(place)?;
+            let root = place.root.as_deref().map(absolute);
+            let fp = loader.fingerprint_in(&cwd, root.as_deref())?;
+            write_out(&mut out, format!("{fp}\n").as_bytes())
+        }
+        Command::Policy {
+            command: PolicyCommand::Check { file: Some(file) },
+        } => {
+            let file = absolute(file);
+            let source = PolicySource::read(Layer::CommandLine, &file, true)?
+                .ok_or_else(|| miette::miette!("{} does not exist", file.display()))?;
+            Policy::from_sources(&[PolicySource::builtin(), source])?;
+            write_out(
+                &mut out,
+                format!("ok: {} is a valid policy\n", file.display()).as_bytes(),
+            )
+        }
+        Command::Policy {
+            command: PolicyCommand::Check { file: None },
+        } => {
+            let policy = load_policy(&cli)?;
+            let names: Vec<String> = policy.layers().iter().map(|(_, n)| n.clone()).collect();
+            write_out(
+                &mut out,
+                format!(
+                    "ok: the effective policy is valid ({})\n",
+                    names.join(" + ")
+                )
+                .as_bytes(),
+            )
+        }
+        Command::Policy {
+            command: PolicyCommand::Show,
+        } => {
+            let policy = load_policy(&cli)?;
+            write_out(&mut out, policy.to_annotated_toml().as_bytes())
+        }
+        Command::Skill {
+            command: SkillCommand::Show { name, place },
+        } => {
+            let loader = loader(&cli)?;
+            let cwd = cwd_of(place)?;
+            let root = place.root.as_deref().map(absolute);
+            let skill = loader.skill_in(&cwd, root.as_deref(), name)?;
+            write_out(&mut out, skill.content.as_bytes())
+        }
+        Command::Serve => {
+            let loader = loader(&cli)?;
+            serve::serve(&loader, std::io::stdin().lock(), &mut out)
+                .map_err(|e| miette::miette!("serve: {e}"))?;
+            Ok(OK)
+        }
+    }
+}
+
+fn write_out(out: &mut impl Write, bytes: &[u8]) -> miette::Result<u8> {
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Ok(()) => Ok(OK),
+        // A closed pipe (`| head`) is not an error worth a report.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(OK),
+        Err(e) => Err(miette::miette!("cannot write the output: {e}")),
+    }
+}

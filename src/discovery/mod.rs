@@ -1,0 +1,4 @@
+//! Stage 3 — discovery: which paths are candidates, root-relative.
+
+pub mod chain;
+pub mod skills;

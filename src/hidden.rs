@@ -1,0 +1,290 @@
+//! Hidden text: characters and markup a person reading a file does not see,
+//! but a model reading its raw text does.
+//!
+//! Instruction files and skill descriptions end up in the system prompt. A
+//! rules file can carry instructions its reviewers never saw, written with
+//! zero-width characters, bidi controls that reorder what is displayed, the
+//! Unicode tag block (an invisible copy of ASCII), or HTML comments, which
+//! vanish when the markdown is rendered. [`treat`] finds all of these and
+//! applies the policy's [`HiddenText`] mode to them.
+//!
+//! The hidden characters:
+//!
+//! | Code points         | Kind          | What they are                                   |
+//! |---------------------|---------------|-------------------------------------------------|
+//! | U+00AD              | zero-width    | soft hyphen (shown only at a line break)        |
+//! | U+034F              | zero-width    | combining grapheme joiner                       |
+//! | U+061C              | bidi-control  | Arabic letter mark                              |
+//! | U+180E              | zero-width    | Mongolian vowel separator                       |
+//! | U+200B..U+200D      | zero-width    | zero-width space, non-joiner, joiner            |
+//! | U+200E, U+200F      | bidi-control  | left-to-right and right-to-left marks           |
+//! | U+202A..U+202E      | bidi-control  | embeddings, pop, overrides                      |
+//! | U+2060..U+2064      | zero-width    | word joiner, invisible math operators           |
+//! | U+2066..U+2069      | bidi-control  | isolates and pop isolate                        |
+//! | U+FEFF              | zero-width    | zero-width no-break space (byte order mark)     |
+//! | U+E0000..U+E007F    | tag-character | tag block: invisible copies of ASCII            |
+//!
+//! U+FEFF counts wherever it appears: a byte order mark at the start of a file
+//! is removed by the reader before the text gets here. U+200D is also the
+//! joiner inside emoji sequences such as families; those sequences are
+//! revealed or broken apart too, which is the price of catching the character
+//! when it is used to hide text.
+//!
+//! Variation selectors (U+FE00..U+FE0F, U+E0100..U+E01EF) are deliberately
+//! absent: emoji and CJK text use them all the time, and on their own they only
+//! pick a glyph form.
+//!
+//! HTML comments are found the way a renderer finds them: `<!--` opens one and
+//! the first `-->` after it closes it, so `<!-->` and `<!--->` are complete
+//! (empty) comments, comments do not nest, and a `<!--` with no `-->` runs to
+//! the end of the text. Detection happens on the text as given, in one pass.
+
+use crate::policy::{HiddenText, Template};
+
+/// A family of hidden text. Declaration order is the order of
+/// [`HiddenReport::kinds`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    ZeroWidth,
+    BidiControl,
+    TagCharacter,
+    HtmlComment,
+}
+
+impl Kind {
+    const ALL: [Kind; 4] = [
+        Kind::ZeroWidth,
+        Kind::BidiControl,
+        Kind::TagCharacter,
+        Kind::HtmlComment,
+    ];
+
+    fn as_str(self) -> &'static str {
+        match self {
+            Kind::ZeroWidth => "zero-width",
+            Kind::BidiControl => "bidi-control",
+            Kind::TagCharacter => "tag-character",
+            Kind::HtmlComment => "html-comment",
+        }
+    }
+}
+
+/// Every hidden character, as inclusive ranges of code points with their kind:
+/// the table in the module documentation, which must say the same.
+/// Sorted, with no overlaps (a unit test checks).
+const HIDDEN_RANGES: &[(char, char, Kind)] = &[
+    ('\u{00AD}', '\u{00AD}', Kind::ZeroWidth),
+    ('\u{034F}', '\u{034F}', Kind::ZeroWidth),
+    ('\u{061C}', '\u{061C}', Kind::BidiControl),
+    ('\u{180E}', '\u{180E}', Kind::ZeroWidth),
+    ('\u{200B}', '\u{200D}', Kind::ZeroWidth),
+    ('\u{200E}', '\u{200F}', Kind::BidiControl),
+    ('\u{202A}', '\u{202E}', Kind::BidiControl),
+    ('\u{2060}', '\u{2064}', Kind::ZeroWidth),
+    ('\u{2066}', '\u{2069}', Kind::BidiControl),
+    ('\u{FEFF}', '\u{FEFF}', Kind::ZeroWidth),
+    ('\u{E0000}', '\u{E007F}', Kind::TagCharacter),
+];
+
+/// The kind of `c` if it is a hidden character.
+fn classify(c: char) -> Option<Kind> {
+    // Everything hidden is outside ASCII; most characters checked are ASCII.
+    if c.is_ascii() {
+        return None;
+    }
+    HIDDEN_RANGES
+        .iter()
+        .find(|(first, last, _)| (*first..=*last).contains(&c))
+        .map(|&(_, _, kind)| kind)
+}
+
+/// What was found in one text.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HiddenReport {
+    /// Number of hidden characters (invisible/bidi/tag) found.
+    pub characters: usize,
+    /// Number of HTML comments found.
+    pub html_comments: usize,
+    /// Distinct kinds found, stable kebab-case words in a fixed order:
+    /// "zero-width", "bidi-control", "tag-character", "html-comment".
+    pub kinds: Vec<&'static str>,
+}
+
+impl HiddenReport {
+    /// Whether nothing hidden was found.
+    pub fn is_empty(&self) -> bool {
+        self.characters == 0 && self.html_comments == 0
+    }
+}
+
+/// Counts gathered during one pass, turned into a [`HiddenReport`] at the end.
+#[derive(Default)]
+struct Tally {
+    characters: usize,
+    html_comments: usize,
+    seen: [bool; Kind::ALL.len()],
+}
+
+impl Tally {
+    fn note(&mut self, kind: Kind) {
+        self.seen[kind as usize] = true;
+        if kind == Kind::HtmlComment {
+            self.html_comments += 1;
+        } else {
+            self.characters += 1;
+        }
+    }
+
+    fn into_report(self) -> HiddenReport {
+        HiddenReport {
+            characters: self.characters,
+            html_comments: self.html_comments,
+            kinds: Kind::ALL
+                .iter()
+                .filter(|k| self.seen[**k as usize])
+                .map(|k| k.as_str())
+                .collect(),
+        }
+    }
+}
+
+/// What to write for a stretch of text outside or inside a comment.
+#[derive(Clone, Copy)]
+enum Emit {
+    /// Copy the text, with each hidden character replaced by the marker.
+    Reveal,
+    /// Copy the text without its hidden characters.
+    Strip,
+    /// Copy the text as it is.
+    Keep,
+    /// Write nothing (the stretch is a comment being stripped); only count.
+    Nothing,
+}
+
+/// Applies `mode` to `text`, and reports what was found.
+///
+/// - [`HiddenText::Reveal`]: each hidden character becomes `marker` filled with
+///   `{codepoint}`, the code point in uppercase hexadecimal with at least four
+///   digits (`200B`, `E0041`); one marker per character, tag characters
+///   included. HTML comments stay verbatim, since the model reads the raw
+///   markdown and so already sees them; hidden characters inside them are
+///   still revealed.
+/// - [`HiddenText::Strip`]: hidden characters are removed and HTML comments
+///   are removed whole, delimiters included.
+/// - [`HiddenText::Keep`]: the text is returned unchanged.
+///
+/// The report is the same in every mode: it counts every hidden character,
+/// inside comments too, and every comment.
+///
+/// Stripping is a single pass over the text as given, so it leaves what a
+/// renderer would show. Text that was visible may join up into a new `<!--`
+/// once something between its pieces is removed (`<!\u{200B}--`); that text
+/// was on screen in the original and is kept.
+///
+/// The marker comes from the policy and is written as is.
+///
+/// ```
+/// use lisa_context::hidden::treat;
+/// use lisa_context::policy::{HiddenText, Template};
+///
+/// let marker = Template::parse("[hidden U+{codepoint}]").unwrap();
+/// let (out, report) = treat("a\u{200B}b<!-- c -->", HiddenText::Reveal, &marker);
+/// assert_eq!(out, "a[hidden U+200B]b<!-- c -->");
+/// assert_eq!(report.kinds, ["zero-width", "html-comment"]);
+/// let (out, _) = treat("a\u{200B}b<!-- c -->", HiddenText::Strip, &marker);
+/// assert_eq!(out, "ab");
+/// ```
+pub fn treat(text: &str, mode: HiddenText, marker: &Template) -> (String, HiddenReport) {
+    // The usual case: plain ASCII without comments has nothing to find.
+    if text.is_ascii() && !text.contains("<!--") {
+        return (text.to_owned(), HiddenReport::default());
+    }
+
+    let outside = match mode {
+        HiddenText::Reveal => Emit::Reveal,
+        HiddenText::Strip => Emit::Strip,
+        HiddenText::Keep => Emit::Keep,
+    };
+    let inside = match mode {
+        HiddenText::Strip => Emit::Nothing,
+        _ => outside,
+    };
+
+    let mut out = String::with_capacity(text.len());
+    let mut tally = Tally::default();
+    let mut rest = text;
+    while let Some(open) = rest.find("<!--") {
+        let (before, from_open) = rest.split_at(open);
+        characters(before, outside, marker, &mut out, &mut tally);
+        // Search for the close from just after `<!`, so `<!-->` and `<!--->`
+        // end where they begin. `-->` is ASCII, so `end` is a char boundary.
+        let end = from_open[2..]
+            .find("-->")
+            .map_or(from_open.len(), |at| 2 + at + 3);
+        let (comment, after) = from_open.split_at(end);
+        tally.note(Kind::HtmlComment);
+        characters(comment, inside, marker, &mut out, &mut tally);
+        rest = after;
+    }
+    characters(rest, outside, marker, &mut out, &mut tally);
+    (out, tally.into_report())
+}
+
+/// Counts the hidden characters of `segment` and writes it to `out` as `emit`
+/// says. Unchanged stretches are copied whole, never split inside a character.
+fn characters(segment: &str, emit: Emit, marker: &Template, out: &mut String, tally: &mut Tally) {
+    let mut copied = 0;
+    for (at, c) in segment.char_indices() {
+        let Some(kind) = classify(c) else { continue };
+        tally.note(kind);
+        match emit {
+            Emit::Reveal | Emit::Strip => {
+                out.push_str(&segment[copied..at]);
+                if let Emit::Reveal = emit {
+                    let codepoint = format!("{:04X}", u32::from(c));
+                    out.push_str(&marker.fill(&[("codepoint", &codepoint)]));
+                }
+                copied = at + c.len_utf8();
+            }
+            Emit::Keep | Emit::Nothing => {}
+        }
+    }
+    match emit {
+        Emit::Reveal | Emit::Strip | Emit::Keep => out.push_str(&segment[copied..]),
+        Emit::Nothing => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_is_sorted_and_disjoint() {
+        for pair in HIDDEN_RANGES.windows(2) {
+            assert!(pair[0].0 <= pair[0].1);
+            assert!(
+                pair[0].1 < pair[1].0,
+                "{:?} overlaps {:?}",
+                pair[0],
+                pair[1]
+            );
+        }
+    }
+
+    #[test]
+    fn variation_selectors_are_not_hidden() {
+        for c in ['\u{FE00}', '\u{FE0F}', '\u{E0100}', '\u{E01EF}'] {
+            assert_eq!(classify(c), None);
+        }
+    }
+
+    #[test]
+    fn range_ends_are_hidden() {
+        for &(first, last, kind) in HIDDEN_RANGES {
+            assert_eq!(classify(first), Some(kind));
+            assert_eq!(classify(last), Some(kind));
+        }
+    }
+}

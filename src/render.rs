@@ -1,0 +1,166 @@
+//! Stage 6 — rendering: the framed prompt section, every word from the
+//! policy's templates.
+//!
+//! Provenance cannot be forged. Each block is opened and closed by lines that
+//! carry a nonce derived from everything rendered (the policy and the text of
+//! every block, home files included); a file cannot contain the hash of its
+//! own content, and a repository cannot know the user's home files. On top of
+//! that, any file line that starts like a header or footer, or that contains
+//! the nonce, is prefixed with the policy's `forged-line-prefix`, so no file
+//! line can pass for a boundary even to a reader that ignores the nonce.
+
+use xxhash_rust::xxh3::Xxh3;
+
+use crate::discovery::chain::Origin;
+use crate::policy::Policy;
+use crate::select::instructions::Block;
+use crate::select::skills::Skill;
+
+/// The nonce for a set of blocks: 16 hex digits.
+pub fn nonce(policy: &Policy, blocks: &[Block]) -> String {
+    let mut h = Xxh3::new();
+    h.update(&policy.digest().to_le_bytes());
+    for b in blocks {
+        let p = b.path.as_os_str().as_encoded_bytes();
+        h.update(&(p.len() as u64).to_le_bytes());
+        h.update(p);
+        h.update(&(b.text.len() as u64).to_le_bytes());
+        h.update(b.text.as_bytes());
+    }
+    format!("{:016x}", h.digest())
+}
+
+/// Renders the whole section. Empty when there is nothing to show.
+pub fn render(
+    policy: &Policy,
+    blocks: &[Block],
+    skills: &[Skill],
+    hidden_project: usize,
+) -> String {
+    let t = &policy.templates;
+    let mut out = String::new();
+    if !blocks.is_empty() {
+        let nonce = nonce(policy, blocks);
+        let guards = guard_prefixes(policy);
+        let forged_prefix = t.forged_line_prefix.fill(&[]);
+        out.push_str(&t.heading.fill(&[]));
+        out.push_str("\n\n");
+        out.push_str(&t.preamble.fill(&[("nonce", &nonce)]));
+        out.push('\n');
+        for b in blocks {
+            let path = b.path.to_string_lossy();
+            let header = match b.origin {
+                Origin::Home => &t.home_header,
+                Origin::Project => &t.project_header,
+            };
+            out.push('\n');
+            out.push_str(&header.fill(&[
+                ("path", &path),
+                ("origin", b.origin.as_str()),
+                ("nonce", &nonce),
+            ]));
+            out.push('\n');
+            for line in b.text.split('\n') {
+                if looks_like_boundary(line, &guards, &nonce) {
+                    out.push_str(&forged_prefix);
+                }
+                out.push_str(line);
+                out.push('\n');
+            }
+            out.push_str(&t.footer.fill(&[("path", &path), ("nonce", &nonce)]));
+            out.push('\n');
+            if b.truncated {
+                out.push_str(&t.truncation_note.fill(&[
+                    ("path", &path),
+                    ("bytes", &b.bytes.to_string()),
+                    ("included", &b.included_bytes.to_string()),
+                ]));
+                out.push('\n');
+            }
+        }
+    }
+    let listed: Vec<&Skill> = skills.iter().filter(|s| s.listed).collect();
+    if !listed.is_empty() || hidden_project > 0 {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(
+            &t.skills_heading
+                .fill(&[("count", &(listed.len() + hidden_project).to_string())]),
+        );
+        out.push('\n');
+        let label = t.project_skill_label.fill(&[]);
+        let cap = usize::try_from(policy.skills.project_description_chars).unwrap_or(usize::MAX);
+        for s in listed {
+            let one_line = collapse_whitespace(&s.description);
+            let (description, label) = match s.origin {
+                Origin::Home => (one_line, ""),
+                Origin::Project => (cut_chars(&one_line, cap), label.as_str()),
+            };
+            out.push_str(&t.skill_entry.fill(&[
+                ("name", &s.name),
+                ("description", &description),
+                ("label", label),
+                ("origin", s.origin.as_str()),
+            ]));
+            out.push('\n');
+        }
+        if hidden_project > 0 {
+            out.push_str(
+                &t.more_skills
+                    .fill(&[("count", &hidden_project.to_string())]),
+            );
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The literal starts of the header and footer templates, trimmed.
+fn guard_prefixes(policy: &Policy) -> Vec<String> {
+    let t = &policy.templates;
+    [&t.home_header, &t.project_header, &t.footer]
+        .iter()
+        .map(|tpl| tpl.literal_prefix().trim().to_string())
+        .filter(|p| !p.is_empty())
+        .collect()
+}
+
+fn looks_like_boundary(line: &str, guards: &[String], nonce: &str) -> bool {
+    let l = line.trim_start();
+    guards.iter().any(|g| l.starts_with(g.as_str())) || line.contains(nonce)
+}
+
+/// Runs of whitespace (newlines included) become one space.
+pub fn collapse_whitespace(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// At most `max` characters; a cut string ends with an ellipsis (which counts
+/// toward `max`).
+pub fn cut_chars(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let keep = max.saturating_sub(1);
+    let mut out: String = s.chars().take(keep).collect();
+    out.push('…');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cuts_on_characters() {
+        assert_eq!(cut_chars("abcdef", 4), "abc…");
+        assert_eq!(cut_chars("漢字漢字漢字", 3), "漢字…");
+        assert_eq!(cut_chars("abc", 3), "abc");
+    }
+
+    #[test]
+    fn collapses() {
+        assert_eq!(collapse_whitespace(" a\n b\t\tc "), "a b c");
+    }
+}

@@ -1,0 +1,377 @@
+//! Stage 5a — choosing the instruction blocks: read each candidate (bounded),
+//! fold duplicates, skip blanks, and grant the byte budget in policy order.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::discovery::chain::{Candidate, Origin};
+use crate::fingerprint::{Trace, TraceRoot};
+use crate::hidden::{self, HiddenReport};
+use crate::policy::{BudgetOrder, Policy};
+use crate::read::{self, Opened, Reason, Stamp};
+use crate::roots::Roots;
+
+/// A block that goes into the prompt.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Block {
+    /// Absolute path of the file.
+    pub path: PathBuf,
+    /// Home or project.
+    pub origin: Origin,
+    /// The file's size on disk.
+    pub bytes: u64,
+    /// The bytes of text included in the prompt.
+    pub included_bytes: u64,
+    /// Whether the text was cut (budget, or the per-file read cap).
+    pub truncated: bool,
+    /// The text included (trimmed, CRLF folded to LF, hidden text treated).
+    #[serde(skip)]
+    pub text: String,
+    /// Position in read order.
+    #[serde(skip)]
+    pub order: usize,
+}
+
+/// A file folded into an earlier one.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Deduped {
+    /// The folded file.
+    pub path: PathBuf,
+    /// The kept file it repeats.
+    pub same_as: PathBuf,
+}
+
+/// A file not used, and why.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Skipped {
+    /// The file.
+    pub path: PathBuf,
+    /// Why.
+    pub reason: Reason,
+}
+
+/// The budget after selection.
+#[derive(Debug, Clone, Copy, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Budget {
+    /// The limit in UTF-8 bytes.
+    pub limit: u64,
+    /// Bytes used.
+    pub used: u64,
+    /// Whether some text was cut or dropped for lack of budget.
+    pub exhausted: bool,
+}
+
+/// A file where hidden text was found.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HiddenFinding {
+    /// The file.
+    pub path: PathBuf,
+    /// What was found.
+    #[serde(flatten)]
+    pub report: HiddenReport,
+}
+
+/// What happened to one candidate (for `explain`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Status {
+    /// Nothing at the path.
+    Absent,
+    /// Included whole.
+    Included,
+    /// Included, cut.
+    Truncated,
+    /// Folded into another file.
+    Deduped(PathBuf),
+    /// Same file (device and inode) as another.
+    SameFile(PathBuf),
+    /// Not used.
+    Skipped(Reason),
+}
+
+/// One row of `explain`.
+#[derive(Debug, Clone)]
+pub struct Considered {
+    /// The path.
+    pub path: PathBuf,
+    /// Home or project.
+    pub origin: Origin,
+    /// The outcome.
+    pub status: Status,
+}
+
+/// The instruction part of a snapshot.
+#[derive(Debug, Clone)]
+pub struct Selection {
+    /// Kept blocks in read order.
+    pub blocks: Vec<Block>,
+    /// Folded files.
+    pub deduped: Vec<Deduped>,
+    /// Skipped files.
+    pub skipped: Vec<Skipped>,
+    /// The budget.
+    pub budget: Budget,
+    /// Files with hidden text.
+    pub hidden: Vec<HiddenFinding>,
+    /// Every candidate, in read order.
+    pub considered: Vec<Considered>,
+}
+
+/// Bytes beyond the budget still read, so that a BOM, leading whitespace or a
+/// character straddling the limit does not make a file look shorter than it is.
+const READ_SLACK: u64 = 4096;
+
+/// Runs the instruction stage over `candidates` (in read order).
+pub fn select(
+    policy: &Policy,
+    roots: &Roots,
+    candidates: &[Candidate],
+    trace: &mut Trace,
+) -> Selection {
+    let ins = &policy.instructions;
+    let limit = u64::try_from(ins.budget_bytes).unwrap_or(0);
+    let file_cap = u64::try_from(ins.max_file_bytes)
+        .unwrap_or(0)
+        .min(limit + READ_SLACK);
+
+    // Grant order: by level, outermost or nearest first; within a level, the
+    // policy's name order.
+    let mut grant: Vec<usize> = (0..candidates.len()).collect();
+    if ins.budget_order == BudgetOrder::NearestFirst {
+        grant.sort_by_key(|&i| (std::cmp::Reverse(candidates[i].level), i));
+    }
+
+    let mut statuses: Vec<Option<Status>> = vec![None; candidates.len()];
+    let mut blocks = Vec::new();
+    let mut deduped = Vec::new();
+    let mut skipped = Vec::new();
+    let mut hidden_found = Vec::new();
+    let mut kept_by_identity: HashMap<(u64, u64), PathBuf> = HashMap::new();
+    let mut kept_by_text: HashMap<u128, PathBuf> = HashMap::new();
+    let mut used: u64 = 0;
+    let mut exhausted = false;
+
+    for &i in &grant {
+        let cand = &candidates[i];
+        let (dir, troot) = match cand.origin {
+            Origin::Home => match &roots.home {
+                Some(h) => (&h.dir, TraceRoot::Home),
+                None => continue,
+            },
+            Origin::Project => (&roots.repo.dir, TraceRoot::Repo),
+        };
+        let mut skip = |reason: Reason, statuses: &mut Vec<Option<Status>>| {
+            skipped.push(Skipped {
+                path: cand.path.clone(),
+                reason,
+            });
+            statuses[i] = Some(Status::Skipped(reason));
+        };
+        if cand.excluded {
+            skip(Reason::Excluded, &mut statuses);
+            continue;
+        }
+        let (file, meta) = match read::open_candidate(dir, &cand.rel, policy.trust.symlinks) {
+            Opened::Absent => {
+                trace.push(troot, &cand.rel, Stamp::Absent, None);
+                statuses[i] = Some(Status::Absent);
+                continue;
+            }
+            Opened::Refused(reason) => {
+                trace.push(troot, &cand.rel, Stamp::probe(dir, &cand.rel), None);
+                skip(reason, &mut statuses);
+                continue;
+            }
+            Opened::File { file, meta } => (file, meta),
+        };
+        let stamp = Stamp::of(&meta);
+        if let Some(same) = stamp.identity().and_then(|id| kept_by_identity.get(&id)) {
+            trace.push(
+                troot,
+                &cand.rel,
+                stamp,
+                Some(same.as_os_str().as_encoded_bytes()),
+            );
+            deduped.push(Deduped {
+                path: cand.path.clone(),
+                same_as: same.clone(),
+            });
+            statuses[i] = Some(Status::SameFile(same.clone()));
+            continue;
+        }
+        let bytes = match read::read_at_most(&file, file_cap) {
+            Ok(b) => b,
+            Err(_) => {
+                trace.push(troot, &cand.rel, stamp, None);
+                skip(Reason::Unreadable, &mut statuses);
+                continue;
+            }
+        };
+        drop(file);
+        trace.push(troot, &cand.rel, stamp, Some(&bytes));
+        let size = meta.len();
+        let read_cut = (bytes.len() as u64) < size;
+
+        let Some(text) = decode(&bytes, read_cut) else {
+            skip(Reason::NotText, &mut statuses);
+            continue;
+        };
+        let (text, report) = hidden::treat(
+            &text,
+            policy.trust.hidden_text,
+            &policy.templates.hidden_marker,
+        );
+        let trimmed = text.trim();
+        if trimmed.is_empty() && ins.skip_blank {
+            skip(Reason::Empty, &mut statuses);
+            continue;
+        }
+        if ins.dedup_by_content {
+            let key = xxhash_rust::xxh3::xxh3_128(trimmed.as_bytes());
+            if let Some(same) = kept_by_text.get(&key) {
+                deduped.push(Deduped {
+                    path: cand.path.clone(),
+                    same_as: same.clone(),
+                });
+                statuses[i] = Some(Status::Deduped(same.clone()));
+                continue;
+            }
+        }
+        let remaining = limit.saturating_sub(used);
+        let cut = floor_char_boundary(trimmed, usize::try_from(remaining).unwrap_or(usize::MAX));
+        if cut == 0 {
+            exhausted = true;
+            skip(Reason::BudgetExhausted, &mut statuses);
+            continue;
+        }
+        let budget_cut = cut < trimmed.len();
+        exhausted |= budget_cut;
+        let included = &trimmed[..cut];
+        used += included.len() as u64;
+        if !report.is_empty() {
+            hidden_found.push(HiddenFinding {
+                path: cand.path.clone(),
+                report,
+            });
+        }
+        let truncated = budget_cut || read_cut;
+        if let Some(id) = stamp.identity() {
+            kept_by_identity.insert(id, cand.path.clone());
+        }
+        kept_by_text.insert(
+            xxhash_rust::xxh3::xxh3_128(trimmed.as_bytes()),
+            cand.path.clone(),
+        );
+        statuses[i] = Some(if truncated {
+            Status::Truncated
+        } else {
+            Status::Included
+        });
+        blocks.push(Block {
+            path: cand.path.clone(),
+            origin: cand.origin,
+            bytes: size,
+            included_bytes: included.len() as u64,
+            truncated,
+            text: included.to_string(),
+            order: i,
+        });
+    }
+
+    blocks.sort_by_key(|b| b.order);
+    let order_of = |p: &PathBuf| candidates.iter().position(|c| &c.path == p).unwrap_or(0);
+    deduped.sort_by_key(|d| order_of(&d.path));
+    skipped.sort_by_key(|s| order_of(&s.path));
+    hidden_found.sort_by_key(|h| order_of(&h.path));
+    let considered = candidates
+        .iter()
+        .zip(statuses)
+        .filter_map(|(c, s)| {
+            s.map(|status| Considered {
+                path: c.path.clone(),
+                origin: c.origin,
+                status,
+            })
+        })
+        .collect();
+    Selection {
+        blocks,
+        deduped,
+        skipped,
+        budget: Budget {
+            limit,
+            used,
+            exhausted,
+        },
+        hidden: hidden_found,
+        considered,
+    }
+}
+
+/// Bytes to text: a leading BOM dropped, CRLF folded to LF. `None` for bytes
+/// that are not text (invalid UTF-8 before the end, or a NUL byte). When the
+/// read stopped early, a character cut in half at the end is dropped.
+pub(crate) fn decode(bytes: &[u8], read_cut: bool) -> Option<String> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let text = match std::str::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(e) if read_cut && e.error_len().is_none() => {
+            std::str::from_utf8(&bytes[..e.valid_up_to()]).ok()?
+        }
+        Err(_) => return None,
+    };
+    if text.contains('\0') {
+        return None;
+    }
+    Some(if text.contains('\r') {
+        text.replace("\r\n", "\n")
+    } else {
+        text.to_string()
+    })
+}
+
+/// The largest character boundary of `s` at or below `max`.
+pub(crate) fn floor_char_boundary(s: &str, max: usize) -> usize {
+    if max >= s.len() {
+        return s.len();
+    }
+    let mut i = max;
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn boundary_never_splits_a_character() {
+        let s = "ab漢字";
+        assert_eq!(floor_char_boundary(s, 2), 2);
+        assert_eq!(floor_char_boundary(s, 3), 2);
+        assert_eq!(floor_char_boundary(s, 4), 2);
+        assert_eq!(floor_char_boundary(s, 5), 5);
+        assert_eq!(floor_char_boundary(s, 100), s.len());
+    }
+
+    #[test]
+    fn decode_rules() {
+        assert_eq!(
+            decode(b"\xEF\xBB\xBFhi\r\nyo", false).as_deref(),
+            Some("hi\nyo")
+        );
+        assert_eq!(decode(b"a\0b", false), None);
+        assert_eq!(decode(b"a\xff", false), None);
+        // A 3-byte character cut after 2 bytes by the read cap.
+        assert_eq!(decode(b"ab\xe6\xbc", true).as_deref(), Some("ab"));
+        assert_eq!(decode(b"ab\xe6\xbc", false), None);
+    }
+}

@@ -1,0 +1,124 @@
+//! Stage 5b — resolving skills: the lowest rank claims a name, every loser is
+//! recorded with its winner, and the project list is capped.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::discovery::chain::Origin;
+use crate::discovery::skills::{Found, Rejected};
+use crate::policy::{Policy, RootKind};
+
+/// A skill that won its name.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Skill {
+    /// The name.
+    pub name: String,
+    /// The description from the frontmatter (hidden text treated).
+    pub description: String,
+    /// Home or project.
+    pub origin: Origin,
+    /// The source path, as the policy writes it.
+    pub source: String,
+    /// The source's rank.
+    pub rank: i64,
+    /// The absolute path of its `SKILL.md`.
+    pub path: PathBuf,
+    /// A home skill that ships the policy's executable file. Never true for a
+    /// project skill.
+    pub executable: bool,
+    /// Whether the prompt lists it (project skills beyond the cap are not).
+    pub listed: bool,
+    /// The other frontmatter fields.
+    pub frontmatter: crate::skill::frontmatter::Frontmatter,
+    /// The `SKILL.md`, relative to its root.
+    #[serde(skip)]
+    pub rel: PathBuf,
+    /// Its root.
+    #[serde(skip)]
+    pub root: RootKind,
+}
+
+/// A skill that lost its name to a lower rank.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Shadowed {
+    /// The name.
+    pub name: String,
+    /// The loser's `SKILL.md`.
+    pub path: PathBuf,
+    /// The winner's `SKILL.md`.
+    pub shadowed_by: PathBuf,
+}
+
+/// The resolved skills.
+#[derive(Debug, Clone, Default)]
+pub struct SkillSet {
+    /// Winners, in name order.
+    pub skills: Vec<Skill>,
+    /// Losers.
+    pub shadowed: Vec<Shadowed>,
+    /// Refused folders and files.
+    pub rejected: Vec<Rejected>,
+    /// Project skills won but not listed for the cap.
+    pub hidden_project: usize,
+}
+
+/// Resolves name conflicts: the lowest rank wins (sources are distinct ranks).
+pub fn resolve(policy: &Policy, found: Vec<Found>, rejected: Vec<Rejected>) -> SkillSet {
+    let mut by_name: BTreeMap<String, Vec<Found>> = BTreeMap::new();
+    for f in found {
+        by_name.entry(f.name.clone()).or_default().push(f);
+    }
+    let max_project = usize::try_from(policy.skills.max_project_skills).unwrap_or(usize::MAX);
+    let mut skills = Vec::new();
+    let mut shadowed = Vec::new();
+    let mut project_listed = 0usize;
+    let mut hidden_project = 0usize;
+    for (name, mut claims) in by_name {
+        claims.sort_by_key(|f| f.rank);
+        let mut claims = claims.into_iter();
+        let Some(winner) = claims.next() else {
+            continue;
+        };
+        for loser in claims {
+            shadowed.push(Shadowed {
+                name: name.clone(),
+                path: loser.path,
+                shadowed_by: winner.path.clone(),
+            });
+        }
+        let listed = match winner.origin {
+            Origin::Home => true,
+            Origin::Project if project_listed < max_project => {
+                project_listed += 1;
+                true
+            }
+            Origin::Project => {
+                hidden_project += 1;
+                false
+            }
+        };
+        skills.push(Skill {
+            name,
+            description: winner.frontmatter.description.clone(),
+            origin: winner.origin,
+            source: winner.source,
+            rank: winner.rank,
+            path: winner.path,
+            executable: winner.executable && winner.origin == Origin::Home,
+            listed,
+            frontmatter: winner.frontmatter,
+            rel: winner.rel,
+            root: winner.root,
+        });
+    }
+    SkillSet {
+        skills,
+        shadowed,
+        rejected,
+        hidden_project,
+    }
+}

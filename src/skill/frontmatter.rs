@@ -1,0 +1,597 @@
+//! The YAML frontmatter at the top of a `SKILL.md`.
+//!
+//! A skill file opens with a YAML block set between two lines that read
+//! `---`:
+//!
+//! ```text
+//! ---
+//! name: pdf-tools
+//! description: Fill in and merge PDF forms.
+//! ---
+//! # The body, which this module does not read
+//! ```
+//!
+//! [`frontmatter_end`] tells a reader where that block stops, so a file can be
+//! read in chunks and the read abandoned as soon as the block is whole.
+//! [`parse`] turns the block into a [`Frontmatter`].
+//!
+//! The YAML comes from whatever repository is being loaded, so it is treated
+//! as hostile. It is read by `serde-saphyr` under a small resource budget:
+//! alias bombs, deep nesting, floods of nodes and oversized scalars all stop
+//! the parser early with [`FrontmatterError::Yaml`] instead of costing memory,
+//! time or stack.
+//!
+//! Field rules, beyond "it must be YAML":
+//!
+//! - `name` and `description` must be strings that are not blank; they are
+//!   returned as written (no trimming), except that trailing line breaks are
+//!   cut from `description` (a `|` or `>` block scalar ends with one).
+//! - Every other known text field (`license`, `compatibility`, `version`,
+//!   the items of `tags` and `allowed-tools`, the values of `metadata`) takes
+//!   a string, a number or a boolean. Numbers and booleans keep their spelling
+//!   from the file, so `version: 1.10` gives `"1.10"`, not `"1.1"`.
+//! - A known key set to null (`license:` with nothing after it) counts as
+//!   absent.
+//! - A known key whose value has some other shape (say `tags: {a: b}`) is not
+//!   an error and is not dropped either: it lands in [`Frontmatter::extra`]
+//!   with the unknown keys.
+//! - Repeated keys are an error. Only `true`/`false` are booleans (the YAML
+//!   1.2 core schema), so `yes`, `no`, `on` and `off` stay strings.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::ops::Range;
+
+use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::{Number, Value};
+use serde_saphyr::{
+    Budget, DuplicateKeyPolicy, NonFiniteFloatPolicy, Options, RenderOptions, SnippetMode, Spanned,
+};
+
+/// Parsed frontmatter of a SKILL.md.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Frontmatter {
+    /// `name`: the skill's name, as written. Whether it follows the naming
+    /// rule is checked elsewhere.
+    pub name: String,
+    /// `description`: what the skill does and when to use it, without the
+    /// trailing line breaks a block scalar leaves.
+    pub description: String,
+    /// `license`, if given.
+    pub license: Option<String>,
+    /// `compatibility`: the environment the skill expects, if given.
+    pub compatibility: Option<String>,
+    /// `metadata`: free-form string pairs.
+    pub metadata: BTreeMap<String, String>,
+    /// `allowed-tools`, as one space-separated string. A YAML list is joined
+    /// with single spaces; an empty list gives an empty string.
+    pub allowed_tools: Option<String>,
+    /// `version`, as spelled in the file whether it was a string or a number.
+    pub version: Option<String>,
+    /// `tags`, in file order.
+    pub tags: Vec<String>,
+    /// Other keys, kept verbatim as their YAML-as-JSON value, for completeness.
+    ///
+    /// A known key whose value has a shape this parser cannot use is kept
+    /// here too, rather than lost.
+    pub extra: BTreeMap<String, Value>,
+}
+
+/// Why the frontmatter of a SKILL.md could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FrontmatterError {
+    /// The text does not start with a `---` line (after an optional UTF-8 BOM).
+    #[error("the file does not open with a `---` frontmatter line")]
+    NoOpeningFence,
+    /// No closing `---` line within the bytes given.
+    #[error("the frontmatter has no closing `---` line")]
+    NoClosingFence,
+    /// The YAML does not parse, or breaks the resource budget (alias bomb, depth).
+    #[error("the frontmatter is not acceptable YAML: {0}")]
+    Yaml(String),
+    /// The YAML is not a mapping.
+    #[error("the frontmatter is not a YAML mapping of keys to values")]
+    NotAMapping,
+    /// `name` missing or empty / not a string.
+    #[error("the frontmatter has no `name`, or it is blank or not a string")]
+    MissingName,
+    /// `description` missing or empty (after trimming) / not a string.
+    #[error("the frontmatter has no `description`, or it is blank or not a string")]
+    MissingDescription,
+}
+
+impl FrontmatterError {
+    /// Stable kebab-case reason: "bad-frontmatter" for NoOpeningFence/NoClosingFence/Yaml/NotAMapping,
+    /// "missing-name", "missing-description".
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Self::NoOpeningFence | Self::NoClosingFence | Self::Yaml(_) | Self::NotAMapping => {
+                "bad-frontmatter"
+            }
+            Self::MissingName => "missing-name",
+            Self::MissingDescription => "missing-description",
+        }
+    }
+}
+
+/// Where the frontmatter block ends inside `bytes`: Some(byte offset just past the closing fence line) once a closing `---` line is present, None if not (yet). Lets the caller read a SKILL.md in chunks and stop as soon as the frontmatter is complete.
+///
+/// `bytes` is taken to be a prefix of the file, so only lines ended by a
+/// `\n` count: a trailing `---` with nothing after it might still grow into
+/// `----`. `None` is also the answer when the text cannot hold frontmatter at
+/// all (no opening fence); [`parse`] on the bytes read says which case it is.
+pub fn frontmatter_end(bytes: &[u8]) -> Option<usize> {
+    locate(bytes, false).ok().map(|block| block.end)
+}
+
+/// Parses the frontmatter at the start of `text` (the body after it is ignored).
+///
+/// `text` is taken to be everything there is, so a closing `---` on the last
+/// line counts even without a line break after it. A block with nothing in
+/// it (or only comments) reads as an empty mapping, and so fails with
+/// [`FrontmatterError::MissingName`].
+pub fn parse(text: &str) -> Result<Frontmatter, FrontmatterError> {
+    let block = locate(text.as_bytes(), true)?;
+    // Both ends of the range sit just after a `\n` or the BOM, or on the
+    // start of a line, so they are character boundaries; `get` keeps that
+    // from being a panic if it were ever not so.
+    let yaml = text
+        .get(block.yaml)
+        .ok_or_else(|| FrontmatterError::Yaml("frontmatter split inside a character".into()))?;
+    let root: Node = serde_saphyr::from_str_with_options(yaml, yaml_options())
+        .map_err(|err| yaml_error(&err))?;
+    let entries = match root {
+        Node::Map(entries) => entries,
+        Node::Null => Vec::new(),
+        _ => return Err(FrontmatterError::NotAMapping),
+    };
+    build(entries, yaml)
+}
+
+// ---------------------------------------------------------------------------
+// Fences
+
+/// The UTF-8 byte order mark, allowed before the opening fence.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// The frontmatter block found in a text.
+struct Block {
+    /// The YAML between the fences.
+    yaml: Range<usize>,
+    /// Just past the closing fence line (and its line break, if any).
+    end: usize,
+}
+
+/// Finds the fenced block at the start of `bytes`. With `whole` false the
+/// bytes may be cut short, so a last line without a `\n` is not looked at.
+fn locate(bytes: &[u8], whole: bool) -> Result<Block, FrontmatterError> {
+    let start = if bytes.starts_with(BOM) { BOM.len() } else { 0 };
+    let mut lines = Lines {
+        bytes,
+        pos: start,
+        whole,
+    };
+    let opening = lines
+        .next()
+        .filter(|line| is_fence(line.text))
+        .ok_or(FrontmatterError::NoOpeningFence)?;
+    lines
+        .find(|line| is_fence(line.text))
+        .map(|closing| Block {
+            yaml: opening.end..closing.start,
+            end: closing.end,
+        })
+        .ok_or(FrontmatterError::NoClosingFence)
+}
+
+/// A fence is `---` alone on its line; trailing blanks and the `\r` of a
+/// CRLF line ending are allowed.
+fn is_fence(line: &[u8]) -> bool {
+    line.trim_ascii_end() == b"---"
+}
+
+/// One line of the input, without its `\n`.
+struct Line<'a> {
+    text: &'a [u8],
+    /// Offset of the line's first byte.
+    start: usize,
+    /// Offset just past the line's `\n` (or the end of the input).
+    end: usize,
+}
+
+/// Splits bytes into lines from `pos` on.
+struct Lines<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    /// Whether a last line with no `\n` is complete.
+    whole: bool,
+}
+
+impl<'a> Iterator for Lines<'a> {
+    type Item = Line<'a>;
+
+    fn next(&mut self) -> Option<Line<'a>> {
+        let rest = self.bytes.get(self.pos..).filter(|rest| !rest.is_empty())?;
+        let (text, taken) = match rest.iter().position(|&b| b == b'\n') {
+            Some(newline) => (rest.split_at(newline).0, newline + 1),
+            None if self.whole => (rest, rest.len()),
+            None => return None,
+        };
+        let start = self.pos;
+        self.pos += taken;
+        Some(Line {
+            text,
+            start,
+            end: self.pos,
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------
+// YAML
+
+/// Deepest nesting of sequences and mappings (block or flow) accepted.
+const MAX_DEPTH: usize = 32;
+/// Most `*alias` uses accepted.
+const MAX_ALIASES: usize = 32;
+/// Most `&anchor` definitions accepted.
+const MAX_ANCHORS: usize = 32;
+/// Most `<<` merge keys accepted.
+const MAX_MERGE_KEYS: usize = 32;
+/// Most parser events accepted, alias replays included.
+const MAX_EVENTS: usize = 10_000;
+/// Most nodes (scalars, sequences, mappings) accepted.
+const MAX_NODES: usize = 10_000;
+/// Most bytes of scalar text accepted, summed over all scalars (256 KiB).
+const MAX_SCALAR_BYTES: usize = 256 * 1024;
+
+/// The `serde-saphyr` settings for frontmatter: a budget sized for a few
+/// dozen keys, one document, duplicate keys refused, YAML 1.2 booleans.
+fn yaml_options() -> Options {
+    // Both structs are `#[non_exhaustive]`: start from the defaults and set
+    // the fields that matter here.
+    let mut budget = Budget::default();
+    budget.max_documents = 1;
+    budget.max_depth = MAX_DEPTH;
+    // The parser's own flow-nesting check runs ahead of the budget's depth
+    // count, so it needs the same cap or `[[[[…` is stopped only at 255.
+    budget.flow_nesting_limit = MAX_DEPTH;
+    budget.max_aliases = MAX_ALIASES;
+    budget.max_anchors = MAX_ANCHORS;
+    budget.max_merge_keys = MAX_MERGE_KEYS;
+    budget.max_events = MAX_EVENTS;
+    budget.max_nodes = MAX_NODES;
+    budget.max_recorded_anchor_events = MAX_EVENTS;
+    budget.max_recorded_anchor_bytes = MAX_SCALAR_BYTES;
+    budget.max_total_scalar_bytes = MAX_SCALAR_BYTES;
+    budget.max_inclusion_depth = 0;
+
+    let mut options = Options::default();
+    options.budget = Some(budget);
+    options.alias_limits.max_total_replayed_events = MAX_EVENTS;
+    options.alias_limits.max_replay_stack_depth = MAX_DEPTH;
+    options.duplicate_keys = DuplicateKeyPolicy::Error;
+    options.strict_booleans = true;
+    // `.nan` and `.inf` become strings instead of failing the whole block.
+    options.non_finite_float_policy = NonFiniteFloatPolicy::AsString;
+    // Comments are never used; do not keep their text.
+    options.emit_comments = false;
+    // Errors are flattened to one line below; no source excerpts.
+    options.with_snippet = false;
+    options
+}
+
+/// One line of text for a `serde-saphyr` error, with line numbers counted
+/// from the top of the file rather than from the line after the fence.
+fn yaml_error(err: &serde_saphyr::Error) -> FrontmatterError {
+    let mut render = RenderOptions::default();
+    render.snippets = SnippetMode::Off;
+    render.line_offset = 1;
+    FrontmatterError::Yaml(err.render_with_options(render))
+}
+
+/// A YAML value as read, with the place in the text of every value below
+/// the root, so that numbers can be given back as they were spelled.
+#[derive(Debug)]
+enum Node {
+    Null,
+    Bool(bool),
+    Number(Number),
+    String(String),
+    Seq(Vec<Spanned<Node>>),
+    Map(Vec<(String, Spanned<Node>)>),
+}
+
+impl<'de> Deserialize<'de> for Node {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(NodeVisitor)
+    }
+}
+
+/// Builds a [`Node`] from whatever the YAML holds.
+struct NodeVisitor;
+
+impl<'de> Visitor<'de> for NodeVisitor {
+    type Value = Node;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any YAML value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Node, E> {
+        Ok(Node::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Node, E> {
+        Ok(Node::Number(v.into()))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Node, E> {
+        Ok(Node::Number(v.into()))
+    }
+
+    fn visit_i128<E>(self, v: i128) -> Result<Node, E> {
+        Ok(Number::from_i128(v).map_or_else(|| Node::String(v.to_string()), Node::Number))
+    }
+
+    fn visit_u128<E>(self, v: u128) -> Result<Node, E> {
+        Ok(Number::from_u128(v).map_or_else(|| Node::String(v.to_string()), Node::Number))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Node, E> {
+        Ok(Number::from_f64(v).map_or_else(|| Node::String(v.to_string()), Node::Number))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Node, E> {
+        Ok(Node::String(v.to_owned()))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Node, E> {
+        Ok(Node::String(v))
+    }
+
+    fn visit_unit<E>(self) -> Result<Node, E> {
+        Ok(Node::Null)
+    }
+
+    fn visit_none<E>(self) -> Result<Node, E> {
+        Ok(Node::Null)
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Node, D::Error> {
+        Node::deserialize(deserializer)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node, A::Error> {
+        // No `size_hint` preallocation: the budget, not the hint, bounds the
+        // length.
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Node::Seq(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node, A::Error> {
+        let mut entries = Vec::new();
+        while let Some(entry) = map.next_entry()? {
+            entries.push(entry);
+        }
+        Ok(Node::Map(entries))
+    }
+}
+
+impl Node {
+    /// The value as JSON, for [`Frontmatter::extra`].
+    fn to_json(&self) -> Value {
+        match self {
+            Node::Null => Value::Null,
+            Node::Bool(b) => Value::Bool(*b),
+            Node::Number(n) => Value::Number(n.clone()),
+            Node::String(s) => Value::String(s.clone()),
+            Node::Seq(items) => {
+                Value::Array(items.iter().map(|item| item.value.to_json()).collect())
+            }
+            Node::Map(entries) => Value::Object(
+                entries
+                    .iter()
+                    .map(|(key, value)| (key.clone(), value.value.to_json()))
+                    .collect(),
+            ),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Fields
+
+/// Sorts the top-level entries into a [`Frontmatter`].
+fn build(
+    entries: Vec<(String, Spanned<Node>)>,
+    yaml: &str,
+) -> Result<Frontmatter, FrontmatterError> {
+    let mut name = None;
+    let mut description = None;
+    let mut fm = Frontmatter {
+        name: String::new(),
+        description: String::new(),
+        license: None,
+        compatibility: None,
+        metadata: BTreeMap::new(),
+        allowed_tools: None,
+        version: None,
+        tags: Vec::new(),
+        extra: BTreeMap::new(),
+    };
+    for (key, node) in entries {
+        let kept = match key.as_str() {
+            "name" => {
+                name = Some(node.value);
+                continue;
+            }
+            "description" => {
+                description = Some(node.value);
+                continue;
+            }
+            "license" => optional(&node, yaml, |text| fm.license = text),
+            "compatibility" => optional(&node, yaml, |text| fm.compatibility = text),
+            "version" => optional(&node, yaml, |text| fm.version = text),
+            "allowed-tools" => match &node.value {
+                Node::Seq(items) => text_items(items, yaml)
+                    .map(|tools| fm.allowed_tools = Some(tools.join(" ")))
+                    .is_some(),
+                _ => optional(&node, yaml, |text| fm.allowed_tools = text),
+            },
+            "tags" => match &node.value {
+                Node::Null => true,
+                Node::Seq(items) => text_items(items, yaml).map(|tags| fm.tags = tags).is_some(),
+                _ => false,
+            },
+            "metadata" => match &node.value {
+                Node::Null => true,
+                Node::Map(pairs) => text_pairs(pairs, yaml)
+                    .map(|metadata| fm.metadata = metadata)
+                    .is_some(),
+                _ => false,
+            },
+            _ => false,
+        };
+        if !kept {
+            fm.extra.insert(key, node.value.to_json());
+        }
+    }
+
+    fm.name = match name {
+        Some(Node::String(name)) if !name.trim().is_empty() => name,
+        _ => return Err(FrontmatterError::MissingName),
+    };
+    fm.description = match description {
+        Some(Node::String(text)) => {
+            let text = text.trim_end_matches(['\n', '\r']);
+            if text.trim().is_empty() {
+                return Err(FrontmatterError::MissingDescription);
+            }
+            text.to_owned()
+        }
+        _ => return Err(FrontmatterError::MissingDescription),
+    };
+    Ok(fm)
+}
+
+/// Hands an optional text field to `set`: `None` for null, the text for a
+/// scalar. Returns false, setting nothing, for any other shape.
+fn optional(node: &Spanned<Node>, yaml: &str, set: impl FnOnce(Option<String>)) -> bool {
+    if matches!(node.value, Node::Null) {
+        set(None);
+        return true;
+    }
+    match scalar_text(node, yaml) {
+        Some(text) => {
+            set(Some(text));
+            true
+        }
+        None => false,
+    }
+}
+
+/// The texts of a list whose items are all scalars.
+fn text_items(items: &[Spanned<Node>], yaml: &str) -> Option<Vec<String>> {
+    items.iter().map(|item| scalar_text(item, yaml)).collect()
+}
+
+/// The pairs of a mapping whose values are all scalars.
+fn text_pairs(pairs: &[(String, Spanned<Node>)], yaml: &str) -> Option<BTreeMap<String, String>> {
+    pairs
+        .iter()
+        .map(|(key, value)| scalar_text(value, yaml).map(|text| (key.clone(), text)))
+        .collect()
+}
+
+/// A scalar's text: a string as it is, a number or a boolean as spelled in
+/// the file. `None` for null and for collections.
+fn scalar_text(node: &Spanned<Node>, yaml: &str) -> Option<String> {
+    match &node.value {
+        Node::String(s) => Some(s.clone()),
+        Node::Number(n) => Some(spelling(node, yaml).map_or_else(|| n.to_string(), str::to_owned)),
+        Node::Bool(b) => Some(spelling(node, yaml).map_or_else(|| b.to_string(), str::to_owned)),
+        Node::Null | Node::Seq(_) | Node::Map(_) => None,
+    }
+}
+
+/// The source text of a plain scalar, found through its span. `None` when
+/// the span is unknown or covers anything but a bare word (quotes, a tag, an
+/// anchor), in which case the caller falls back to the parsed value.
+fn spelling<'a>(node: &Spanned<Node>, yaml: &'a str) -> Option<&'a str> {
+    let span = node.defined.span();
+    let start = usize::try_from(span.byte_offset()?).ok()?;
+    let len = usize::try_from(span.byte_len()?).ok()?;
+    let text = yaml.get(start..start.checked_add(len)?)?;
+    let bare = !text.is_empty()
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'+' | b'-' | b'_'));
+    bare.then_some(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fence_lines() {
+        for line in ["---", "---   ", "---\r", "--- \t\r"] {
+            assert!(is_fence(line.as_bytes()), "{line:?}");
+        }
+        for line in ["", "--", "----", " ---", "--- x", "-- -", "\u{feff}---"] {
+            assert!(!is_fence(line.as_bytes()), "{line:?}");
+        }
+    }
+
+    #[test]
+    fn locate_gives_the_yaml_and_the_end() {
+        let text = b"\xEF\xBB\xBF---\r\na: 1\r\n---\r\nbody";
+        let block = locate(text, true).unwrap();
+        assert_eq!(&text[block.yaml], b"a: 1\r\n");
+        assert_eq!(&text[block.end..], b"body");
+    }
+
+    #[test]
+    fn locate_on_a_prefix_ignores_the_unfinished_last_line() {
+        assert_eq!(
+            locate(b"---\na: 1\n---", false).err(),
+            Some(FrontmatterError::NoClosingFence)
+        );
+        assert_eq!(
+            locate(b"---\na: 1\n---", true).map(|b| b.end).ok(),
+            Some(12)
+        );
+        assert_eq!(
+            locate(b"---", false).err(),
+            Some(FrontmatterError::NoOpeningFence)
+        );
+    }
+
+    #[test]
+    fn budget_is_the_small_one() {
+        let options = yaml_options();
+        let budget = options.budget.unwrap();
+        assert_eq!(budget.max_documents, 1);
+        assert_eq!(budget.max_depth, MAX_DEPTH);
+        assert_eq!(budget.flow_nesting_limit, MAX_DEPTH);
+        assert_eq!(budget.max_aliases, MAX_ALIASES);
+        assert_eq!(budget.max_total_scalar_bytes, MAX_SCALAR_BYTES);
+        assert!(matches!(options.duplicate_keys, DuplicateKeyPolicy::Error));
+    }
+
+    #[test]
+    fn spelling_falls_back_when_the_span_is_not_a_bare_word() {
+        // An explicit tag makes the quoted text a number; the quotes are not
+        // part of the spelling, so the parsed value is used instead.
+        let yaml = "v: !!float \"1.50\"\n";
+        let Node::Map(entries) = serde_saphyr::from_str_with_options(yaml, yaml_options()).unwrap()
+        else {
+            panic!("not a mapping");
+        };
+        assert_eq!(scalar_text(&entries[0].1, yaml).as_deref(), Some("1.5"));
+    }
+}

@@ -1,0 +1,3 @@
+//! Skill files: parsing SKILL.md.
+
+pub mod frontmatter;
