@@ -248,10 +248,11 @@ pub enum SymlinkRule {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum HiddenText {
-    /// Replace each hidden character (or HTML comment) with the policy's
-    /// visible marker, so the model sees that something was hidden there.
+    /// Replace each hidden character with the policy's visible marker, so
+    /// the model sees that something was hidden there. HTML comments stay as
+    /// written: the model reads the raw text, so they are already visible.
     Reveal,
-    /// Remove it.
+    /// Remove hidden characters and whole HTML comments.
     Strip,
     /// Leave the text as it is (still reported).
     Keep,

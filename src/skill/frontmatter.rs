@@ -50,6 +50,7 @@ use serde_saphyr::{
 
 /// Parsed frontmatter of a SKILL.md.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Frontmatter {
     /// `name`: the skill's name, as written. Whether it follows the naming
     /// rule is checked elsewhere.
@@ -58,22 +59,29 @@ pub struct Frontmatter {
     /// trailing line breaks a block scalar leaves.
     pub description: String,
     /// `license`, if given.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub license: Option<String>,
     /// `compatibility`: the environment the skill expects, if given.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub compatibility: Option<String>,
     /// `metadata`: free-form string pairs.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub metadata: BTreeMap<String, String>,
     /// `allowed-tools`, as one space-separated string. A YAML list is joined
     /// with single spaces; an empty list gives an empty string.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub allowed_tools: Option<String>,
     /// `version`, as spelled in the file whether it was a string or a number.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
     /// `tags`, in file order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<String>,
     /// Other keys, kept verbatim as their YAML-as-JSON value, for completeness.
     ///
     /// A known key whose value has a shape this parser cannot use is kept
     /// here too, rather than lost.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub extra: BTreeMap<String, Value>,
 }
 
