@@ -35,6 +35,7 @@ pub mod error;
 pub mod fingerprint;
 pub mod hidden;
 pub mod loader;
+pub mod paths;
 pub mod policy;
 pub mod read;
 pub mod render;

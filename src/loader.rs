@@ -30,6 +30,7 @@ pub struct SkillFile {
     /// Home or project.
     pub origin: Origin,
     /// The file's absolute path.
+    #[serde(serialize_with = "crate::paths::lossy")]
     pub path: PathBuf,
     /// The whole file: frontmatter and body.
     pub content: String,

@@ -48,7 +48,7 @@ pub fn render(
         out.push_str(&t.preamble.fill(&[("nonce", &nonce)]));
         out.push('\n');
         for b in blocks {
-            let path = b.path.to_string_lossy();
+            let path = crate::paths::for_prompt(&b.path);
             let header = match b.origin {
                 Origin::Home => &t.home_header,
                 Origin::Project => &t.project_header,

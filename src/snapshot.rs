@@ -27,10 +27,13 @@ pub struct Snapshot {
     /// The fingerprint, 32 hex digits.
     pub fingerprint: String,
     /// The home root, when it exists.
+    #[serde(serialize_with = "crate::paths::lossy_opt")]
     pub home: Option<PathBuf>,
     /// The repository root.
+    #[serde(serialize_with = "crate::paths::lossy")]
     pub repo_root: PathBuf,
     /// The working directory.
+    #[serde(serialize_with = "crate::paths::lossy")]
     pub cwd: PathBuf,
     /// Kept instruction files, in read order (outermost first).
     pub instruction_files: Vec<Block>,

@@ -15,6 +15,9 @@ use crate::skill::frontmatter::{self, Frontmatter, FrontmatterError};
 /// The file that makes a folder a skill.
 pub const SKILL_FILE: &str = "SKILL.md";
 
+/// How many names beyond the scan cap a source listing may hold (see `scan`).
+const LISTING_FACTOR: usize = 16;
+
 /// How much of a `SKILL.md` is read at a time while looking for the end of
 /// its frontmatter.
 const CHUNK: u64 = 4096;
@@ -46,6 +49,7 @@ pub struct Found {
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Rejected {
     /// What was refused (a skill folder, its `SKILL.md`, or a source).
+    #[serde(serialize_with = "crate::paths::lossy")]
     pub path: PathBuf,
     /// Why.
     pub reason: Reason,
@@ -122,22 +126,26 @@ impl SourceCtx<'_> {
                 return;
             }
         };
+        // Names are cheap (no file is opened to list them), so up to
+        // LISTING_FACTOR times the cap are listed and sorted, and the first
+        // `cap` in name order are examined: the choice does not depend on the
+        // file system's directory order unless the folder is huge.
         let cap = usize::try_from(self.policy.skills.max_entries_per_source).unwrap_or(usize::MAX);
+        let list_cap = cap.saturating_mul(LISTING_FACTOR);
         let mut names = Vec::new();
-        let mut over = false;
         for entry in entries {
-            if names.len() >= cap {
-                over = true;
+            if names.len() >= list_cap {
                 break;
             }
             let Ok(entry) = entry else { continue };
             let is_link = entry.file_type().map(|t| t.is_symlink()).unwrap_or(false);
             names.push((entry.file_name(), is_link));
         }
-        if over {
+        names.sort();
+        if names.len() > cap {
+            names.truncate(cap);
             reject(rejected, &rel_source, Reason::ScanLimit);
         }
-        names.sort();
         for (name, is_link) in names {
             let rel_folder = rel_source.join(&name);
             let Some(name) = name.to_str().map(str::to_string) else {

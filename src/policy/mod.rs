@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use cap_fs_ext::{OpenOptionsFollowExt, OpenOptionsSyncExt};
 use cap_std::ambient_authority;
-use cap_std::fs::{Dir, OpenOptions};
+use cap_std::fs::{File, OpenOptions};
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use miette::NamedSource;
 use regex::Regex;
@@ -107,31 +107,15 @@ impl PolicySource {
             path: path.to_path_buf(),
             source,
         };
-        let (parent, file) = match (path.parent(), path.file_name()) {
-            (Some(p), Some(f)) => (
-                if p.as_os_str().is_empty() {
-                    Path::new(".")
-                } else {
-                    p
-                },
-                f,
-            ),
-            _ => {
-                return Err(PolicyError::NotAFile {
-                    path: path.to_path_buf(),
-                });
-            }
-        };
-        let dir = match Dir::open_ambient_dir(parent, ambient_authority()) {
-            Ok(d) => d,
-            Err(e) if !required && e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(unreadable(e)),
-        };
+        // The policy belongs to the user (or to whoever runs the command), not
+        // to a repository, so it is opened by its full path and may be a link
+        // anywhere (dotfile managers link it). Still: without blocking, and
+        // only if it is a regular file.
         let mut opts = OpenOptions::new();
         opts.read(true);
         opts.follow(cap_fs_ext::FollowSymlinks::Yes);
         opts.nonblock(true);
-        let file = match dir.open_with(file, &opts) {
+        let file = match File::open_ambient_with(path, &opts, ambient_authority()) {
             Ok(f) => f,
             Err(e) if !required && e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(unreadable(e)),
@@ -196,11 +180,39 @@ fn toml_problem(src: &NamedSource<String>, text: &str, e: &toml::de::Error) -> P
     } else {
         (ProblemKind::Syntax, "here")
     };
+    let mut help = None;
     let message = match kind {
         ProblemKind::Syntax => format!("TOML syntax error: {message}"),
+        ProblemKind::MissingField if message.contains("`version`") => {
+            help = Some(format!("add `version = {SUPPORTED_VERSION}` at the top of the file"));
+            "this policy file has no `version` key".to_string()
+        }
+        ProblemKind::UnknownKey => {
+            help = suggest_key(&message);
+            message
+        }
+        ProblemKind::WrongType => message
+            .replace("expected i64", "expected an integer")
+            .replace("expected a sequence", "expected an array")
+            .replace("expected a map", "expected a table"),
         _ => message,
     };
-    Problem::new(src, kind, span, message, label)
+    let problem = Problem::new(src, kind, span, message, label);
+    match help {
+        Some(h) => problem.with_help(h),
+        None => problem,
+    }
+}
+
+/// "did you mean" for serde's `unknown field `x`, expected one of `a`, `b``.
+fn suggest_key(message: &str) -> Option<String> {
+    let mut ticks = message.split('`').skip(1).step_by(2);
+    let unknown = ticks.next()?;
+    let best = ticks
+        .map(|k| (strsim::levenshtein(unknown, k), k))
+        .filter(|(d, k)| *d <= 3 && *d < k.len())
+        .min()?;
+    Some(format!("did you mean `{}`?", best.1))
 }
 
 fn is_template_error(message: &str) -> bool {
@@ -245,6 +257,9 @@ impl Policy {
     /// Lays `sources` over one another, lowest layer first. The first source
     /// must define every key (the built-in policy does).
     pub fn from_sources(sources: &[PolicySource]) -> Result<Self, PolicyError> {
+        if sources.is_empty() {
+            return Self::from_sources(&[PolicySource::builtin()]);
+        }
         let mut acc: Option<PolicyLayer> = None;
         let mut origins = BTreeMap::new();
         for source in sources {

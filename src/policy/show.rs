@@ -43,21 +43,23 @@ pub(super) fn annotated(policy: &Policy) -> String {
     }
     out.push_str("# Each value is followed by the layer that set it.\n\n");
     let mut table = String::new();
-    let mut in_multiline = false;
+    // While inside a value that spans lines: the text that ends it.
+    let mut until: Option<&str> = None;
     for line in text.lines() {
         let trimmed = line.trim_start();
-        if in_multiline {
+        if let Some(end) = until {
             out.push_str(line);
             out.push('\n');
-            if trimmed.starts_with(']') {
-                in_multiline = false;
+            let closes = match end {
+                "]" => trimmed.starts_with(']'),
+                quote => line.contains(quote),
+            };
+            if closes {
+                until = None;
             }
             continue;
         }
-        if let Some(h) = trimmed
-            .strip_prefix("[[")
-            .and_then(|h| h.strip_suffix("]]"))
-        {
+        if let Some(h) = trimmed.strip_prefix("[[").and_then(|h| h.strip_suffix("]]")) {
             table = h.to_string();
             let origin = policy.origin(&table).map_or("?", |l| l.as_str());
             out.push_str(&format!("{line}  # {origin}\n"));
@@ -69,22 +71,33 @@ pub(super) fn annotated(policy: &Policy) -> String {
             out.push('\n');
             continue;
         }
-        let key = trimmed.split([' ', '=']).next().unwrap_or("");
-        let dotted = format!("{table}.{key}");
-        match policy.origin(&dotted) {
-            Some(layer) if !key.is_empty() => {
-                if trimmed.ends_with('[') {
-                    in_multiline = true;
-                    out.push_str(&format!("# {} (next array)\n{line}\n", layer.as_str()));
-                } else {
-                    out.push_str(&format!("{line}  # {}\n", layer.as_str()));
-                }
-            }
-            _ => {
-                out.push_str(line);
-                out.push('\n');
-            }
+        let (key, value) = match trimmed.split_once('=') {
+            Some((k, v)) => (k.trim(), v.trim()),
+            None => ("", ""),
+        };
+        let Some(layer) = policy.origin(&format!("{table}.{key}")).filter(|_| !key.is_empty()) else {
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        };
+        until = open_value(value);
+        if until.is_some() {
+            // A comment cannot follow a value that continues on later lines.
+            out.push_str(&format!("# {}\n{line}\n", layer.as_str()));
+        } else {
+            out.push_str(&format!("{line}  # {}\n", layer.as_str()));
         }
     }
     out
+}
+
+/// For a value that does not end on its first line, the text that ends it.
+fn open_value(value: &str) -> Option<&'static str> {
+    for quote in ["\"\"\"", "'''"] {
+        if let Some(rest) = value.strip_prefix(quote) {
+            return (!rest.contains(quote)).then_some(quote);
+        }
+    }
+    (value.starts_with('[') && value.matches('[').count() > value.matches(']').count())
+        .then_some("]")
 }

@@ -18,6 +18,7 @@ use crate::roots::Roots;
 #[serde(rename_all = "camelCase")]
 pub struct Block {
     /// Absolute path of the file.
+    #[serde(serialize_with = "crate::paths::lossy")]
     pub path: PathBuf,
     /// Home or project.
     pub origin: Origin,
@@ -40,8 +41,10 @@ pub struct Block {
 #[serde(rename_all = "camelCase")]
 pub struct Deduped {
     /// The folded file.
+    #[serde(serialize_with = "crate::paths::lossy")]
     pub path: PathBuf,
     /// The kept file it repeats.
+    #[serde(serialize_with = "crate::paths::lossy")]
     pub same_as: PathBuf,
 }
 
@@ -50,6 +53,7 @@ pub struct Deduped {
 #[serde(rename_all = "camelCase")]
 pub struct Skipped {
     /// The file.
+    #[serde(serialize_with = "crate::paths::lossy")]
     pub path: PathBuf,
     /// Why.
     pub reason: Reason,
@@ -72,6 +76,7 @@ pub struct Budget {
 #[serde(rename_all = "camelCase")]
 pub struct HiddenFinding {
     /// The file.
+    #[serde(serialize_with = "crate::paths::lossy")]
     pub path: PathBuf,
     /// What was found.
     #[serde(flatten)]
@@ -329,11 +334,19 @@ pub(crate) fn decode(bytes: &[u8], read_cut: bool) -> Option<String> {
     if text.contains('\0') {
         return None;
     }
-    Some(if text.contains('\r') {
-        text.replace("\r\n", "\n")
-    } else {
-        text.to_string()
-    })
+    Some(normalize_line_breaks(text))
+}
+
+/// Every line break a reader might honour (CRLF, lone CR, vertical tab, form
+/// feed, NEL, and the Unicode line and paragraph separators) becomes `\n`, so
+/// that the renderer sees every line a model might see, and can escape any that
+/// imitates a block boundary.
+pub(crate) fn normalize_line_breaks(text: &str) -> String {
+    const BREAKS: [char; 6] = ['\r', '\u{0B}', '\u{0C}', '\u{85}', '\u{2028}', '\u{2029}'];
+    if !text.contains(BREAKS) {
+        return text.to_string();
+    }
+    text.replace("\r\n", "\n").replace(BREAKS, "\n")
 }
 
 /// The largest character boundary of `s` at or below `max`.

@@ -25,6 +25,7 @@ pub struct Skill {
     /// The source's rank.
     pub rank: i64,
     /// The absolute path of its `SKILL.md`.
+    #[serde(serialize_with = "crate::paths::lossy")]
     pub path: PathBuf,
     /// A home skill that ships the policy's executable file. Never true for a
     /// project skill.
@@ -48,8 +49,10 @@ pub struct Shadowed {
     /// The name.
     pub name: String,
     /// The loser's `SKILL.md`.
+    #[serde(serialize_with = "crate::paths::lossy")]
     pub path: PathBuf,
     /// The winner's `SKILL.md`.
+    #[serde(serialize_with = "crate::paths::lossy")]
     pub shadowed_by: PathBuf,
 }
 
