@@ -21,8 +21,12 @@ pub enum TraceRoot {
     Home,
     /// The repository root.
     Repo,
-    /// An absolute path outside every root (repository markers).
+    /// An absolute path outside every root (repository markers), final link
+    /// not followed.
     Ambient,
+    /// An absolute directory path the caller named (the cwd, the home root),
+    /// links followed.
+    AmbientDir,
 }
 
 /// One examined path.
@@ -86,8 +90,14 @@ impl Trace {
                 Stamp::Absent => field(&mut h, b"absent"),
                 Stamp::Error(code) => field(&mut h, &[b'e', code]),
                 Stamp::Present { mode, size, .. } => {
-                    field(&mut h, &(mode & 0o170000).to_le_bytes());
-                    field(&mut h, &size.to_le_bytes());
+                    let kind = mode & 0o170000;
+                    field(&mut h, &kind.to_le_bytes());
+                    // A directory's size says nothing about the output (its
+                    // entries are traced one by one) and need not come back
+                    // when an entry is removed again.
+                    if kind != 0o040000 {
+                        field(&mut h, &size.to_le_bytes());
+                    }
                 }
             }
             match e.content {

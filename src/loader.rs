@@ -235,6 +235,9 @@ impl Loader {
     /// The up-to-date build for (cwd, root): the cached one when every path it
     /// examined still looks the same, a fresh one otherwise.
     fn current(&self, cwd: &Path, root: Option<&Path>) -> Result<Arc<Built>, SnapshotError> {
+        if !cwd.is_absolute() {
+            return Err(SnapshotError::RelativeCwd(cwd.to_path_buf()));
+        }
         let key = (roots::normalize(cwd), root.map(roots::normalize));
         let cached = {
             let mut cache = self.lock();
@@ -337,6 +340,7 @@ fn still_valid(built: &Built) -> bool {
                 None => return false,
             },
             TraceRoot::Ambient => Stamp::probe_ambient(&e.rel),
+            TraceRoot::AmbientDir => Stamp::probe_ambient_dir(&e.rel),
         };
         now == e.stamp
     })

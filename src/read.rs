@@ -245,6 +245,25 @@ impl Stamp {
         }
     }
 
+    /// Stats a directory the user named (the cwd, the home root), following
+    /// links: it decides which roots are opened, and is never read.
+    pub fn probe_ambient_dir(path: &Path) -> Stamp {
+        match std::fs::metadata(path) {
+            Ok(m) => {
+                use std::os::unix::fs::MetadataExt as _;
+                Stamp::Present {
+                    mode: m.mode(),
+                    dev: m.dev(),
+                    ino: m.ino(),
+                    size: m.size(),
+                    mtime_ns: i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec()),
+                    ctime_ns: i128::from(m.ctime()) * 1_000_000_000 + i128::from(m.ctime_nsec()),
+                }
+            }
+            Err(e) => Stamp::from_error(&e),
+        }
+    }
+
     fn from_error(e: &io::Error) -> Stamp {
         match classify(e) {
             Opened::Absent => Stamp::Absent,

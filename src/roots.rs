@@ -34,9 +34,13 @@ pub struct Roots {
     pub cwd: PathBuf,
     /// The working directory relative to the repository root.
     pub cwd_rel: PathBuf,
-    /// Every marker path probed while looking for the root, with what was
-    /// there: part of the fingerprint, since a new marker moves the root.
+    /// Every marker path probed while looking for the repository root, with
+    /// what was there (final links not followed): part of the fingerprint,
+    /// since a new marker moves the root.
     pub marker_probes: Vec<(PathBuf, Stamp)>,
+    /// The cwd and the home root's path (present or not), links followed: a
+    /// removed cwd is an error, a home created later adds files.
+    pub dir_probes: Vec<(PathBuf, Stamp)>,
 }
 
 /// Removes `.` components and resolves `..` lexically. The path names the
@@ -168,6 +172,10 @@ pub fn open_with(
         }
     }
 
+    let mut dir_probes = vec![(cwd.clone(), Stamp::probe_ambient_dir(&cwd))];
+    if let Some(h) = home {
+        dir_probes.push((h.to_path_buf(), Stamp::probe_ambient_dir(h)));
+    }
     let mut marker_probes = Vec::new();
     let repo_path = match root {
         Some(r) => {
@@ -229,6 +237,7 @@ pub fn open_with(
         cwd,
         cwd_rel,
         marker_probes,
+        dir_probes,
     })
 }
 

@@ -77,6 +77,9 @@ pub fn build_with_roots(policy: &Policy, roots: Roots) -> Built {
     for (path, stamp) in &roots.marker_probes {
         trace.push(TraceRoot::Ambient, path, *stamp, None);
     }
+    for (path, stamp) in &roots.dir_probes {
+        trace.push(TraceRoot::AmbientDir, path, *stamp, None);
+    }
     let candidates = chain::candidates(policy, &roots);
     let sel = instructions::select(policy, &roots, &candidates, &mut trace);
     let (found, rejected) = skill_discovery::discover(policy, &roots, &mut trace);

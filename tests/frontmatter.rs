@@ -598,6 +598,9 @@ fn serializes_to_json() {
     let fm = ok("---\nname: a\ndescription: b\nallowed-tools: [Read]\nx: 1\n---\n");
     let value = serde_json::to_value(&fm).unwrap();
     assert_eq!(value["name"], json!("a"));
-    assert_eq!(value["allowed_tools"], json!("Read"));
+    assert_eq!(value["allowedTools"], json!("Read"));
     assert_eq!(value["extra"], json!({"x": 1}));
+    // Absent optional fields are left out of the JSON rather than null.
+    assert!(value.get("license").is_none());
+    assert!(value.get("tags").is_none());
 }

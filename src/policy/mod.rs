@@ -184,7 +184,9 @@ fn toml_problem(src: &NamedSource<String>, text: &str, e: &toml::de::Error) -> P
     let message = match kind {
         ProblemKind::Syntax => format!("TOML syntax error: {message}"),
         ProblemKind::MissingField if message.contains("`version`") => {
-            help = Some(format!("add `version = {SUPPORTED_VERSION}` at the top of the file"));
+            help = Some(format!(
+                "add `version = {SUPPORTED_VERSION}` at the top of the file"
+            ));
             "this policy file has no `version` key".to_string()
         }
         ProblemKind::UnknownKey => {

@@ -59,7 +59,10 @@ pub(super) fn annotated(policy: &Policy) -> String {
             }
             continue;
         }
-        if let Some(h) = trimmed.strip_prefix("[[").and_then(|h| h.strip_suffix("]]")) {
+        if let Some(h) = trimmed
+            .strip_prefix("[[")
+            .and_then(|h| h.strip_suffix("]]"))
+        {
             table = h.to_string();
             let origin = policy.origin(&table).map_or("?", |l| l.as_str());
             out.push_str(&format!("{line}  # {origin}\n"));
@@ -75,7 +78,10 @@ pub(super) fn annotated(policy: &Policy) -> String {
             Some((k, v)) => (k.trim(), v.trim()),
             None => ("", ""),
         };
-        let Some(layer) = policy.origin(&format!("{table}.{key}")).filter(|_| !key.is_empty()) else {
+        let Some(layer) = policy
+            .origin(&format!("{table}.{key}"))
+            .filter(|_| !key.is_empty())
+        else {
             out.push_str(line);
             out.push('\n');
             continue;
