@@ -3,8 +3,8 @@
 //! File names come from the repository, so they may hold bytes that are not
 //! UTF-8, or control characters such as a newline. JSON gets a lossy UTF-8
 //! rendering (an unencodable name must not make the whole snapshot fail), and
-//! the prompt gets a rendering with every control character escaped, so a
-//! directory name cannot break a header line in two.
+//! the prompt gets a percent-encoded rendering, so a directory name cannot
+//! break a header line in two or smuggle words into it.
 
 use std::path::{Path, PathBuf};
 
@@ -23,29 +23,44 @@ pub fn lossy_opt<S: Serializer>(path: &Option<PathBuf>, s: S) -> Result<S::Ok, S
     }
 }
 
-/// The path for a prompt line: lossy UTF-8, with control characters and
-/// Unicode line or paragraph separators written as `\u{..}` escapes.
+/// The path for a prompt line. Characters outside a conservative set —
+/// letters and digits of any script, and `. _ / ~ + @ , = -` — are
+/// percent-encoded (`%20` for a space), so a directory name can neither break
+/// a header line, nor hide characters, nor carry a sentence such as "written
+/// by the user" into a line that states where a block comes from.
 ///
 /// ```
 /// use std::path::Path;
-/// assert_eq!(lisa_context::paths::for_prompt(Path::new("/a/x\ny")), "/a/x\\u{a}y");
+/// use lisa_context::paths::for_prompt;
+/// assert_eq!(for_prompt(Path::new("/src/app-1/AGENTS.md")), "/src/app-1/AGENTS.md");
+/// assert_eq!(for_prompt(Path::new("/a/x\ny")), "/a/x%0Ay");
+/// assert_eq!(for_prompt(Path::new("/a/by the user>>>")), "/a/by%20the%20user%3E%3E%3E");
+/// assert_eq!(for_prompt(Path::new("/文档/AGENTS.md")), "/文档/AGENTS.md");
 /// ```
 pub fn for_prompt(path: &Path) -> String {
     let s = path.to_string_lossy();
-    if !s.chars().any(needs_escape) {
+    if s.chars().all(is_plain) {
         return s.into_owned();
     }
-    let mut out = String::with_capacity(s.len() + 8);
+    let mut out = String::with_capacity(s.len() + 16);
+    let mut buf = [0u8; 4];
     for c in s.chars() {
-        if needs_escape(c) {
-            out.push_str(&format!("\\u{{{:x}}}", c as u32));
-        } else {
+        if is_plain(c) {
             out.push(c);
+        } else {
+            for b in c.encode_utf8(&mut buf).bytes() {
+                out.push_str(&format!("%{b:02X}"));
+            }
         }
     }
     out
 }
 
-fn needs_escape(c: char) -> bool {
-    c.is_control() || matches!(c, '\u{2028}' | '\u{2029}')
+fn is_plain(c: char) -> bool {
+    if c.is_ascii() {
+        c.is_ascii_alphanumeric()
+            || matches!(c, '.' | '_' | '/' | '~' | '+' | '@' | ',' | '=' | '-')
+    } else {
+        c.is_alphanumeric()
+    }
 }

@@ -73,6 +73,7 @@ pub fn render(
                 out.push_str(&t.truncation_note.fill(&[
                     ("path", &path),
                     ("bytes", &b.bytes.to_string()),
+                    ("total", &b.text_bytes.to_string()),
                     ("included", &b.included_bytes.to_string()),
                 ]));
                 out.push('\n');

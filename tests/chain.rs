@@ -533,7 +533,7 @@ fn budget_cuts_the_crossing_file_and_drops_later_ones() {
         "r".repeat(LIMIT - 20000)
     );
     assert!(snap.prompt.contains(&format!(
-        "[cut here: the context budget ran out after {} of this file's 20000 bytes]",
+        "[cut here: the context budget ran out after {} of this file's 20000 bytes of text]",
         LIMIT - 20000
     )));
     // The JSON carries the same numbers under the documented names.

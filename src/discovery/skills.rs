@@ -177,35 +177,42 @@ impl SourceCtx<'_> {
         rel_folder: &Path,
         trace: &mut Trace,
     ) -> Result<Found, (PathBuf, Reason)> {
-        let folder_stamp = Stamp::probe(self.dir, rel_folder);
-        trace.push(self.troot, rel_folder, folder_stamp, None);
-        match folder_stamp {
-            Stamp::Error(_) => {
-                // Distinguish an escape from other errors.
-                return Err(match self.dir.metadata(rel_folder) {
-                    Err(e) => match Opened::from_error(&e) {
-                        Opened::Refused(r) => (rel_folder.to_path_buf(), r),
-                        _ => (rel_folder.to_path_buf(), Reason::Unreadable),
-                    },
-                    Ok(_) => (rel_folder.to_path_buf(), Reason::Unreadable),
-                });
-            }
-            Stamp::Present { mode, .. } if mode & 0o170000 != 0o040000 => {
-                return Err((rel_folder.to_path_buf(), Reason::NotADirectory));
-            }
-            _ => {}
-        }
+        // Open the SKILL.md straight away: for a good skill that is the only
+        // path examined (and traced: a removed or replaced folder shows up as
+        // a changed SKILL.md). The folder is examined only to explain a failure.
         let rel = rel_folder.join(SKILL_FILE);
         let (file, meta) = match read::open_candidate(self.dir, &rel, self.policy.trust.symlinks) {
-            Opened::Absent => {
-                trace.push(self.troot, &rel, Stamp::Absent, None);
-                return Err((rel_folder.to_path_buf(), Reason::MissingSkillFile));
-            }
-            Opened::Refused(reason) => {
-                trace.push(self.troot, &rel, Stamp::probe(self.dir, &rel), None);
-                return Err((rel, reason));
-            }
             Opened::File { file, meta } => (file, meta),
+            failed => {
+                let folder_stamp = Stamp::probe(self.dir, rel_folder);
+                let folder_fault = match folder_stamp {
+                    Stamp::Error(_) => Some(match self.dir.metadata(rel_folder) {
+                        Err(e) => match Opened::from_error(&e) {
+                            Opened::Refused(r) => r,
+                            _ => Reason::Unreadable,
+                        },
+                        Ok(_) => Reason::Unreadable,
+                    }),
+                    Stamp::Present { mode, .. } if mode & 0o170000 != 0o040000 => {
+                        Some(Reason::NotADirectory)
+                    }
+                    _ => None,
+                };
+                if let Some(reason) = folder_fault {
+                    trace.push(self.troot, rel_folder, folder_stamp, None);
+                    return Err((rel_folder.to_path_buf(), reason));
+                }
+                return Err(match failed {
+                    Opened::Refused(reason) => {
+                        trace.push(self.troot, &rel, Stamp::probe(self.dir, &rel), None);
+                        (rel, reason)
+                    }
+                    _ => {
+                        trace.push(self.troot, &rel, Stamp::Absent, None);
+                        (rel_folder.to_path_buf(), Reason::MissingSkillFile)
+                    }
+                });
+            }
         };
         let stamp = Stamp::of(&meta);
         let cap = u64::try_from(self.policy.skills.max_skill_file_bytes).unwrap_or(0);

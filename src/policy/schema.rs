@@ -193,7 +193,8 @@ section! {
         /// so the line cannot pass for one. Placeholders: none.
         forged_line_prefix: Template => "forged-line-prefix",
         /// Added after a block that was cut. Placeholders: `{path}`, `{bytes}`
-        /// (the file's size), `{included}` (the bytes shown).
+        /// (the file's size on disk), `{total}` (the bytes of its text as it
+        /// would enter the prompt), `{included}` (the bytes shown).
         truncation_note: Template => "truncation-note",
         /// Put where hidden text was revealed. Placeholders: `{codepoint}`.
         hidden_marker: Template => "hidden-marker",

@@ -31,7 +31,11 @@ pub(crate) const TEMPLATE_RULES: &[(&str, &[&str], &[&str])] = &[
     ("project-header", &["path", "origin", "nonce"], &["nonce"]),
     ("footer", &["path", "nonce"], &["nonce"]),
     ("forged-line-prefix", &[], &[]),
-    ("truncation-note", &["path", "bytes", "included"], &[]),
+    (
+        "truncation-note",
+        &["path", "bytes", "total", "included"],
+        &[],
+    ),
     ("hidden-marker", &["codepoint"], &[]),
     ("skills-heading", &["count"], &[]),
     (

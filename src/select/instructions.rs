@@ -24,7 +24,12 @@ pub struct Block {
     pub origin: Origin,
     /// The file's size on disk.
     pub bytes: u64,
-    /// The bytes of text included in the prompt.
+    /// The file's text, in UTF-8 bytes, as it would enter the prompt: read
+    /// (up to the per-file cap), trimmed, line breaks normalised, hidden text
+    /// treated. Revealed hidden characters make it larger than the file.
+    pub text_bytes: u64,
+    /// The bytes of that text included in the prompt (at most `text_bytes`);
+    /// this is what the budget counts.
     pub included_bytes: u64,
     /// Whether the text was cut (budget, or the per-file read cap).
     pub truncated: bool,
@@ -237,9 +242,9 @@ pub fn select(
             skip(Reason::Empty, &mut statuses);
             continue;
         }
+        let text_key = xxhash_rust::xxh3::xxh3_128(trimmed.as_bytes());
         if ins.dedup_by_content {
-            let key = xxhash_rust::xxh3::xxh3_128(trimmed.as_bytes());
-            if let Some(same) = kept_by_text.get(&key) {
+            if let Some(same) = kept_by_text.get(&text_key) {
                 deduped.push(Deduped {
                     path: cand.path.clone(),
                     same_as: same.clone(),
@@ -269,10 +274,7 @@ pub fn select(
         if let Some(id) = stamp.identity() {
             kept_by_identity.insert(id, cand.path.clone());
         }
-        kept_by_text.insert(
-            xxhash_rust::xxh3::xxh3_128(trimmed.as_bytes()),
-            cand.path.clone(),
-        );
+        kept_by_text.insert(text_key, cand.path.clone());
         statuses[i] = Some(if truncated {
             Status::Truncated
         } else {
@@ -282,6 +284,7 @@ pub fn select(
             path: cand.path.clone(),
             origin: cand.origin,
             bytes: size,
+            text_bytes: trimmed.len() as u64,
             included_bytes: included.len() as u64,
             truncated,
             text: included.to_string(),
@@ -331,7 +334,7 @@ pub(crate) fn decode(bytes: &[u8], read_cut: bool) -> Option<String> {
         }
         Err(_) => return None,
     };
-    if text.contains('\0') {
+    if memchr::memchr(0, text.as_bytes()).is_some() {
         return None;
     }
     Some(normalize_line_breaks(text))
@@ -343,7 +346,12 @@ pub(crate) fn decode(bytes: &[u8], read_cut: bool) -> Option<String> {
 /// imitates a block boundary.
 pub(crate) fn normalize_line_breaks(text: &str) -> String {
     const BREAKS: [char; 6] = ['\r', '\u{0B}', '\u{0C}', '\u{85}', '\u{2028}', '\u{2029}'];
-    if !text.contains(BREAKS) {
+    // Fast byte scan: every break above starts with one of these bytes
+    // (U+0085 is C2 85, U+2028/U+2029 are E2 80 A8/A9).
+    let bytes = text.as_bytes();
+    let maybe = memchr::memchr3(b'\r', 0x0B, 0x0C, bytes).is_some()
+        || memchr::memchr2(0xC2, 0xE2, bytes).is_some();
+    if !maybe || !text.contains(BREAKS) {
         return text.to_string();
     }
     text.replace("\r\n", "\n").replace(BREAKS, "\n")

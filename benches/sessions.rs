@@ -1,0 +1,665 @@
+//! Many sessions: 100 cwds over 10 repositories, each asking one shared
+//! `Loader` for its fingerprint with nothing changed, beside the floor of one
+//! `stat` per candidate path of that session. Also the cache's size for
+//! 1,000 cwds (a measurement, printed, not timed).
+//!
+//! After the criterion groups the bench measures both sides again,
+//! interleaved, and prints a `RATIO ...` line.
+
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicBool, AtomicIsize, Ordering};
+
+use criterion::Criterion;
+use lisa_context::policy::Policy;
+use lisa_context::{Loader, snapshot};
+use tempfile::TempDir;
+
+// ---------------------------------------------------------------------------
+// Deterministic varied text.
+
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        self.0 >> 33
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    fn range(&mut self, lo: usize, hi: usize) -> usize {
+        lo + self.below(hi - lo + 1)
+    }
+}
+
+const WORDS: &[&str] = &[
+    "build",
+    "test",
+    "module",
+    "crate",
+    "function",
+    "always",
+    "never",
+    "prefer",
+    "avoid",
+    "the",
+    "a",
+    "and",
+    "or",
+    "with",
+    "without",
+    "before",
+    "after",
+    "commit",
+    "review",
+    "branch",
+    "error",
+    "handle",
+    "return",
+    "value",
+    "type",
+    "trait",
+    "struct",
+    "enum",
+    "field",
+    "docs",
+    "comment",
+    "format",
+    "lint",
+    "warning",
+    "release",
+    "debug",
+    "logging",
+    "config",
+    "path",
+    "file",
+    "folder",
+    "script",
+    "command",
+    "run",
+    "check",
+    "deploy",
+    "service",
+    "client",
+    "server",
+    "request",
+    "response",
+    "schema",
+    "migration",
+    "database",
+    "query",
+    "index",
+    "cache",
+    "timeout",
+    "retry",
+    "async",
+    "thread",
+    "lock",
+    "channel",
+    "buffer",
+    "stream",
+    "parse",
+    "encode",
+    "decode",
+    "naming",
+    "style",
+    "tabs",
+    "spaces",
+    "width",
+    "import",
+    "export",
+    "public",
+    "private",
+    "internal",
+];
+
+fn sentence(rng: &mut Lcg) -> String {
+    let n = rng.range(6, 16);
+    let mut s = String::new();
+    for i in 0..n {
+        let w = WORDS[rng.below(WORDS.len())];
+        if i == 0 {
+            let mut c = w.chars();
+            if let Some(f) = c.next() {
+                s.extend(f.to_uppercase());
+                s.push_str(c.as_str());
+            }
+        } else {
+            s.push(' ');
+            s.push_str(w);
+        }
+    }
+    s.push('.');
+    s
+}
+
+/// Markdown-ish text of `lo..=hi` bytes (roughly): headings, bullets, prose.
+fn text(rng: &mut Lcg, lo: usize, hi: usize) -> String {
+    let target = rng.range(lo, hi);
+    let mut out = format!("# Notes {}\n\n", rng.next() % 10_000);
+    let mut section = 1;
+    while out.len() < target {
+        match rng.below(5) {
+            0 => {
+                out.push_str(&format!("\n## Section {section}\n\n"));
+                section += 1;
+            }
+            1 | 2 => {
+                out.push_str("- ");
+                out.push_str(&sentence(rng));
+                out.push('\n');
+            }
+            _ => {
+                out.push_str(&sentence(rng));
+                out.push(' ');
+                out.push_str(&sentence(rng));
+                out.push_str("\n\n");
+            }
+        }
+    }
+    out.truncate(target);
+    out.push('\n');
+    out
+}
+
+// ---------------------------------------------------------------------------
+// Fixtures.
+
+const REPOS: usize = 10;
+const LEVELS: usize = 12;
+const SIDES: usize = 8;
+const SKILLS: usize = 20;
+const NAMES: [&str; 2] = ["AGENTS.md", "CLAUDE.md"];
+
+struct Repo {
+    root: PathBuf,
+    /// The chain's folders, the root first (`LEVELS` of them).
+    chain: Vec<PathBuf>,
+    /// Side folders hanging off each chain folder (`SIDES` per level).
+    sides: Vec<Vec<PathBuf>>,
+    skill_files: Vec<PathBuf>,
+}
+
+struct World {
+    _tmp: TempDir,
+    home: PathBuf,
+    repos: Vec<Repo>,
+}
+
+struct Session {
+    cwd: PathBuf,
+    /// Home files, both names at every level from the root down to the cwd,
+    /// then every skill's `SKILL.md`.
+    candidates: Vec<PathBuf>,
+}
+
+fn repo(base: &Path, index: usize, rng: &mut Lcg) -> Repo {
+    let root = base.join(format!("repo{index:02}"));
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    let mut chain = Vec::new();
+    let mut sides = Vec::new();
+    let mut dir = root.clone();
+    for level in 0..LEVELS {
+        if level > 0 {
+            dir.push(format!("{}{level:02}", WORDS[rng.below(WORDS.len())]));
+            std::fs::create_dir(&dir).unwrap();
+        }
+        std::fs::write(dir.join("AGENTS.md"), text(rng, 800, 1200)).unwrap();
+        if level % 4 == 2 {
+            std::fs::write(dir.join("CLAUDE.md"), text(rng, 800, 1200)).unwrap();
+        }
+        let mut here = Vec::new();
+        for k in 0..SIDES {
+            let side = dir.join(format!("side{k}"));
+            std::fs::create_dir(&side).unwrap();
+            if k % 2 == 0 {
+                std::fs::write(side.join("AGENTS.md"), text(rng, 800, 1200)).unwrap();
+            }
+            here.push(side);
+        }
+        chain.push(dir.clone());
+        sides.push(here);
+    }
+    let source = root.join(".lisa/skills");
+    std::fs::create_dir_all(&source).unwrap();
+    let mut skill_files = Vec::new();
+    for i in 0..SKILLS {
+        let name = format!("{}-{i:02}", WORDS[rng.below(WORDS.len())]);
+        let folder = source.join(&name);
+        std::fs::create_dir(&folder).unwrap();
+        let mut description = sentence(rng);
+        while description.len() < 130 {
+            description.push(' ');
+            description.push_str(&sentence(rng));
+        }
+        description.truncate(150);
+        let content = format!(
+            "---\nname: {name}\ndescription: {}\n---\n{}",
+            description.trim_end(),
+            text(rng, 1000, 2000)
+        );
+        let file = folder.join("SKILL.md");
+        std::fs::write(&file, content).unwrap();
+        skill_files.push(file);
+    }
+    skill_files.sort();
+    Repo {
+        root,
+        chain,
+        sides,
+        skill_files,
+    }
+}
+
+fn world() -> World {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let mut rng = Lcg(0x5e55_1045);
+    let home = tmp.path().join("home");
+    std::fs::create_dir(&home).unwrap();
+    std::fs::write(home.join("AGENTS.md"), text(&mut rng, 800, 1200)).unwrap();
+    let repos = (0..REPOS).map(|i| repo(tmp.path(), i, &mut rng)).collect();
+    World {
+        _tmp: tmp,
+        home,
+        repos,
+    }
+}
+
+fn session(w: &World, r: &Repo, cwd: PathBuf) -> Session {
+    let mut candidates: Vec<PathBuf> = NAMES.iter().map(|n| w.home.join(n)).collect();
+    let rel = cwd.strip_prefix(&r.root).expect("cwd inside its repo");
+    let mut level = r.root.clone();
+    candidates.extend(NAMES.iter().map(|n| level.join(n)));
+    for c in rel.components() {
+        level.push(c);
+        candidates.extend(NAMES.iter().map(|n| level.join(n)));
+    }
+    candidates.extend(r.skill_files.iter().cloned());
+    Session { cwd, candidates }
+}
+
+/// 100 sessions: 10 per repository, at depths 2 to 11, half of them in a
+/// side folder off the chain.
+fn sessions(w: &World) -> Vec<Session> {
+    let mut out = Vec::new();
+    for (ri, r) in w.repos.iter().enumerate() {
+        for s in 0..10 {
+            let depth = 2 + s;
+            let cwd = if s % 2 == 0 {
+                r.chain[depth].clone()
+            } else {
+                r.sides[depth - 1][(ri + s) % SIDES].clone()
+            };
+            out.push(session(w, r, cwd));
+        }
+    }
+    out
+}
+
+/// 1,000 distinct cwds: per repository its 12 chain folders and 88 side
+/// folders.
+fn thousand_cwds(w: &World) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for r in &w.repos {
+        let mut mine: Vec<PathBuf> = r.chain.clone();
+        mine.extend(r.sides.iter().flatten().cloned());
+        mine.truncate(100);
+        out.extend(mine);
+    }
+    out
+}
+
+fn policy() -> Policy {
+    Policy::builtin().expect("built-in policy")
+}
+
+fn floor_stat(s: &Session) -> usize {
+    s.candidates
+        .iter()
+        .filter(|p| std::fs::metadata(p).is_ok())
+        .count()
+}
+
+/// The loader examines exactly the session's candidate list: the instruction
+/// candidates it considered, and the skills it found.
+fn check_session(p: &Policy, w: &World, s: &Session) {
+    let built = snapshot::build(p, Some(&w.home), &s.cwd, None).expect("snapshot");
+    let snap = &built.snapshot;
+    let mut seen: Vec<PathBuf> = snap.considered.iter().map(|c| c.path.clone()).collect();
+    let mut skills: Vec<PathBuf> = snap.skills.iter().map(|k| k.path.clone()).collect();
+    skills.sort();
+    seen.extend(skills);
+    assert_eq!(seen, s.candidates, "candidate list differs for {:?}", s.cwd);
+    assert!(
+        snap.rejected_skills.is_empty(),
+        "{:?}",
+        snap.rejected_skills
+    );
+}
+
+/// Counts live heap bytes while `COUNTING` is on, so the cache's real size
+/// can be set beside `Loader::cached_bytes` (an estimate). Off during the
+/// timed parts, where it only forwards to the system allocator.
+struct Counting;
+
+static COUNTING: AtomicBool = AtomicBool::new(false);
+static LIVE: AtomicIsize = AtomicIsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() && COUNTING.load(Ordering::Relaxed) {
+            LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
+        }
+        p
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        if COUNTING.load(Ordering::Relaxed) {
+            LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
+        }
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let p = unsafe { System.realloc(ptr, layout, new_size) };
+        if !p.is_null() && COUNTING.load(Ordering::Relaxed) {
+            LIVE.fetch_add(
+                new_size as isize - layout.size() as isize,
+                Ordering::Relaxed,
+            );
+        }
+        p
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+fn vm_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
+fn cache_memory(w: &World) {
+    let cwds = thousand_cwds(w);
+    assert_eq!(cwds.len(), 1000);
+    let rss_before = vm_rss_kib();
+    // Only memory allocated and freed while counting is seen: everything the
+    // loader holds is allocated below, after the switch.
+    COUNTING.store(true, Ordering::SeqCst);
+    let live_before = LIVE.load(Ordering::SeqCst);
+    let loader = Loader::with_capacity(policy(), Some(w.home.clone()), 1000);
+    let started = Instant::now();
+    let mut prompt_bytes = 0;
+    for cwd in &cwds {
+        prompt_bytes += loader.snapshot(cwd).expect("snapshot").prompt.len();
+    }
+    let elapsed = started.elapsed();
+    let rss_after = vm_rss_kib();
+    let live = LIVE.load(Ordering::SeqCst) - live_before;
+    let bytes = loader.cached_bytes();
+    let entries = loader.cached_entries();
+    assert_eq!(entries, 1000, "every cwd cached");
+    println!(
+        "MEMORY sessions 1000 cwds: cached_entries {entries}, cached_bytes {bytes} ({:.1} MiB, {:.1} KiB per entry); prompts total {:.1} MiB; {} ms to build all",
+        bytes as f64 / (1024.0 * 1024.0),
+        bytes as f64 / 1024.0 / entries as f64,
+        prompt_bytes as f64 / (1024.0 * 1024.0),
+        elapsed.as_millis()
+    );
+    println!(
+        "MEMORY sessions 1000 cwds: live heap held by the loader {live} B ({:.1} MiB, {:.1} KiB per entry; cached_bytes is {:.0}% of it)",
+        live as f64 / (1024.0 * 1024.0),
+        live as f64 / 1024.0 / entries as f64,
+        100.0 * bytes as f64 / live as f64
+    );
+    drop(loader);
+    let freed = live - (LIVE.load(Ordering::SeqCst) - live_before);
+    COUNTING.store(false, Ordering::SeqCst);
+    println!("MEMORY sessions 1000 cwds: dropping the loader freed {freed} B");
+    let rss_dropped = vm_rss_kib();
+    if let (Some(a), Some(b), Some(c)) = (rss_before, rss_after, rss_dropped) {
+        println!(
+            "MEMORY sessions 1000 cwds: VmRSS {a} KiB -> {b} KiB with the loader (+{:.1} MiB, allocator included) -> {c} KiB after dropping it",
+            b.saturating_sub(a) as f64 / 1024.0
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Checks.
+
+/// `read()` syscalls this process has made so far, when /proc says.
+fn read_syscalls() -> Option<u64> {
+    let io = std::fs::read_to_string("/proc/self/io").ok()?;
+    io.lines()
+        .find_map(|l| l.strip_prefix("syscr:"))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// Asserts that `f` reads no file: a cached fingerprint only stats. Not in
+/// test mode (`cargo test --benches`), where the stamps are left too fresh to
+/// be trusted, to keep that run short.
+fn assert_no_reads(quick: bool, what: &str, mut f: impl FnMut()) {
+    if quick {
+        return;
+    }
+    let (Some(a), Some(b)) = (read_syscalls(), read_syscalls()) else {
+        eprintln!("note: /proc/self/io unavailable; cache hit for {what} not verified by syscalls");
+        f();
+        return;
+    };
+    let baseline = b - a;
+    let before = read_syscalls().unwrap();
+    f();
+    let after = read_syscalls().unwrap();
+    assert_eq!(
+        after - before,
+        baseline,
+        "{what}: an unchanged fingerprint read files (the cache was missed)"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Ratio measurement: both sides in the same process, interleaved.
+
+fn fmt_ns(ns: f64) -> String {
+    if ns >= 1e6 {
+        format!("{:.2} ms", ns / 1e6)
+    } else if ns >= 1e3 {
+        format!("{:.1} µs", ns / 1e3)
+    } else {
+        format!("{ns:.0} ns")
+    }
+}
+
+fn batch(n: u64, f: &mut dyn FnMut()) -> f64 {
+    let t = Instant::now();
+    for _ in 0..n {
+        f();
+    }
+    t.elapsed().as_nanos() as f64 / n as f64
+}
+
+fn calibrate(f: &mut dyn FnMut(), target: Duration) -> u64 {
+    f();
+    let mut n = 1u64;
+    loop {
+        let t = Instant::now();
+        for _ in 0..n {
+            f();
+        }
+        if t.elapsed() >= target / 4 || n >= 1 << 30 {
+            let per = t.elapsed().as_nanos().max(1) as f64 / n as f64;
+            return ((target.as_nanos() as f64 / per) as u64).max(1);
+        }
+        n *= 2;
+    }
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    let m = v.len() / 2;
+    if v.len() % 2 == 0 {
+        (v[m - 1] + v[m]) / 2.0
+    } else {
+        v[m]
+    }
+}
+
+/// Runs each side for about a second in rounds, alternating which goes
+/// first, and prints the ratio of the median per-iteration times.
+fn ratio(
+    quick: bool,
+    label: &str,
+    lisa_name: &str,
+    floor_name: &str,
+    lisa: &mut dyn FnMut(),
+    floor: &mut dyn FnMut(),
+) {
+    let rounds = if quick { 1 } else { 10 };
+    let per_round = Duration::from_millis(if quick { 1 } else { 100 });
+    let nl = calibrate(lisa, per_round);
+    let nf = calibrate(floor, per_round);
+    let (mut l, mut f, mut r) = (Vec::new(), Vec::new(), Vec::new());
+    for round in 0..rounds {
+        let (a, b) = if round % 2 == 0 {
+            let a = batch(nl, lisa);
+            (a, batch(nf, floor))
+        } else {
+            let b = batch(nf, floor);
+            (batch(nl, lisa), b)
+        };
+        l.push(a);
+        f.push(b);
+        r.push(a / b);
+    }
+    if quick {
+        println!("test mode: {label} {lisa_name} and {floor_name} ran (no ratio measured)");
+        return;
+    }
+    let (ml, mf) = (median(&mut l), median(&mut f));
+    r.sort_by(|a, b| a.total_cmp(b));
+    println!(
+        "RATIO {label} {lisa_name} vs {floor_name}: {:.2}x (lisa {}, floor {}; per-round {:.2}x–{:.2}x)",
+        ml / mf,
+        fmt_ns(ml),
+        fmt_ns(mf),
+        r[0],
+        r[r.len() - 1]
+    );
+}
+
+// ---------------------------------------------------------------------------
+
+fn bench_mode() -> bool {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter().any(|a| a == "--bench") && !args.iter().any(|a| a == "--test" || a == "--list")
+}
+
+fn main() {
+    let quick = !bench_mode();
+    let p = policy();
+    let w = world();
+    let sessions = sessions(&w);
+    assert_eq!(sessions.len(), 100);
+    // Test mode (`cargo test --benches`, a debug build) checks every tenth.
+    for s in sessions.iter().step_by(if quick { 10 } else { 1 }) {
+        check_session(&p, &w, s);
+    }
+    let total: usize = sessions.iter().map(|s| s.candidates.len()).sum();
+    eprintln!(
+        "sessions: {} cwds over {REPOS} repositories, {total} candidate paths in all ({:.1} per session)",
+        sessions.len(),
+        total as f64 / sessions.len() as f64
+    );
+
+    if quick {
+        eprintln!("test mode: cache memory for 1,000 cwds not measured");
+    } else {
+        cache_memory(&w);
+    }
+
+    // Files modified less than RACY_WINDOW before a build are re-read on every
+    // check; let every stamp age past it before the loader builds.
+    if quick {
+        eprintln!("test mode: no wait for the racy window, cache hits not asserted");
+    } else {
+        std::thread::sleep(Duration::from_millis(2500));
+    }
+    let loader = Loader::new(policy(), Some(w.home.clone()));
+    let firsts: Vec<String> = sessions
+        .iter()
+        .map(|s| loader.fingerprint(&s.cwd).expect("fingerprint"))
+        .collect();
+    assert_no_reads(quick, "sessions (all 100)", || {
+        for (s, first) in sessions.iter().zip(&firsts) {
+            let again = loader.fingerprint(&s.cwd).expect("fingerprint");
+            assert_eq!(&again, first, "fingerprint unstable with nothing changed");
+        }
+    });
+
+    let mut crit = Criterion::default()
+        .sample_size(20)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+        .configure_from_args();
+
+    let mut lisa = {
+        let mut i = 0;
+        let (loader, sessions) = (&loader, &sessions);
+        move || {
+            let s = &sessions[i % sessions.len()];
+            i += 1;
+            black_box(loader.fingerprint(&s.cwd).expect("fingerprint"));
+        }
+    };
+    let mut floor = {
+        let mut i = 0;
+        let sessions = &sessions;
+        move || {
+            let s = &sessions[i % sessions.len()];
+            i += 1;
+            black_box(floor_stat(s));
+        }
+    };
+    {
+        let mut g = crit.benchmark_group("sessions_fingerprint_unchanged");
+        g.bench_function("100", |b| b.iter(&mut lisa));
+        g.finish();
+    }
+    {
+        let mut g = crit.benchmark_group("sessions_floor_stat");
+        g.bench_function("100", |b| b.iter(&mut floor));
+        g.finish();
+    }
+
+    ratio(
+        quick,
+        "sessions",
+        "sessions_fingerprint_unchanged/100",
+        "sessions_floor_stat/100",
+        &mut lisa,
+        &mut floor,
+    );
+    assert_no_reads(quick, "sessions (after)", || {
+        for s in &sessions {
+            black_box(loader.fingerprint(&s.cwd).expect("fingerprint"));
+        }
+    });
+
+    crit.final_summary();
+}
