@@ -16,7 +16,11 @@ use crate::policy::{Policy, RootKind};
 use crate::read::{self, Opened, Stamp};
 use crate::roots::{self, Roots};
 use crate::select::instructions::decode;
+use crate::skill::cache::ParseCache;
 use crate::snapshot::{self, Built, Snapshot};
+
+/// How many parsed `SKILL.md` frontmatters a loader remembers.
+const PARSE_CACHE_ENTRIES: usize = 16 * 1024;
 
 /// The default number of (cwd, root) pairs a loader keeps.
 pub const DEFAULT_CACHE_ENTRIES: usize = 256;
@@ -78,6 +82,7 @@ pub struct Loader {
     home: Option<PathBuf>,
     capacity: usize,
     cache: Mutex<Cache>,
+    parsed: ParseCache,
 }
 
 impl Loader {
@@ -94,6 +99,7 @@ impl Loader {
             home,
             capacity: capacity.max(1),
             cache: Mutex::new(Cache::default()),
+            parsed: ParseCache::new(PARSE_CACHE_ENTRIES),
         }
     }
 
@@ -302,7 +308,11 @@ impl Loader {
             Ok(d)
         };
         let roots = roots::open_with(&self.policy, self.home.as_deref(), cwd, root, &mut open_dir)?;
-        Ok(snapshot::build_with_roots(&self.policy, roots))
+        Ok(snapshot::build_with_cache(
+            &self.policy,
+            roots,
+            Some(&self.parsed),
+        ))
     }
 }
 
@@ -323,15 +333,10 @@ fn still_valid(built: &Built) -> bool {
     if trace.has_racy_stamp() {
         return false;
     }
+    // The cwd, the home and the repository root are among the traced paths
+    // (`Roots::dir_probes`), stamped before their handles were opened: a
+    // root replaced since shows up there.
     let roots: &Roots = &built.roots;
-    if !same_directory(&roots.repo.dir, &roots.repo.path) {
-        return false;
-    }
-    if let Some(h) = &roots.home {
-        if !same_directory(&h.dir, &h.path) {
-            return false;
-        }
-    }
     trace.entries.iter().all(|e| {
         let now = match e.root {
             TraceRoot::Repo => Stamp::probe(&roots.repo.dir, &e.rel),
@@ -347,23 +352,76 @@ fn still_valid(built: &Built) -> bool {
 }
 
 fn estimate_bytes(built: &Built) -> usize {
+    use std::mem::size_of;
+    use std::path::PathBuf;
+    let path = |p: &PathBuf| p.capacity();
     let s = &built.snapshot;
-    let paths = |n: usize| n * 96;
-    s.prompt.len()
+    let fm = |f: &crate::skill::frontmatter::Frontmatter| {
+        f.name.capacity()
+            + f.description.capacity()
+            + f.license.as_ref().map_or(0, String::capacity)
+            + f.compatibility.as_ref().map_or(0, String::capacity)
+            + f.allowed_tools.as_ref().map_or(0, String::capacity)
+            + f.version.as_ref().map_or(0, String::capacity)
+            + f.tags
+                .iter()
+                .map(|t| t.capacity() + size_of::<String>())
+                .sum::<usize>()
+            + f.metadata
+                .iter()
+                .map(|(k, v)| k.capacity() + v.capacity() + 64)
+                .sum::<usize>()
+            + f.extra
+                .iter()
+                .map(|(k, _)| k.capacity() + 128)
+                .sum::<usize>()
+    };
+    size_of::<Built>()
+        + s.prompt.capacity()
+        + s.fingerprint.capacity()
+        + path(&s.repo_root)
+        + path(&s.cwd)
         + s.instruction_files
             .iter()
-            .map(|b| b.text.len() + 96)
+            .map(|b| size_of_val(b) + b.text.capacity() + path(&b.path))
             .sum::<usize>()
         + s.skills
             .iter()
-            .map(|k| k.description.len() * 2 + k.name.len() + 192)
+            .map(|k| {
+                size_of_val(k)
+                    + k.name.capacity()
+                    + k.description.capacity()
+                    + k.source.capacity()
+                    + path(&k.path)
+                    + path(&k.rel)
+                    + fm(&k.frontmatter)
+            })
             .sum::<usize>()
-        + paths(s.deduped.len() * 2 + s.skipped.len() + s.rejected_skills.len())
+        + s.deduped
+            .iter()
+            .map(|d| size_of_val(d) + path(&d.path) + path(&d.same_as))
+            .sum::<usize>()
+        + s.skipped
+            .iter()
+            .map(|d| size_of_val(d) + path(&d.path))
+            .sum::<usize>()
+        + s.rejected_skills
+            .iter()
+            .map(|d| size_of_val(d) + path(&d.path))
+            .sum::<usize>()
+        + s.shadowed_project_skills
+            .iter()
+            .map(|d| size_of_val(d) + d.name.capacity() + path(&d.path) + path(&d.shadowed_by))
+            .sum::<usize>()
+        + s.considered
+            .iter()
+            .map(|c| size_of_val(c) + path(&c.path) + 32)
+            .sum::<usize>()
         + built
             .trace
             .entries
             .iter()
-            .map(|e| e.rel.as_os_str().len() + 80)
+            .map(|e| size_of_val(e) + e.rel.capacity())
             .sum::<usize>()
 }
 

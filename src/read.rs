@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt, OpenOptionsSyncExt};
-use cap_std::fs::{Dir, File, Metadata, MetadataExt, OpenOptions};
+use cap_std::fs::{Dir, Metadata, MetadataExt, OpenOptions};
 use serde::Serialize;
 
 use crate::policy::SymlinkRule;
@@ -96,8 +96,10 @@ pub enum Opened {
     Refused(Reason),
     /// A regular file, open for reading.
     File {
-        /// The open handle.
-        file: File,
+        /// The open handle (a plain `std` file once opened: the sandbox
+        /// governs opening, and std reads into spare capacity without
+        /// zero-filling it first).
+        file: std::fs::File,
         /// Its metadata, taken from the handle.
         meta: Metadata,
     },
@@ -156,7 +158,10 @@ pub fn open_candidate(dir: &Dir, rel: &Path, rule: SymlinkRule) -> Opened {
         Err(e) => return classify(&e),
     };
     match file.metadata() {
-        Ok(meta) if meta.is_file() => Opened::File { file, meta },
+        Ok(meta) if meta.is_file() => Opened::File {
+            file: file.into_std(),
+            meta,
+        },
         Ok(_) => Opened::Refused(Reason::NotRegularFile),
         Err(_) => Opened::Refused(Reason::Unreadable),
     }
@@ -167,7 +172,7 @@ fn is_symlink_error(e: &io::Error) -> bool {
 }
 
 /// Reads at most `limit` bytes from `file`.
-pub fn read_at_most(file: &File, limit: u64) -> io::Result<Vec<u8>> {
+pub fn read_at_most(file: &std::fs::File, limit: u64) -> io::Result<Vec<u8>> {
     let mut buf = Vec::with_capacity(usize::try_from(limit.min(64 * 1024)).unwrap_or(0));
     let mut handle = file;
     (&mut handle).take(limit).read_to_end(&mut buf)?;

@@ -202,6 +202,9 @@ pub fn open_with(
             found.unwrap_or_else(|| cwd.clone())
         }
     };
+    if repo_path != cwd {
+        dir_probes.push((repo_path.clone(), Stamp::probe_ambient_dir(&repo_path)));
+    }
     let repo_dir = open_dir(&repo_path).map_err(|e| SnapshotError::OpenRoot {
         path: repo_path.clone(),
         source: e,

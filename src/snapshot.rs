@@ -17,6 +17,7 @@ use crate::select::instructions::{
     self, Block, Budget, Considered, Deduped, HiddenFinding, Skipped,
 };
 use crate::select::skills::{self as skill_select, Shadowed, Skill};
+use crate::skill::cache::ParseCache;
 
 /// The project-context section for one cwd, and how it was made. Serialized
 /// (camelCase) it is the `snapshot --format json` object; its schema is
@@ -73,6 +74,12 @@ pub struct Built {
 
 /// Builds a snapshot with the roots already opened.
 pub fn build_with_roots(policy: &Policy, roots: Roots) -> Built {
+    build_with_cache(policy, roots, None)
+}
+
+/// Builds a snapshot with the roots already opened, remembering parsed skill
+/// frontmatter in `cache`.
+pub fn build_with_cache(policy: &Policy, roots: Roots, cache: Option<&ParseCache>) -> Built {
     let mut trace = Trace::default();
     for (path, stamp) in &roots.marker_probes {
         trace.push(TraceRoot::Ambient, path, *stamp, None);
@@ -82,7 +89,7 @@ pub fn build_with_roots(policy: &Policy, roots: Roots) -> Built {
     }
     let candidates = chain::candidates(policy, &roots);
     let sel = instructions::select(policy, &roots, &candidates, &mut trace);
-    let (found, rejected) = skill_discovery::discover(policy, &roots, &mut trace);
+    let (found, rejected) = skill_discovery::discover(policy, &roots, &mut trace, cache);
     let mut set = skill_select::resolve(policy, found, rejected);
 
     let mut hidden_text = sel.hidden;
@@ -101,7 +108,8 @@ pub fn build_with_roots(policy: &Policy, roots: Roots) -> Built {
         s.description = text;
     }
 
-    let prompt = render::render(policy, &sel.blocks, &set.skills, set.hidden_project);
+    let mut prompt = render::render(policy, &sel.blocks, &set.skills, set.hidden_project);
+    prompt.shrink_to_fit();
     let home = roots.home.as_ref().map(|h| h.path.clone());
     let home_str = home
         .as_ref()
@@ -132,6 +140,7 @@ pub fn build_with_roots(policy: &Policy, roots: Roots) -> Built {
         prompt,
         considered: sel.considered,
     };
+    trace.entries.shrink_to_fit();
     Built {
         snapshot,
         trace,

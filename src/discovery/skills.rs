@@ -10,6 +10,7 @@ use crate::fingerprint::{Trace, TraceRoot};
 use crate::policy::{Policy, RootKind, SkillSource, SymlinkRule};
 use crate::read::{self, Opened, Reason, Stamp};
 use crate::roots::Roots;
+use crate::skill::cache::{ParseCache, parse_uncached};
 use crate::skill::frontmatter::{self, Frontmatter, FrontmatterError};
 
 /// The file that makes a folder a skill.
@@ -62,8 +63,14 @@ fn origin_of(root: RootKind) -> Origin {
     }
 }
 
-/// Examines every source of the policy, lowest rank first.
-pub fn discover(policy: &Policy, roots: &Roots, trace: &mut Trace) -> (Vec<Found>, Vec<Rejected>) {
+/// Examines every source of the policy, lowest rank first. `cache` remembers
+/// parsed frontmatter across builds (a [`crate::Loader`] passes one).
+pub fn discover(
+    policy: &Policy,
+    roots: &Roots,
+    trace: &mut Trace,
+    cache: Option<&ParseCache>,
+) -> (Vec<Found>, Vec<Rejected>) {
     let mut sources: Vec<&SkillSource> = policy.skills.sources.iter().collect();
     sources.sort_by_key(|s| *s.rank.get_ref());
     let mut found = Vec::new();
@@ -78,6 +85,7 @@ pub fn discover(policy: &Policy, roots: &Roots, trace: &mut Trace) -> (Vec<Found
         };
         let ctx = SourceCtx {
             policy,
+            cache,
             dir,
             base,
             troot,
@@ -90,6 +98,7 @@ pub fn discover(policy: &Policy, roots: &Roots, trace: &mut Trace) -> (Vec<Found
 
 struct SourceCtx<'a> {
     policy: &'a Policy,
+    cache: Option<&'a ParseCache>,
     dir: &'a Dir,
     base: &'a Path,
     troot: TraceRoot,
@@ -240,8 +249,11 @@ impl SourceCtx<'_> {
             buf.truncate(end);
         }
         trace.push(self.troot, &rel, stamp, Some(&buf));
-        let text = String::from_utf8_lossy(&buf);
-        let fm = frontmatter::parse(&text).map_err(|e| (rel.clone(), reason_of(&e)))?;
+        let parsed = match self.cache {
+            Some(c) => c.parse(&buf),
+            None => parse_uncached(&buf),
+        };
+        let fm = parsed.map_err(|e| (rel.clone(), reason_of(&e)))?;
         if fm.name != name {
             return Err((rel_folder.to_path_buf(), Reason::Impostor));
         }

@@ -1,3 +1,4 @@
 //! Skill files: parsing SKILL.md.
 
+pub mod cache;
 pub mod frontmatter;
