@@ -371,10 +371,7 @@ fn estimate_bytes(built: &Built) -> usize {
                 .iter()
                 .map(|(k, v)| k.capacity() + v.capacity() + 64)
                 .sum::<usize>()
-            + f.extra
-                .iter()
-                .map(|(k, _)| k.capacity() + 128)
-                .sum::<usize>()
+            + f.extra.keys().map(|k| k.capacity() + 128).sum::<usize>()
     };
     size_of::<Built>()
         + s.prompt.capacity()
