@@ -661,5 +661,116 @@ fn main() {
         }
     });
 
+    serve_and_process(quick, &w, &sessions, &mut lisa);
+
     crit.final_summary();
+}
+
+/// The same per-turn check through `lisa-context serve` (one JSON line out,
+/// one back, over pipes), and the whole-process cost of one
+/// `lisa-context snapshot` (start-up included) beside the in-process cold
+/// build of the same snapshot.
+fn serve_and_process(quick: bool, w: &World, sessions: &[Session], lisa: &mut dyn FnMut()) {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::{Command, Stdio};
+
+    let bin = env!("CARGO_BIN_EXE_lisa-context");
+    let mut child = Command::new(bin)
+        .arg("--home")
+        .arg(&w.home)
+        .arg("serve")
+        .env_remove("LISA_HOME")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start lisa-context serve");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let requests: Vec<String> = sessions
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            serde_json::json!({"id": i, "op": "fingerprint", "cwd": s.cwd}).to_string() + "\n"
+        })
+        .collect();
+    let mut line = String::new();
+    let mut i = 0usize;
+    let mut serve = || {
+        let req = &requests[i % requests.len()];
+        i += 1;
+        stdin.write_all(req.as_bytes()).expect("write request");
+        stdin.flush().expect("flush");
+        line.clear();
+        stdout.read_line(&mut line).expect("read response");
+        assert!(line.contains("\"fingerprint\""), "unexpected answer {line}");
+        black_box(&line);
+    };
+    // Warm the server's cache (and let the racy window pass for its stamps).
+    for _ in 0..requests.len() {
+        serve();
+    }
+    if !quick {
+        std::thread::sleep(Duration::from_millis(2500));
+        for _ in 0..requests.len() {
+            serve();
+        }
+    }
+    let mut floor = {
+        let mut j = 0;
+        move || {
+            let s = &sessions[j % sessions.len()];
+            j += 1;
+            black_box(floor_stat(s));
+        }
+    };
+    ratio(
+        quick,
+        "sessions",
+        "serve_fingerprint_unchanged/100",
+        "sessions_floor_stat/100",
+        &mut serve,
+        &mut floor,
+    );
+    ratio(
+        quick,
+        "sessions",
+        "serve_fingerprint_unchanged/100",
+        "sessions_fingerprint_unchanged/100 (library)",
+        &mut serve,
+        lisa,
+    );
+    drop(stdin);
+    let _ = child.wait();
+
+    // Whole process against in-process, for one deep session.
+    let s = sessions
+        .iter()
+        .max_by_key(|s| s.candidates.len())
+        .expect("a session");
+    let p = policy();
+    let mut process = || {
+        let out = Command::new(bin)
+            .arg("--home")
+            .arg(&w.home)
+            .arg("snapshot")
+            .arg("--cwd")
+            .arg(&s.cwd)
+            .env_remove("LISA_HOME")
+            .output()
+            .expect("run lisa-context snapshot");
+        assert!(out.status.success());
+        black_box(out.stdout.len());
+    };
+    let mut in_process = || {
+        let built = snapshot::build(&p, Some(&w.home), &s.cwd, None).expect("snapshot");
+        black_box(built.snapshot.prompt.len());
+    };
+    ratio(
+        quick,
+        "process",
+        "lisa-context snapshot (whole process)",
+        "snapshot::build (in process, cold)",
+        &mut process,
+        &mut in_process,
+    );
 }

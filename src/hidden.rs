@@ -162,6 +162,12 @@ enum Emit {
     Nothing,
 }
 
+/// Whether `text` certainly holds nothing hidden (plain ASCII without an HTML
+/// comment), so [`treat`] would return it unchanged.
+pub fn is_plain(text: &str) -> bool {
+    text.is_ascii() && !text.contains("<!--")
+}
+
 /// Applies `mode` to `text`, and reports what was found.
 ///
 /// - [`HiddenText::Reveal`]: each hidden character becomes `marker` filled with
@@ -197,7 +203,7 @@ enum Emit {
 /// ```
 pub fn treat(text: &str, mode: HiddenText, marker: &Template) -> (String, HiddenReport) {
     // The usual case: plain ASCII without comments has nothing to find.
-    if text.is_ascii() && !text.contains("<!--") {
+    if is_plain(text) {
         return (text.to_owned(), HiddenReport::default());
     }
 

@@ -207,8 +207,9 @@ impl Loader {
         if meta.len() > cap {
             return Err(unreadable("too-large"));
         }
-        let bytes = read::read_at_most(&file, cap).map_err(|e| unreadable(&e.to_string()))?;
-        let content = decode(&bytes, false).ok_or_else(|| unreadable("not-text"))?;
+        let bytes =
+            read::read_at_most(&file, cap, meta.len()).map_err(|e| unreadable(&e.to_string()))?;
+        let content = decode(bytes, false).ok_or_else(|| unreadable("not-text"))?;
         Ok(SkillFile {
             name: skill.name.clone(),
             origin: skill.origin,

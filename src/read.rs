@@ -171,9 +171,11 @@ fn is_symlink_error(e: &io::Error) -> bool {
     matches!(e.raw_os_error(), Some(ELOOP) | Some(EMLINK))
 }
 
-/// Reads at most `limit` bytes from `file`.
-pub fn read_at_most(file: &std::fs::File, limit: u64) -> io::Result<Vec<u8>> {
-    let mut buf = Vec::with_capacity(usize::try_from(limit.min(64 * 1024)).unwrap_or(0));
+/// Reads at most `limit` bytes from `file`; `size_hint` (the size fstat
+/// reported) sizes the buffer.
+pub fn read_at_most(file: &std::fs::File, limit: u64, size_hint: u64) -> io::Result<Vec<u8>> {
+    let initial = limit.min(size_hint.saturating_add(1)).min(64 * 1024);
+    let mut buf = Vec::with_capacity(usize::try_from(initial).unwrap_or(0));
     let mut handle = file;
     (&mut handle).take(limit).read_to_end(&mut buf)?;
     Ok(buf)

@@ -232,7 +232,7 @@ impl SourceCtx<'_> {
         // Read only as far as the frontmatter goes.
         let mut buf = Vec::new();
         loop {
-            let chunk = match read::read_at_most(&file, CHUNK.min(cap - buf.len() as u64)) {
+            let chunk = match read::read_at_most(&file, CHUNK.min(cap - buf.len() as u64), CHUNK) {
                 Ok(c) => c,
                 Err(_) => {
                     trace.push(self.troot, &rel, stamp, None);

@@ -177,10 +177,13 @@ pub fn select(
             Origin::Project => (&roots.repo.dir, TraceRoot::Repo),
         };
         let mut skip = |reason: Reason, statuses: &mut Vec<Option<Status>>| {
-            skipped.push(Skipped {
-                path: cand.path.clone(),
-                reason,
-            });
+            skipped.push((
+                i,
+                Skipped {
+                    path: cand.path.clone(),
+                    reason,
+                },
+            ));
             statuses[i] = Some(Status::Skipped(reason));
         };
         if cand.excluded {
@@ -208,14 +211,17 @@ pub fn select(
                 stamp,
                 Some(same.as_os_str().as_encoded_bytes()),
             );
-            deduped.push(Deduped {
-                path: cand.path.clone(),
-                same_as: same.clone(),
-            });
+            deduped.push((
+                i,
+                Deduped {
+                    path: cand.path.clone(),
+                    same_as: same.clone(),
+                },
+            ));
             statuses[i] = Some(Status::SameFile(same.clone()));
             continue;
         }
-        let bytes = match read::read_at_most(&file, file_cap) {
+        let bytes = match read::read_at_most(&file, file_cap, meta.len()) {
             Ok(b) => b,
             Err(_) => {
                 trace.push(troot, &cand.rel, stamp, None);
@@ -228,15 +234,20 @@ pub fn select(
         let size = meta.len();
         let read_cut = (bytes.len() as u64) < size;
 
-        let Some(text) = decode(&bytes, read_cut) else {
+        let Some(text) = decode(bytes, read_cut) else {
             skip(Reason::NotText, &mut statuses);
             continue;
         };
-        let (text, report) = hidden::treat(
-            &text,
-            policy.trust.hidden_text,
-            &policy.templates.hidden_marker,
-        );
+        let (text, report) = if hidden::is_plain(&text) {
+            (text, HiddenReport::default())
+        } else {
+            hidden::treat(
+                &text,
+                policy.trust.hidden_text,
+                &policy.templates.hidden_marker,
+            )
+        };
+        let start = text.len() - text.trim_start().len();
         let trimmed = text.trim();
         if trimmed.is_empty() && ins.skip_blank {
             skip(Reason::Empty, &mut statuses);
@@ -245,10 +256,13 @@ pub fn select(
         let text_key = xxhash_rust::xxh3::xxh3_128(trimmed.as_bytes());
         if ins.dedup_by_content {
             if let Some(same) = kept_by_text.get(&text_key) {
-                deduped.push(Deduped {
-                    path: cand.path.clone(),
-                    same_as: same.clone(),
-                });
+                deduped.push((
+                    i,
+                    Deduped {
+                        path: cand.path.clone(),
+                        same_as: same.clone(),
+                    },
+                ));
                 statuses[i] = Some(Status::Deduped(same.clone()));
                 continue;
             }
@@ -262,13 +276,16 @@ pub fn select(
         }
         let budget_cut = cut < trimmed.len();
         exhausted |= budget_cut;
-        let included = &trimmed[..cut];
-        used += included.len() as u64;
+        used += cut as u64;
+        let text_bytes = trimmed.len() as u64;
         if !report.is_empty() {
-            hidden_found.push(HiddenFinding {
-                path: cand.path.clone(),
-                report,
-            });
+            hidden_found.push((
+                i,
+                HiddenFinding {
+                    path: cand.path.clone(),
+                    report,
+                },
+            ));
         }
         let truncated = budget_cut || read_cut;
         if let Some(id) = stamp.identity() {
@@ -284,19 +301,29 @@ pub fn select(
             path: cand.path.clone(),
             origin: cand.origin,
             bytes: size,
-            text_bytes: trimmed.len() as u64,
-            included_bytes: included.len() as u64,
+            text_bytes,
+            included_bytes: cut as u64,
             truncated,
-            text: included.to_string(),
+            text: {
+                // Keep the included part in the buffer already holding it.
+                let mut owned = text;
+                owned.truncate(start + cut);
+                owned.drain(..start);
+                owned
+            },
             order: i,
         });
     }
 
     blocks.sort_by_key(|b| b.order);
-    let order_of = |p: &PathBuf| candidates.iter().position(|c| &c.path == p).unwrap_or(0);
-    deduped.sort_by_key(|d| order_of(&d.path));
-    skipped.sort_by_key(|s| order_of(&s.path));
-    hidden_found.sort_by_key(|h| order_of(&h.path));
+    // Records were made in grant order; report them in read order.
+    fn in_read_order<T>(mut v: Vec<(usize, T)>) -> Vec<T> {
+        v.sort_by_key(|(i, _)| *i);
+        v.into_iter().map(|(_, t)| t).collect()
+    }
+    let deduped = in_read_order(deduped);
+    let skipped = in_read_order(skipped);
+    let hidden_found = in_read_order(hidden_found);
     let considered = candidates
         .iter()
         .zip(statuses)
@@ -325,12 +352,17 @@ pub fn select(
 /// Bytes to text: a leading BOM dropped, CRLF folded to LF. `None` for bytes
 /// that are not text (invalid UTF-8 before the end, or a NUL byte). When the
 /// read stopped early, a character cut in half at the end is dropped.
-pub(crate) fn decode(bytes: &[u8], read_cut: bool) -> Option<String> {
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    let text = match std::str::from_utf8(bytes) {
+pub(crate) fn decode(mut bytes: Vec<u8>, read_cut: bool) -> Option<String> {
+    if bytes.starts_with(b"\xEF\xBB\xBF") {
+        bytes.drain(..3);
+    }
+    let text = match String::from_utf8(bytes) {
         Ok(t) => t,
-        Err(e) if read_cut && e.error_len().is_none() => {
-            std::str::from_utf8(&bytes[..e.valid_up_to()]).ok()?
+        Err(e) if read_cut && e.utf8_error().error_len().is_none() => {
+            let valid = e.utf8_error().valid_up_to();
+            let mut bytes = e.into_bytes();
+            bytes.truncate(valid);
+            String::from_utf8(bytes).ok()?
         }
         Err(_) => return None,
     };
@@ -344,7 +376,7 @@ pub(crate) fn decode(bytes: &[u8], read_cut: bool) -> Option<String> {
 /// feed, NEL, and the Unicode line and paragraph separators) becomes `\n`, so
 /// that the renderer sees every line a model might see, and can escape any that
 /// imitates a block boundary.
-pub(crate) fn normalize_line_breaks(text: &str) -> String {
+pub(crate) fn normalize_line_breaks(text: String) -> String {
     const BREAKS: [char; 6] = ['\r', '\u{0B}', '\u{0C}', '\u{85}', '\u{2028}', '\u{2029}'];
     // Fast byte scan: every break above starts with one of these bytes
     // (U+0085 is C2 85, U+2028/U+2029 are E2 80 A8/A9).
@@ -352,7 +384,7 @@ pub(crate) fn normalize_line_breaks(text: &str) -> String {
     let maybe = memchr::memchr3(b'\r', 0x0B, 0x0C, bytes).is_some()
         || memchr::memchr2(0xC2, 0xE2, bytes).is_some();
     if !maybe || !text.contains(BREAKS) {
-        return text.to_string();
+        return text;
     }
     text.replace("\r\n", "\n").replace(BREAKS, "\n")
 }
@@ -385,14 +417,17 @@ mod tests {
 
     #[test]
     fn decode_rules() {
-        assert_eq!(
-            decode(b"\xEF\xBB\xBFhi\r\nyo", false).as_deref(),
-            Some("hi\nyo")
-        );
-        assert_eq!(decode(b"a\0b", false), None);
-        assert_eq!(decode(b"a\xff", false), None);
+        let d = |b: &[u8], cut| decode(b.to_vec(), cut);
+        assert_eq!(d(b"\xEF\xBB\xBFhi\r\nyo", false).as_deref(), Some("hi\nyo"));
+        assert_eq!(d(b"a\0b", false), None);
+        assert_eq!(d(b"a\xff", false), None);
         // A 3-byte character cut after 2 bytes by the read cap.
-        assert_eq!(decode(b"ab\xe6\xbc", true).as_deref(), Some("ab"));
-        assert_eq!(decode(b"ab\xe6\xbc", false), None);
+        assert_eq!(d(b"ab\xe6\xbc", true).as_deref(), Some("ab"));
+        assert_eq!(d(b"ab\xe6\xbc", false), None);
+        // Every line break a reader might honour becomes `\n`.
+        assert_eq!(
+            d(b"a\rb\x0bc\xc2\x85d\xe2\x80\xa8e\xe2\x80\xa9f\x0cg", false).as_deref(),
+            Some("a\nb\nc\nd\ne\nf\ng")
+        );
     }
 }
