@@ -236,37 +236,26 @@ impl Stamp {
     /// Stats an absolute path outside any root (repository markers only),
     /// without following a final symlink.
     pub fn probe_ambient(path: &Path) -> Stamp {
-        match std::fs::symlink_metadata(path) {
-            Ok(m) => {
-                use std::os::unix::fs::MetadataExt as _;
-                Stamp::Present {
-                    mode: m.mode(),
-                    dev: m.dev(),
-                    ino: m.ino(),
-                    size: m.size(),
-                    mtime_ns: i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec()),
-                    ctime_ns: i128::from(m.ctime()) * 1_000_000_000 + i128::from(m.ctime_nsec()),
-                }
-            }
-            Err(e) => Stamp::from_error(&e),
-        }
+        Stamp::of_std(std::fs::symlink_metadata(path))
     }
 
     /// Stats a directory the user named (the cwd, the home root), following
     /// links: it decides which roots are opened, and is never read.
     pub fn probe_ambient_dir(path: &Path) -> Stamp {
-        match std::fs::metadata(path) {
-            Ok(m) => {
-                use std::os::unix::fs::MetadataExt as _;
-                Stamp::Present {
-                    mode: m.mode(),
-                    dev: m.dev(),
-                    ino: m.ino(),
-                    size: m.size(),
-                    mtime_ns: i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec()),
-                    ctime_ns: i128::from(m.ctime()) * 1_000_000_000 + i128::from(m.ctime_nsec()),
-                }
-            }
+        Stamp::of_std(std::fs::metadata(path))
+    }
+
+    fn of_std(meta: io::Result<std::fs::Metadata>) -> Stamp {
+        use std::os::unix::fs::MetadataExt as _;
+        match meta {
+            Ok(m) => Stamp::Present {
+                mode: m.mode(),
+                dev: m.dev(),
+                ino: m.ino(),
+                size: m.size(),
+                mtime_ns: i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec()),
+                ctime_ns: i128::from(m.ctime()) * 1_000_000_000 + i128::from(m.ctime_nsec()),
+            },
             Err(e) => Stamp::from_error(&e),
         }
     }
