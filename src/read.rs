@@ -61,6 +61,29 @@ pub enum Reason {
 }
 
 impl Reason {
+    /// Every reason, for documentation and tests.
+    pub const ALL: [Reason; 19] = [
+        Reason::SymlinkEscape,
+        Reason::SymlinkRefused,
+        Reason::NotRegularFile,
+        Reason::Unreadable,
+        Reason::TooLarge,
+        Reason::Empty,
+        Reason::NotText,
+        Reason::BudgetExhausted,
+        Reason::Excluded,
+        Reason::InvalidName,
+        Reason::DotFolder,
+        Reason::MissingSkillFile,
+        Reason::NotADirectory,
+        Reason::BadFrontmatter,
+        Reason::MissingName,
+        Reason::MissingDescription,
+        Reason::DescriptionTooLong,
+        Reason::Impostor,
+        Reason::ScanLimit,
+    ];
+
     /// The kebab-case word used in JSON and in `explain`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -290,5 +313,38 @@ impl Stamp {
             Stamp::Present { dev, ino, .. } => Some((dev, ino)),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reason_words_match_their_json() {
+        for r in Reason::ALL {
+            let json = serde_json::to_string(&r).unwrap_or_default();
+            assert_eq!(json, format!("\"{}\"", r.as_str()));
+        }
+    }
+
+    #[test]
+    fn stamps_of_recent_files_are_racy() {
+        let now = SystemTime::now();
+        let ns = now
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as i128);
+        let stamp = |t: i128| Stamp::Present {
+            mode: 0o100644,
+            dev: 1,
+            ino: 2,
+            size: 3,
+            mtime_ns: t,
+            ctime_ns: t,
+        };
+        assert!(stamp(ns).is_racy(now));
+        assert!(stamp(ns - 1_000_000_000).is_racy(now));
+        assert!(!stamp(ns - 3_000_000_000).is_racy(now));
+        assert!(!Stamp::Absent.is_racy(now));
     }
 }
