@@ -42,6 +42,34 @@ pub struct TraceEntry {
     pub content: Option<u128>,
 }
 
+impl TraceEntry {
+    /// Whether `now` (a fresh stamp of the same path) shows nothing that
+    /// could change the output. Files and folders inside a root must look
+    /// exactly the same. A repository marker only by its kind (a `.git`
+    /// directory's timestamps move with every git command), and the cwd, home
+    /// and repository root by their kind and identity (their timestamps move
+    /// whenever any entry in them does; the entries that matter are traced
+    /// themselves).
+    pub fn unchanged(&self, now: &Stamp) -> bool {
+        match self.root {
+            TraceRoot::Home | TraceRoot::Repo => *now == self.stamp,
+            TraceRoot::Ambient => kind_of(now) == kind_of(&self.stamp),
+            TraceRoot::AmbientDir => {
+                kind_of(now) == kind_of(&self.stamp) && now.identity() == self.stamp.identity()
+            }
+        }
+    }
+}
+
+/// The file type of a stamp (or the non-presence it records).
+fn kind_of(stamp: &Stamp) -> (u8, u32) {
+    match *stamp {
+        Stamp::Absent => (0, 0),
+        Stamp::Error(code) => (1, u32::from(code)),
+        Stamp::Present { mode, .. } => (2, mode & 0o170000),
+    }
+}
+
 /// Everything a snapshot examined.
 #[derive(Debug, Clone)]
 pub struct Trace {
@@ -72,8 +100,15 @@ impl Trace {
     }
 
     /// Whether any stamp is too fresh to vouch for its content.
+    ///
+    /// Only paths whose content or listing was used count: a marker or a
+    /// root directory matters by its kind and identity alone (see
+    /// [`TraceEntry::unchanged`]), never by its timestamps.
     pub fn has_racy_stamp(&self) -> bool {
-        self.entries.iter().any(|e| e.stamp.is_racy(self.started))
+        self.entries
+            .iter()
+            .filter(|e| matches!(e.root, TraceRoot::Home | TraceRoot::Repo))
+            .any(|e| e.stamp.is_racy(self.started))
     }
 
     /// The fingerprint, given the parts of the context outside the trace.
@@ -94,8 +129,12 @@ impl Trace {
                     field(&mut h, &kind.to_le_bytes());
                     // A directory's size says nothing about the output (its
                     // entries are traced one by one) and need not come back
-                    // when an entry is removed again.
-                    if kind != 0o040000 {
+                    // when an entry is removed again; paths outside the
+                    // roots count by kind alone (as `TraceEntry::unchanged`
+                    // compares them), so a cached answer and a fresh build
+                    // always agree.
+                    let by_kind_only = matches!(e.root, TraceRoot::Ambient | TraceRoot::AmbientDir);
+                    if kind != 0o040000 && !by_kind_only {
                         field(&mut h, &size.to_le_bytes());
                     }
                 }
@@ -114,4 +153,63 @@ impl Trace {
 fn field(h: &mut Xxh3, bytes: &[u8]) {
     h.update(&(bytes.len() as u64).to_le_bytes());
     h.update(bytes);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dir(ino: u64, mtime_ns: i128) -> Stamp {
+        Stamp::Present {
+            mode: 0o040755,
+            dev: 1,
+            ino,
+            size: 4096,
+            mtime_ns,
+            ctime_ns: mtime_ns,
+        }
+    }
+
+    fn entry(root: TraceRoot, stamp: Stamp) -> TraceEntry {
+        TraceEntry {
+            root,
+            rel: PathBuf::from(".git"),
+            stamp,
+            content: None,
+        }
+    }
+
+    #[test]
+    fn outside_paths_compare_by_kind_and_identity() {
+        // A `.git` touched by a git command: same kind, new timestamps.
+        let marker = entry(TraceRoot::Ambient, dir(7, 1));
+        assert!(marker.unchanged(&dir(7, 99)));
+        assert!(!marker.unchanged(&Stamp::Absent));
+        // The cwd or a root: a new entry inside moves its mtime (fine); being
+        // replaced by another directory changes its identity (not fine).
+        let cwd = entry(TraceRoot::AmbientDir, dir(7, 1));
+        assert!(cwd.unchanged(&dir(7, 99)));
+        assert!(!cwd.unchanged(&dir(8, 1)));
+        // Inside a root, every field counts.
+        let file = entry(TraceRoot::Repo, dir(7, 1));
+        assert!(!file.unchanged(&dir(7, 2)));
+    }
+
+    #[test]
+    fn fingerprint_ignores_outside_timestamps_but_not_content() {
+        let trace = |stamp, content: Option<&[u8]>| {
+            let mut t = Trace::default();
+            t.push(TraceRoot::Ambient, Path::new("/r/.git"), stamp, None);
+            t.push(
+                TraceRoot::Repo,
+                Path::new("AGENTS.md"),
+                Stamp::Absent,
+                content,
+            );
+            t.fingerprint(1, &["/r"])
+        };
+        assert_eq!(trace(dir(7, 1), None), trace(dir(9, 5), None));
+        assert_ne!(trace(dir(7, 1), None), trace(Stamp::Absent, None));
+        assert_ne!(trace(dir(7, 1), Some(b"a")), trace(dir(7, 1), Some(b"b")));
+    }
 }

@@ -348,7 +348,7 @@ fn still_valid(built: &Built) -> bool {
             TraceRoot::Ambient => Stamp::probe_ambient(&e.rel),
             TraceRoot::AmbientDir => Stamp::probe_ambient_dir(&e.rel),
         };
-        now == e.stamp
+        e.unchanged(&now)
     })
 }
 
