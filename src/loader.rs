@@ -271,7 +271,9 @@ impl Loader {
                 tick,
             },
         );
+        let mut evicted = false;
         while cache.entries.len() > self.capacity {
+            evicted = true;
             let oldest = cache
                 .entries
                 .iter()
@@ -283,6 +285,9 @@ impl Loader {
                 }
                 None => break,
             }
+        }
+        if !evicted {
+            return Ok(built);
         }
         // Forget root handles no cached snapshot uses any more.
         let in_use: std::collections::HashSet<PathBuf> = cache

@@ -9,7 +9,7 @@
 
 #![allow(dead_code)]
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use lisa_context::policy::{HiddenText, InvalidPolicy, Layer, Policy, PolicyError, PolicySource};
@@ -469,9 +469,4 @@ fn check_prompt(policy: &Policy, snapshot: &Snapshot, nonce: &str) {
             "the lines opening with `<<<` are not exactly the headers and footers:\n{prompt}"
         );
     }
-}
-
-/// The cwd of a written tree, for tests that build again.
-pub fn cwd_of(written: &Written) -> &Path {
-    &written.cwd
 }
