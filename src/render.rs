@@ -39,10 +39,10 @@ pub fn render(
 ) -> String {
     let t = &policy.templates;
     let mut out = String::new();
+    let guards = guard_prefixes(policy);
+    let forged_prefix = t.forged_line_prefix.fill(&[]);
+    let nonce = nonce(policy, blocks);
     if !blocks.is_empty() {
-        let nonce = nonce(policy, blocks);
-        let guards = guard_prefixes(policy);
-        let forged_prefix = t.forged_line_prefix.fill(&[]);
         out.push_str(&t.heading.fill(&[]));
         out.push_str("\n\n");
         out.push_str(&t.preamble.fill(&[("nonce", &nonce)]));
@@ -98,12 +98,18 @@ pub fn render(
                 Origin::Home => (one_line, ""),
                 Origin::Project => (cut_chars(&one_line, cap), label.as_str()),
             };
-            out.push_str(&t.skill_entry.fill(&[
+            let entry = t.skill_entry.fill(&[
                 ("name", &s.name),
                 ("description", &description),
                 ("label", label),
                 ("origin", s.origin.as_str()),
-            ]));
+            ]);
+            // A description is one line, but under a team's own template it
+            // may start the line: it gets the same guard as file text.
+            if looks_like_boundary(&entry, &guards, &nonce) {
+                out.push_str(&forged_prefix);
+            }
+            out.push_str(&entry);
             out.push('\n');
         }
         if hidden_project > 0 {

@@ -332,7 +332,9 @@ pub fn builtin_templates(policy: &Policy) -> bool {
 ///
 /// Invariants: the build succeeds; the budget is kept (`used <= limit`, and
 /// `used` is the sum of the kept blocks' `included_bytes`); no block
-/// includes more bytes than its file holds; the snapshot serializes; the
+/// includes more than its text (`text_bytes`), a cut block says it was cut,
+/// and a text outgrows its file only when hidden text in it was revealed;
+/// the snapshot serializes; the
 /// lines of the prompt that carry the nonce are exactly the nonce-bearing
 /// lines of the preamble, the headers and the footers, so file text never
 /// adds one; with the built-in templates, the lines opening with `<<<` are
@@ -365,16 +367,30 @@ pub fn check_render(tree: &Tree) -> Rendered {
             "{}",
             b.path.display()
         );
-        // Revealing hidden text replaces a character of 2 to 4 bytes with a
-        // longer marker, so the text can outgrow its file: that case is
-        // `included_bytes_never_exceed_the_file` in tests/fuzz_regressions.rs.
+        assert!(
+            b.included_bytes <= b.text_bytes,
+            "{} includes {} bytes of a {}-byte text",
+            b.path.display(),
+            b.included_bytes,
+            b.text_bytes
+        );
+        assert!(
+            b.truncated || b.included_bytes == b.text_bytes,
+            "{} was cut ({} of {} bytes) but is not marked truncated",
+            b.path.display(),
+            b.included_bytes,
+            b.text_bytes
+        );
+        // Only revealing hidden text (a character of 2 to 4 bytes becomes a
+        // longer marker) makes the text outgrow its file: that case is
+        // `included_bytes_never_exceed_the_text` in tests/fuzz_regressions.rs.
         let revealed = policy.trust.hidden_text == HiddenText::Reveal
             && snapshot.hidden_text.iter().any(|h| h.path == b.path);
         assert!(
-            revealed || b.included_bytes <= b.bytes,
-            "{} includes {} bytes of a {}-byte file: {:?}",
+            revealed || b.text_bytes <= b.bytes,
+            "{} has {} bytes of text from a {}-byte file: {:?}",
             b.path.display(),
-            b.included_bytes,
+            b.text_bytes,
             b.bytes,
             b.text
         );
@@ -410,7 +426,7 @@ fn header_footer(
     nonce: &str,
 ) -> (String, String) {
     let t = &policy.templates;
-    let path = b.path.to_string_lossy();
+    let path = lisa_context::paths::for_prompt(&b.path);
     let header = match b.origin {
         lisa_context::discovery::chain::Origin::Home => &t.home_header,
         lisa_context::discovery::chain::Origin::Project => &t.project_header,

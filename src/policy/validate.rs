@@ -366,6 +366,17 @@ pub(crate) fn check_layer(
     c.template("project-header", &t.project_header);
     c.template("footer", &t.footer);
     c.template("forged-line-prefix", &t.forged_line_prefix);
+    if let Some(p) = &t.forged_line_prefix {
+        if p.get_ref().source().trim().is_empty() {
+            c.push_help(
+                ProblemKind::InvalidValue,
+                p.span(),
+                "`templates.forged-line-prefix` must not be blank".into(),
+                "blank prefix",
+                "file lines that look like block boundaries are marked with this prefix; a blank one would leave them unmarked".into(),
+            );
+        }
+    }
     c.template("truncation-note", &t.truncation_note);
     c.template("hidden-marker", &t.hidden_marker);
     c.template("skills-heading", &t.skills_heading);
