@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use cap_fs_ext::{OpenOptionsFollowExt, OpenOptionsSyncExt};
 use cap_std::ambient_authority;
 use cap_std::fs::{File, OpenOptions};
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use globset::{GlobSet, GlobSetBuilder};
 use miette::NamedSource;
 use regex::Regex;
 
@@ -290,26 +290,14 @@ impl Policy {
             .first()
             .cloned()
             .unwrap_or_else(PolicySource::builtin);
+        // Every failure below would be a bug in the lowest layer (the built-in
+        // policy defines every key, and each layer was checked alone), still
+        // reported as a diagnostic rather than a panic.
         let Some(acc) = acc else {
-            return Self::from_sources(&[first]);
-        };
-        let missing_error = |missing: Vec<&'static str>| {
-            let src = NamedSource::new(first.name.clone(), first.text.clone());
-            PolicyError::Invalid(InvalidPolicy {
-                name: first.name.clone(),
-                problems: missing
-                    .into_iter()
-                    .map(|k| {
-                        Problem::new(
-                            &src,
-                            ProblemKind::MissingField,
-                            0..0,
-                            format!("no layer sets `{k}`"),
-                            "the lowest layer must define every key",
-                        )
-                    })
-                    .collect(),
-            })
+            return Err(internal_error(
+                &first,
+                vec!["no policy layer was given".into()],
+            ));
         };
         let mut missing = Vec::new();
         let roots = acc.roots.resolve().map_err(|m| missing.extend(m)).ok();
@@ -324,25 +312,27 @@ impl Policy {
         let (Some(roots), Some(instructions), Some(skills), Some(trust), Some(templates)) =
             (roots, instructions, skills, trust, templates)
         else {
-            return Err(missing_error(missing));
+            let messages = missing
+                .iter()
+                .map(|k| format!("no layer sets `{k}`"))
+                .collect();
+            return Err(internal_error(&first, messages));
         };
-
-        // Each layer was checked alone, so these compile; a failure here would
-        // be a bug, still reported as a diagnostic rather than a panic.
-        let name_rule = Regex::new(&skills.name_rule).map_err(|e| {
-            missing_error_from(&first, format!("skills.name-rule does not compile: {e}"))
+        let name_rule = validate::compile_name_rule(&skills.name_rule).map_err(|e| {
+            internal_error(
+                &first,
+                vec![format!("skills.name-rule does not compile: {e}")],
+            )
         })?;
         let mut globs = GlobSetBuilder::new();
         for g in &instructions.exclude_levels {
-            let glob = GlobBuilder::new(g.get_ref())
-                .literal_separator(true)
-                .build()
-                .map_err(|e| missing_error_from(&first, format!("exclude-levels: {e}")))?;
+            let glob = validate::compile_glob(g.get_ref())
+                .map_err(|e| internal_error(&first, vec![format!("exclude-levels: {e}")]))?;
             globs.add(glob);
         }
         let exclude_levels = globs
             .build()
-            .map_err(|e| missing_error_from(&first, format!("exclude-levels: {e}")))?;
+            .map_err(|e| internal_error(&first, vec![format!("exclude-levels: {e}")]))?;
 
         let mut policy = Self {
             roots,
@@ -420,17 +410,16 @@ impl Policy {
     }
 }
 
-fn missing_error_from(first: &PolicySource, message: String) -> PolicyError {
+/// A problem that only a lowest layer lacking keys (or a bug) can cause,
+/// reported against that layer.
+fn internal_error(first: &PolicySource, messages: Vec<String>) -> PolicyError {
     let src = NamedSource::new(first.name.clone(), first.text.clone());
     PolicyError::Invalid(InvalidPolicy {
         name: first.name.clone(),
-        problems: vec![Problem::new(
-            &src,
-            ProblemKind::InvalidValue,
-            0..0,
-            message,
-            "here",
-        )],
+        problems: messages
+            .into_iter()
+            .map(|m| Problem::new(&src, ProblemKind::MissingField, 0..0, m, "in this layer"))
+            .collect(),
     })
 }
 

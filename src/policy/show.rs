@@ -9,19 +9,17 @@ struct Doc<'a> {
     version: i64,
     roots: &'a Roots,
     instructions: &'a Instructions,
-    skills: Skills,
+    skills: &'a Skills,
     trust: &'a Trust,
     templates: &'a Templates,
 }
 
 fn doc(policy: &Policy) -> String {
-    // Sources go last in their table so that `[[skills.sources]]` follows the
-    // plain keys; serde keeps declaration order, so move them by rebuilding.
     let d = Doc {
         version: SUPPORTED_VERSION,
         roots: &policy.roots,
         instructions: &policy.instructions,
-        skills: policy.skills.clone(),
+        skills: &policy.skills,
         trust: &policy.trust,
         templates: &policy.templates,
     };

@@ -47,6 +47,18 @@ pub(crate) const TEMPLATE_RULES: &[(&str, &[&str], &[&str])] = &[
     ("more-skills", &["count"], &[]),
 ];
 
+/// Compiles an `exclude-levels` glob: `*` never crosses a `/`.
+pub(crate) fn compile_glob(pattern: &str) -> Result<globset::Glob, globset::Error> {
+    globset::GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .build()
+}
+
+/// Compiles `skills.name-rule`, with a bound on the compiled size.
+pub(crate) fn compile_name_rule(rule: &str) -> Result<regex::Regex, regex::Error> {
+    regex::RegexBuilder::new(rule).size_limit(1 << 20).build()
+}
+
 struct Checker<'a> {
     src: &'a NamedSource<String>,
     text: &'a str,
@@ -261,10 +273,7 @@ pub(crate) fn check_layer(
     c.file_names("instructions.level-files", &i.level_files, true);
     if let Some(globs) = &i.exclude_levels {
         for g in globs.get_ref() {
-            if let Err(e) = globset::GlobBuilder::new(g.get_ref())
-                .literal_separator(true)
-                .build()
-            {
+            if let Err(e) = compile_glob(g.get_ref()) {
                 c.push(
                     ProblemKind::InvalidGlob,
                     g.span(),
@@ -293,10 +302,7 @@ pub(crate) fn check_layer(
     let s = &layer.skills;
     c.sources(&s.sources);
     if let Some(rule) = &s.name_rule {
-        if let Err(e) = regex::RegexBuilder::new(rule.get_ref())
-            .size_limit(1 << 20)
-            .build()
-        {
+        if let Err(e) = compile_name_rule(rule.get_ref()) {
             let msg = match e {
                 regex::Error::Syntax(m) => m
                     .lines()
