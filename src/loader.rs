@@ -125,7 +125,7 @@ impl Loader {
         cwd: &Path,
         root: Option<&Path>,
     ) -> Result<Arc<Snapshot>, SnapshotError> {
-        Ok(Arc::new(self.current(cwd, root)?.snapshot.clone()))
+        Ok(self.current(cwd, root)?.snapshot.clone())
     }
 
     /// The fingerprint for `cwd`: equal to the `fingerprint` field of the
@@ -159,7 +159,7 @@ impl Loader {
         if built.snapshot.fingerprint == previous {
             Ok(None)
         } else {
-            Ok(Some(Arc::new(built.snapshot.clone())))
+            Ok(Some(built.snapshot.clone()))
         }
     }
 

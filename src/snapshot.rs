@@ -2,6 +2,7 @@
 //! fingerprint that says when it must be rebuilt.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -64,8 +65,8 @@ pub struct Snapshot {
 /// A snapshot together with what it examined, for caching.
 #[derive(Debug)]
 pub struct Built {
-    /// The snapshot.
-    pub snapshot: Snapshot,
+    /// The snapshot (shared: a cached one is handed out without copying).
+    pub snapshot: Arc<Snapshot>,
     /// Every path examined.
     pub trace: Trace,
     /// The roots it was built from.
@@ -142,7 +143,7 @@ pub fn build_with_cache(policy: &Policy, roots: Roots, cache: Option<&ParseCache
     };
     trace.entries.shrink_to_fit();
     Built {
-        snapshot,
+        snapshot: Arc::new(snapshot),
         trace,
         roots,
     }

@@ -1653,7 +1653,7 @@ fn file_growing_while_read() {
         let mut results = Vec::new();
         for i in 0..40 {
             let snap = if i % 2 == 0 {
-                loader.snapshot(&cwd).map(|s| (*s).clone())
+                loader.snapshot(&cwd)
             } else {
                 lisa_context::snapshot::build(&policy, Some(&home), &cwd, None).map(|b| b.snapshot)
             };

@@ -220,7 +220,7 @@ fn race(
                 let result = if n % 2 == 0 {
                     snapshot::build(&policy, Some(&home), &cwd, None).map(|b| b.snapshot)
                 } else {
-                    loader.snapshot(&cwd).map(|s| (*s).clone())
+                    loader.snapshot(&cwd)
                 };
                 n += 1;
                 match result {

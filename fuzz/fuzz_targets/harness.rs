@@ -300,7 +300,7 @@ pub struct Rendered {
     /// The effective policy.
     pub policy: Policy,
     /// The snapshot.
-    pub snapshot: Snapshot,
+    pub snapshot: std::sync::Arc<Snapshot>,
     /// The nonce of the kept blocks.
     pub nonce: String,
 }
