@@ -133,8 +133,9 @@ pub struct Selection {
     pub considered: Vec<Considered>,
 }
 
-/// Bytes beyond the budget still read, so that a BOM, leading whitespace or a
-/// character straddling the limit does not make a file look shorter than it is.
+/// Bytes read beyond what the budget can still use, so that a BOM, leading
+/// whitespace or a character straddling the limit does not make a file look
+/// shorter than it is.
 const READ_SLACK: u64 = 4096;
 
 /// Runs the instruction stage over `candidates` (in read order).
@@ -166,6 +167,9 @@ pub fn select(
     let mut kept_by_text: HashMap<u128, PathBuf> = HashMap::new();
     let mut used: u64 = 0;
     let mut exhausted = false;
+    // The longest file kept so far: a later copy of it must be read far
+    // enough to be recognised as one, whatever budget is left.
+    let mut longest_kept: u64 = 0;
 
     for &i in &grant {
         let cand = &candidates[i];
@@ -221,7 +225,10 @@ pub fn select(
             statuses[i] = Some(Status::SameFile(same.clone()));
             continue;
         }
-        let bytes = match read::read_at_most(&file, file_cap, meta.len()) {
+        // Reads are bounded by what the budget can still use: a huge file
+        // late in the chain costs a few KiB, not the whole cap.
+        let want = limit.saturating_sub(used).max(longest_kept) + READ_SLACK;
+        let bytes = match read::read_at_most(&file, file_cap.min(want), meta.len()) {
             Ok(b) => b,
             Err(_) => {
                 trace.push(troot, &cand.rel, stamp, None);
@@ -254,7 +261,8 @@ pub fn select(
             continue;
         }
         let text_key = xxhash_rust::xxh3::xxh3_128(trimmed.as_bytes());
-        if ins.dedup_by_content {
+        // A file read only in part cannot be shown equal to anything.
+        if ins.dedup_by_content && !read_cut {
             if let Some(same) = kept_by_text.get(&text_key) {
                 deduped.push((
                     i,
@@ -291,7 +299,12 @@ pub fn select(
         if let Some(id) = stamp.identity() {
             kept_by_identity.insert(id, cand.path.clone());
         }
-        kept_by_text.insert(text_key, cand.path.clone());
+        // Only a file read whole can stand for its text: a later file equal
+        // to the prefix of a cut one is not a copy of it.
+        if !read_cut {
+            kept_by_text.insert(text_key, cand.path.clone());
+            longest_kept = longest_kept.max(size);
+        }
         statuses[i] = Some(if truncated {
             Status::Truncated
         } else {
