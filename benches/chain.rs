@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use criterion::Criterion;
 use lisa_context::policy::Policy;
-use lisa_context::{Loader, snapshot};
+use lisa_context::Loader;
 use tempfile::TempDir;
 
 mod common;
@@ -78,8 +78,8 @@ fn policy() -> Policy {
 // The two sides.
 
 fn lisa_cold(p: &Policy, c: &Chain) -> usize {
-    let built = snapshot::build(p, Some(&c.home), &c.cwd, None).expect("snapshot");
-    built.snapshot.prompt.len()
+    let built = lisa_context::build(p, Some(&c.home), &c.cwd, None).expect("snapshot");
+    built.prompt.len()
 }
 
 fn floor_read(c: &Chain) -> usize {
@@ -106,25 +106,24 @@ fn floor_stat(c: &Chain) -> usize {
 
 /// The snapshot considered exactly the candidate list the floor uses.
 fn check_candidates(p: &Policy, c: &Chain) {
-    let built = snapshot::build(p, Some(&c.home), &c.cwd, None).expect("snapshot");
+    let built = lisa_context::build(p, Some(&c.home), &c.cwd, None).expect("snapshot");
     let considered: Vec<&Path> = built
-        .snapshot
         .considered
         .iter()
         .map(|x| x.path.as_path())
         .collect();
     let ours: Vec<&Path> = c.candidates.iter().map(PathBuf::as_path).collect();
     assert_eq!(considered, ours, "candidate list differs from the loader's");
-    assert!(!built.snapshot.instruction_files.is_empty());
+    assert!(!built.instruction_files.is_empty());
     eprintln!(
         "chain {}: {} candidates, {} files kept, {} skipped, budget used {} of {} B, prompt {} B",
         c.levels,
         c.candidates.len(),
-        built.snapshot.instruction_files.len(),
-        built.snapshot.skipped.len(),
-        built.snapshot.budget.used,
-        built.snapshot.budget.limit,
-        built.snapshot.prompt.len()
+        built.instruction_files.len(),
+        built.skipped.len(),
+        built.budget.used,
+        built.budget.limit,
+        built.prompt.len()
     );
 }
 

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicIsize, Ordering};
 
 use criterion::Criterion;
 use lisa_context::policy::Policy;
-use lisa_context::{Loader, snapshot};
+use lisa_context::Loader;
 use tempfile::TempDir;
 
 mod common;
@@ -185,8 +185,8 @@ fn floor_stat(s: &Session) -> usize {
 /// The loader examines exactly the session's candidate list: the instruction
 /// candidates it considered, and the skills it found.
 fn check_session(p: &Policy, w: &World, s: &Session) {
-    let built = snapshot::build(p, Some(&w.home), &s.cwd, None).expect("snapshot");
-    let snap = &built.snapshot;
+    let built = lisa_context::build(p, Some(&w.home), &s.cwd, None).expect("snapshot");
+    let snap = &built;
     let mut seen: Vec<PathBuf> = snap.considered.iter().map(|c| c.path.clone()).collect();
     let mut skills: Vec<PathBuf> = snap.skills.iter().map(|k| k.path.clone()).collect();
     skills.sort();
@@ -492,8 +492,8 @@ fn serve_and_process(quick: bool, w: &World, sessions: &[Session], lisa: &mut dy
         black_box(out.stdout.len());
     };
     let mut in_process = || {
-        let built = snapshot::build(&p, Some(&w.home), &s.cwd, None).expect("snapshot");
-        black_box(built.snapshot.prompt.len());
+        let built = lisa_context::build(&p, Some(&w.home), &s.cwd, None).expect("snapshot");
+        black_box(built.prompt.len());
     };
     ratio(
         quick,

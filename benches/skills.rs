@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use criterion::Criterion;
 use lisa_context::policy::Policy;
-use lisa_context::{Loader, snapshot};
+use lisa_context::Loader;
 use tempfile::TempDir;
 
 mod common;
@@ -87,8 +87,8 @@ fn policy() -> Policy {
 // The two sides.
 
 fn lisa_cold(p: &Policy, s: &Skills) -> usize {
-    let built = snapshot::build(p, Some(&s.home), &s.repo, None).expect("snapshot");
-    built.snapshot.skills.len()
+    let built = lisa_context::build(p, Some(&s.home), &s.repo, None).expect("snapshot");
+    built.skills.len()
 }
 
 fn floor_read(s: &Skills) -> usize {
@@ -117,8 +117,8 @@ fn floor_stat(s: &Skills) -> usize {
 }
 
 fn check(p: &Policy, s: &Skills) {
-    let built = snapshot::build(p, Some(&s.home), &s.repo, None).expect("snapshot");
-    let snap = &built.snapshot;
+    let built = lisa_context::build(p, Some(&s.home), &s.repo, None).expect("snapshot");
+    let snap = &built;
     assert!(
         snap.rejected_skills.is_empty(),
         "{:?}",

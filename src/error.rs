@@ -6,6 +6,7 @@ use std::path::PathBuf;
 /// Why a snapshot could not be built at all. Problems with single files are
 /// never errors: they are recorded in the snapshot with a reason.
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]
+#[non_exhaustive]
 pub enum SnapshotError {
     /// The working directory was given as a relative path.
     #[error("the working directory must be an absolute path, got {}", .0.display())]

@@ -1,4 +1,4 @@
-//! Stage 7b — the fingerprint: a hash of everything that decides the output.
+//! The fingerprint: a hash of everything that decides the output.
 //!
 //! While a snapshot is built, every path examined is written to a [`Trace`]:
 //! what was there ([`Stamp`]) and, for files read, a hash of the bytes read.
@@ -8,38 +8,49 @@
 //! later check decide, with one `stat` per path, that nothing changed.
 
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use xxhash_rust::xxh3::Xxh3;
 
-use crate::read::Stamp;
+use crate::origin::Origin;
+use crate::sandbox::Stamp;
 
-/// Which root a traced path is relative to.
+/// Where a traced path was examined, and so how it is examined again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum TraceRoot {
-    /// The home root.
-    Home,
-    /// The repository root.
-    Repo,
-    /// An absolute path outside every root (repository markers), final link
+pub(crate) enum Place {
+    /// Under a root, relative to it.
+    Within(Origin),
+    /// A repository marker: an absolute path outside every root, final link
     /// not followed.
-    Ambient,
-    /// An absolute directory path the caller named (the cwd, the home root),
-    /// links followed.
-    AmbientDir,
+    Marker,
+    /// A directory the caller named (the cwd, the home root, the repository
+    /// root): an absolute path, links followed.
+    Directory,
+}
+
+impl Place {
+    /// The byte that stands for the place in the fingerprint.
+    fn code(self) -> u8 {
+        match self {
+            Place::Within(Origin::Home) => 0,
+            Place::Within(Origin::Project) => 1,
+            Place::Marker => 2,
+            Place::Directory => 3,
+        }
+    }
 }
 
 /// One examined path.
 #[derive(Debug, Clone)]
-pub struct TraceEntry {
-    /// The root the path is relative to.
-    pub root: TraceRoot,
-    /// The path.
-    pub rel: PathBuf,
+pub(crate) struct TraceEntry {
+    /// Where the path was examined.
+    pub(crate) place: Place,
+    /// The path: root-relative, or absolute outside the roots.
+    pub(crate) rel: PathBuf,
     /// What was there.
-    pub stamp: Stamp,
+    pub(crate) stamp: Stamp,
     /// A hash of the bytes read, when the file was read.
-    pub content: Option<u128>,
+    pub(crate) content: Option<u128>,
 }
 
 impl TraceEntry {
@@ -50,11 +61,11 @@ impl TraceEntry {
     /// and repository root by their kind and identity (their timestamps move
     /// whenever any entry in them does; the entries that matter are traced
     /// themselves).
-    pub fn unchanged(&self, now: &Stamp) -> bool {
-        match self.root {
-            TraceRoot::Home | TraceRoot::Repo => *now == self.stamp,
-            TraceRoot::Ambient => kind_of(now) == kind_of(&self.stamp),
-            TraceRoot::AmbientDir => {
+    pub(crate) fn unchanged(&self, now: &Stamp) -> bool {
+        match self.place {
+            Place::Within(_) => *now == self.stamp,
+            Place::Marker => kind_of(now) == kind_of(&self.stamp),
+            Place::Directory => {
                 kind_of(now) == kind_of(&self.stamp) && now.identity() == self.stamp.identity()
             }
         }
@@ -65,18 +76,18 @@ impl TraceEntry {
 fn kind_of(stamp: &Stamp) -> (u8, u32) {
     match *stamp {
         Stamp::Absent => (0, 0),
-        Stamp::Error(code) => (1, u32::from(code)),
-        Stamp::Present { mode, .. } => (2, mode & 0o170000),
+        Stamp::Error(reason) => (1, u32::from(reason as u8)),
+        Stamp::Present { .. } => (2, stamp.type_bits()),
     }
 }
 
 /// Everything a snapshot examined.
 #[derive(Debug, Clone)]
-pub struct Trace {
+pub(crate) struct Trace {
     /// The entries, in the order examined.
-    pub entries: Vec<TraceEntry>,
+    pub(crate) entries: Vec<TraceEntry>,
     /// When the examination started (for the racily-clean rule).
-    pub started: SystemTime,
+    pub(crate) started: SystemTime,
 }
 
 impl Default for Trace {
@@ -90,9 +101,9 @@ impl Default for Trace {
 
 impl Trace {
     /// Records a path.
-    pub fn push(&mut self, root: TraceRoot, rel: &Path, stamp: Stamp, content: Option<&[u8]>) {
+    pub(crate) fn push(&mut self, place: Place, rel: &Path, stamp: Stamp, content: Option<&[u8]>) {
         self.entries.push(TraceEntry {
-            root,
+            place,
             rel: rel.to_path_buf(),
             stamp,
             content: content.map(xxhash_rust::xxh3::xxh3_128),
@@ -104,28 +115,28 @@ impl Trace {
     /// Only paths whose content or listing was used count: a marker or a
     /// root directory matters by its kind and identity alone (see
     /// [`TraceEntry::unchanged`]), never by its timestamps.
-    pub fn has_racy_stamp(&self) -> bool {
+    pub(crate) fn has_racy_stamp(&self, window: Duration) -> bool {
         self.entries
             .iter()
-            .filter(|e| matches!(e.root, TraceRoot::Home | TraceRoot::Repo))
-            .any(|e| e.stamp.is_racy(self.started))
+            .filter(|e| matches!(e.place, Place::Within(_)))
+            .any(|e| e.stamp.is_racy(self.started, window))
     }
 
     /// The fingerprint, given the parts of the context outside the trace.
-    pub fn fingerprint(&self, policy_digest: u128, context: &[&str]) -> String {
+    pub(crate) fn fingerprint(&self, policy_digest: u128, context: &[&str]) -> String {
         let mut h = Xxh3::new();
         field(&mut h, &policy_digest.to_le_bytes());
         for c in context {
             field(&mut h, c.as_bytes());
         }
         for e in &self.entries {
-            field(&mut h, &[e.root as u8]);
+            field(&mut h, &[e.place.code()]);
             field(&mut h, e.rel.as_os_str().as_encoded_bytes());
             match e.stamp {
                 Stamp::Absent => field(&mut h, b"absent"),
-                Stamp::Error(code) => field(&mut h, &[b'e', code]),
-                Stamp::Present { mode, size, .. } => {
-                    let kind = mode & 0o170000;
+                Stamp::Error(reason) => field(&mut h, &[b'e', reason as u8]),
+                Stamp::Present { size, .. } => {
+                    let kind = e.stamp.type_bits();
                     field(&mut h, &kind.to_le_bytes());
                     // A directory's size says nothing about the output (its
                     // entries are traced one by one) and need not come back
@@ -133,8 +144,8 @@ impl Trace {
                     // roots count by kind alone (as `TraceEntry::unchanged`
                     // compares them), so a cached answer and a fresh build
                     // always agree.
-                    let by_kind_only = matches!(e.root, TraceRoot::Ambient | TraceRoot::AmbientDir);
-                    if kind != 0o040000 && !by_kind_only {
+                    let by_kind_only = !matches!(e.place, Place::Within(_));
+                    if !e.stamp.is_dir() && !by_kind_only {
                         field(&mut h, &size.to_le_bytes());
                     }
                 }
@@ -170,9 +181,9 @@ mod tests {
         }
     }
 
-    fn entry(root: TraceRoot, stamp: Stamp) -> TraceEntry {
+    fn entry(place: Place, stamp: Stamp) -> TraceEntry {
         TraceEntry {
-            root,
+            place,
             rel: PathBuf::from(".git"),
             stamp,
             content: None,
@@ -182,16 +193,16 @@ mod tests {
     #[test]
     fn outside_paths_compare_by_kind_and_identity() {
         // A `.git` touched by a git command: same kind, new timestamps.
-        let marker = entry(TraceRoot::Ambient, dir(7, 1));
+        let marker = entry(Place::Marker, dir(7, 1));
         assert!(marker.unchanged(&dir(7, 99)));
         assert!(!marker.unchanged(&Stamp::Absent));
         // The cwd or a root: a new entry inside moves its mtime (fine); being
         // replaced by another directory changes its identity (not fine).
-        let cwd = entry(TraceRoot::AmbientDir, dir(7, 1));
+        let cwd = entry(Place::Directory, dir(7, 1));
         assert!(cwd.unchanged(&dir(7, 99)));
         assert!(!cwd.unchanged(&dir(8, 1)));
         // Inside a root, every field counts.
-        let file = entry(TraceRoot::Repo, dir(7, 1));
+        let file = entry(Place::Within(Origin::Project), dir(7, 1));
         assert!(!file.unchanged(&dir(7, 2)));
     }
 
@@ -199,9 +210,9 @@ mod tests {
     fn fingerprint_ignores_outside_timestamps_but_not_content() {
         let trace = |stamp, content: Option<&[u8]>| {
             let mut t = Trace::default();
-            t.push(TraceRoot::Ambient, Path::new("/r/.git"), stamp, None);
+            t.push(Place::Marker, Path::new("/r/.git"), stamp, None);
             t.push(
-                TraceRoot::Repo,
+                Place::Within(Origin::Project),
                 Path::new("AGENTS.md"),
                 Stamp::Absent,
                 content,

@@ -98,9 +98,24 @@ fn classify(c: char) -> Option<Kind> {
         .map(|&(_, _, kind)| kind)
 }
 
+/// A file (an instruction file, or a skill's `SKILL.md` for its description)
+/// where hidden text was found.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct HiddenFinding {
+    /// The file.
+    #[serde(serialize_with = "crate::paths::lossy")]
+    pub path: std::path::PathBuf,
+    /// What was found.
+    #[serde(flatten)]
+    pub report: HiddenReport,
+}
+
 /// What was found in one text.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct HiddenReport {
     /// Number of hidden characters (invisible/bidi/tag) found.
     pub characters: usize,
@@ -191,7 +206,7 @@ pub fn is_plain(text: &str) -> bool {
 /// The marker comes from the policy and is written as is.
 ///
 /// ```
-/// use lisa_context::hidden::treat;
+/// use lisa_context::internals::treat_hidden as treat;
 /// use lisa_context::policy::{HiddenText, Template};
 ///
 /// let marker = Template::parse("[hidden U+{codepoint}]").unwrap();

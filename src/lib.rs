@@ -1,49 +1,97 @@
 //! # lisa-context
 //!
 //! Builds the "project context" section of an AI agent's system prompt: the
-//! chain of instruction files (`AGENTS.md`, `CLAUDE.md`) from the user's home and
-//! from the repository root down to the working directory, and the list of
+//! chain of instruction files (`AGENTS.md`, `CLAUDE.md`) from the user's home
+//! and from the repository root down to the working directory, and the list of
 //! skills, all under a declared TOML [`policy`].
 //!
-//! The pipeline, one module per stage:
+//! The pipeline, one wing per stage, each depending only on those above it:
 //!
-//! 1. [`policy`] — every decision, declared in TOML and layered;
-//! 2. [`roots`] — the sandbox: cap-std handles on the home and repository roots;
-//! 3. [`discovery`] — the candidate paths, root-relative, and skill folders;
-//! 4. [`read`] — bounded, non-blocking reads of regular files only;
-//! 5. [`select`] — dedup, ranks, caps and the byte budget ([`hidden`] text
-//!    treated on the way);
-//! 6. [`render`] — the framed prompt text;
-//! 7. [`snapshot`] and [`fingerprint`] — the result, and when to rebuild it.
+//! 1. `policy` — every decision, declared in TOML and layered
+//!    (built-in < home < command line), each value remembering its layer;
+//! 2. `sandbox` — the roots (cap-std handles on the home and repository
+//!    roots) and the one door to the disk: opens, stats, listings and
+//!    bounded reads;
+//! 3. `instructions` — the chain of candidates, their text, dedup, and the
+//!    byte budget; `skills` — discovery, frontmatter, name resolution and
+//!    caps (hidden text is treated in both);
+//! 4. `render` — the framed prompt text, every word from the policy;
+//! 5. `snapshot` and `fingerprint` — the result, and when to rebuild it;
+//! 6. [`Loader`] — many sessions, each check a `stat` per examined path.
 //!
-//! [`Loader`] ties them together for many concurrent sessions.
+//! The public surface is that last step and what it hands out: [`Loader`]
+//! and [`LoaderBuilder`], [`Policy`](policy::Policy), the [`Snapshot`] and its
+//! records, [`SkillFile`], and the errors.
 //!
 //! ```
-//! use lisa_context::{Loader, policy::Policy};
+//! use lisa_context::Loader;
 //!
 //! let repo = tempfile::tempdir().unwrap();
 //! std::fs::write(repo.path().join("AGENTS.md"), "Use tabs.").unwrap();
-//! let loader = Loader::new(Policy::builtin().unwrap(), None);
+//! // No home root, the built-in policy and the process environment.
+//! let loader = Loader::builder().policy(lisa_context::policy::Policy::builtin().unwrap()).build().unwrap();
 //! let snapshot = loader.snapshot(repo.path()).unwrap();
 //! assert!(snapshot.prompt.contains("Use tabs."));
 //! ```
 
 #![warn(missing_docs)]
+#[cfg(not(unix))]
+compile_error!("lisa-context supports Unix-like systems (Linux, macOS, the BSDs) only");
 
-pub mod discovery;
-pub mod error;
-pub mod fingerprint;
-pub mod hidden;
-pub mod loader;
-pub mod paths;
+mod error;
+mod fingerprint;
+mod hidden;
+mod instructions;
+mod loader;
+mod origin;
+mod paths;
 pub mod policy;
-pub mod read;
-pub mod render;
-pub mod roots;
-pub mod select;
-pub mod skill;
-pub mod snapshot;
+mod reason;
+mod render;
+mod sandbox;
+mod skills;
+mod snapshot;
 
 pub use error::SnapshotError;
-pub use loader::{Loader, SkillFile};
+pub use hidden::{HiddenFinding, HiddenReport};
+pub use instructions::{Block, Budget, Considered, Deduped, Skipped, Status};
+pub use loader::{DEFAULT_CACHE_ENTRIES, Loader, LoaderBuilder, SkillFile};
+pub use origin::Origin;
+pub use reason::Reason;
+pub use sandbox::RACY_WINDOW;
+pub use skills::{Frontmatter, FrontmatterError, Rejected, Shadowed, Skill};
 pub use snapshot::Snapshot;
+
+/// Builds one snapshot from scratch, without a cache: what a fresh
+/// [`Loader`] would answer for the same arguments. `home` is the home root's
+/// path (`None`: no home files or skills); `root` names the repository root
+/// explicitly (it must contain `cwd`, which must be absolute).
+///
+/// ```
+/// let repo = tempfile::tempdir().unwrap();
+/// std::fs::write(repo.path().join("AGENTS.md"), "Use tabs.").unwrap();
+/// let policy = lisa_context::policy::Policy::builtin().unwrap();
+/// let snapshot = lisa_context::build(&policy, None, repo.path(), None).unwrap();
+/// assert_eq!(snapshot.instruction_files.len(), 1);
+/// ```
+pub fn build(
+    policy: &policy::Policy,
+    home: Option<&std::path::Path>,
+    cwd: &std::path::Path,
+    root: Option<&std::path::Path>,
+) -> Result<Snapshot, SnapshotError> {
+    let handles = sandbox::Handles::default();
+    let cache = skills::ParseCache::new(64);
+    let built = snapshot::build(policy, home, cwd, root, &handles, &cache)?;
+    Ok(std::sync::Arc::unwrap_or_clone(built.snapshot))
+}
+
+/// Not part of the API: entry points for this crate's own fuzz targets and
+/// white-box tests. Anything here may change in any release.
+#[doc(hidden)]
+pub mod internals {
+    pub use crate::hidden::treat as treat_hidden;
+    pub use crate::paths::for_prompt;
+    pub use crate::render::nonce;
+    pub use crate::skills::frontmatter::{frontmatter_end, parse as parse_frontmatter};
+}

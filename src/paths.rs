@@ -11,12 +11,12 @@ use std::path::{Path, PathBuf};
 use serde::Serializer;
 
 /// Serializes a path as a (lossy) UTF-8 string.
-pub fn lossy<S: Serializer>(path: &Path, s: S) -> Result<S::Ok, S::Error> {
+pub(crate) fn lossy<S: Serializer>(path: &Path, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(&path.to_string_lossy())
 }
 
 /// Serializes an optional path as a (lossy) UTF-8 string or null.
-pub fn lossy_opt<S: Serializer>(path: &Option<PathBuf>, s: S) -> Result<S::Ok, S::Error> {
+pub(crate) fn lossy_opt<S: Serializer>(path: &Option<PathBuf>, s: S) -> Result<S::Ok, S::Error> {
     match path {
         Some(p) => s.serialize_str(&p.to_string_lossy()),
         None => s.serialize_none(),
@@ -31,7 +31,7 @@ pub fn lossy_opt<S: Serializer>(path: &Option<PathBuf>, s: S) -> Result<S::Ok, S
 ///
 /// ```
 /// use std::path::Path;
-/// use lisa_context::paths::for_prompt;
+/// use lisa_context::internals::for_prompt;
 /// assert_eq!(for_prompt(Path::new("/src/app-1/AGENTS.md")), "/src/app-1/AGENTS.md");
 /// assert_eq!(for_prompt(Path::new("/a/x\ny")), "/a/x%0Ay");
 /// assert_eq!(for_prompt(Path::new("/a/by the user>>>")), "/a/by%20the%20user%3E%3E%3E");

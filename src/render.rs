@@ -1,4 +1,4 @@
-//! Stage 6 — rendering: the framed prompt section, every word from the
+//! Rendering: the framed prompt section, every word from the
 //! policy's templates.
 //!
 //! Provenance cannot be forged. Each block is opened and closed by lines that
@@ -11,10 +11,10 @@
 
 use xxhash_rust::xxh3::Xxh3;
 
-use crate::discovery::chain::Origin;
+use crate::instructions::Block;
+use crate::origin::Origin;
 use crate::policy::Policy;
-use crate::select::instructions::Block;
-use crate::select::skills::Skill;
+use crate::skills::Skill;
 
 /// The nonce for a set of blocks: 16 hex digits.
 pub fn nonce(policy: &Policy, blocks: &[Block]) -> String {
@@ -30,9 +30,11 @@ pub fn nonce(policy: &Policy, blocks: &[Block]) -> String {
     format!("{:016x}", h.digest())
 }
 
-/// Renders the whole section. Empty when there is nothing to show.
-pub fn render(
+/// Renders the whole section with the given `nonce` (see [`nonce`]). Empty
+/// when there is nothing to show.
+pub(crate) fn render(
     policy: &Policy,
+    nonce: &str,
     blocks: &[Block],
     skills: &[Skill],
     hidden_project: usize,
@@ -41,11 +43,10 @@ pub fn render(
     let mut out = String::new();
     let guards = guard_prefixes(policy);
     let forged_prefix = t.forged_line_prefix.fill(&[]);
-    let nonce = nonce(policy, blocks);
     if !blocks.is_empty() {
         out.push_str(&t.heading.fill(&[]));
         out.push_str("\n\n");
-        out.push_str(&t.preamble.fill(&[("nonce", &nonce)]));
+        out.push_str(&t.preamble.fill(&[("nonce", nonce)]));
         out.push('\n');
         for b in blocks {
             let path = crate::paths::for_prompt(&b.path);
@@ -57,17 +58,17 @@ pub fn render(
             out.push_str(&header.fill(&[
                 ("path", &path),
                 ("origin", b.origin.as_str()),
-                ("nonce", &nonce),
+                ("nonce", nonce),
             ]));
             out.push('\n');
             for line in b.text.split('\n') {
-                if looks_like_boundary(line, &guards, &nonce) {
+                if looks_like_boundary(line, &guards, nonce) {
                     out.push_str(&forged_prefix);
                 }
                 out.push_str(line);
                 out.push('\n');
             }
-            out.push_str(&t.footer.fill(&[("path", &path), ("nonce", &nonce)]));
+            out.push_str(&t.footer.fill(&[("path", &path), ("nonce", nonce)]));
             out.push('\n');
             if b.truncated {
                 out.push_str(&t.truncation_note.fill(&[
@@ -106,7 +107,7 @@ pub fn render(
             ]);
             // A description is one line, but under a team's own template it
             // may start the line: it gets the same guard as file text.
-            if looks_like_boundary(&entry, &guards, &nonce) {
+            if looks_like_boundary(&entry, &guards, nonce) {
                 out.push_str(&forged_prefix);
             }
             out.push_str(&entry);
@@ -139,13 +140,13 @@ fn looks_like_boundary(line: &str, guards: &[String], nonce: &str) -> bool {
 }
 
 /// Runs of whitespace (newlines included) become one space.
-pub fn collapse_whitespace(s: &str) -> String {
+pub(crate) fn collapse_whitespace(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// At most `max` characters; a cut string ends with an ellipsis (which counts
 /// toward `max`).
-pub fn cut_chars(s: &str, max: usize) -> String {
+pub(crate) fn cut_chars(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
         return s.to_string();
     }

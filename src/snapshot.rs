@@ -1,30 +1,26 @@
-//! Stage 7 — the snapshot: everything the agent needs for one cwd, and the
-//! fingerprint that says when it must be rebuilt.
+//! The snapshot: everything the agent needs for one cwd, and the fingerprint
+//! that says when it must be rebuilt.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::discovery::skills::Rejected;
-use crate::discovery::{chain, skills as skill_discovery};
 use crate::error::SnapshotError;
-use crate::fingerprint::{Trace, TraceRoot};
-use crate::hidden;
+use crate::fingerprint::{Place, Trace};
+use crate::hidden::HiddenFinding;
+use crate::instructions::{self, Block, Budget, Considered, Deduped, Skipped, chain};
 use crate::policy::Policy;
 use crate::render;
-use crate::roots::{self, Roots};
-use crate::select::instructions::{
-    self, Block, Budget, Considered, Deduped, HiddenFinding, Skipped,
-};
-use crate::select::skills::{self as skill_select, Shadowed, Skill};
-use crate::skill::cache::ParseCache;
+use crate::sandbox::{Handles, Roots, open_roots};
+use crate::skills::{self, ParseCache, Rejected, Shadowed, Skill};
 
 /// The project-context section for one cwd, and how it was made. Serialized
 /// (camelCase) it is the `snapshot --format json` object; its schema is
 /// documented in the README and kept stable.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Snapshot {
     /// The fingerprint, 32 hex digits.
     pub fingerprint: String,
@@ -60,56 +56,41 @@ pub struct Snapshot {
     /// Every instruction candidate and what happened to it (for `explain`).
     #[serde(skip)]
     pub considered: Vec<Considered>,
+    /// The nonce carried by every block's header and footer in `prompt`
+    /// (16 hex digits). Not part of the JSON.
+    #[serde(skip)]
+    pub nonce: String,
 }
 
 /// A snapshot together with what it examined, for caching.
 #[derive(Debug)]
-pub struct Built {
+pub(crate) struct Built {
     /// The snapshot (shared: a cached one is handed out without copying).
-    pub snapshot: Arc<Snapshot>,
+    pub(crate) snapshot: Arc<Snapshot>,
     /// Every path examined.
-    pub trace: Trace,
+    pub(crate) trace: Trace,
     /// The roots it was built from.
-    pub roots: Roots,
-}
-
-/// Builds a snapshot with the roots already opened.
-pub fn build_with_roots(policy: &Policy, roots: Roots) -> Built {
-    build_with_cache(policy, roots, None)
+    pub(crate) roots: Roots,
 }
 
 /// Builds a snapshot with the roots already opened, remembering parsed skill
 /// frontmatter in `cache`.
-pub fn build_with_cache(policy: &Policy, roots: Roots, cache: Option<&ParseCache>) -> Built {
+pub(crate) fn build_with_roots(policy: &Policy, roots: Roots, cache: &ParseCache) -> Built {
     let mut trace = Trace::default();
     for (path, stamp) in &roots.marker_probes {
-        trace.push(TraceRoot::Ambient, path, *stamp, None);
+        trace.push(Place::Marker, path, *stamp, None);
     }
     for (path, stamp) in &roots.dir_probes {
-        trace.push(TraceRoot::AmbientDir, path, *stamp, None);
+        trace.push(Place::Directory, path, *stamp, None);
     }
     let candidates = chain::candidates(policy, &roots);
     let sel = instructions::select(policy, &roots, &candidates, &mut trace);
-    let (found, rejected) = skill_discovery::discover(policy, &roots, &mut trace, cache);
-    let mut set = skill_select::resolve(policy, found, rejected);
+    let set = skills::skills(policy, &roots, &mut trace, cache);
 
     let mut hidden_text = sel.hidden;
-    for s in &mut set.skills {
-        let (text, report) = hidden::treat(
-            &s.description,
-            policy.trust.hidden_text,
-            &policy.templates.hidden_marker,
-        );
-        if !report.is_empty() {
-            hidden_text.push(HiddenFinding {
-                path: s.path.clone(),
-                report,
-            });
-        }
-        s.description = text;
-    }
-
-    let mut prompt = render::render(policy, &sel.blocks, &set.skills, set.hidden_project);
+    hidden_text.extend(set.hidden);
+    let nonce = render::nonce(policy, &sel.blocks);
+    let mut prompt = render::render(policy, &nonce, &sel.blocks, &set.skills, set.hidden_project);
     prompt.shrink_to_fit();
     let home = roots.home.as_ref().map(|h| h.path.clone());
     let home_str = home
@@ -140,6 +121,7 @@ pub fn build_with_cache(policy: &Policy, roots: Roots, cache: Option<&ParseCache
         hidden_text,
         prompt,
         considered: sel.considered,
+        nonce,
     };
     trace.entries.shrink_to_fit();
     Built {
@@ -149,14 +131,16 @@ pub fn build_with_cache(policy: &Policy, roots: Roots, cache: Option<&ParseCache
     }
 }
 
-/// Builds a snapshot for `cwd` (absolute). `home` is the home root's path
-/// (see [`roots::home_path`]); `root` names the repository root explicitly.
-pub fn build(
+/// Opens the roots for `cwd` and builds its snapshot. `home` is the home
+/// root's path; `root` names the repository root explicitly.
+pub(crate) fn build(
     policy: &Policy,
     home: Option<&Path>,
     cwd: &Path,
     root: Option<&Path>,
+    handles: &Handles,
+    cache: &ParseCache,
 ) -> Result<Built, SnapshotError> {
-    let roots = roots::open(policy, home, cwd, root)?;
-    Ok(build_with_roots(policy, roots))
+    let roots = open_roots(policy, home, cwd, root, handles)?;
+    Ok(build_with_roots(policy, roots, cache))
 }

@@ -673,7 +673,7 @@ fn assert_reason(c: &Checked, path: &Path, reason: &str) {
     );
 }
 
-fn block<'a>(c: &'a Checked, path: &Path) -> Option<&'a lisa_context::select::instructions::Block> {
+fn block<'a>(c: &'a Checked, path: &Path) -> Option<&'a lisa_context::Block> {
     c.snap.instruction_files.iter().find(|b| b.path == path)
 }
 
@@ -721,7 +721,7 @@ fn skill_show_output<'a>(c: &'a Checked, name: &str) -> &'a Output {
     &c.cli_skills.iter().find(|(n, _)| n == name).unwrap().1
 }
 
-fn skill_of<'a>(c: &'a Checked, name: &str) -> Option<&'a lisa_context::select::skills::Skill> {
+fn skill_of<'a>(c: &'a Checked, name: &str) -> Option<&'a lisa_context::Skill> {
     c.snap.skills.iter().find(|s| s.name == name)
 }
 
@@ -1655,7 +1655,7 @@ fn file_growing_while_read() {
             let snap = if i % 2 == 0 {
                 loader.snapshot(&cwd)
             } else {
-                lisa_context::snapshot::build(&policy, Some(&home), &cwd, None).map(|b| b.snapshot)
+                lisa_context::build(&policy, Some(&home), &cwd, None).map(std::sync::Arc::new)
             };
             results.push(snap.map(|s| {
                 (

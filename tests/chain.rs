@@ -15,10 +15,13 @@ use std::time::{Duration, SystemTime};
 
 use assert_cmd::Command;
 use lisa_context::policy::Policy;
-use lisa_context::select::instructions::Block;
+use lisa_context::Block;
 use lisa_context::{Loader, Snapshot};
 use serde_json::Value;
 use tempfile::TempDir;
+
+mod support;
+use support::next_timestamp_tick;
 
 // ---------------------------------------------------------------------------
 // Fixtures
@@ -148,8 +151,8 @@ fn nonce_of(prompt: &str) -> String {
 /// The exact header line the built-in policy renders for a block.
 fn expected_header(nonce: &str, b: &Block) -> String {
     let (origin, wording) = match b.origin {
-        lisa_context::discovery::chain::Origin::Home => ("home", HOME_WORDING),
-        lisa_context::discovery::chain::Origin::Project => ("project", PROJECT_WORDING),
+        lisa_context::Origin::Home => ("home", HOME_WORDING),
+        lisa_context::Origin::Project => ("project", PROJECT_WORDING),
     };
     format!("<<<{nonce} {origin} file {}{wording}", b.path.display())
 }
@@ -1324,11 +1327,14 @@ fn fingerprint_catches_same_size_same_mtime_edit() {
         .unwrap()
         .set_modified(old_mtime)
         .unwrap();
-    // Let every stamp age past the loader's racily-clean window, so that the
-    // long-lived loader trusts (and reuses) its cached snapshot.
-    std::thread::sleep(lisa_context::read::RACY_WINDOW + Duration::from_millis(300));
-
-    let long = w.loader();
+    // A loader with a zero racily-clean window trusts (and reuses) its cached
+    // snapshot at once; no waiting for stamps to age.
+    let long = Loader::builder()
+        .policy(Policy::builtin().unwrap())
+        .home(&w.home)
+        .racy_window(Duration::ZERO)
+        .build()
+        .unwrap();
     let before = long.snapshot(&w.repo).unwrap();
     assert!(before.prompt.contains("content AAAA"));
     // A second call with nothing changed returns the same fingerprint.
@@ -1339,7 +1345,9 @@ fn fingerprint_catches_same_size_same_mtime_edit() {
             .is_none()
     );
 
-    // Same length, different bytes, mtime put back.
+    // Same length, different bytes, mtime put back: only the ctime moves,
+    // once the file system's clock has ticked past the first write.
+    next_timestamp_tick(&w.base);
     let meta_before = fs::metadata(&agents).unwrap();
     fs::write(&agents, "content BBBB").unwrap();
     fs::File::options()

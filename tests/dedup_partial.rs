@@ -4,7 +4,7 @@
 use std::fs;
 
 use lisa_context::policy::{Layer, Policy, PolicySource};
-use lisa_context::snapshot;
+
 
 #[test]
 fn a_prefix_of_a_cut_file_is_not_its_copy() {
@@ -24,8 +24,8 @@ fn a_prefix_of_a_cut_file_is_not_its_copy() {
         ),
     ])
     .unwrap();
-    let built = snapshot::build(&policy, Some(home.path()), repo.path(), None).unwrap();
-    let s = &built.snapshot;
+    let built = lisa_context::build(&policy, Some(home.path()), repo.path(), None).unwrap();
+    let s = &built;
     assert!(s.deduped.is_empty(), "{:?}", s.deduped);
     assert_eq!(s.instruction_files.len(), 2);
     assert!(s.instruction_files[0].truncated);

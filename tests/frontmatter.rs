@@ -2,7 +2,8 @@
 
 use std::collections::BTreeMap;
 
-use lisa_context::skill::frontmatter::*;
+use lisa_context::internals::{frontmatter_end, parse_frontmatter as parse};
+use lisa_context::{Frontmatter, FrontmatterError};
 use serde_json::json;
 
 /// Parses text that is expected to be good.
@@ -32,20 +33,11 @@ fn yaml_message(error: FrontmatterError) -> String {
 #[test]
 fn simple() {
     let fm = ok("---\nname: pdf-tools\ndescription: Fill in PDF forms.\n---\n# Body\n");
-    assert_eq!(
-        fm,
-        Frontmatter {
-            name: "pdf-tools".into(),
-            description: "Fill in PDF forms.".into(),
-            license: None,
-            compatibility: None,
-            metadata: BTreeMap::new(),
-            allowed_tools: None,
-            version: None,
-            tags: Vec::new(),
-            extra: BTreeMap::new(),
-        }
-    );
+    let mut want = Frontmatter::default();
+    want.name = "pdf-tools".into();
+    want.description = "Fill in PDF forms.".into();
+    assert_eq!(fm, want);
+    assert!(want.metadata.is_empty() && want.extra.is_empty() && want.tags.is_empty());
 }
 
 #[test]
@@ -158,7 +150,7 @@ fn body_is_ignored() {
 fn missing_name() {
     let e = err("---\ndescription: b\n---\n");
     assert_eq!(e, FrontmatterError::MissingName);
-    assert_eq!(e.reason(), "missing-name");
+    assert_eq!(e.reason().as_str(), "missing-name");
 }
 
 #[test]
@@ -179,7 +171,7 @@ fn blank_or_non_string_name() {
 fn empty_description() {
     let e = err("---\nname: a\ndescription: \"\"\n---\n");
     assert_eq!(e, FrontmatterError::MissingDescription);
-    assert_eq!(e.reason(), "missing-description");
+    assert_eq!(e.reason().as_str(), "missing-description");
     assert_eq!(
         err("---\nname: a\ndescription:\n---\n"),
         FrontmatterError::MissingDescription
@@ -218,7 +210,7 @@ fn non_string_description() {
 fn not_a_mapping() {
     let e = err("---\n- name\n- description\n---\n");
     assert_eq!(e, FrontmatterError::NotAMapping);
-    assert_eq!(e.reason(), "bad-frontmatter");
+    assert_eq!(e.reason().as_str(), "bad-frontmatter");
     assert_eq!(err("---\njust text\n---\n"), FrontmatterError::NotAMapping);
 }
 
@@ -243,7 +235,7 @@ fn no_opening_fence() {
     ] {
         let e = err(text);
         assert_eq!(e, FrontmatterError::NoOpeningFence, "{text:?}");
-        assert_eq!(e.reason(), "bad-frontmatter");
+        assert_eq!(e.reason().as_str(), "bad-frontmatter");
     }
 }
 
@@ -258,7 +250,7 @@ fn no_closing_fence() {
     ] {
         let e = err(text);
         assert_eq!(e, FrontmatterError::NoClosingFence, "{text:?}");
-        assert_eq!(e.reason(), "bad-frontmatter");
+        assert_eq!(e.reason().as_str(), "bad-frontmatter");
     }
 }
 
@@ -273,7 +265,7 @@ fn alias_bomb_is_refused() {
     }
     text.push_str("---\n");
     let e = err(&text);
-    assert_eq!(e.reason(), "bad-frontmatter");
+    assert_eq!(e.reason().as_str(), "bad-frontmatter");
     let message = yaml_message(e);
     assert!(message.contains("budget"), "{message}");
 }
@@ -371,7 +363,7 @@ fn yaml_errors_count_lines_from_the_top_of_the_file() {
 fn invalid_yaml() {
     let e = err("---\nname: a\ndescription: [unclosed\n---\n");
     assert!(matches!(e, FrontmatterError::Yaml(_)), "{e:?}");
-    assert_eq!(e.reason(), "bad-frontmatter");
+    assert_eq!(e.reason().as_str(), "bad-frontmatter");
     let e = err("---\nname: a\n  description: b\n---\n");
     assert!(matches!(e, FrontmatterError::Yaml(_)), "{e:?}");
 }
@@ -579,16 +571,16 @@ fn frontmatter_end_on_bytes_cut_inside_a_character() {
 
 #[test]
 fn reasons_are_stable() {
-    assert_eq!(FrontmatterError::NoOpeningFence.reason(), "bad-frontmatter");
-    assert_eq!(FrontmatterError::NoClosingFence.reason(), "bad-frontmatter");
+    assert_eq!(FrontmatterError::NoOpeningFence.reason().as_str(), "bad-frontmatter");
+    assert_eq!(FrontmatterError::NoClosingFence.reason().as_str(), "bad-frontmatter");
     assert_eq!(
-        FrontmatterError::Yaml("x".into()).reason(),
+        FrontmatterError::Yaml("x".into()).reason().as_str(),
         "bad-frontmatter"
     );
-    assert_eq!(FrontmatterError::NotAMapping.reason(), "bad-frontmatter");
-    assert_eq!(FrontmatterError::MissingName.reason(), "missing-name");
+    assert_eq!(FrontmatterError::NotAMapping.reason().as_str(), "bad-frontmatter");
+    assert_eq!(FrontmatterError::MissingName.reason().as_str(), "missing-name");
     assert_eq!(
-        FrontmatterError::MissingDescription.reason(),
+        FrontmatterError::MissingDescription.reason().as_str(),
         "missing-description"
     );
 }

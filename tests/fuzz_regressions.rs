@@ -8,8 +8,9 @@ mod harness;
 
 use harness::{PolicyOutcome, Tree, check_frontmatter, check_policy, check_render};
 use lisa_context::policy::{HiddenText, Policy, ProblemKind};
-use lisa_context::read::Reason;
-use lisa_context::skill::frontmatter::{FrontmatterError, frontmatter_end};
+use lisa_context::Reason;
+use lisa_context::FrontmatterError;
+use lisa_context::internals::frontmatter_end;
 
 fn loaded(text: &str) -> Policy {
     match check_policy(text) {

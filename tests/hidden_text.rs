@@ -1,6 +1,7 @@
 //! Hidden text: invisible and bidi characters, tag characters, HTML comments.
 
-use lisa_context::hidden::{HiddenReport, treat};
+use lisa_context::HiddenReport;
+use lisa_context::internals::treat_hidden as treat;
 use lisa_context::policy::{HiddenText, Template};
 use proptest::prelude::*;
 
@@ -13,11 +14,11 @@ fn run(text: &str, mode: HiddenText) -> (String, HiddenReport) {
 }
 
 fn report(characters: usize, html_comments: usize, kinds: &[&'static str]) -> HiddenReport {
-    HiddenReport {
-        characters,
-        html_comments,
-        kinds: kinds.to_vec(),
-    }
+    let mut r = HiddenReport::default();
+    r.characters = characters;
+    r.html_comments = html_comments;
+    r.kinds = kinds.to_vec();
+    r
 }
 
 /// An independent copy of the hidden set, so a change to the module's table

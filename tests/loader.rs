@@ -10,8 +10,11 @@ use std::sync::{Arc, OnceLock, mpsc};
 use std::time::Duration;
 
 use lisa_context::policy::Policy;
-use lisa_context::{Loader, Snapshot, SnapshotError, snapshot};
+use lisa_context::{Loader, Snapshot, SnapshotError};
 use serde_json::Value;
+
+mod support;
+use support::next_timestamp_tick;
 
 // ---------------------------------------------------------------------------
 // Helpers
@@ -60,14 +63,14 @@ fn json(s: &Snapshot) -> Value {
 
 /// The snapshot built from scratch, without any cache, for the same place.
 fn fresh(home: &Path, cwd: &Path, root: Option<&Path>) -> Value {
-    let built = snapshot::build(&policy(), Some(home), cwd, root).unwrap();
-    json(&built.snapshot)
+    let built = lisa_context::build(&policy(), Some(home), cwd, root).unwrap();
+    json(&built)
 }
 
 /// What a fresh build says about a place: its snapshot, or the error.
 fn fresh_result(home: &Path, cwd: &Path) -> Result<Value, String> {
-    snapshot::build(&policy(), Some(home), cwd, None)
-        .map(|b| json(&b.snapshot))
+    lisa_context::build(&policy(), Some(home), cwd, None)
+        .map(|b| json(&b))
         .map_err(|e| format!("{e:?}"))
 }
 
@@ -91,9 +94,11 @@ fn rewrite_keeping_mtime(path: &Path, text: &str) {
 }
 
 // ---------------------------------------------------------------------------
-// Settled trees: created once, then left alone for longer than the racy
-// window (2 s), so that the loader trusts its stamps and really serves from
-// its cache. One sleep for the whole file; each test owns one scenario.
+// Settled trees: created once, then read by loaders whose racy window is zero,
+// so that they trust their stamps at once and really serve from their cache.
+// No test waits on the wall clock: the only wait is for the file system's
+// timestamp clock to tick once after the setup (a few milliseconds), so that
+// every later change moves a ctime.
 
 type Setup = fn(&Path);
 
@@ -160,7 +165,18 @@ impl Drop for Settled {
     }
 }
 
-/// The scenario `name`, set up at least 2.5 s ago.
+/// A loader over a settled tree: it trusts every stamp taken before its
+/// build (a zero racy window).
+fn settled_loader(home: &Path) -> Loader {
+    Loader::builder()
+        .policy(policy())
+        .home(home)
+        .racy_window(Duration::ZERO)
+        .build()
+        .unwrap()
+}
+
+/// The scenario `name`, set up before the file system's clock last ticked.
 fn settled(name: &str) -> Settled {
     static BASE: OnceLock<PathBuf> = OnceLock::new();
     let base = BASE.get_or_init(|| {
@@ -174,8 +190,7 @@ fn settled(name: &str) -> Settled {
             fs::create_dir(&dir).unwrap();
             setup(&dir);
         }
-        // Out of the racy window: stamps older than 2 s are trusted.
-        std::thread::sleep(Duration::from_millis(2500));
+        next_timestamp_tick(&base);
         base
     });
     assert!(
@@ -441,7 +456,7 @@ fn settled_unchanged_tree_is_served_from_cache_and_equals_a_fresh_build() {
     let sc = settled("unchanged");
     let (home, repo) = (sc.home(), sc.repo());
     let api = repo.join("packages/api");
-    let loader = loader_for(&home);
+    let loader = settled_loader(&home);
     for cwd in [&repo, &api] {
         let s0 = loader.snapshot(cwd).unwrap();
         for _ in 0..3 {
@@ -459,7 +474,7 @@ fn settled_same_size_edit_with_the_old_mtime_changes_the_fingerprint() {
     let sc = settled("same-size-edit");
     let (home, repo) = (sc.home(), sc.repo());
     let api = repo.join("packages/api");
-    let loader = loader_for(&home);
+    let loader = settled_loader(&home);
     let s0 = loader.snapshot(&api).unwrap();
     assert!(loader.refresh(&api, &s0.fingerprint).unwrap().is_none());
 
@@ -482,7 +497,7 @@ fn settled_same_size_edit_with_the_old_mtime_changes_the_fingerprint() {
 fn settled_bigger_edit_is_seen_on_the_next_call() {
     let sc = settled("bigger-edit");
     let (home, repo) = (sc.home(), sc.repo());
-    let loader = loader_for(&home);
+    let loader = settled_loader(&home);
     let s0 = loader.snapshot(&repo).unwrap();
     assert!(s0.prompt.contains("root: use tabs"));
     write(&repo.join("AGENTS.md"), "root: use four spaces");
@@ -502,7 +517,7 @@ fn settled_deleted_file_is_seen_on_the_next_call() {
     let sc = settled("deleted-file");
     let (home, repo) = (sc.home(), sc.repo());
     let api = repo.join("packages/api");
-    let loader = loader_for(&home);
+    let loader = settled_loader(&home);
     let s0 = loader.snapshot(&api).unwrap();
     assert_eq!(s0.instruction_files.len(), 3);
 
@@ -530,7 +545,7 @@ fn settled_deleted_file_is_seen_on_the_next_call() {
 fn settled_new_skill_folder_is_seen_on_the_next_call() {
     let sc = settled("new-skill");
     let (home, repo) = (sc.home(), sc.repo());
-    let loader = loader_for(&home);
+    let loader = settled_loader(&home);
     let s0 = loader.snapshot(&repo).unwrap();
     assert_eq!(skill_names(&s0), vec!["deploy", "home-tool", "lint"]);
 
@@ -557,7 +572,7 @@ fn settled_new_skill_folder_is_seen_on_the_next_call() {
 fn settled_renamed_skill_folder_is_seen_on_the_next_call() {
     let sc = settled("renamed-skill");
     let (home, repo) = (sc.home(), sc.repo());
-    let loader = loader_for(&home);
+    let loader = settled_loader(&home);
     let s0 = loader.snapshot(&repo).unwrap();
     assert_eq!(skill_names(&s0), vec!["deploy", "home-tool", "lint"]);
 
@@ -584,7 +599,7 @@ fn settled_renamed_skill_folder_is_seen_on_the_next_call() {
 fn settled_skill_file_edit_is_seen_on_the_next_call() {
     let sc = settled("skill-file-edit");
     let (home, repo) = (sc.home(), sc.repo());
-    let loader = loader_for(&home);
+    let loader = settled_loader(&home);
     let s0 = loader.snapshot(&repo).unwrap();
     let deploy = s0.skills.iter().find(|k| k.name == "deploy").unwrap();
     assert_eq!(deploy.description, "deploy the app");
@@ -608,7 +623,7 @@ fn settled_new_file_at_a_nested_level_is_seen_on_the_next_call() {
     let sc = settled("new-level-file");
     let (home, repo) = (sc.home(), sc.repo());
     let guide = repo.join("docs/guide");
-    let loader = loader_for(&home);
+    let loader = settled_loader(&home);
     let s0 = loader.snapshot(&guide).unwrap();
     assert_eq!(
         file_paths(&s0),
@@ -642,7 +657,7 @@ fn settled_replaced_repository_directory_is_seen_on_the_next_call() {
     let sc = settled("replaced-repo");
     let (home, repo) = (sc.home(), sc.repo());
     let api = repo.join("packages/api");
-    let loader = loader_for(&home);
+    let loader = settled_loader(&home);
     let root0 = loader.snapshot(&repo).unwrap();
     let api0 = loader.snapshot(&api).unwrap();
     assert!(root0.prompt.contains("root: use tabs"));
@@ -676,7 +691,7 @@ fn settled_home_created_after_the_first_snapshot_is_seen() {
     let sc = settled("home-created-later");
     let (home, repo) = (sc.home(), sc.repo());
     assert!(!home.exists());
-    let loader = loader_for(&home);
+    let loader = settled_loader(&home);
     let s0 = loader.snapshot(&repo).unwrap();
     assert_eq!(s0.home, None);
     assert_eq!(file_paths(&s0), vec![repo.join("AGENTS.md")]);
@@ -701,7 +716,7 @@ fn settled_deleted_cwd_is_an_error_on_the_next_call() {
     let sc = settled("deleted-cwd");
     let (home, repo) = (sc.home(), sc.repo());
     let guide = repo.join("docs/guide");
-    let loader = loader_for(&home);
+    let loader = settled_loader(&home);
     loader.snapshot(&guide).unwrap();
 
     fs::remove_dir(&guide).unwrap();
@@ -1059,7 +1074,7 @@ fn unusable_cwds_and_roots_are_errors() {
 
     // The errors are what a fresh build reports.
     assert!(matches!(
-        snapshot::build(&policy(), Some(&home), &missing, None),
+        lisa_context::build(&policy(), Some(&home), &missing, None),
         Err(SnapshotError::Cwd { .. })
     ));
 }

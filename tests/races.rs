@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use lisa_context::Loader;
 use lisa_context::policy::Policy;
-use lisa_context::snapshot::{self, Snapshot};
+use lisa_context::Snapshot;
 use tempfile::TempDir;
 
 const MIN_SWAPS: u64 = 3000;
@@ -218,7 +218,7 @@ fn race(
                     break;
                 }
                 let result = if n % 2 == 0 {
-                    snapshot::build(&policy, Some(&home), &cwd, None).map(|b| b.snapshot)
+                    lisa_context::build(&policy, Some(&home), &cwd, None).map(std::sync::Arc::new)
                 } else {
                     loader.snapshot(&cwd)
                 };

@@ -5,7 +5,7 @@
 use std::fs;
 
 use lisa_context::policy::{Layer, Policy, PolicySource};
-use lisa_context::snapshot;
+
 
 fn bytes_read_so_far() -> Option<u64> {
     let io = fs::read_to_string("/proc/self/io").ok()?;
@@ -41,10 +41,10 @@ fn files_past_the_budget_cost_a_few_kib_not_the_cap() {
         eprintln!("no /proc/self/io here: nothing to measure");
         return;
     };
-    let built = snapshot::build(&policy, Some(home.path()), &deep, None).unwrap();
+    let built = lisa_context::build(&policy, Some(home.path()), &deep, None).unwrap();
     let after = bytes_read_so_far().unwrap_or(before);
 
-    let s = &built.snapshot;
+    let s = &built;
     assert_eq!(s.budget.used, 32_768);
     assert_eq!(
         s.skipped.len(),

@@ -47,7 +47,7 @@ fn a_description_that_starts_its_line_is_guarded() {
         .expect("the description is listed");
     assert!(line.starts_with("\\<<<"), "unguarded: {line}");
     // Every line that starts like a boundary is a real one (carries the nonce).
-    let nonce = lisa_context::render::nonce(loader.policy(), &snap.instruction_files);
+    let nonce = snap.nonce.clone();
     for l in snap.prompt.lines().filter(|l| l.starts_with("<<<")) {
         assert!(l.contains(&nonce), "forged boundary line: {l}");
     }

@@ -13,9 +13,9 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use lisa_context::policy::{HiddenText, InvalidPolicy, Layer, Policy, PolicyError, PolicySource};
-use lisa_context::render;
-use lisa_context::skill::frontmatter::{self, Frontmatter, FrontmatterError};
-use lisa_context::snapshot::{self, Snapshot};
+use lisa_context::internals::{for_prompt, frontmatter_end, nonce as render_nonce, parse_frontmatter};
+use lisa_context::{Frontmatter, FrontmatterError};
+use lisa_context::Snapshot;
 use miette::{GraphicalReportHandler, GraphicalTheme};
 
 /// The display name of the policy layer under test.
@@ -125,7 +125,7 @@ pub fn check_frontmatter(bytes: &[u8]) -> Result<Frontmatter, FrontmatterError> 
     check_end(bytes);
     let text = String::from_utf8_lossy(bytes);
     let end = check_end(text.as_bytes());
-    let parsed = frontmatter::parse(&text);
+    let parsed = parse_frontmatter(&text);
     if let Some(end) = end {
         assert!(
             !matches!(
@@ -137,7 +137,7 @@ pub fn check_frontmatter(bytes: &[u8]) -> Result<Frontmatter, FrontmatterError> 
         let prefix =
             std::str::from_utf8(&text.as_bytes()[..end]).expect("the end is a character boundary");
         assert_eq!(
-            frontmatter::parse(prefix),
+            parse_frontmatter(prefix),
             parsed,
             "parse differs on the prefix up to the end of the block"
         );
@@ -159,7 +159,7 @@ pub fn check_frontmatter(bytes: &[u8]) -> Result<Frontmatter, FrontmatterError> 
 }
 
 fn check_end(bytes: &[u8]) -> Option<usize> {
-    let end = frontmatter::frontmatter_end(bytes);
+    let end = frontmatter_end(bytes);
     if let Some(end) = end {
         assert!(end <= bytes.len(), "end {end} past {} bytes", bytes.len());
         assert!(end >= b"---\n---\n".len(), "end {end} too early");
@@ -169,7 +169,7 @@ fn check_end(bytes: &[u8]) -> Option<usize> {
             "the end is not just past a line break"
         );
         assert_eq!(
-            frontmatter::frontmatter_end(&bytes[..end]),
+            frontmatter_end(&bytes[..end]),
             Some(end),
             "the prefix up to the end does not give the same end"
         );
@@ -343,9 +343,9 @@ pub fn builtin_templates(policy: &Policy) -> bool {
 pub fn check_render(tree: &Tree) -> Rendered {
     let policy = tree.policy();
     let written = write_tree(tree);
-    let built = snapshot::build(&policy, Some(&written.home), &written.cwd, None)
-        .unwrap_or_else(|e| panic!("snapshot::build failed: {e:?}"));
-    let snapshot = built.snapshot;
+    let built = lisa_context::build(&policy, Some(&written.home), &written.cwd, None)
+        .unwrap_or_else(|e| panic!("build failed: {e:?}"));
+    let snapshot = std::sync::Arc::new(built);
 
     let budget = snapshot.budget;
     assert!(budget.used <= budget.limit, "budget overrun: {budget:?}");
@@ -397,7 +397,7 @@ pub fn check_render(tree: &Tree) -> Rendered {
     }
     serde_json::to_string(&snapshot).expect("the snapshot serializes");
 
-    let nonce = render::nonce(&policy, &snapshot.instruction_files);
+    let nonce = render_nonce(&policy, &snapshot.instruction_files);
     check_prompt(&policy, &snapshot, &nonce);
     Rendered {
         written,
@@ -422,14 +422,14 @@ fn lines_with(text: &str, needle: &str) -> usize {
 
 fn header_footer(
     policy: &Policy,
-    b: &lisa_context::select::instructions::Block,
+    b: &lisa_context::Block,
     nonce: &str,
 ) -> (String, String) {
     let t = &policy.templates;
-    let path = lisa_context::paths::for_prompt(&b.path);
+    let path = for_prompt(&b.path);
     let header = match b.origin {
-        lisa_context::discovery::chain::Origin::Home => &t.home_header,
-        lisa_context::discovery::chain::Origin::Project => &t.project_header,
+        lisa_context::Origin::Home => &t.home_header,
+        lisa_context::Origin::Project => &t.project_header,
     };
     (
         header.fill(&[

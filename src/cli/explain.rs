@@ -2,8 +2,7 @@
 
 use std::fmt::Write as _;
 
-use lisa_context::Snapshot;
-use lisa_context::select::instructions::Status;
+use lisa_context::{Snapshot, Status};
 
 /// Renders the explanation table.
 pub fn table(s: &Snapshot) -> String {
@@ -25,6 +24,7 @@ pub fn table(s: &Snapshot) -> String {
             Status::Deduped(same) => ("deduped", format!("same text as {}", same.display())),
             Status::SameFile(same) => ("deduped", format!("same file as {}", same.display())),
             Status::Skipped(r) => ("skipped", r.as_str().to_string()),
+            _ => ("unknown", String::new()),
         };
         rows.push([
             status.to_string(),

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use lisa_context::policy::{Layer, Policy, PolicySource};
-use lisa_context::{Loader, roots};
+use lisa_context::{Loader, LoaderBuilder};
 
 /// Exit status: success.
 const OK: u8 = 0;
@@ -25,8 +25,9 @@ const FAILED: u8 = 1;
 #[derive(Parser, Debug)]
 #[command(name = "lisa-context", version, about, long_about)]
 struct Cli {
-    /// The home root (default: the policy's `roots.home`, i.e. $LISA_HOME, else ~/.lisa).
-    #[arg(long, global = true, value_name = "DIR", env = "LISA_HOME")]
+    /// The home root (default: the first of the policy's `roots.home` candidates
+    /// that is set: $LISA_HOME, else ~/.lisa; an empty variable counts as unset).
+    #[arg(long, global = true, value_name = "DIR")]
     home: Option<PathBuf>,
     /// A policy file laid over the built-in policy and the home policy.
     #[arg(long, global = true, value_name = "FILE")]
@@ -121,16 +122,6 @@ pub fn run() -> ExitCode {
     }
 }
 
-fn env_var(name: &str) -> Option<std::ffi::OsString> {
-    std::env::var_os(name)
-}
-
-/// The home root: `--home`/`LISA_HOME` when given, else the policy's candidates.
-fn home_for(policy: &Policy, explicit: Option<&Path>) -> Option<PathBuf> {
-    let explicit = explicit.map(absolute);
-    roots::home_path(policy, explicit.as_deref(), &env_var)
-}
-
 fn absolute(p: &Path) -> PathBuf {
     if p.is_absolute() {
         p.to_path_buf()
@@ -141,18 +132,26 @@ fn absolute(p: &Path) -> PathBuf {
     }
 }
 
+/// The library's bootstrap, fed from the command line: `--home` (else the
+/// policy's candidates, `$LISA_HOME` first), the home policy, `--policy`.
+fn builder(cli: &Cli) -> LoaderBuilder {
+    let mut builder = Loader::builder();
+    if let Some(home) = &cli.home {
+        builder = builder.home(absolute(home));
+    }
+    if let Some(file) = &cli.policy {
+        builder = builder.policy_file(absolute(file));
+    }
+    builder
+}
+
 /// The effective policy: built-in, then the home layer, then `--policy`.
 fn load_policy(cli: &Cli) -> miette::Result<Policy> {
-    let builtin = Policy::builtin()?;
-    let home = home_for(&builtin, cli.home.as_deref());
-    let extra = cli.policy.as_deref().map(absolute);
-    Ok(Policy::load(home.as_deref(), extra.as_deref())?)
+    Ok(builder(cli).resolve()?.0)
 }
 
 fn loader(cli: &Cli) -> miette::Result<Loader> {
-    let policy = load_policy(cli)?;
-    let home = home_for(&policy, cli.home.as_deref());
-    Ok(Loader::new(policy, home))
+    Ok(builder(cli).build()?)
 }
 
 fn cwd_of(place: &Place) -> miette::Result<PathBuf> {

@@ -7,20 +7,38 @@ use std::path::PathBuf;
 
 use lisa_context::{Loader, SnapshotError};
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 /// The longest request line accepted (1 MiB).
 pub const MAX_LINE: usize = 1 << 20;
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Request {
-    id: Value,
-    op: String,
-    cwd: Option<PathBuf>,
-    root: Option<PathBuf>,
-    fingerprint: Option<String>,
-    name: Option<String>,
+/// One request, by its `op`; the `id` is taken out first and echoed back.
+#[derive(Deserialize, strum::VariantNames)]
+#[serde(tag = "op", rename_all = "kebab-case", deny_unknown_fields)]
+#[strum(serialize_all = "kebab-case")]
+enum Request {
+    /// The snapshot for a cwd.
+    Snapshot {
+        cwd: PathBuf,
+        root: Option<PathBuf>,
+    },
+    /// The fingerprint alone.
+    Fingerprint {
+        cwd: PathBuf,
+        root: Option<PathBuf>,
+    },
+    /// A new snapshot only if the fingerprint moved.
+    Refresh {
+        cwd: PathBuf,
+        root: Option<PathBuf>,
+        fingerprint: String,
+    },
+    /// The `SKILL.md` of the skill that wins a name.
+    Skill {
+        cwd: PathBuf,
+        root: Option<PathBuf>,
+        name: String,
+    },
 }
 
 fn error(id: &Value, code: &str, message: impl Into<String>) -> Value {
@@ -46,53 +64,60 @@ fn snapshot_error(id: &Value, e: &SnapshotError) -> Value {
     error(id, code, message)
 }
 
+/// Parses a request line: the id (null when there is none), and the request
+/// or the error response to send instead.
+fn parse(line: &[u8]) -> (Value, Result<Request, Value>) {
+    let mut fields: Map<String, Value> = match serde_json::from_slice(line) {
+        Ok(Value::Object(fields)) => fields,
+        Ok(_) => {
+            let e = error(&Value::Null, "bad-request", "a request is a JSON object");
+            return (Value::Null, Err(e));
+        }
+        Err(e) => return (Value::Null, Err(error(&Value::Null, "bad-request", e.to_string()))),
+    };
+    let Some(id) = fields.remove("id") else {
+        let e = error(&Value::Null, "bad-request", "every request needs an \"id\"");
+        return (Value::Null, Err(e));
+    };
+    if let Some(Value::String(op)) = fields.get("op") {
+        if !<Request as strum::VariantNames>::VARIANTS.contains(&op.as_str()) {
+            let e = error(&id, "unknown-op", format!("unknown op {op:?}"));
+            return (id, Err(e));
+        }
+    }
+    let request = Request::deserialize(Value::Object(fields))
+        .map_err(|e| error(&id, "bad-request", e.to_string()));
+    (id, request)
+}
+
 /// Answers one request line.
 pub fn answer(loader: &Loader, line: &[u8]) -> Value {
-    let req: Request = match serde_json::from_slice(line) {
+    let (id, request) = parse(line);
+    let request = match request {
         Ok(r) => r,
-        Err(e) => {
-            // Keep the id when the line is a JSON object that has one.
-            let id = serde_json::from_slice::<Value>(line)
-                .ok()
-                .and_then(|v| v.get("id").cloned())
-                .unwrap_or(Value::Null);
-            return error(&id, "bad-request", e.to_string());
-        }
+        Err(response) => return response,
     };
-    let id = &req.id;
-    let Some(cwd) = req.cwd.as_deref() else {
-        return error(id, "bad-request", "every request needs a \"cwd\"");
-    };
-    let root = req.root.as_deref();
-    let result = match req.op.as_str() {
-        "snapshot" => loader
-            .snapshot_in(cwd, root)
+    let id = &id;
+    let result = match request {
+        Request::Snapshot { cwd, root } => loader
+            .snapshot_in(&cwd, root.as_deref())
             .map(|s| json!({ "id": id, "snapshot": &*s })),
-        "fingerprint" => loader
-            .fingerprint_in(cwd, root)
+        Request::Fingerprint { cwd, root } => loader
+            .fingerprint_in(&cwd, root.as_deref())
             .map(|f| json!({ "id": id, "fingerprint": f })),
-        "refresh" => {
-            let Some(prev) = req.fingerprint.as_deref() else {
-                return error(
-                    id,
-                    "bad-request",
-                    "\"refresh\" needs the previous \"fingerprint\"",
-                );
-            };
-            loader.refresh_in(cwd, root, prev).map(|r| match r {
+        Request::Refresh {
+            cwd,
+            root,
+            fingerprint,
+        } => loader
+            .refresh_in(&cwd, root.as_deref(), &fingerprint)
+            .map(|r| match r {
                 None => json!({ "id": id, "changed": false }),
                 Some(s) => json!({ "id": id, "changed": true, "snapshot": &*s }),
-            })
-        }
-        "skill" => {
-            let Some(name) = req.name.as_deref() else {
-                return error(id, "bad-request", "\"skill\" needs a \"name\"");
-            };
-            loader
-                .skill_in(cwd, root, name)
-                .map(|s| json!({ "id": id, "skill": s }))
-        }
-        other => return error(id, "unknown-op", format!("unknown op {other:?}")),
+            }),
+        Request::Skill { cwd, root, name } => loader
+            .skill_in(&cwd, root.as_deref(), &name)
+            .map(|s| json!({ "id": id, "skill": s })),
     };
     result.unwrap_or_else(|e| snapshot_error(id, &e))
 }

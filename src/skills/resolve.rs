@@ -1,18 +1,21 @@
-//! Stage 5b — resolving skills: the lowest rank claims a name, every loser is
-//! recorded with its winner, and the project list is capped.
+//! Resolving skills: the lowest rank claims a name, every loser is recorded
+//! with its winner, and the project list is capped.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::discovery::chain::Origin;
-use crate::discovery::skills::{Found, Rejected};
-use crate::policy::{Policy, RootKind};
+use super::discover::{Found, Rejected};
+use super::frontmatter::Frontmatter;
+use crate::hidden::HiddenFinding;
+use crate::origin::Origin;
+use crate::policy::Policy;
 
 /// A skill that won its name.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Skill {
     /// The name.
     pub name: String,
@@ -33,18 +36,16 @@ pub struct Skill {
     /// Whether the prompt lists it (project skills beyond the cap are not).
     pub listed: bool,
     /// The other frontmatter fields.
-    pub frontmatter: crate::skill::frontmatter::Frontmatter,
+    pub frontmatter: Frontmatter,
     /// The `SKILL.md`, relative to its root.
     #[serde(skip)]
-    pub rel: PathBuf,
-    /// Its root.
-    #[serde(skip)]
-    pub root: RootKind,
+    pub(crate) rel: PathBuf,
 }
 
 /// A skill that lost its name to a lower rank.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Shadowed {
     /// The name.
     pub name: String,
@@ -58,19 +59,21 @@ pub struct Shadowed {
 
 /// The resolved skills.
 #[derive(Debug, Clone, Default)]
-pub struct SkillSet {
+pub(crate) struct SkillSet {
     /// Winners, in name order.
-    pub skills: Vec<Skill>,
+    pub(crate) skills: Vec<Skill>,
     /// Losers.
-    pub shadowed: Vec<Shadowed>,
+    pub(crate) shadowed: Vec<Shadowed>,
     /// Refused folders and files.
-    pub rejected: Vec<Rejected>,
+    pub(crate) rejected: Vec<Rejected>,
     /// Project skills won but not listed for the cap.
-    pub hidden_project: usize,
+    pub(crate) hidden_project: usize,
+    /// Winners whose description held hidden text.
+    pub(crate) hidden: Vec<HiddenFinding>,
 }
 
 /// Resolves name conflicts: the lowest rank wins (sources are distinct ranks).
-pub fn resolve(policy: &Policy, found: Vec<Found>, rejected: Vec<Rejected>) -> SkillSet {
+pub(crate) fn resolve(policy: &Policy, found: Vec<Found>, rejected: Vec<Rejected>) -> SkillSet {
     let mut by_name: BTreeMap<String, Vec<Found>> = BTreeMap::new();
     for f in found {
         by_name.entry(f.name.clone()).or_default().push(f);
@@ -115,7 +118,6 @@ pub fn resolve(policy: &Policy, found: Vec<Found>, rejected: Vec<Rejected>) -> S
             listed,
             frontmatter: winner.frontmatter,
             rel: winner.rel,
-            root: winner.root,
         });
     }
     SkillSet {
@@ -123,5 +125,6 @@ pub fn resolve(policy: &Policy, found: Vec<Found>, rejected: Vec<Rejected>) -> S
         shadowed,
         rejected,
         hidden_project,
+        hidden: Vec::new(),
     }
 }

@@ -49,8 +49,17 @@ use serde_saphyr::{
 };
 
 /// Parsed frontmatter of a SKILL.md.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+///
+/// ```
+/// use lisa_context::Frontmatter;
+///
+/// let fm = Frontmatter::parse("---\nname: pdf-tools\ndescription: Merge PDFs.\nversion: 1.10\n---\nbody").unwrap();
+/// assert_eq!(fm.name, "pdf-tools");
+/// assert_eq!(fm.version.as_deref(), Some("1.10"));
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Frontmatter {
     /// `name`: the skill's name, as written. Whether it follows the naming
     /// rule is checked elsewhere.
@@ -85,8 +94,17 @@ pub struct Frontmatter {
     pub extra: BTreeMap<String, Value>,
 }
 
+impl Frontmatter {
+    /// Parses the frontmatter at the start of a `SKILL.md`'s text (see
+    /// [`parse`] for the rules).
+    pub fn parse(text: &str) -> Result<Frontmatter, FrontmatterError> {
+        parse(text)
+    }
+}
+
 /// Why the frontmatter of a SKILL.md could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum FrontmatterError {
     /// The text does not start with a `---` line (after an optional UTF-8 BOM).
     #[error("the file does not open with a `---` frontmatter line")]
@@ -109,15 +127,16 @@ pub enum FrontmatterError {
 }
 
 impl FrontmatterError {
-    /// Stable kebab-case reason: "bad-frontmatter" for NoOpeningFence/NoClosingFence/Yaml/NotAMapping,
-    /// "missing-name", "missing-description".
-    pub fn reason(&self) -> &'static str {
+    /// The reason a skill with this error is rejected for:
+    /// `bad-frontmatter`, `missing-name` or `missing-description`.
+    pub fn reason(&self) -> crate::Reason {
+        use crate::Reason;
         match self {
             Self::NoOpeningFence | Self::NoClosingFence | Self::Yaml(_) | Self::NotAMapping => {
-                "bad-frontmatter"
+                Reason::BadFrontmatter
             }
-            Self::MissingName => "missing-name",
-            Self::MissingDescription => "missing-description",
+            Self::MissingName => Reason::MissingName,
+            Self::MissingDescription => Reason::MissingDescription,
         }
     }
 }
@@ -420,17 +439,7 @@ fn build(
 ) -> Result<Frontmatter, FrontmatterError> {
     let mut name = None;
     let mut description = None;
-    let mut fm = Frontmatter {
-        name: String::new(),
-        description: String::new(),
-        license: None,
-        compatibility: None,
-        metadata: BTreeMap::new(),
-        allowed_tools: None,
-        version: None,
-        tags: Vec::new(),
-        extra: BTreeMap::new(),
-    };
+    let mut fm = Frontmatter::default();
     for (key, node) in entries {
         let kept = match key.as_str() {
             "name" => {

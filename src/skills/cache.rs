@@ -1,66 +1,54 @@
 //! A bounded memo of parsed frontmatter, keyed by the hash of the bytes
 //! parsed. YAML parsing is the dearest step of skill discovery; a long-lived
-//! [`crate::Loader`] rebuilding a snapshot after one skill changed re-parses
-//! only that skill.
+//! loader rebuilding a snapshot after one skill changed re-parses only that
+//! skill.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
+use std::num::NonZeroUsize;
+use std::sync::{Mutex, MutexGuard};
+
+use lru::LruCache;
 
 use super::frontmatter::{self, Frontmatter, FrontmatterError};
 
 type Parsed = Result<Frontmatter, FrontmatterError>;
 
-/// Parsed frontmatter by content hash, holding at most `capacity` entries
-/// (when full, it starts over: simple, bounded, and rebuilt from the files).
+/// Parsed frontmatter by content hash, the least recently used going first
+/// once `capacity` results are held.
 #[derive(Debug)]
-pub struct ParseCache {
-    map: Mutex<HashMap<u128, Parsed>>,
-    capacity: usize,
+pub(crate) struct ParseCache {
+    map: Mutex<LruCache<u128, Parsed>>,
 }
 
 impl ParseCache {
-    /// An empty cache of at most `capacity` entries.
-    pub fn new(capacity: usize) -> Self {
+    /// An empty cache of at most `capacity` entries (at least one).
+    pub(crate) fn new(capacity: usize) -> Self {
+        let capacity = NonZeroUsize::new(capacity).unwrap_or(NonZeroUsize::MIN);
         Self {
-            map: Mutex::new(HashMap::new()),
-            capacity: capacity.max(1),
+            map: Mutex::new(LruCache::new(capacity)),
         }
     }
 
     /// Parses `bytes` (lossily decoded) or returns the remembered result.
-    pub fn parse(&self, bytes: &[u8]) -> Parsed {
+    pub(crate) fn parse(&self, bytes: &[u8]) -> Parsed {
         let key = xxhash_rust::xxh3::xxh3_128(bytes);
         if let Some(hit) = self.lock().get(&key) {
             return hit.clone();
         }
         let parsed = frontmatter::parse(&String::from_utf8_lossy(bytes));
-        let mut map = self.lock();
-        if map.len() >= self.capacity {
-            map.clear();
-        }
-        map.insert(key, parsed.clone());
+        self.lock().put(key, parsed.clone());
         parsed
     }
 
     /// How many results are remembered.
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
         self.lock().len()
     }
 
-    /// Whether nothing is remembered.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u128, Parsed>> {
-        // Every update is one insert or a clear: a poisoned map is still sound.
+    fn lock(&self) -> MutexGuard<'_, LruCache<u128, Parsed>> {
+        // Every update is one insert: a poisoned map is still sound.
         self.map.lock().unwrap_or_else(|p| p.into_inner())
     }
-}
-
-/// Parses without remembering (one-shot builds).
-pub fn parse_uncached(bytes: &[u8]) -> Parsed {
-    frontmatter::parse(&String::from_utf8_lossy(bytes))
 }
 
 #[cfg(test)]
@@ -81,6 +69,9 @@ mod tests {
         assert_eq!(cache.len(), 1);
         assert!(cache.parse(b).is_ok());
         assert_eq!(cache.parse(c), Err(FrontmatterError::MissingDescription));
-        assert!(cache.len() <= 2);
+        assert_eq!(cache.len(), 2);
+        // `a` was used least recently and went; `c` stays.
+        assert!(!cache.lock().contains(&xxhash_rust::xxh3::xxh3_128(a)));
+        assert!(cache.lock().contains(&xxhash_rust::xxh3::xxh3_128(c)));
     }
 }

@@ -3,48 +3,27 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
-
+use crate::origin::Origin;
 use crate::policy::Policy;
-use crate::roots::Roots;
-
-/// Where an instruction file or skill comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Origin {
-    /// The user's home root: written by the user, for every project.
-    Home,
-    /// The repository: its own stated conventions.
-    Project,
-}
-
-impl Origin {
-    /// `home` or `project`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Origin::Home => "home",
-            Origin::Project => "project",
-        }
-    }
-}
+use crate::sandbox::Roots;
 
 /// One path that may hold an instruction file.
 #[derive(Debug, Clone)]
-pub struct Candidate {
+pub(crate) struct Candidate {
     /// Home or project.
-    pub origin: Origin,
+    pub(crate) origin: Origin,
     /// 0 for home, 1 for the repository root, and one more per level below.
-    pub level: usize,
+    pub(crate) level: usize,
     /// The path relative to its root.
-    pub rel: PathBuf,
+    pub(crate) rel: PathBuf,
     /// The absolute path, for display.
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// The level is excluded by `instructions.exclude-levels`.
-    pub excluded: bool,
+    pub(crate) excluded: bool,
 }
 
 /// The candidates in read order: outermost first, the cwd's files last.
-pub fn candidates(policy: &Policy, roots: &Roots) -> Vec<Candidate> {
+pub(crate) fn candidates(policy: &Policy, roots: &Roots) -> Vec<Candidate> {
     let mut out = Vec::new();
     if let Some(home) = &roots.home {
         for name in &policy.instructions.home_files {
@@ -80,7 +59,7 @@ pub fn candidates(policy: &Policy, roots: &Roots) -> Vec<Candidate> {
 }
 
 /// A relative path with `/` separators, as globs expect.
-pub fn slash_path(p: &Path) -> String {
+pub(crate) fn slash_path(p: &Path) -> String {
     p.components()
         .map(|c| c.as_os_str().to_string_lossy())
         .collect::<Vec<_>>()

@@ -1,0 +1,357 @@
+//! Instructions: which files of the chain go into the prompt, and how much
+//! of each.
+//!
+//! Every candidate of the [`chain`] is opened through the sandbox (bounded,
+//! regular files only), decoded to text, hidden text treated, and then goes
+//! through the steps below in the budget's grant order:
+//!
+//! 1. the same file twice (device and inode) is folded into the first;
+//! 2. a blank file is skipped (per policy);
+//! 3. a file whose text repeats a kept one is folded into it (per policy);
+//! 4. the budget grants what it can still give; a file it cannot give a
+//!    single byte is skipped.
+//!
+//! Blocks are reported in read order (outermost first) whatever the grant
+//! order was.
+
+pub(crate) mod chain;
+mod records;
+pub(crate) mod text;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+pub use records::{Block, Budget, Considered, Deduped, Skipped, Status};
+
+use crate::fingerprint::{Place, Trace};
+use crate::hidden::{self, HiddenFinding, HiddenReport};
+use crate::policy::{BudgetOrder, Policy};
+use crate::reason::Reason;
+use crate::sandbox::{OpenFile, Opened, Roots, Stamp};
+use chain::Candidate;
+
+/// The instruction part of a snapshot.
+#[derive(Debug, Clone)]
+pub(crate) struct Selection {
+    /// Kept blocks in read order.
+    pub(crate) blocks: Vec<Block>,
+    /// Folded files.
+    pub(crate) deduped: Vec<Deduped>,
+    /// Skipped files.
+    pub(crate) skipped: Vec<Skipped>,
+    /// The budget.
+    pub(crate) budget: Budget,
+    /// Files with hidden text.
+    pub(crate) hidden: Vec<HiddenFinding>,
+    /// Every candidate, in read order.
+    pub(crate) considered: Vec<Considered>,
+}
+
+/// Bytes read beyond what the budget can still use, so that a BOM, leading
+/// whitespace or a character straddling the limit does not make a file look
+/// shorter than it is.
+const READ_SLACK: u64 = 4096;
+
+/// Runs the instruction stage over `candidates` (in read order).
+pub(crate) fn select(
+    policy: &Policy,
+    roots: &Roots,
+    candidates: &[Candidate],
+    trace: &mut Trace,
+) -> Selection {
+    let mut run = Selector::new(policy, candidates.len());
+    for i in grant_order(policy, candidates) {
+        run.consider(roots, i, &candidates[i], trace);
+    }
+    run.finish(candidates)
+}
+
+/// The order in which the budget is granted: by level, outermost or nearest
+/// first; within a level, the policy's name order.
+fn grant_order(policy: &Policy, candidates: &[Candidate]) -> Vec<usize> {
+    let mut grant: Vec<usize> = (0..candidates.len()).collect();
+    if policy.instructions.budget_order == BudgetOrder::NearestFirst {
+        grant.sort_by_key(|&i| (std::cmp::Reverse(candidates[i].level), i));
+    }
+    grant
+}
+
+/// A candidate's text, decoded and treated.
+struct Text {
+    /// The treated text, untrimmed.
+    text: String,
+    /// What hidden text was found.
+    report: HiddenReport,
+    /// The file's size on disk.
+    size: u64,
+    /// Whether the read stopped before the end of the file.
+    read_cut: bool,
+}
+
+/// The state of one selection run. Records carry the candidate's index so
+/// they can be put back in read order at the end.
+struct Selector<'p> {
+    policy: &'p Policy,
+    limit: u64,
+    file_cap: u64,
+    statuses: Vec<Option<Status>>,
+    blocks: Vec<Block>,
+    deduped: Vec<(usize, Deduped)>,
+    skipped: Vec<(usize, Skipped)>,
+    hidden: Vec<(usize, HiddenFinding)>,
+    kept_by_identity: HashMap<(u64, u64), PathBuf>,
+    kept_by_text: HashMap<u128, PathBuf>,
+    used: u64,
+    exhausted: bool,
+    /// The longest file kept so far: a later copy of it must be read far
+    /// enough to be recognised as one, whatever budget is left.
+    longest_kept: u64,
+}
+
+impl<'p> Selector<'p> {
+    fn new(policy: &'p Policy, count: usize) -> Self {
+        let ins = &policy.instructions;
+        let limit = u64::try_from(ins.budget_bytes).unwrap_or(0);
+        let file_cap = u64::try_from(ins.max_file_bytes)
+            .unwrap_or(0)
+            .min(limit + READ_SLACK);
+        Self {
+            policy,
+            limit,
+            file_cap,
+            statuses: vec![None; count],
+            blocks: Vec::new(),
+            deduped: Vec::new(),
+            skipped: Vec::new(),
+            hidden: Vec::new(),
+            kept_by_identity: HashMap::new(),
+            kept_by_text: HashMap::new(),
+            used: 0,
+            exhausted: false,
+            longest_kept: 0,
+        }
+    }
+
+    fn skip(&mut self, i: usize, cand: &Candidate, reason: Reason) {
+        self.skipped.push((
+            i,
+            Skipped {
+                path: cand.path.clone(),
+                reason,
+            },
+        ));
+        self.statuses[i] = Some(Status::Skipped(reason));
+    }
+
+    fn fold(&mut self, i: usize, cand: &Candidate, same_as: PathBuf, status: Status) {
+        self.deduped.push((
+            i,
+            Deduped {
+                path: cand.path.clone(),
+                same_as,
+            },
+        ));
+        self.statuses[i] = Some(status);
+    }
+
+    /// Takes one candidate through every step.
+    fn consider(&mut self, roots: &Roots, i: usize, cand: &Candidate, trace: &mut Trace) {
+        let Some(root) = roots.get(cand.origin) else {
+            return;
+        };
+        let place = Place::Within(cand.origin);
+        if cand.excluded {
+            self.skip(i, cand, Reason::Excluded);
+            return;
+        }
+        let file = match root.open_file(&cand.rel, self.policy.trust.symlinks) {
+            Opened::Absent => {
+                trace.push(place, &cand.rel, Stamp::Absent, None);
+                self.statuses[i] = Some(Status::Absent);
+                return;
+            }
+            Opened::Refused(reason) => {
+                trace.push(place, &cand.rel, root.stamp(&cand.rel), None);
+                self.skip(i, cand, reason);
+                return;
+            }
+            Opened::File(file) => file,
+        };
+        let stamp = file.stamp();
+        // Step 1: the same file reached twice (a hard link, or a link inside
+        // the root) is folded without reading it again.
+        if let Some(same) = stamp
+            .identity()
+            .and_then(|id| self.kept_by_identity.get(&id).cloned())
+        {
+            trace.push(
+                place,
+                &cand.rel,
+                stamp,
+                Some(same.as_os_str().as_encoded_bytes()),
+            );
+            self.fold(i, cand, same.clone(), Status::SameFile(same));
+            return;
+        }
+        let Some(text) = self.read(i, file, place, cand, trace) else {
+            return;
+        };
+        self.keep(i, cand, stamp, text);
+    }
+
+    /// Reads and decodes a candidate, as far as the budget can still use it;
+    /// skips it (and says why) when it is not text.
+    fn read(
+        &mut self,
+        i: usize,
+        file: OpenFile,
+        place: Place,
+        cand: &Candidate,
+        trace: &mut Trace,
+    ) -> Option<Text> {
+        let stamp = file.stamp();
+        // A huge file late in the chain costs a few KiB, not the whole cap.
+        let want = self.limit.saturating_sub(self.used).max(self.longest_kept) + READ_SLACK;
+        let bytes = match file.read_at_most(self.file_cap.min(want)) {
+            Ok(b) => b,
+            Err(_) => {
+                trace.push(place, &cand.rel, stamp, None);
+                self.skip(i, cand, Reason::Unreadable);
+                return None;
+            }
+        };
+        let size = file.len();
+        drop(file);
+        trace.push(place, &cand.rel, stamp, Some(&bytes));
+        let read_cut = (bytes.len() as u64) < size;
+        let Some(text) = text::decode(bytes, read_cut) else {
+            self.skip(i, cand, Reason::NotText);
+            return None;
+        };
+        let (text, report) = if hidden::is_plain(&text) {
+            (text, HiddenReport::default())
+        } else {
+            hidden::treat(
+                &text,
+                self.policy.trust.hidden_text,
+                &self.policy.templates.hidden_marker,
+            )
+        };
+        Some(Text {
+            text,
+            report,
+            size,
+            read_cut,
+        })
+    }
+
+    /// Steps 2 to 4 for a file that was read.
+    fn keep(&mut self, i: usize, cand: &Candidate, stamp: Stamp, read: Text) {
+        let ins = &self.policy.instructions;
+        let Text {
+            text,
+            report,
+            size,
+            read_cut,
+        } = read;
+        let start = text.len() - text.trim_start().len();
+        let trimmed = text.trim();
+        // Step 2: blank.
+        if trimmed.is_empty() && ins.skip_blank {
+            self.skip(i, cand, Reason::Empty);
+            return;
+        }
+        // Step 3: the same text as a kept file. A file read only in part
+        // cannot be shown equal to anything.
+        let text_key = xxhash_rust::xxh3::xxh3_128(trimmed.as_bytes());
+        if ins.dedup_by_content && !read_cut {
+            if let Some(same) = self.kept_by_text.get(&text_key).cloned() {
+                self.fold(i, cand, same.clone(), Status::Deduped(same));
+                return;
+            }
+        }
+        // Step 4: the budget.
+        let remaining = self.limit.saturating_sub(self.used);
+        let cut =
+            text::floor_char_boundary(trimmed, usize::try_from(remaining).unwrap_or(usize::MAX));
+        if cut == 0 {
+            self.exhausted = true;
+            self.skip(i, cand, Reason::BudgetExhausted);
+            return;
+        }
+        let budget_cut = cut < trimmed.len();
+        self.exhausted |= budget_cut;
+        self.used += cut as u64;
+        let text_bytes = trimmed.len() as u64;
+        if !report.is_empty() {
+            self.hidden.push((
+                i,
+                HiddenFinding {
+                    path: cand.path.clone(),
+                    report,
+                },
+            ));
+        }
+        let truncated = budget_cut || read_cut;
+        if let Some(id) = stamp.identity() {
+            self.kept_by_identity.insert(id, cand.path.clone());
+        }
+        // Only a file read whole can stand for its text: a later file equal
+        // to the prefix of a cut one is not a copy of it.
+        if !read_cut {
+            self.kept_by_text.insert(text_key, cand.path.clone());
+            self.longest_kept = self.longest_kept.max(size);
+        }
+        self.statuses[i] = Some(if truncated {
+            Status::Truncated
+        } else {
+            Status::Included
+        });
+        // Keep the included part in the buffer already holding it.
+        let mut kept = text;
+        kept.truncate(start + cut);
+        kept.drain(..start);
+        self.blocks.push(Block {
+            path: cand.path.clone(),
+            origin: cand.origin,
+            bytes: size,
+            text_bytes,
+            included_bytes: cut as u64,
+            truncated,
+            text: kept,
+            order: i,
+        });
+    }
+
+    /// Puts every record in read order.
+    fn finish(mut self, candidates: &[Candidate]) -> Selection {
+        self.blocks.sort_by_key(|b| b.order);
+        fn in_read_order<T>(mut v: Vec<(usize, T)>) -> Vec<T> {
+            v.sort_by_key(|(i, _)| *i);
+            v.into_iter().map(|(_, t)| t).collect()
+        }
+        let considered = candidates
+            .iter()
+            .zip(self.statuses)
+            .filter_map(|(c, s)| {
+                s.map(|status| Considered {
+                    path: c.path.clone(),
+                    origin: c.origin,
+                    status,
+                })
+            })
+            .collect();
+        Selection {
+            blocks: self.blocks,
+            deduped: in_read_order(self.deduped),
+            skipped: in_read_order(self.skipped),
+            budget: Budget {
+                limit: self.limit,
+                used: self.used,
+                exhausted: self.exhausted,
+            },
+            hidden: in_read_order(self.hidden),
+            considered,
+        }
+    }
+}

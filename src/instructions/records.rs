@@ -1,0 +1,107 @@
+//! What the instruction stage reports: the blocks kept, the files folded or
+//! skipped, the budget, and one row per candidate for `explain`.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::origin::Origin;
+use crate::reason::Reason;
+
+/// An instruction file that goes into the prompt.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct Block {
+    /// Absolute path of the file.
+    #[serde(serialize_with = "crate::paths::lossy")]
+    pub path: PathBuf,
+    /// Home or project.
+    pub origin: Origin,
+    /// The file's size on disk.
+    pub bytes: u64,
+    /// The file's text, in UTF-8 bytes, as it would enter the prompt: read
+    /// (up to the per-file cap), trimmed, line breaks normalised, hidden text
+    /// treated. Revealed hidden characters make it larger than the file.
+    pub text_bytes: u64,
+    /// The bytes of that text included in the prompt (at most `text_bytes`);
+    /// this is what the budget counts.
+    pub included_bytes: u64,
+    /// Whether the text was cut (budget, or the per-file read cap).
+    pub truncated: bool,
+    /// The text included (trimmed, line breaks normalised, hidden text
+    /// treated).
+    #[serde(skip)]
+    pub text: String,
+    /// Position in read order.
+    #[serde(skip)]
+    pub(crate) order: usize,
+}
+
+/// A file folded into an earlier one.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct Deduped {
+    /// The folded file.
+    #[serde(serialize_with = "crate::paths::lossy")]
+    pub path: PathBuf,
+    /// The kept file it repeats.
+    #[serde(serialize_with = "crate::paths::lossy")]
+    pub same_as: PathBuf,
+}
+
+/// A file not used, and why.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct Skipped {
+    /// The file.
+    #[serde(serialize_with = "crate::paths::lossy")]
+    pub path: PathBuf,
+    /// Why.
+    pub reason: Reason,
+}
+
+/// The budget after selection.
+#[derive(Debug, Clone, Copy, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct Budget {
+    /// The limit in UTF-8 bytes.
+    pub limit: u64,
+    /// Bytes used.
+    pub used: u64,
+    /// Whether some text was cut or dropped for lack of budget.
+    pub exhausted: bool,
+}
+
+/// What happened to one candidate (for `explain`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Status {
+    /// Nothing at the path.
+    Absent,
+    /// Included whole.
+    Included,
+    /// Included, cut.
+    Truncated,
+    /// Folded into another file with the same text.
+    Deduped(PathBuf),
+    /// Same file (device and inode) as another.
+    SameFile(PathBuf),
+    /// Not used.
+    Skipped(Reason),
+}
+
+/// One candidate and what happened to it.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Considered {
+    /// The path.
+    pub path: PathBuf,
+    /// Home or project.
+    pub origin: Origin,
+    /// The outcome.
+    pub status: Status,
+}

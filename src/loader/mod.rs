@@ -1,0 +1,319 @@
+//! The library's entry point: a [`Loader`] serves snapshots for many cwds,
+//! caching each until something it examined changes. [`LoaderBuilder`] finds
+//! the home root and loads the layered policy from it, the way every
+//! embedder needs.
+
+mod builder;
+mod size;
+
+use std::collections::HashSet;
+use std::num::NonZeroUsize;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use lru::LruCache;
+use serde::Serialize;
+
+pub use builder::LoaderBuilder;
+
+use crate::error::SnapshotError;
+use crate::origin::Origin;
+use crate::policy::Policy;
+use crate::sandbox::{self, Handles};
+use crate::skills::{self, ParseCache};
+use crate::snapshot::{self, Built, Snapshot};
+
+/// How many parsed `SKILL.md` frontmatters a loader remembers.
+const PARSE_CACHE_ENTRIES: usize = 16 * 1024;
+
+/// The default number of (cwd, root) pairs a loader keeps.
+pub const DEFAULT_CACHE_ENTRIES: usize = 256;
+
+/// The `SKILL.md` of the skill that wins a name.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct SkillFile {
+    /// The skill's name.
+    pub name: String,
+    /// Home or project.
+    pub origin: Origin,
+    /// The file's absolute path.
+    #[serde(serialize_with = "crate::paths::lossy")]
+    pub path: PathBuf,
+    /// The whole file: frontmatter and body.
+    pub content: String,
+}
+
+/// A cache key: the cwd and the explicit root, both normalized.
+type Key = (PathBuf, Option<PathBuf>);
+
+/// Builds snapshots for any number of cwds, concurrently, caching each one
+/// until a file it depends on changes.
+///
+/// A check costs one `stat` per path the snapshot examined; files are re-read
+/// only when their metadata moved, or when it is too recent to vouch for their
+/// content (see [`RACY_WINDOW`](crate::RACY_WINDOW)). The cwd is always
+/// explicit: the loader never looks at the process's working directory.
+///
+/// ```
+/// use lisa_context::{Loader, policy::Policy};
+///
+/// let home = tempfile::tempdir().unwrap();
+/// let repo = tempfile::tempdir().unwrap();
+/// std::fs::create_dir(repo.path().join(".git")).unwrap();
+/// std::fs::write(repo.path().join("AGENTS.md"), "Run the tests before committing.").unwrap();
+///
+/// let loader = Loader::new(Policy::builtin().unwrap(), Some(home.path().to_path_buf()));
+/// let snap = loader.snapshot(repo.path()).unwrap();
+/// assert_eq!(snap.instruction_files.len(), 1);
+/// assert!(snap.prompt.contains("Run the tests before committing."));
+///
+/// // Nothing changed: the same fingerprint, and no new snapshot.
+/// assert_eq!(loader.fingerprint(repo.path()).unwrap(), snap.fingerprint);
+/// assert!(loader.refresh(repo.path(), &snap.fingerprint).unwrap().is_none());
+/// ```
+pub struct Loader {
+    policy: Arc<Policy>,
+    home: Option<PathBuf>,
+    cache: Mutex<LruCache<Key, Arc<Built>>>,
+    handles: Handles,
+    parsed: ParseCache,
+    racy_window: Duration,
+}
+
+impl std::fmt::Debug for Loader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Loader")
+            .field("home", &self.home)
+            .field("cached_entries", &self.cached_entries())
+            .field("racy_window", &self.racy_window)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Loader {
+    /// A loader with the default cache size. `home` is the home root's path;
+    /// `None` reads no home files or skills. [`LoaderBuilder`] finds the
+    /// home and loads its policy instead.
+    pub fn new(policy: Policy, home: Option<PathBuf>) -> Self {
+        Self::with_capacity(policy, home, DEFAULT_CACHE_ENTRIES)
+    }
+
+    /// A loader keeping at most `capacity` snapshots (least recently used go).
+    pub fn with_capacity(policy: Policy, home: Option<PathBuf>, capacity: usize) -> Self {
+        Self::from_parts(policy, home, capacity, sandbox::RACY_WINDOW)
+    }
+
+    /// A builder: finds the home root, loads the layered policy from it.
+    pub fn builder() -> LoaderBuilder {
+        LoaderBuilder::new()
+    }
+
+    fn from_parts(
+        policy: Policy,
+        home: Option<PathBuf>,
+        capacity: usize,
+        racy_window: Duration,
+    ) -> Self {
+        let capacity = NonZeroUsize::new(capacity).unwrap_or(NonZeroUsize::MIN);
+        Self {
+            policy: Arc::new(policy),
+            home,
+            cache: Mutex::new(LruCache::new(capacity)),
+            handles: Handles::default(),
+            parsed: ParseCache::new(PARSE_CACHE_ENTRIES),
+            racy_window,
+        }
+    }
+
+    /// The policy in force.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// The home root's path.
+    pub fn home(&self) -> Option<&Path> {
+        self.home.as_deref()
+    }
+
+    /// The snapshot for `cwd` (absolute), rebuilt only if something changed.
+    pub fn snapshot(&self, cwd: &Path) -> Result<Arc<Snapshot>, SnapshotError> {
+        self.snapshot_in(cwd, None)
+    }
+
+    /// Like [`snapshot`](Self::snapshot), with the repository root named
+    /// explicitly (it must contain `cwd`).
+    pub fn snapshot_in(
+        &self,
+        cwd: &Path,
+        root: Option<&Path>,
+    ) -> Result<Arc<Snapshot>, SnapshotError> {
+        Ok(self.current(cwd, root)?.snapshot.clone())
+    }
+
+    /// The fingerprint for `cwd`: equal to the `fingerprint` field of the
+    /// snapshot that would be built now.
+    pub fn fingerprint(&self, cwd: &Path) -> Result<String, SnapshotError> {
+        self.fingerprint_in(cwd, None)
+    }
+
+    /// [`fingerprint`](Self::fingerprint) with an explicit root.
+    pub fn fingerprint_in(&self, cwd: &Path, root: Option<&Path>) -> Result<String, SnapshotError> {
+        Ok(self.current(cwd, root)?.snapshot.fingerprint.clone())
+    }
+
+    /// A new snapshot if the fingerprint differs from `previous`, else `None`.
+    pub fn refresh(
+        &self,
+        cwd: &Path,
+        previous: &str,
+    ) -> Result<Option<Arc<Snapshot>>, SnapshotError> {
+        self.refresh_in(cwd, None, previous)
+    }
+
+    /// [`refresh`](Self::refresh) with an explicit root.
+    pub fn refresh_in(
+        &self,
+        cwd: &Path,
+        root: Option<&Path>,
+        previous: &str,
+    ) -> Result<Option<Arc<Snapshot>>, SnapshotError> {
+        let built = self.current(cwd, root)?;
+        if built.snapshot.fingerprint == previous {
+            Ok(None)
+        } else {
+            Ok(Some(built.snapshot.clone()))
+        }
+    }
+
+    /// The `SKILL.md` of the skill that wins `name` for `cwd`: exactly the
+    /// resolution the snapshot used, read under the same rules. The name is
+    /// checked against the policy's rule before any file is touched.
+    pub fn skill(&self, cwd: &Path, name: &str) -> Result<SkillFile, SnapshotError> {
+        self.skill_in(cwd, None, name)
+    }
+
+    /// [`skill`](Self::skill) with an explicit root.
+    pub fn skill_in(
+        &self,
+        cwd: &Path,
+        root: Option<&Path>,
+        name: &str,
+    ) -> Result<SkillFile, SnapshotError> {
+        if !self.policy.is_valid_skill_name(name) {
+            return Err(SnapshotError::InvalidSkillName(name.to_string()));
+        }
+        let built = self.current(cwd, root)?;
+        let Some(skill) = built.snapshot.skills.iter().find(|s| s.name == name) else {
+            return Err(SnapshotError::SkillNotFound {
+                name: name.to_string(),
+                cwd: built.snapshot.cwd.clone(),
+            });
+        };
+        let unreadable = |reason: String| SnapshotError::SkillUnreadable {
+            path: skill.path.clone(),
+            reason,
+        };
+        let Some(skill_root) = built.roots.get(skill.origin) else {
+            return Err(unreadable("its root is gone".into()));
+        };
+        let content = skills::whole_file(&self.policy, skill_root, &skill.rel)
+            .map_err(|e| unreadable(e.to_string()))?;
+        Ok(SkillFile {
+            name: skill.name.clone(),
+            origin: skill.origin,
+            path: skill.path.clone(),
+            content,
+        })
+    }
+
+    /// How many snapshots the cache holds.
+    pub fn cached_entries(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// An estimate of the bytes the cache holds (texts and paths).
+    pub fn cached_bytes(&self) -> usize {
+        self.lock()
+            .iter()
+            .map(|(_, built)| size::estimate_bytes(built))
+            .sum()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, LruCache<Key, Arc<Built>>> {
+        // A panic while holding the lock cannot leave the map inconsistent
+        // (every update is a single insert or remove), so a poisoned lock is
+        // still usable.
+        self.cache.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The up-to-date build for (cwd, root): the cached one when every path it
+    /// examined still looks the same, a fresh one otherwise.
+    fn current(&self, cwd: &Path, root: Option<&Path>) -> Result<Arc<Built>, SnapshotError> {
+        if !cwd.is_absolute() {
+            return Err(SnapshotError::RelativeCwd(cwd.to_path_buf()));
+        }
+        let key: Key = (sandbox::normalize(cwd), root.map(sandbox::normalize));
+        let cached = self.lock().get(&key).cloned();
+        if let Some(built) = cached {
+            if self.still_valid(&built) {
+                return Ok(built);
+            }
+        }
+        let built = Arc::new(snapshot::build(
+            &self.policy,
+            self.home.as_deref(),
+            &key.0,
+            key.1.as_deref(),
+            &self.handles,
+            &self.parsed,
+        )?);
+        let mut cache = self.lock();
+        let pushed_out = cache.push(key.clone(), built.clone());
+        if pushed_out.is_some_and(|(old_key, _)| old_key != key) {
+            // An entry was evicted: forget the root handles no cached
+            // snapshot uses any more.
+            let in_use: HashSet<&Path> = cache
+                .iter()
+                .flat_map(|(_, b)| {
+                    let r = &b.roots;
+                    std::iter::once(r.repo.path.as_path())
+                        .chain(r.home.as_ref().map(|h| h.path.as_path()))
+                })
+                .collect();
+            self.handles.retain(&in_use);
+        }
+        Ok(built)
+    }
+
+    /// Whether every path a build examined looks as it did, and none of it was
+    /// too fresh to trust.
+    fn still_valid(&self, built: &Built) -> bool {
+        let trace = &built.trace;
+        if trace.has_racy_stamp(self.racy_window) {
+            return false;
+        }
+        // The cwd, the home and the repository root are among the traced
+        // paths, stamped before their handles were opened: a root replaced
+        // since shows up there.
+        trace.entries.iter().all(|e| {
+            built
+                .roots
+                .restamp(e.place, &e.rel)
+                .is_some_and(|now| e.unchanged(&now))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loader_is_send_and_sync() {
+        fn assert_both<T: Send + Sync>() {}
+        assert_both::<Loader>();
+    }
+}

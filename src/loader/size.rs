@@ -1,0 +1,78 @@
+//! How much memory a cached build holds, roughly.
+
+use std::mem::size_of;
+use std::path::PathBuf;
+
+use crate::skills::Frontmatter;
+use crate::snapshot::Built;
+
+/// An estimate of the heap bytes a build holds (texts, paths, trace), for
+/// `Loader::cached_bytes`.
+pub(super) fn estimate_bytes(built: &Built) -> usize {
+    let path = |p: &PathBuf| p.capacity();
+    let s = &built.snapshot;
+    let fm = |f: &Frontmatter| {
+        f.name.capacity()
+            + f.description.capacity()
+            + f.license.as_ref().map_or(0, String::capacity)
+            + f.compatibility.as_ref().map_or(0, String::capacity)
+            + f.allowed_tools.as_ref().map_or(0, String::capacity)
+            + f.version.as_ref().map_or(0, String::capacity)
+            + f.tags
+                .iter()
+                .map(|t| t.capacity() + size_of::<String>())
+                .sum::<usize>()
+            + f.metadata
+                .iter()
+                .map(|(k, v)| k.capacity() + v.capacity() + 64)
+                .sum::<usize>()
+            + f.extra.keys().map(|k| k.capacity() + 128).sum::<usize>()
+    };
+    size_of::<Built>()
+        + s.prompt.capacity()
+        + s.fingerprint.capacity()
+        + path(&s.repo_root)
+        + path(&s.cwd)
+        + s.instruction_files
+            .iter()
+            .map(|b| size_of_val(b) + b.text.capacity() + path(&b.path))
+            .sum::<usize>()
+        + s.skills
+            .iter()
+            .map(|k| {
+                size_of_val(k)
+                    + k.name.capacity()
+                    + k.description.capacity()
+                    + k.source.capacity()
+                    + path(&k.path)
+                    + path(&k.rel)
+                    + fm(&k.frontmatter)
+            })
+            .sum::<usize>()
+        + s.deduped
+            .iter()
+            .map(|d| size_of_val(d) + path(&d.path) + path(&d.same_as))
+            .sum::<usize>()
+        + s.skipped
+            .iter()
+            .map(|d| size_of_val(d) + path(&d.path))
+            .sum::<usize>()
+        + s.rejected_skills
+            .iter()
+            .map(|d| size_of_val(d) + path(&d.path))
+            .sum::<usize>()
+        + s.shadowed_project_skills
+            .iter()
+            .map(|d| size_of_val(d) + d.name.capacity() + path(&d.path) + path(&d.shadowed_by))
+            .sum::<usize>()
+        + s.considered
+            .iter()
+            .map(|c| size_of_val(c) + path(&c.path) + 32)
+            .sum::<usize>()
+        + built
+            .trace
+            .entries
+            .iter()
+            .map(|e| size_of_val(e) + e.rel.capacity())
+            .sum::<usize>()
+}

@@ -1,0 +1,50 @@
+//! Where a file comes from: the one vocabulary for roots.
+//!
+//! Every file lisa-context reads lives under one of two roots, and the root
+//! decides how far it is trusted: the user's home root holds the user's own
+//! words, the repository root holds whatever was cloned. Instruction blocks,
+//! skills, skill sources in the policy and traced paths all name their root
+//! with this one type.
+
+use serde::Serialize;
+
+/// The root a file was read under.
+///
+/// Serialized as `"home"` or `"project"` in snapshots; a policy's skill
+/// source writes the repository root as `root = "repo"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Origin {
+    /// The user's home root: written by the user, for every project.
+    Home,
+    /// The repository root: the project's own stated conventions.
+    Project,
+}
+
+impl Origin {
+    /// `home` or `project`, as in JSON, `explain` and the `{origin}`
+    /// placeholder.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Origin::Home => "home",
+            Origin::Project => "project",
+        }
+    }
+
+    /// The word a policy uses for this root (`root = "home" | "repo"`).
+    pub(crate) fn policy_word(self) -> &'static str {
+        match self {
+            Origin::Home => "home",
+            Origin::Project => "repo",
+        }
+    }
+}
+
+impl From<crate::policy::RootKind> for Origin {
+    fn from(root: crate::policy::RootKind) -> Origin {
+        match root {
+            crate::policy::RootKind::Home => Origin::Home,
+            crate::policy::RootKind::Repo => Origin::Project,
+        }
+    }
+}

@@ -1,0 +1,106 @@
+//! Why a file, a folder or a skill was not used: the one list of reason
+//! words.
+//!
+//! The words are a contract: they appear as `skipped[].reason` and
+//! `rejectedSkills[].reason` in snapshot JSON and in `explain`. They come from
+//! the enum itself (strum and serde read the same rename rule), so the list
+//! cannot drift from the variants.
+
+use serde::Serialize;
+
+/// Why a candidate was not used.
+///
+/// Declaration order is part of every fingerprint (a traced path that could
+/// not be examined is hashed with its reason's position): add new reasons at
+/// the end.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
+#[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
+#[non_exhaustive]
+pub enum Reason {
+    /// A symlink (at the candidate or on the way to it) leads outside its root,
+    /// or is absolute.
+    SymlinkEscape,
+    /// A symlink, refused because the policy follows none.
+    SymlinkRefused,
+    /// A FIFO, socket, device or directory where a file was expected.
+    NotRegularFile,
+    /// The file exists but could not be opened or read (permissions, I/O).
+    Unreadable,
+    /// The file is larger than the policy allows.
+    TooLarge,
+    /// The text is blank.
+    Empty,
+    /// Not UTF-8 text (invalid bytes, or NUL bytes).
+    NotText,
+    /// The budget had no room left.
+    BudgetExhausted,
+    /// The directory level is excluded by `instructions.exclude-levels`.
+    Excluded,
+    /// A skill folder whose name fails the policy's name rule.
+    InvalidName,
+    /// A folder whose name starts with a dot.
+    DotFolder,
+    /// A skill folder without a `SKILL.md`.
+    MissingSkillFile,
+    /// Something other than a folder in a skills source.
+    NotADirectory,
+    /// `SKILL.md` frontmatter that does not parse.
+    BadFrontmatter,
+    /// Frontmatter without a usable `name`.
+    MissingName,
+    /// Frontmatter without a usable `description`.
+    MissingDescription,
+    /// A description longer than the policy allows.
+    DescriptionTooLong,
+    /// The frontmatter `name` differs from the folder name.
+    Impostor,
+    /// The source holds more entries than the policy examines.
+    ScanLimit,
+}
+
+impl Reason {
+    /// Every reason, in declaration order.
+    pub const ALL: &'static [Reason] = <Reason as strum::VariantArray>::VARIANTS;
+
+    /// The kebab-case word used in JSON and in `explain`.
+    ///
+    /// ```
+    /// assert_eq!(lisa_context::Reason::SymlinkEscape.as_str(), "symlink-escape");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+}
+
+impl std::fmt::Display for Reason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_match_their_json() {
+        assert_eq!(Reason::ALL.len(), 19);
+        for r in Reason::ALL {
+            let json = serde_json::to_string(r).unwrap_or_default();
+            assert_eq!(json, format!("\"{}\"", r.as_str()));
+        }
+        assert_eq!(Reason::ScanLimit.as_str(), "scan-limit");
+        assert_eq!(Reason::ScanLimit as u8, 18);
+    }
+}

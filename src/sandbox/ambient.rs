@@ -1,0 +1,109 @@
+//! The few looks at the disk that happen outside every root, each allowed
+//! for a stated reason. Nothing here reads a byte of a repository's files.
+//!
+//! Before a root exists there is nothing to open relative to, so these take
+//! absolute paths. Each is a `stat`, an open of a root directory, or a read of
+//! a file the *user* named; none follows a path a repository chose except as
+//! noted. Clippy refuses `std::fs` and ambient authority everywhere but in
+//! this module (see `clippy.toml`).
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "the sandbox's own outside-root probes, each documented below"
+)]
+
+use std::io::{self, Read};
+use std::path::Path;
+
+use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt, OpenOptionsSyncExt};
+use cap_std::ambient_authority;
+use cap_std::fs::{Dir, File, OpenOptions};
+use rustix::fs::FileType;
+
+use super::stamp::Stamp;
+
+/// A directory the caller named: the cwd, the home root, the repository root.
+/// Links are followed (the user may work in a linked directory); it decides
+/// which roots are opened, and is never read.
+pub(super) fn directory_stamp(path: &Path) -> Stamp {
+    Stamp::of_result(std::fs::metadata(path))
+}
+
+/// Like [`directory_stamp`], but the error is kept: the cwd must exist.
+pub(super) fn stat_directory(path: &Path) -> io::Result<Stamp> {
+    std::fs::metadata(path).map(|m| Stamp::of_std(&m))
+}
+
+/// A repository marker (`.git`) in the cwd or one of its ancestors: the
+/// search for the repository root has to look above any root. Only the
+/// entry's own type is taken, without following a final link.
+pub(super) fn marker_stamp(path: &Path) -> Stamp {
+    Stamp::of_result(std::fs::symlink_metadata(path))
+}
+
+/// The type of what a marker link points at: a linked `.git` counts for what
+/// it points at. Only the type is looked at; the target is never opened.
+pub(super) fn marker_target_type(path: &Path) -> Option<FileType> {
+    use std::os::unix::fs::MetadataExt as _;
+    std::fs::metadata(path)
+        .ok()
+        .map(|m| FileType::from_raw_mode(m.mode() as _))
+}
+
+/// Opens a root directory: the one place a capability is created.
+pub(super) fn open_root(path: &Path) -> io::Result<Dir> {
+    Dir::open_ambient_dir(path, ambient_authority())
+}
+
+/// Whether an open root handle still refers to the directory now at `path`
+/// (a root replaced or moved gets a fresh handle).
+pub(super) fn same_directory(dir: &Dir, path: &Path) -> bool {
+    use cap_std::fs::MetadataExt as _;
+    use std::os::unix::fs::MetadataExt as _;
+    match (dir.dir_metadata(), std::fs::metadata(path)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
+/// Why a file the user named could not be read.
+#[derive(Debug)]
+pub(crate) enum UserFileError {
+    /// Nothing at the path.
+    NotFound,
+    /// Opening or reading failed.
+    Io(io::Error),
+    /// A FIFO, directory or device.
+    NotAFile,
+    /// Longer than the limit.
+    TooLarge,
+}
+
+/// Reads a file the user named (a policy file), up to `limit` bytes.
+///
+/// The file belongs to the user, not to a repository, so it is opened by its
+/// full path and a link to it is followed anywhere (dotfile managers link
+/// such files). Still: without blocking, and only if it is a regular file.
+pub(crate) fn read_user_file(path: &Path, limit: u64) -> Result<Vec<u8>, UserFileError> {
+    let mut opts = OpenOptions::new();
+    opts.read(true);
+    opts.follow(FollowSymlinks::Yes);
+    opts.nonblock(true);
+    let file = match File::open_ambient_with(path, &opts, ambient_authority()) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(UserFileError::NotFound),
+        Err(e) => return Err(UserFileError::Io(e)),
+    };
+    let meta = file.metadata().map_err(UserFileError::Io)?;
+    if !meta.is_file() {
+        return Err(UserFileError::NotAFile);
+    }
+    let mut bytes = Vec::new();
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(UserFileError::Io)?;
+    if bytes.len() as u64 > limit {
+        return Err(UserFileError::TooLarge);
+    }
+    Ok(bytes)
+}

@@ -1,0 +1,103 @@
+//! The sandbox: the roots, and the one door to the disk.
+//!
+//! Everything lisa-context learns from the file system passes through this
+//! module. Under a root, access goes through that root's cap-std [`Dir`]
+//! with a root-relative path, so nothing a repository holds can name a file
+//! outside it: a link leaving the root fails inside cap-std, whatever the
+//! caller forgot to check. [`Root`] offers exactly what the loader needs and
+//! no more: open a candidate file (never blocking, regular files only), read
+//! a bounded prefix of it, stat a path, list a folder.
+//!
+//! The few probes that must look outside every root (the search for the
+//! repository marker, the cwd, the root directories themselves, the user's
+//! policy files) live in `ambient`, each with the reason it is allowed.
+//!
+//! Clippy enforces the door: `clippy.toml` disallows `std::fs`, ambient
+//! authority and path-based metadata everywhere, and only this module's
+//! `ambient` and `root` files carry an `#[allow]`.
+
+mod ambient;
+mod handles;
+mod home;
+mod open;
+mod roots;
+mod stamp;
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use cap_std::fs::Dir;
+
+pub(crate) use ambient::{UserFileError, read_user_file};
+pub(crate) use handles::Handles;
+pub(crate) use home::{first_candidate, normalize};
+pub(crate) use open::{OpenFile, Opened};
+pub(crate) use roots::{Roots, open_roots};
+pub(crate) use stamp::Stamp;
+pub use stamp::RACY_WINDOW;
+
+use crate::policy::SymlinkRule;
+
+/// One opened root: its path, and the capability everything under it is
+/// read through.
+#[derive(Debug)]
+pub(crate) struct Root {
+    /// The root's absolute path, as found (never canonicalized).
+    pub(crate) path: PathBuf,
+    /// Shared between the cwds of one repository by the loader's
+    /// [`Handles`].
+    dir: Arc<Dir>,
+}
+
+/// One entry of a listed folder.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Listed {
+    /// The entry's name.
+    pub(crate) name: OsString,
+    /// Whether the entry itself is a symlink.
+    pub(crate) is_link: bool,
+}
+
+impl Root {
+    /// Opens `rel` as a candidate file under the symlink rule (see
+    /// [`open::open_candidate`]).
+    pub(crate) fn open_file(&self, rel: &Path, rule: SymlinkRule) -> Opened {
+        open::open_candidate(&self.dir, rel, rule)
+    }
+
+    /// Stats `rel`, following links that stay inside the root.
+    pub(crate) fn stamp(&self, rel: &Path) -> Stamp {
+        match self.dir.metadata(rel) {
+            Ok(m) => Stamp::of(&m),
+            Err(e) => Stamp::of_error(&e),
+        }
+    }
+
+    /// Whether `rel` itself is a symlink (the link is not followed).
+    pub(crate) fn is_symlink(&self, rel: &Path) -> bool {
+        self.dir
+            .symlink_metadata(rel)
+            .is_ok_and(|m| m.file_type().is_symlink())
+    }
+
+    /// Lists the folder `rel`: at most `max` entries, in the order the file
+    /// system gives them (unreadable entries are passed over). A folder that
+    /// cannot be listed gives what opening it would give.
+    pub(crate) fn list(&self, rel: &Path, max: usize) -> Result<Vec<Listed>, Opened> {
+        let entries = self.dir.read_dir(rel).map_err(|e| open::classify(&e))?;
+        let mut out = Vec::new();
+        for entry in entries {
+            if out.len() >= max {
+                break;
+            }
+            let Ok(entry) = entry else { continue };
+            let is_link = entry.file_type().is_ok_and(|t| t.is_symlink());
+            out.push(Listed {
+                name: entry.file_name(),
+                is_link,
+            });
+        }
+        Ok(out)
+    }
+}

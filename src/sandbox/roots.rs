@@ -1,0 +1,182 @@
+//! The roots for one working directory: the home root and the repository
+//! root, each opened once as a cap-std [`Dir`](cap_std::fs::Dir).
+
+use std::path::{Path, PathBuf};
+
+use rustix::fs::FileType;
+
+use super::handles::Handles;
+use super::home::normalize;
+use super::{Root, Stamp, ambient};
+use crate::error::SnapshotError;
+use crate::fingerprint::Place;
+use crate::origin::Origin;
+use crate::policy::{MarkerKind, Policy};
+
+/// The roots for one working directory.
+#[derive(Debug)]
+pub(crate) struct Roots {
+    /// The home root, when it exists.
+    pub(crate) home: Option<Root>,
+    /// The repository root (the cwd itself when no marker was found).
+    pub(crate) repo: Root,
+    /// The working directory, absolute.
+    pub(crate) cwd: PathBuf,
+    /// The working directory relative to the repository root.
+    pub(crate) cwd_rel: PathBuf,
+    /// Every marker path probed while looking for the repository root, with
+    /// what was there (final links not followed): part of the fingerprint,
+    /// since a new marker moves the root.
+    pub(crate) marker_probes: Vec<(PathBuf, Stamp)>,
+    /// The cwd and the home root's path (present or not), and the repository
+    /// root, links followed: a removed cwd is an error, a home created later
+    /// adds files.
+    pub(crate) dir_probes: Vec<(PathBuf, Stamp)>,
+}
+
+impl Roots {
+    /// The root a file of `origin` lives under (`None`: no home root).
+    pub(crate) fn get(&self, origin: Origin) -> Option<&Root> {
+        match origin {
+            Origin::Home => self.home.as_ref(),
+            Origin::Project => Some(&self.repo),
+        }
+    }
+
+    /// Stamps a traced path again, the way it was stamped when traced.
+    /// `None` when its root no longer exists in these roots.
+    pub(crate) fn restamp(&self, place: Place, rel: &Path) -> Option<Stamp> {
+        Some(match place {
+            Place::Within(origin) => self.get(origin)?.stamp(rel),
+            Place::Marker => ambient::marker_stamp(rel),
+            Place::Directory => ambient::directory_stamp(rel),
+        })
+    }
+}
+
+/// Whether a probed marker counts: it must be of the kind the policy asks
+/// for, and a symlinked marker counts for what it points at.
+fn marker_matches(stamp: &Stamp, kind: MarkerKind, path: &Path) -> bool {
+    let file_type = match stamp.file_type() {
+        None => return false,
+        Some(FileType::Symlink) => match ambient::marker_target_type(path) {
+            Some(t) => t,
+            None => return false,
+        },
+        Some(t) => t,
+    };
+    let (is_dir, is_file) = (
+        file_type == FileType::Directory,
+        file_type == FileType::RegularFile,
+    );
+    match kind {
+        MarkerKind::Any => is_dir || is_file,
+        MarkerKind::File => is_file,
+        MarkerKind::Dir => is_dir,
+    }
+}
+
+/// Opens the roots for `cwd` (absolute).
+///
+/// `home` is the home root's path, when there is one. `root` names the
+/// repository root explicitly (it must contain `cwd`); otherwise the nearest
+/// ancestor of `cwd` holding a policy marker is the root, and a cwd with none
+/// above it is its own root. Root handles come from `handles`, so a loader
+/// shares one handle between many cwds.
+pub(crate) fn open_roots(
+    policy: &Policy,
+    home: Option<&Path>,
+    cwd: &Path,
+    root: Option<&Path>,
+    handles: &Handles,
+) -> Result<Roots, SnapshotError> {
+    if !cwd.is_absolute() {
+        return Err(SnapshotError::RelativeCwd(cwd.to_path_buf()));
+    }
+    let cwd = normalize(cwd);
+    let cwd_stamp = match ambient::stat_directory(&cwd) {
+        Ok(stamp) if stamp.is_dir() => stamp,
+        Ok(_) => return Err(SnapshotError::CwdNotADirectory(cwd)),
+        Err(e) => {
+            return Err(SnapshotError::Cwd {
+                path: cwd,
+                source: e,
+            });
+        }
+    };
+
+    let mut dir_probes = vec![(cwd.clone(), cwd_stamp)];
+    if let Some(h) = home {
+        dir_probes.push((h.to_path_buf(), ambient::directory_stamp(h)));
+    }
+    let mut marker_probes = Vec::new();
+    let repo_path = match root {
+        Some(r) => {
+            let r = normalize(r);
+            if !cwd.starts_with(&r) {
+                return Err(SnapshotError::RootDoesNotContainCwd { root: r, cwd });
+            }
+            r
+        }
+        None => find_repo_root(policy, &cwd, &mut marker_probes),
+    };
+    if repo_path != cwd {
+        dir_probes.push((repo_path.clone(), ambient::directory_stamp(&repo_path)));
+    }
+    let repo_dir = handles
+        .open(&repo_path)
+        .map_err(|e| SnapshotError::OpenRoot {
+            path: repo_path.clone(),
+            source: e,
+        })?;
+    let cwd_rel = cwd
+        .strip_prefix(&repo_path)
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+
+    let home = match home {
+        Some(h) => match handles.open(h) {
+            Ok(dir) => Some(Root {
+                path: h.to_path_buf(),
+                dir,
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => {
+                return Err(SnapshotError::OpenRoot {
+                    path: h.to_path_buf(),
+                    source: e,
+                });
+            }
+        },
+        None => None,
+    };
+
+    Ok(Roots {
+        home,
+        repo: Root {
+            path: repo_path,
+            dir: repo_dir,
+        },
+        cwd,
+        cwd_rel,
+        marker_probes,
+        dir_probes,
+    })
+}
+
+/// The nearest ancestor of `cwd` (itself included) holding a marker, or the
+/// cwd when none does. Every marker path probed is recorded.
+fn find_repo_root(policy: &Policy, cwd: &Path, probes: &mut Vec<(PathBuf, Stamp)>) -> PathBuf {
+    for dir in cwd.ancestors() {
+        for marker in &policy.roots.repo_markers {
+            let p = dir.join(marker.get_ref());
+            let stamp = ambient::marker_stamp(&p);
+            let hit = marker_matches(&stamp, policy.roots.repo_marker_kind, &p);
+            probes.push((p, stamp));
+            if hit {
+                return dir.to_path_buf();
+            }
+        }
+    }
+    cwd.to_path_buf()
+}

@@ -1,4 +1,0 @@
-//! Skill files: parsing SKILL.md.
-
-pub mod cache;
-pub mod frontmatter;

@@ -1,0 +1,54 @@
+//! Skills: folders holding a `SKILL.md`, found in the policy's sources.
+//!
+//! The stage runs in three steps: [`discover`] lists every source (lowest
+//! rank first) and reads each `SKILL.md` only as far as its frontmatter,
+//! [`resolve`] lets the lowest rank claim each name and caps the project
+//! list, and the winners' descriptions get the policy's hidden-text
+//! treatment. [`read`] reads a whole `SKILL.md` when the agent asks for one,
+//! under the same rules.
+
+mod cache;
+mod discover;
+pub(crate) mod frontmatter;
+mod read;
+mod resolve;
+
+pub use discover::Rejected;
+pub use frontmatter::{Frontmatter, FrontmatterError};
+pub use resolve::{Shadowed, Skill};
+
+pub(crate) use cache::ParseCache;
+pub(crate) use read::whole_file;
+pub(crate) use resolve::SkillSet;
+
+use crate::fingerprint::Trace;
+use crate::hidden::{self, HiddenFinding};
+use crate::policy::Policy;
+use crate::sandbox::Roots;
+
+/// Runs the skills stage: discover, resolve, and treat the hidden text of
+/// every winner's description.
+pub(crate) fn skills(
+    policy: &Policy,
+    roots: &Roots,
+    trace: &mut Trace,
+    cache: &ParseCache,
+) -> SkillSet {
+    let (found, rejected) = discover::discover(policy, roots, trace, cache);
+    let mut set = resolve::resolve(policy, found, rejected);
+    for s in &mut set.skills {
+        let (text, report) = hidden::treat(
+            &s.description,
+            policy.trust.hidden_text,
+            &policy.templates.hidden_marker,
+        );
+        if !report.is_empty() {
+            set.hidden.push(HiddenFinding {
+                path: s.path.clone(),
+                report,
+            });
+        }
+        s.description = text;
+    }
+    set
+}

@@ -1,0 +1,76 @@
+//! Reading a `SKILL.md` through the sandbox: only the frontmatter while
+//! listing skills, the whole file when the agent asks for one.
+
+use std::path::Path;
+
+use super::frontmatter;
+use crate::instructions::text;
+use crate::policy::Policy;
+use crate::reason::Reason;
+use crate::sandbox::{OpenFile, Opened, Root};
+
+/// How much of a `SKILL.md` is read at a time while looking for the end of
+/// its frontmatter.
+const CHUNK: u64 = 4096;
+
+/// The largest `SKILL.md` the policy considers, in bytes.
+pub(super) fn file_cap(policy: &Policy) -> u64 {
+    u64::try_from(policy.skills.max_skill_file_bytes).unwrap_or(0)
+}
+
+/// Reads `file` only as far as its frontmatter goes (in chunks, never past
+/// `cap`), and returns the bytes up to the end of the closing fence, or all
+/// that was read when no fence closed.
+pub(super) fn frontmatter_bytes(file: &OpenFile, cap: u64) -> Result<Vec<u8>, Reason> {
+    let mut buf = Vec::new();
+    loop {
+        let room = CHUNK.min(cap.saturating_sub(buf.len() as u64));
+        let got = file
+            .read_into(&mut buf, room)
+            .map_err(|_| Reason::Unreadable)?;
+        if got == 0 || frontmatter::frontmatter_end(&buf).is_some() || buf.len() as u64 >= cap {
+            break;
+        }
+    }
+    if let Some(end) = frontmatter::frontmatter_end(&buf) {
+        buf.truncate(end);
+    }
+    Ok(buf)
+}
+
+/// Why a whole `SKILL.md` could not be read.
+#[derive(Debug)]
+pub(crate) enum WholeFileError {
+    /// Nothing there any more.
+    Gone,
+    /// Refused or not usable, with the reason word.
+    Refused(Reason),
+    /// Reading failed.
+    Io(std::io::Error),
+}
+
+impl std::fmt::Display for WholeFileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WholeFileError::Gone => f.write_str("it no longer exists"),
+            WholeFileError::Refused(r) => f.write_str(r.as_str()),
+            WholeFileError::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+/// Reads a whole `SKILL.md` (frontmatter and body) under the same rules as
+/// listing: the symlink rule, the size cap, text only.
+pub(crate) fn whole_file(policy: &Policy, root: &Root, rel: &Path) -> Result<String, WholeFileError> {
+    let cap = file_cap(policy);
+    let file = match root.open_file(rel, policy.trust.symlinks) {
+        Opened::File(file) => file,
+        Opened::Absent => return Err(WholeFileError::Gone),
+        Opened::Refused(r) => return Err(WholeFileError::Refused(r)),
+    };
+    if file.len() > cap {
+        return Err(WholeFileError::Refused(Reason::TooLarge));
+    }
+    let bytes = file.read_at_most(cap).map_err(WholeFileError::Io)?;
+    text::decode(bytes, false).ok_or(WholeFileError::Refused(Reason::NotText))
+}
