@@ -5,14 +5,19 @@
 //! Absolute times on a shared machine are noise, so after the criterion groups
 //! the bench measures both sides again, interleaved, and prints one
 //! `RATIO ...` line per pair.
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "examples and benches build their demo trees on the real disk"
+)]
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use criterion::Criterion;
-use lisa_context::policy::Policy;
 use lisa_context::Loader;
+use lisa_context::policy::Policy;
 use tempfile::TempDir;
 
 mod common;
@@ -107,11 +112,7 @@ fn floor_stat(c: &Chain) -> usize {
 /// The snapshot considered exactly the candidate list the floor uses.
 fn check_candidates(p: &Policy, c: &Chain) {
     let built = lisa_context::build(p, Some(&c.home), &c.cwd, None).expect("snapshot");
-    let considered: Vec<&Path> = built
-        .considered
-        .iter()
-        .map(|x| x.path.as_path())
-        .collect();
+    let considered: Vec<&Path> = built.considered.iter().map(|x| x.path.as_path()).collect();
     let ours: Vec<&Path> = c.candidates.iter().map(PathBuf::as_path).collect();
     assert_eq!(considered, ours, "candidate list differs from the loader's");
     assert!(!built.instruction_files.is_empty());

@@ -5,6 +5,11 @@
 //!
 //! After the criterion groups the bench measures both sides again,
 //! interleaved, and prints a `RATIO ...` line.
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "examples and benches build their demo trees on the real disk"
+)]
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -14,8 +19,8 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicIsize, Ordering};
 
 use criterion::Criterion;
-use lisa_context::policy::Policy;
 use lisa_context::Loader;
+use lisa_context::policy::Policy;
 use tempfile::TempDir;
 
 mod common;

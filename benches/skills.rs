@@ -5,6 +5,11 @@
 //!
 //! After the criterion groups the bench measures both sides again,
 //! interleaved, and prints one `RATIO ...` line per pair.
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "examples and benches build their demo trees on the real disk"
+)]
 
 use std::hint::black_box;
 use std::io::Read;
@@ -12,8 +17,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use criterion::Criterion;
-use lisa_context::policy::Policy;
 use lisa_context::Loader;
+use lisa_context::policy::Policy;
 use tempfile::TempDir;
 
 mod common;

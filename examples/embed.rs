@@ -1,6 +1,11 @@
 //! Embedding lisa-context: one loader, many sessions, a cheap check per turn.
 //!
 //! Run it with `cargo run --example embed -- <cwd>`.
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "examples and benches build their demo trees on the real disk"
+)]
 
 use std::path::PathBuf;
 

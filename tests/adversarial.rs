@@ -39,6 +39,11 @@
 //! symlinked directory ([`cwd_through_symlinked_directory`],
 //! [`level_link_to_outside_repository`]), and permissions when the tests run
 //! as root.
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "tests build their fixture trees on the real disk"
+)]
 
 use std::ffi::{OsStr, OsString};
 use std::fs;

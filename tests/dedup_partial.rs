@@ -1,10 +1,14 @@
 //! A file read only in part (cut by `max-file-bytes`) cannot be shown equal
 //! to anything: a later file holding just its prefix is kept, not folded.
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "tests build their fixture trees on the real disk"
+)]
 
 use std::fs;
 
 use lisa_context::policy::{Layer, Policy, PolicySource};
-
 
 #[test]
 fn a_prefix_of_a_cut_file_is_not_its_copy() {

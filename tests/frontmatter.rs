@@ -1,4 +1,9 @@
 //! The SKILL.md frontmatter parser, from the outside.
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "tests build their fixture trees on the real disk"
+)]
 
 use std::collections::BTreeMap;
 
@@ -571,14 +576,26 @@ fn frontmatter_end_on_bytes_cut_inside_a_character() {
 
 #[test]
 fn reasons_are_stable() {
-    assert_eq!(FrontmatterError::NoOpeningFence.reason().as_str(), "bad-frontmatter");
-    assert_eq!(FrontmatterError::NoClosingFence.reason().as_str(), "bad-frontmatter");
+    assert_eq!(
+        FrontmatterError::NoOpeningFence.reason().as_str(),
+        "bad-frontmatter"
+    );
+    assert_eq!(
+        FrontmatterError::NoClosingFence.reason().as_str(),
+        "bad-frontmatter"
+    );
     assert_eq!(
         FrontmatterError::Yaml("x".into()).reason().as_str(),
         "bad-frontmatter"
     );
-    assert_eq!(FrontmatterError::NotAMapping.reason().as_str(), "bad-frontmatter");
-    assert_eq!(FrontmatterError::MissingName.reason().as_str(), "missing-name");
+    assert_eq!(
+        FrontmatterError::NotAMapping.reason().as_str(),
+        "bad-frontmatter"
+    );
+    assert_eq!(
+        FrontmatterError::MissingName.reason().as_str(),
+        "missing-name"
+    );
     assert_eq!(
         FrontmatterError::MissingDescription.reason().as_str(),
         "missing-description"

@@ -2,15 +2,20 @@
 //! inputs (as byte-string literals) and a few interesting seeds, each run
 //! through the same entry point and invariants as the fuzzer
 //! (`fuzz/fuzz_targets/harness.rs`), with concrete outcomes asserted on top.
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "tests build their fixture trees on the real disk"
+)]
 
 #[path = "../fuzz/fuzz_targets/harness.rs"]
 mod harness;
 
 use harness::{PolicyOutcome, Tree, check_frontmatter, check_policy, check_render};
-use lisa_context::policy::{HiddenText, Policy, ProblemKind};
-use lisa_context::Reason;
 use lisa_context::FrontmatterError;
+use lisa_context::Reason;
 use lisa_context::internals::frontmatter_end;
+use lisa_context::policy::{HiddenText, Policy, ProblemKind};
 
 fn loaded(text: &str) -> Policy {
     match check_policy(text) {

@@ -1,4 +1,9 @@
 //! Hidden text: invisible and bidi characters, tag characters, HTML comments.
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "tests build their fixture trees on the real disk"
+)]
 
 use lisa_context::HiddenReport;
 use lisa_context::internals::treat_hidden as treat;

@@ -3,6 +3,11 @@
 //!
 //! Every tree is built under a temporary directory, with an explicit home, so
 //! nothing here reads the real `~/.lisa` or depends on the process's cwd.
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "tests build their fixture trees on the real disk"
+)]
 
 use std::fs;
 use std::path::{Path, PathBuf};

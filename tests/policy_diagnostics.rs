@@ -4,6 +4,11 @@
 //! report is rendered by miette without colour at 80 columns and snapshotted.
 //! Besides the snapshot, each test checks every problem's stable code and that
 //! its labelled span, sliced from the TOML text, is the value at fault.
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "tests build their fixture trees on the real disk"
+)]
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -3,6 +3,11 @@
 //! over the built-in policy, SKILL.md frontmatter, and the rendered prompt
 //! of a small real tree. `.ci/fuzz` runs this file when cargo-fuzz is not
 //! installed.
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "tests build their fixture trees on the real disk"
+)]
 
 #[path = "../fuzz/fuzz_targets/harness.rs"]
 mod harness;

@@ -13,6 +13,11 @@
 //! until `MAX_SNAPSHOTS` / `TIME_CAP`, whichever comes first. Snapshots
 //! alternate between a fresh `snapshot::build` and one long-lived `Loader`
 //! (whose cache must not serve a stale, unsafe result either).
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "tests build their fixture trees on the real disk"
+)]
 
 use std::fs;
 use std::os::unix::fs::symlink;
@@ -22,8 +27,8 @@ use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 use lisa_context::Loader;
-use lisa_context::policy::Policy;
 use lisa_context::Snapshot;
+use lisa_context::policy::Policy;
 use tempfile::TempDir;
 
 const MIN_SWAPS: u64 = 3000;

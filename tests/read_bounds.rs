@@ -1,11 +1,15 @@
 //! Reads are bounded by what the budget can still use. Alone in its own test
 //! binary, so the process's read counter (`rchar` in /proc/self/io) measures
 //! this snapshot and nothing else.
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "tests build their fixture trees on the real disk"
+)]
 
 use std::fs;
 
 use lisa_context::policy::{Layer, Policy, PolicySource};
-
 
 fn bytes_read_so_far() -> Option<u64> {
     let io = fs::read_to_string("/proc/self/io").ok()?;

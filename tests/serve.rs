@@ -4,6 +4,11 @@
 //! Every run passes `--home <tempdir>`; answers are checked against the
 //! one-shot commands (`snapshot --format json`, `fingerprint`, `skill show`)
 //! for the same cwd and home.
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "tests build their fixture trees on the real disk"
+)]
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};

@@ -6,6 +6,11 @@
 //! a repository (`<tmp>/repo`, marked by a `.git` directory, skills in
 //! `.lisa/skills` and `.agents/skills`) and a directory outside both roots
 //! (`<tmp>/outside`) for symlink targets.
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "tests build their fixture trees on the real disk"
+)]
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -1,6 +1,10 @@
 //! Shared by the benchmarks: deterministic varied text, and the in-process
 //! ratio measurement that sets lisa-context beside its `std::fs` floor.
-
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "examples and benches build their demo trees on the real disk"
+)]
 #![allow(dead_code)]
 
 use std::time::{Duration, Instant};

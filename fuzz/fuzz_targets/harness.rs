@@ -12,10 +12,12 @@
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use lisa_context::policy::{HiddenText, InvalidPolicy, Layer, Policy, PolicyError, PolicySource};
-use lisa_context::internals::{for_prompt, frontmatter_end, nonce as render_nonce, parse_frontmatter};
-use lisa_context::{Frontmatter, FrontmatterError};
 use lisa_context::Snapshot;
+use lisa_context::internals::{
+    for_prompt, frontmatter_end, nonce as render_nonce, parse_frontmatter,
+};
+use lisa_context::policy::{HiddenText, InvalidPolicy, Layer, Policy, PolicyError, PolicySource};
+use lisa_context::{Frontmatter, FrontmatterError};
 use miette::{GraphicalReportHandler, GraphicalTheme};
 
 /// The display name of the policy layer under test.
@@ -420,11 +422,7 @@ fn lines_with(text: &str, needle: &str) -> usize {
     text.split('\n').filter(|l| l.contains(needle)).count()
 }
 
-fn header_footer(
-    policy: &Policy,
-    b: &lisa_context::Block,
-    nonce: &str,
-) -> (String, String) {
+fn header_footer(policy: &Policy, b: &lisa_context::Block, nonce: &str) -> (String, String) {
     let t = &policy.templates;
     let path = for_prompt(&b.path);
     let header = match b.origin {

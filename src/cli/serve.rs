@@ -18,15 +18,9 @@ pub const MAX_LINE: usize = 1 << 20;
 #[strum(serialize_all = "kebab-case")]
 enum Request {
     /// The snapshot for a cwd.
-    Snapshot {
-        cwd: PathBuf,
-        root: Option<PathBuf>,
-    },
+    Snapshot { cwd: PathBuf, root: Option<PathBuf> },
     /// The fingerprint alone.
-    Fingerprint {
-        cwd: PathBuf,
-        root: Option<PathBuf>,
-    },
+    Fingerprint { cwd: PathBuf, root: Option<PathBuf> },
     /// A new snapshot only if the fingerprint moved.
     Refresh {
         cwd: PathBuf,
@@ -73,7 +67,12 @@ fn parse(line: &[u8]) -> (Value, Result<Request, Value>) {
             let e = error(&Value::Null, "bad-request", "a request is a JSON object");
             return (Value::Null, Err(e));
         }
-        Err(e) => return (Value::Null, Err(error(&Value::Null, "bad-request", e.to_string()))),
+        Err(e) => {
+            return (
+                Value::Null,
+                Err(error(&Value::Null, "bad-request", e.to_string())),
+            );
+        }
     };
     let Some(id) = fields.remove("id") else {
         let e = error(&Value::Null, "bad-request", "every request needs an \"id\"");

@@ -176,5 +176,4 @@ impl LoaderBuilder {
             self.racy_window,
         ))
     }
-
 }

@@ -34,10 +34,11 @@ pub(crate) use handles::Handles;
 pub(crate) use home::{first_candidate, normalize};
 pub(crate) use open::{OpenFile, Opened};
 pub(crate) use roots::{Roots, open_roots};
-pub(crate) use stamp::Stamp;
 pub use stamp::RACY_WINDOW;
+pub(crate) use stamp::Stamp;
 
 use crate::policy::SymlinkRule;
+use crate::reason::Reason;
 
 /// One opened root: its path, and the capability everything under it is
 /// read through.
@@ -82,10 +83,19 @@ impl Root {
     }
 
     /// Lists the folder `rel`: at most `max` entries, in the order the file
-    /// system gives them (unreadable entries are passed over). A folder that
-    /// cannot be listed gives what opening it would give.
-    pub(crate) fn list(&self, rel: &Path, max: usize) -> Result<Vec<Listed>, Opened> {
-        let entries = self.dir.read_dir(rel).map_err(|e| open::classify(&e))?;
+    /// system gives them (unreadable entries are passed over). `Ok(None)`
+    /// when nothing is there; the reason it would be refused for when it
+    /// cannot be listed.
+    pub(crate) fn list(&self, rel: &Path, max: usize) -> Result<Option<Vec<Listed>>, Reason> {
+        let entries = match self.dir.read_dir(rel) {
+            Ok(entries) => entries,
+            Err(e) => {
+                return match open::classify(&e) {
+                    Opened::Refused(reason) => Err(reason),
+                    Opened::Absent | Opened::File(_) => Ok(None),
+                };
+            }
+        };
         let mut out = Vec::new();
         for entry in entries {
             if out.len() >= max {
@@ -98,6 +108,6 @@ impl Root {
                 is_link,
             });
         }
-        Ok(out)
+        Ok(Some(out))
     }
 }

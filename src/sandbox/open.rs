@@ -32,6 +32,10 @@ pub(crate) enum Opened {
 pub(crate) struct OpenFile {
     /// The handle: a plain `std` file once opened (the sandbox governs
     /// opening, and std reads into spare capacity without zero-filling it).
+    #[allow(
+        clippy::disallowed_types,
+        reason = "a file the sandbox opened under a root, read only through this type"
+    )]
     file: std::fs::File,
     /// Its metadata, taken from the handle.
     meta: Metadata,

@@ -105,8 +105,12 @@ impl Stamp {
 
     /// The file-type bits alone (`S_IFMT` of the mode), 0 when nothing is
     /// there: what the fingerprint hashes for a path's kind.
+    #[allow(
+        clippy::useless_conversion,
+        reason = "the raw mode is u32 on Linux, u16 on macOS"
+    )]
     pub(crate) fn type_bits(&self) -> u32 {
-        self.file_type().map_or(0, |t| t.as_raw_mode() as u32)
+        self.file_type().map_or(0, |t| u32::from(t.as_raw_mode()))
     }
 
     /// Whether the stamp was taken too close to `observed` to vouch for the

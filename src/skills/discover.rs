@@ -101,7 +101,12 @@ impl SourceCtx<'_> {
 
     fn scan(&self, trace: &mut Trace, found: &mut Vec<Found>, rejected: &mut Vec<Rejected>) {
         let rel_source = PathBuf::from(self.source.path.get_ref());
-        trace.push(self.place(), &rel_source, self.root.stamp(&rel_source), None);
+        trace.push(
+            self.place(),
+            &rel_source,
+            self.root.stamp(&rel_source),
+            None,
+        );
         let never_follow = self.policy.trust.symlinks == SymlinkRule::Never;
         if never_follow && self.root.is_symlink(&rel_source) {
             self.reject(rejected, &rel_source, Reason::SymlinkRefused);
@@ -112,13 +117,16 @@ impl SourceCtx<'_> {
         // `cap` in name order are examined: the choice does not depend on the
         // file system's directory order unless the folder is huge.
         let cap = usize::try_from(self.policy.skills.max_entries_per_source).unwrap_or(usize::MAX);
-        let mut names = match self.root.list(&rel_source, cap.saturating_mul(LISTING_FACTOR)) {
-            Ok(names) => names,
-            Err(Opened::Refused(reason)) => {
+        let mut names = match self
+            .root
+            .list(&rel_source, cap.saturating_mul(LISTING_FACTOR))
+        {
+            Ok(Some(names)) => names,
+            Ok(None) => return,
+            Err(reason) => {
                 self.reject(rejected, &rel_source, reason);
                 return;
             }
-            Err(_) => return,
         };
         names.sort();
         if names.len() > cap {
@@ -151,7 +159,12 @@ impl SourceCtx<'_> {
     }
 
     /// Why a skill folder whose `SKILL.md` did not open is unusable.
-    fn explain_failure(&self, rel_folder: &Path, failed: Opened, trace: &mut Trace) -> (PathBuf, Reason) {
+    fn explain_failure(
+        &self,
+        rel_folder: &Path,
+        failed: Opened,
+        trace: &mut Trace,
+    ) -> (PathBuf, Reason) {
         let folder_stamp = self.root.stamp(rel_folder);
         let folder_fault = match folder_stamp {
             Stamp::Error(reason) => Some(reason),
@@ -215,9 +228,8 @@ impl SourceCtx<'_> {
         if fm.description.chars().count() > max_desc {
             return Err((rel, Reason::DescriptionTooLong));
         }
-        let executable = self.origin == Origin::Home
-            && !self.policy.skills.executable_file.is_empty()
-            && {
+        let executable =
+            self.origin == Origin::Home && !self.policy.skills.executable_file.is_empty() && {
                 let exe = rel_folder.join(&self.policy.skills.executable_file);
                 let exe_stamp = self.root.stamp(&exe);
                 trace.push(self.place(), &exe, exe_stamp, None);

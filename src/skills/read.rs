@@ -61,7 +61,11 @@ impl std::fmt::Display for WholeFileError {
 
 /// Reads a whole `SKILL.md` (frontmatter and body) under the same rules as
 /// listing: the symlink rule, the size cap, text only.
-pub(crate) fn whole_file(policy: &Policy, root: &Root, rel: &Path) -> Result<String, WholeFileError> {
+pub(crate) fn whole_file(
+    policy: &Policy,
+    root: &Root,
+    rel: &Path,
+) -> Result<String, WholeFileError> {
     let cap = file_cap(policy);
     let file = match root.open_file(rel, policy.trust.symlinks) {
         Opened::File(file) => file,

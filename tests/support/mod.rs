@@ -1,4 +1,9 @@
 //! Helpers shared by the integration tests.
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "tests build their fixture trees on the real disk"
+)]
 
 use std::fs;
 use std::path::Path;
@@ -28,3 +33,42 @@ pub fn next_timestamp_tick(dir: &Path) {
     fs::remove_file(&probe).unwrap();
 }
 
+/// Whether the tests run as root, for whom mode bits deny nothing.
+#[allow(
+    dead_code,
+    reason = "not every test file that includes support uses it"
+)]
+pub fn running_as_root() -> bool {
+    rustix::process::geteuid().is_root()
+}
+
+/// Runs the `lisa-context` binary with `args` as the unprivileged user
+/// `nobody` (uid and gid 65534), for checks that mean nothing to root (a
+/// mode-000 file does not stop root). `world` is made traversable first (a
+/// temporary directory starts as mode 0700). `Err` says why it could not be
+/// done here, for the test to print as its visible reason to skip.
+#[allow(
+    dead_code,
+    reason = "not every test file that includes support uses it"
+)]
+pub fn run_unprivileged(
+    world: &Path,
+    args: &[&std::ffi::OsStr],
+) -> Result<std::process::Output, String> {
+    use std::os::unix::fs::PermissionsExt as _;
+    use std::os::unix::process::CommandExt as _;
+    const NOBODY: u32 = 65534;
+    fs::set_permissions(world, fs::Permissions::from_mode(0o755))
+        .map_err(|e| format!("cannot open up {}: {e}", world.display()))?;
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_lisa-context"))
+        .args(args)
+        .env_remove("LISA_HOME")
+        .uid(NOBODY)
+        .gid(NOBODY)
+        .output()
+        .map_err(|e| format!("cannot run the binary as uid {NOBODY}: {e}"))?;
+    if out.status.code() == Some(126) || out.status.code() == Some(127) {
+        return Err(format!("the binary is not executable as uid {NOBODY}"));
+    }
+    Ok(out)
+}

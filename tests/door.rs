@@ -1,0 +1,126 @@
+//! The one door to the disk, checked on the source itself: outside
+//! `src/sandbox/`, no file names `std::fs`, ambient authority or a cap-std
+//! handle, and only the sandbox's own files allow the clippy rules of
+//! `clippy.toml` (which `.ci/door` proves are in force).
+
+use std::path::{Path, PathBuf};
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "the test lists the crate's own sources"
+    )]
+    let entries = std::fs::read_dir(dir).unwrap();
+    for entry in entries {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        } else {
+            #[allow(clippy::disallowed_methods, reason = "as above")]
+            let is_dir = path.is_dir();
+            if is_dir {
+                rust_files(&path, out);
+            }
+        }
+    }
+}
+
+fn sources() -> Vec<(String, String)> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files.sort();
+    files
+        .into_iter()
+        .map(|p| {
+            let rel = p
+                .strip_prefix(&src)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
+            #[allow(clippy::disallowed_methods, reason = "as above")]
+            let text = std::fs::read_to_string(&p).unwrap();
+            // Code only: doc examples may build fixture trees.
+            let code: Vec<&str> = text
+                .lines()
+                .filter(|l| !l.trim_start().starts_with("//"))
+                .collect();
+            (rel, code.join("\n"))
+        })
+        .collect()
+}
+
+/// Words that reach the disk (or hand out the power to) without the sandbox.
+const FORBIDDEN: &[&str] = &[
+    "std::fs",
+    "use std::fs",
+    "ambient_authority",
+    "open_ambient",
+    "cap_std::fs::Dir",
+    "fs::metadata",
+    "symlink_metadata",
+    "read_dir(",
+    "canonicalize(",
+];
+
+#[test]
+fn only_the_sandbox_touches_the_disk() {
+    let files = sources();
+    assert!(files.len() > 20, "the walk found the sources");
+    let mut offences = Vec::new();
+    for (rel, text) in &files {
+        if rel.starts_with("sandbox/") {
+            continue;
+        }
+        for word in FORBIDDEN {
+            if text.contains(word) {
+                offences.push(format!("src/{rel} names `{word}`"));
+            }
+        }
+        if text.contains("clippy::disallowed_") {
+            offences.push(format!("src/{rel} allows a disk-access lint"));
+        }
+    }
+    assert!(
+        offences.is_empty(),
+        "outside src/sandbox/:\n{}",
+        offences.join("\n")
+    );
+}
+
+#[test]
+fn inside_the_sandbox_only_the_named_files_allow_disk_access() {
+    let allowed = ["sandbox/ambient.rs", "sandbox/open.rs"];
+    for (rel, text) in sources() {
+        if text.contains("allow(\n    clippy::disallowed_")
+            || text.contains("allow(clippy::disallowed_")
+            || text.contains("clippy::disallowed_methods,")
+            || text.contains("clippy::disallowed_types,")
+        {
+            assert!(
+                allowed.contains(&rel.as_str()),
+                "src/{rel} allows a disk-access lint; only {allowed:?} may"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_clippy_rules_name_the_doors() {
+    #[allow(clippy::disallowed_methods, reason = "the test reads clippy.toml")]
+    let rules =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("clippy.toml")).unwrap();
+    for path in [
+        "std::fs::metadata",
+        "std::fs::read_dir",
+        "std::fs::File::open",
+        "std::path::Path::exists",
+        "cap_std::ambient_authority",
+        "cap_std::fs::Dir::open_ambient_dir",
+    ] {
+        assert!(
+            rules.contains(&format!("\"{path}\"")),
+            "clippy.toml disallows {path}"
+        );
+    }
+}
