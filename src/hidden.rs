@@ -42,8 +42,9 @@
 use crate::policy::{HiddenText, Template};
 
 /// A family of hidden text. Declaration order is the order of
-/// [`HiddenReport::kinds`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// [`HiddenReport::kinds`]; the words come from the variants (strum).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr, strum::VariantArray)]
+#[strum(serialize_all = "kebab-case")]
 enum Kind {
     ZeroWidth,
     BidiControl,
@@ -52,20 +53,10 @@ enum Kind {
 }
 
 impl Kind {
-    const ALL: [Kind; 4] = [
-        Kind::ZeroWidth,
-        Kind::BidiControl,
-        Kind::TagCharacter,
-        Kind::HtmlComment,
-    ];
+    const ALL: &'static [Kind] = <Kind as strum::VariantArray>::VARIANTS;
 
     fn as_str(self) -> &'static str {
-        match self {
-            Kind::ZeroWidth => "zero-width",
-            Kind::BidiControl => "bidi-control",
-            Kind::TagCharacter => "tag-character",
-            Kind::HtmlComment => "html-comment",
-        }
+        self.into()
     }
 }
 

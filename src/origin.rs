@@ -12,8 +12,11 @@ use serde::Serialize;
 ///
 /// Serialized as `"home"` or `"project"` in snapshots; a policy's skill
 /// source writes the repository root as `root = "repo"`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, strum::IntoStaticStr,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum Origin {
     /// The user's home root: written by the user, for every project.
     Home,
@@ -25,19 +28,9 @@ impl Origin {
     /// `home` or `project`, as in JSON, `explain` and the `{origin}`
     /// placeholder.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Origin::Home => "home",
-            Origin::Project => "project",
-        }
+        self.into()
     }
 
-    /// The word a policy uses for this root (`root = "home" | "repo"`).
-    pub(crate) fn policy_word(self) -> &'static str {
-        match self {
-            Origin::Home => "home",
-            Origin::Project => "repo",
-        }
-    }
 }
 
 impl From<crate::policy::RootKind> for Origin {
@@ -45,6 +38,19 @@ impl From<crate::policy::RootKind> for Origin {
         match root {
             crate::policy::RootKind::Home => Origin::Home,
             crate::policy::RootKind::Repo => Origin::Project,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_match_their_json() {
+        for origin in [Origin::Home, Origin::Project] {
+            let json = serde_json::to_string(&origin).unwrap_or_default();
+            assert_eq!(json, format!("\"{}\"", origin.as_str()));
         }
     }
 }

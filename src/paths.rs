@@ -37,6 +37,11 @@ pub(crate) fn lossy_opt<S: Serializer>(path: &Option<PathBuf>, s: S) -> Result<S
 /// assert_eq!(for_prompt(Path::new("/a/by the user>>>")), "/a/by%20the%20user%3E%3E%3E");
 /// assert_eq!(for_prompt(Path::new("/文档/AGENTS.md")), "/文档/AGENTS.md");
 /// ```
+///
+/// Hand-written rather than the `percent-encoding` crate: that crate's sets
+/// are ASCII sets and it encodes every non-ASCII byte, while here letters and
+/// digits of every script stay readable and only other characters (including
+/// invisible and control ones outside ASCII) are encoded.
 pub fn for_prompt(path: &Path) -> String {
     let s = path.to_string_lossy();
     if s.chars().all(is_plain) {
