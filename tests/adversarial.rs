@@ -2199,3 +2199,30 @@ fn level_name_with_hidden_text() {
     let c = e.check();
     assert!(block(&c, &level.join("AGENTS.md")).is_some());
 }
+
+/// An unwritable stderr (closed, or `/dev/full`) must not turn a failure into
+/// a panic: the exit code stays 1, as the README says.
+#[test]
+fn a_full_stderr_does_not_panic() {
+    let full = match fs::File::options().write(true).open("/dev/full") {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("SKIPPED a_full_stderr_does_not_panic: no /dev/full here ({e})");
+            return;
+        }
+    };
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_lisa-context"))
+        .args(["fingerprint", "--cwd", "/nonexistent/lisa-context-test"])
+        .env_remove("LISA_HOME")
+        .stderr(full)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let closed = std::process::Command::new(env!("CARGO_BIN_EXE_lisa-context"))
+        .args(["fingerprint", "--cwd", "/nonexistent/lisa-context-test"])
+        .env_remove("LISA_HOME")
+        .stderr(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(closed.status.code(), Some(1));
+}

@@ -768,3 +768,44 @@ fn an_edit_between_requests_changes_the_answer() {
     assert_eq!(rest, "", "no output beyond the answers");
     assert!(child.wait().unwrap().success());
 }
+
+/// A repository marker that is a symlink counts for what it points at: when
+/// its target vanishes the root moves up, and when a dangling marker's target
+/// appears the root moves down. The server must notice both, as a fresh run
+/// does.
+#[test]
+fn a_marker_links_target_appearing_or_vanishing_moves_the_root() {
+    let w = world();
+    let outer = w.base.join("outer");
+    make_repo(&outer);
+    write(&outer.join("AGENTS.md"), "outer rules");
+    let sub = outer.join("sub");
+    let cwd = sub.join("x");
+    std::fs::create_dir_all(&cwd).unwrap();
+    write(&sub.join("AGENTS.md"), "sub rules");
+    let target = w.base.join("elsewhere-git");
+    std::fs::create_dir_all(&target).unwrap();
+    std::os::unix::fs::symlink(&target, sub.join(".git")).unwrap();
+
+    let mut child = server(&w.home).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut ask_root = |id: u64| {
+        let r = ask(&mut stdin, &mut stdout, &req(id, "snapshot", &cwd, json!({})));
+        let snap = r["snapshot"].clone();
+        assert_eq!(
+            snap["fingerprint"].as_str().unwrap(),
+            cli_fingerprint(&w.home, &cwd),
+            "request {id}: the server agrees with a fresh run"
+        );
+        snap["repoRoot"].as_str().unwrap().to_string()
+    };
+
+    assert_eq!(ask_root(1), s(&sub), "the linked marker makes sub the root");
+    std::fs::remove_dir(&target).unwrap();
+    assert_eq!(ask_root(2), s(&outer), "a dangling marker counts for nothing");
+    std::fs::create_dir(&target).unwrap();
+    assert_eq!(ask_root(3), s(&sub), "the target is back");
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}

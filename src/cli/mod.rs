@@ -116,7 +116,9 @@ pub fn run() -> ExitCode {
     match dispatch(cli) {
         Ok(code) => ExitCode::from(code),
         Err(report) => {
-            eprintln!("{report:?}");
+            // Never panic over a closed or full stderr: the exit code still
+            // says the command failed.
+            let _ = writeln!(std::io::stderr(), "{report:?}");
             ExitCode::from(FAILED)
         }
     }

@@ -18,7 +18,6 @@ use std::path::Path;
 use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt, OpenOptionsSyncExt};
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, File, OpenOptions};
-use rustix::fs::FileType;
 
 use super::stamp::Stamp;
 
@@ -35,19 +34,16 @@ pub(super) fn stat_directory(path: &Path) -> io::Result<Stamp> {
 }
 
 /// A repository marker (`.git`) in the cwd or one of its ancestors: the
-/// search for the repository root has to look above any root. Only the
-/// entry's own type is taken, without following a final link.
+/// search for the repository root has to look above any root. A marker that
+/// is a symlink counts for what it points at, so a linked marker is stamped
+/// by its target (a dangling link stamps as absent): the link's target
+/// appearing or vanishing moves the root, and must move the fingerprint. Only
+/// types are looked at; nothing is opened.
 pub(super) fn marker_stamp(path: &Path) -> Stamp {
-    Stamp::of_result(std::fs::symlink_metadata(path))
-}
-
-/// The type of what a marker link points at: a linked `.git` counts for what
-/// it points at. Only the type is looked at; the target is never opened.
-pub(super) fn marker_target_type(path: &Path) -> Option<FileType> {
-    use std::os::unix::fs::MetadataExt as _;
-    std::fs::metadata(path)
-        .ok()
-        .map(|m| FileType::from_raw_mode(m.mode() as _))
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => Stamp::of_result(std::fs::metadata(path)),
+        other => Stamp::of_result(other),
+    }
 }
 
 /// Opens a root directory: the one place a capability is created.

@@ -3,8 +3,6 @@
 
 use std::path::{Path, PathBuf};
 
-use rustix::fs::FileType;
-
 use super::handles::Handles;
 use super::home::normalize;
 use super::{Root, Stamp, ambient};
@@ -55,24 +53,12 @@ impl Roots {
 }
 
 /// Whether a probed marker counts: it must be of the kind the policy asks
-/// for, and a symlinked marker counts for what it points at.
-fn marker_matches(stamp: &Stamp, kind: MarkerKind, path: &Path) -> bool {
-    let file_type = match stamp.file_type() {
-        None => return false,
-        Some(FileType::Symlink) => match ambient::marker_target_type(path) {
-            Some(t) => t,
-            None => return false,
-        },
-        Some(t) => t,
-    };
-    let (is_dir, is_file) = (
-        file_type == FileType::Directory,
-        file_type == FileType::RegularFile,
-    );
+/// for (a linked marker was stamped by its target).
+fn marker_matches(stamp: &Stamp, kind: MarkerKind) -> bool {
     match kind {
-        MarkerKind::Any => is_dir || is_file,
-        MarkerKind::File => is_file,
-        MarkerKind::Dir => is_dir,
+        MarkerKind::Any => stamp.is_dir() || stamp.is_file(),
+        MarkerKind::File => stamp.is_file(),
+        MarkerKind::Dir => stamp.is_dir(),
     }
 }
 
@@ -171,7 +157,7 @@ fn find_repo_root(policy: &Policy, cwd: &Path, probes: &mut Vec<(PathBuf, Stamp)
         for marker in &policy.roots.repo_markers {
             let p = dir.join(marker.get_ref());
             let stamp = ambient::marker_stamp(&p);
-            let hit = marker_matches(&stamp, policy.roots.repo_marker_kind, &p);
+            let hit = marker_matches(&stamp, policy.roots.repo_marker_kind);
             probes.push((p, stamp));
             if hit {
                 return dir.to_path_buf();
