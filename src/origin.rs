@@ -30,7 +30,6 @@ impl Origin {
     pub fn as_str(self) -> &'static str {
         self.into()
     }
-
 }
 
 impl From<crate::policy::RootKind> for Origin {

@@ -2226,3 +2226,32 @@ fn a_full_stderr_does_not_panic() {
         .unwrap();
     assert_eq!(closed.status.code(), Some(1));
 }
+
+/// A `SKILL.md` whose frontmatter is not UTF-8 text (or holds a NUL) is not
+/// listed: the same rule that skips such an `AGENTS.md`, so the agent is never
+/// offered a skill that `skill show` would refuse.
+#[test]
+fn skill_frontmatter_that_is_not_text_is_rejected() {
+    for (case, bytes) in [
+        (
+            "invalid",
+            &b"---\nname: bad-bytes\ndescription: caf\xe9 \xff\n---\nbody\n"[..],
+        ),
+        (
+            "nul",
+            &b"---\nname: bad-bytes\ndescription: a\0b\n---\nbody\n"[..],
+        ),
+    ] {
+        let mut e = Env::new(&format!("skill_not_text_{case}"));
+        e.skill("bad-bytes");
+        let file = e.repo.join(".lisa/skills/bad-bytes/SKILL.md");
+        write(&file, bytes);
+        let c = e.check();
+        assert_reason(&c, &file, "not-text");
+        assert!(skill_of(&c, "bad-bytes").is_none(), "{case}: not listed");
+        assert!(
+            !c.snap.prompt.contains("bad-bytes"),
+            "{case}: not in the prompt"
+        );
+    }
+}

@@ -791,7 +791,11 @@ fn a_marker_links_target_appearing_or_vanishing_moves_the_root() {
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut ask_root = |id: u64| {
-        let r = ask(&mut stdin, &mut stdout, &req(id, "snapshot", &cwd, json!({})));
+        let r = ask(
+            &mut stdin,
+            &mut stdout,
+            &req(id, "snapshot", &cwd, json!({})),
+        );
         let snap = r["snapshot"].clone();
         assert_eq!(
             snap["fingerprint"].as_str().unwrap(),
@@ -803,7 +807,11 @@ fn a_marker_links_target_appearing_or_vanishing_moves_the_root() {
 
     assert_eq!(ask_root(1), s(&sub), "the linked marker makes sub the root");
     std::fs::remove_dir(&target).unwrap();
-    assert_eq!(ask_root(2), s(&outer), "a dangling marker counts for nothing");
+    assert_eq!(
+        ask_root(2),
+        s(&outer),
+        "a dangling marker counts for nothing"
+    );
     std::fs::create_dir(&target).unwrap();
     assert_eq!(ask_root(3), s(&sub), "the target is back");
     drop(stdin);

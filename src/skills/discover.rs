@@ -216,6 +216,11 @@ impl SourceCtx<'_> {
             }
         };
         trace.push(self.place(), &rel, stamp, Some(&bytes));
+        // The same rule as for instruction files: a skill whose frontmatter
+        // is not text is not listed (the agent could not load it).
+        if !is_text(&bytes, file.len() > bytes.len() as u64) {
+            return Err((rel, Reason::NotText));
+        }
         let fm = self
             .cache
             .parse(&bytes)
@@ -245,5 +250,18 @@ impl SourceCtx<'_> {
             rel,
             executable,
         })
+    }
+}
+
+/// Whether frontmatter bytes are text: valid UTF-8 without NUL. When the
+/// bytes stop before the end of the file, a character cut in half at the
+/// very end does not count against them.
+fn is_text(bytes: &[u8], cut: bool) -> bool {
+    if memchr::memchr(0, bytes).is_some() {
+        return false;
+    }
+    match std::str::from_utf8(bytes) {
+        Ok(_) => true,
+        Err(e) => cut && e.error_len().is_none(),
     }
 }
