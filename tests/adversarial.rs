@@ -1153,6 +1153,19 @@ fn fifo_skills_source() {
     mkfifo(&e.repo.join(".lisa/skills"));
     let c = e.check();
     assert!(c.snap.skills.iter().all(|s| s.origin.as_str() == "home"));
+    assert_reason(&c, &e.repo.join(".lisa/skills"), "not-a-directory");
+    home_ok(&c, &e);
+}
+
+/// A regular file where a skills source folder should be is reported too.
+#[test]
+fn file_skills_source() {
+    let mut e = Env::new("file_skills_source");
+    e.skill("probe");
+    write(&e.repo.join(".lisa/skills"), "not a folder\n");
+    let c = e.check();
+    assert!(c.snap.skills.iter().all(|s| s.origin.as_str() == "home"));
+    assert_reason(&c, &e.repo.join(".lisa/skills"), "not-a-directory");
     home_ok(&c, &e);
 }
 

@@ -101,15 +101,17 @@ impl SourceCtx<'_> {
 
     fn scan(&self, trace: &mut Trace, found: &mut Vec<Found>, rejected: &mut Vec<Rejected>) {
         let rel_source = PathBuf::from(self.source.path.get_ref());
-        trace.push(
-            self.place(),
-            &rel_source,
-            self.root.stamp(&rel_source),
-            None,
-        );
+        let source_stamp = self.root.stamp(&rel_source);
+        trace.push(self.place(), &rel_source, source_stamp, None);
         let never_follow = self.policy.trust.symlinks == SymlinkRule::Never;
         if never_follow && self.root.is_symlink(&rel_source) {
             self.reject(rejected, &rel_source, Reason::SymlinkRefused);
+            return;
+        }
+        // A file, FIFO or socket where the source folder should be is
+        // reported, not passed over in silence.
+        if matches!(source_stamp, Stamp::Present { .. }) && !source_stamp.is_dir() {
+            self.reject(rejected, &rel_source, Reason::NotADirectory);
             return;
         }
         // Names are cheap (no file is opened to list them), so up to
