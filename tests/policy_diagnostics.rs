@@ -829,3 +829,27 @@ fn repository_policy_files_are_ignored() {
         "repository policy files changed the snapshot"
     );
 }
+
+// ---------------------------------------------------------------------------
+// The plain form feeds the digest
+// ---------------------------------------------------------------------------
+
+/// `Policy::to_toml` feeds `Policy::digest`, which is part of every snapshot
+/// fingerprint: its bytes are pinned for the built-in policy and one override.
+#[test]
+fn plain_toml_is_pinned() {
+    let builtin = Policy::builtin().unwrap();
+    insta::assert_snapshot!("plain_toml_builtin", builtin.to_toml());
+    let layered = load(
+        "version = 1\n[instructions]\nbudget-bytes = 1000\nexclude-levels = [\"vendor/**\"]\n\
+         [templates]\npreamble = \"\"\"\nFirst line.\nfooter = not a key\nLast {nonce}.\"\"\"\n\
+         [[skills.sources]]\nroot = \"repo\"\npath = \"tools/skills\"\nrank = 1\n",
+    )
+    .unwrap();
+    insta::assert_snapshot!("plain_toml_override", layered.to_toml());
+    // The digests too, as today's build computes them.
+    insta::assert_snapshot!(
+        "plain_toml_digests",
+        format!("{:032x}\n{:032x}", builtin.digest(), layered.digest())
+    );
+}
