@@ -11,6 +11,8 @@
 //! Tables merge key by key across layers; a value that is an array (including
 //! the array of skill sources) replaces the lower layer's array whole.
 
+use std::ops::Range;
+
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
@@ -67,6 +69,18 @@ macro_rules! section {
                     }
                 )*
                 set
+            }
+
+            /// The dotted key and byte span of every value this layer holds.
+            /// Each span is relative to the text of the file that set the value.
+            pub fn spans(&self) -> Vec<(&'static str, Range<usize>)> {
+                let mut spans = Vec::new();
+                $(
+                    if let Some(v) = &self.$field {
+                        spans.push((concat!($key, ".", $fkey), v.span()));
+                    }
+                )*
+                spans
             }
 
             /// The resolved section, or the dotted keys no layer provided.
