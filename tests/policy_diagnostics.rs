@@ -853,3 +853,23 @@ fn plain_toml_is_pinned() {
         format!("{:032x}\n{:032x}", builtin.digest(), layered.digest())
     );
 }
+
+/// `policy show`, from the library: every value annotated, and the text reads
+/// back as the same values even when a template spans lines and holds text
+/// that looks like TOML.
+#[test]
+fn annotated_toml_reads_back_and_names_every_layer() {
+    let preamble = "One.\nfooter = \"x\"  # built-in\n'''\n\"\"\"\n[templates]\nTwo {nonce}.";
+    let text = format!(
+        "version = 1\n[instructions]\nbudget-bytes = 1000\n[templates]\npreamble = {}\n\
+         [[skills.sources]]\nroot = \"repo\"\npath = \"tools/skills\"\nrank = 1\n",
+        toml::Value::String(preamble.into())
+    );
+    let policy = load(&text).unwrap();
+    let shown = policy.to_annotated_toml();
+    let parsed: toml::Table = toml::from_str(&shown).unwrap();
+    let plain: toml::Table = toml::from_str(&policy.to_toml()).unwrap();
+    assert_eq!(parsed, plain, "the comments changed a value:\n{shown}");
+    assert_eq!(parsed["templates"]["preamble"].as_str(), Some(preamble));
+    insta::assert_snapshot!("annotated_toml", shown);
+}
