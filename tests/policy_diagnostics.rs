@@ -351,6 +351,89 @@ fn several_semantic_errors_in_one_report() {
     insta::assert_snapshot!("many_problems", report);
 }
 
+const SIX_MISTAKES: &str = r#"version = 1
+colour = "red"
+
+[instructions]
+budget-byte = 4096
+max-file-bytes = "big"
+budget-order = "nearest-frist"
+
+[skills]
+name-max-chars = 999
+
+[[skills.sources]]
+root = "repo"
+path = "tools/skills"
+rank = 1
+weight = 2
+"#;
+
+/// Structural mistakes (which serde would report one per run) and a semantic
+/// one, all in one report, each labelled at the key or value at fault.
+#[test]
+fn six_different_mistakes_in_one_report() {
+    let text = SIX_MISTAKES;
+    let expected = [
+        ("policy::unknown-key", "colour"),
+        ("policy::unknown-key", "budget-byte"),
+        ("policy::wrong-type", "\"big\""),
+        ("policy::wrong-type", "\"nearest-frist\""),
+        ("policy::out-of-range", "999"),
+        ("policy::unknown-key", "weight"),
+    ];
+    let report = diagnose(text, &expected);
+    assert!(report.contains("6 problems"), "{report}");
+    assert!(
+        report.contains("did you mean `budget-bytes`?"),
+        "a did-you-mean for the key:\n{report}"
+    );
+    assert!(
+        report.contains("did you mean \"nearest-first\"?"),
+        "a did-you-mean for the word:\n{report}"
+    );
+    insta::assert_snapshot!("six_mistakes", report);
+}
+
+/// Missing keys (the version, a source's rank) come with the other
+/// structural problems, and an entry at fault does not hide the semantic
+/// problems of the entries around it.
+#[test]
+fn missing_keys_and_wrong_types_in_one_report() {
+    let text = r##"[roots]
+home = ["$LISA_HOME", 7]
+
+[trust]
+symlinks = 1
+hidden-text = "revael"
+
+[templates]
+heading = "# {oops"
+
+[[skills.sources]]
+root = "repo"
+path = "a"
+
+[[skills.sources]]
+root = "home"
+path = "b"
+rank = -1
+"##;
+    let expected = [
+        ("policy::missing-field", ""),
+        ("policy::wrong-type", "7"),
+        ("policy::wrong-type", "1"),
+        ("policy::wrong-type", "\"revael\""),
+        ("policy::template-syntax", "\"# {oops\""),
+        ("policy::missing-field", "[[skills.sources]]"),
+        ("policy::negative-rank", "-1"),
+    ];
+    let report = diagnose(text, &expected);
+    assert!(report.contains("did you mean \"reveal\"?"), "{report}");
+    assert!(report.contains("missing field `rank`"), "{report}");
+    insta::assert_snapshot!("missing_and_wrong_together", report);
+}
+
 // ---------------------------------------------------------------------------
 // Layering (library)
 // ---------------------------------------------------------------------------

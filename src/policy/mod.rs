@@ -8,6 +8,7 @@
 mod diagnostic;
 mod schema;
 mod show;
+mod structure;
 mod template;
 mod validate;
 
@@ -23,6 +24,7 @@ use cap_std::fs::{File, OpenOptions};
 use globset::{GlobSet, GlobSetBuilder};
 use miette::NamedSource;
 use regex::Regex;
+use serde::Deserialize;
 
 pub use diagnostic::{InvalidPolicy, PolicyError, Problem, ProblemKind};
 pub use schema::{
@@ -150,21 +152,35 @@ impl PolicySource {
         }))
     }
 
-    /// Parses and checks this layer on its own, collecting every problem.
+    /// Parses and checks this layer on its own, collecting every problem:
+    /// the structural ones (unknown keys, wrong types, unknown words, missing
+    /// keys) and the semantic ones (ranges, globs, templates...) together.
+    /// Only a file that is not TOML at all stops at its first error.
     pub fn parse(&self) -> Result<PolicyLayer, InvalidPolicy> {
         let src = NamedSource::new(self.name.clone(), self.text.clone());
         let invalid = |problems| InvalidPolicy {
             name: self.name.clone(),
             problems,
         };
-        let layer: PolicyLayer = toml::from_str(&self.text)
+        let version_text = SUPPORTED_VERSION.to_string();
+        let mut doc = toml::de::DeTable::parse(&self.text)
             .map_err(|e| invalid(vec![toml_problem(&src, &self.text, &e)]))?;
-        let problems = validate::check_layer(&layer, &src, &self.text);
-        if problems.is_empty() {
-            Ok(layer)
-        } else {
-            Err(invalid(problems))
+        let mut problems = structure::check(&mut doc, &src);
+        // What is left of the document holds only values of the right shape.
+        structure::stand_in_version(&mut doc, &version_text);
+        match PolicyLayer::deserialize(toml::de::Deserializer::from(doc)) {
+            Ok(layer) => {
+                problems.extend(validate::check_layer(&layer, &src, &self.text));
+                if problems.is_empty() {
+                    return Ok(layer);
+                }
+            }
+            // The walk should leave nothing serde refuses; if it does, that
+            // refusal is reported too.
+            Err(e) => problems.push(toml_problem(&src, &self.text, &e)),
         }
+        problems.sort_by_key(|p| p.span.start);
+        Err(invalid(problems))
     }
 }
 
@@ -213,11 +229,9 @@ fn toml_problem(src: &NamedSource<String>, text: &str, e: &toml::de::Error) -> P
 fn suggest_key(message: &str) -> Option<String> {
     let mut ticks = message.split('`').skip(1).step_by(2);
     let unknown = ticks.next()?;
-    let best = ticks
-        .map(|k| (strsim::levenshtein(unknown, k), k))
-        .filter(|(d, k)| *d <= 3 && *d < k.len())
-        .min()?;
-    Some(format!("did you mean `{}`?", best.1))
+    let candidates: Vec<&str> = ticks.collect();
+    let best = structure::closest(unknown, &candidates)?;
+    Some(format!("did you mean `{best}`?"))
 }
 
 fn is_template_error(message: &str) -> bool {
