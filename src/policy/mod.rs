@@ -363,7 +363,8 @@ impl Policy {
                 .iter()
                 .map(|k| (None, format!("no layer sets `{k}`")))
                 .collect();
-            return Err(problems_at(&sources, &definitions, "", problems).into());
+            let at = (ProblemKind::MissingField, "in this layer");
+            return Err(problems_at(&sources, &definitions, "", at, problems).into());
         };
         let name_rule = validate::compile_name_rule(&skills.name_rule).map_err(|e| {
             let message = format!("`skills.name-rule` does not compile: {e}");
@@ -371,6 +372,7 @@ impl Policy {
                 &sources,
                 &definitions,
                 "skills.name-rule",
+                (ProblemKind::InvalidRegex, "invalid regex"),
                 vec![(None, message)],
             )
         })?;
@@ -382,6 +384,7 @@ impl Policy {
                     &sources,
                     &definitions,
                     "instructions.exclude-levels",
+                    (ProblemKind::InvalidGlob, "invalid glob"),
                     vec![(Some(g.span()), message)],
                 )
             })?;
@@ -393,6 +396,7 @@ impl Policy {
                 &sources,
                 &definitions,
                 "instructions.exclude-levels",
+                (ProblemKind::InvalidGlob, "invalid glob"),
                 vec![(None, message)],
             )
         })?;
@@ -453,15 +457,16 @@ impl Policy {
         &self.layers
     }
 
-    /// A problem with the value of a dotted key, found after the layers were
-    /// merged, reported against the file that set that value and labelled
-    /// with the value's span. A key no layer set is reported against the
-    /// lowest layer.
+    /// A problem (`policy::invalid-value`) with the value of a dotted key,
+    /// found after the layers were merged: reported against the file that set
+    /// that value and labelled with the value's span. A key no layer set is
+    /// reported against the lowest layer, at its start.
     pub fn invalid_value(&self, key: &str, message: impl Into<String>) -> InvalidPolicy {
         problems_at(
             &self.sources,
             &self.definitions,
             key,
+            (ProblemKind::InvalidValue, "set here"),
             vec![(None, message.into())],
         )
     }
@@ -499,13 +504,15 @@ impl Policy {
     }
 }
 
-/// Problems about the value of `key` in the merged policy, reported against
-/// the source that set it; each problem's span is the one given or, when
-/// `None`, the span of the whole value.
+/// Problems (all of one kind and label) about the value of `key` in the
+/// merged policy, reported against the source that set it; each problem's span
+/// is the one given or, when `None`, the span of the whole value. A key that no
+/// source set is reported against the lowest source, at its start.
 fn problems_at(
     sources: &[PolicySource],
     definitions: &BTreeMap<&'static str, Definition>,
     key: &str,
+    (kind, label): (ProblemKind, &str),
     problems: Vec<(Option<Range<usize>>, String)>,
 ) -> InvalidPolicy {
     let definition = definitions.get(key);
@@ -513,12 +520,6 @@ fn problems_at(
     let fallback = PolicySource::builtin();
     let source = sources.get(index).unwrap_or(&fallback);
     let src = NamedSource::new(source.name.clone(), source.text.clone());
-    let (kind, label) = match key {
-        _ if definition.is_none() => (ProblemKind::MissingField, "in this layer"),
-        "skills.name-rule" => (ProblemKind::InvalidRegex, "invalid regex"),
-        "instructions.exclude-levels" => (ProblemKind::InvalidGlob, "invalid glob"),
-        _ => (ProblemKind::InvalidValue, "set here"),
-    };
     InvalidPolicy {
         name: source.name.clone(),
         problems: problems
@@ -634,6 +635,7 @@ mod tests {
         let invalid = policy.invalid_value("instructions.skip-blank", "not today");
         assert_eq!(invalid.name, "home.toml");
         let p = &invalid.problems[0];
+        assert_eq!(p.kind, ProblemKind::InvalidValue);
         assert_eq!(&HOME[p.span.clone()], "false");
         assert_eq!(p.message, "not today");
         let invalid = policy.invalid_value("instructions.budget-bytes", "too big");
