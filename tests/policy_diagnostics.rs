@@ -356,6 +356,89 @@ fn several_semantic_errors_in_one_report() {
     insta::assert_snapshot!("many_problems", report);
 }
 
+const SIX_MISTAKES: &str = r#"version = 1
+colour = "red"
+
+[instructions]
+budget-byte = 4096
+max-file-bytes = "big"
+budget-order = "nearest-frist"
+
+[skills]
+name-max-chars = 999
+
+[[skills.sources]]
+root = "repo"
+path = "tools/skills"
+rank = 1
+weight = 2
+"#;
+
+/// Structural mistakes (which serde would report one per run) and a semantic
+/// one, all in one report, each labelled at the key or value at fault.
+#[test]
+fn six_different_mistakes_in_one_report() {
+    let text = SIX_MISTAKES;
+    let expected = [
+        ("policy::unknown-key", "colour"),
+        ("policy::unknown-key", "budget-byte"),
+        ("policy::wrong-type", "\"big\""),
+        ("policy::wrong-type", "\"nearest-frist\""),
+        ("policy::out-of-range", "999"),
+        ("policy::unknown-key", "weight"),
+    ];
+    let report = diagnose(text, &expected);
+    assert!(report.contains("6 problems"), "{report}");
+    assert!(
+        report.contains("did you mean `budget-bytes`?"),
+        "a did-you-mean for the key:\n{report}"
+    );
+    assert!(
+        report.contains("did you mean \"nearest-first\"?"),
+        "a did-you-mean for the word:\n{report}"
+    );
+    insta::assert_snapshot!("six_mistakes", report);
+}
+
+/// Missing keys (the version, a source's rank) come with the other
+/// structural problems, and an entry at fault does not hide the semantic
+/// problems of the entries around it.
+#[test]
+fn missing_keys_and_wrong_types_in_one_report() {
+    let text = r##"[roots]
+home = ["$LISA_HOME", 7]
+
+[trust]
+symlinks = 1
+hidden-text = "revael"
+
+[templates]
+heading = "# {oops"
+
+[[skills.sources]]
+root = "repo"
+path = "a"
+
+[[skills.sources]]
+root = "home"
+path = "b"
+rank = -1
+"##;
+    let expected = [
+        ("policy::missing-field", ""),
+        ("policy::wrong-type", "7"),
+        ("policy::wrong-type", "1"),
+        ("policy::wrong-type", "\"revael\""),
+        ("policy::template-syntax", "\"# {oops\""),
+        ("policy::missing-field", "[[skills.sources]]"),
+        ("policy::negative-rank", "-1"),
+    ];
+    let report = diagnose(text, &expected);
+    assert!(report.contains("did you mean \"reveal\"?"), "{report}");
+    assert!(report.contains("missing field `rank`"), "{report}");
+    insta::assert_snapshot!("missing_and_wrong_together", report);
+}
+
 // ---------------------------------------------------------------------------
 // Layering (library)
 // ---------------------------------------------------------------------------
@@ -833,4 +916,48 @@ fn repository_policy_files_are_ignored() {
         before_sub, after_sub,
         "repository policy files changed the snapshot"
     );
+}
+
+// ---------------------------------------------------------------------------
+// The plain form feeds the digest
+// ---------------------------------------------------------------------------
+
+/// `Policy::to_toml` feeds `Policy::digest`, which is part of every snapshot
+/// fingerprint: its bytes are pinned for the built-in policy and one override.
+#[test]
+fn plain_toml_is_pinned() {
+    let builtin = Policy::builtin().unwrap();
+    insta::assert_snapshot!("plain_toml_builtin", builtin.to_toml());
+    let layered = load(
+        "version = 1\n[instructions]\nbudget-bytes = 1000\nexclude-levels = [\"vendor/**\"]\n\
+         [templates]\npreamble = \"\"\"\nFirst line.\nfooter = not a key\nLast {nonce}.\"\"\"\n\
+         [[skills.sources]]\nroot = \"repo\"\npath = \"tools/skills\"\nrank = 1\n",
+    )
+    .unwrap();
+    insta::assert_snapshot!("plain_toml_override", layered.to_toml());
+    // The digests too, as today's build computes them.
+    insta::assert_snapshot!(
+        "plain_toml_digests",
+        format!("{:032x}\n{:032x}", builtin.digest(), layered.digest())
+    );
+}
+
+/// `policy show`, from the library: every value annotated, and the text reads
+/// back as the same values even when a template spans lines and holds text
+/// that looks like TOML.
+#[test]
+fn annotated_toml_reads_back_and_names_every_layer() {
+    let preamble = "One.\nfooter = \"x\"  # built-in\n'''\n\"\"\"\n[templates]\nTwo {nonce}.";
+    let text = format!(
+        "version = 1\n[instructions]\nbudget-bytes = 1000\n[templates]\npreamble = {}\n\
+         [[skills.sources]]\nroot = \"repo\"\npath = \"tools/skills\"\nrank = 1\n",
+        toml::Value::String(preamble.into())
+    );
+    let policy = load(&text).unwrap();
+    let shown = policy.to_annotated_toml();
+    let parsed: toml::Table = toml::from_str(&shown).unwrap();
+    let plain: toml::Table = toml::from_str(&policy.to_toml()).unwrap();
+    assert_eq!(parsed, plain, "the comments changed a value:\n{shown}");
+    assert_eq!(parsed["templates"]["preamble"].as_str(), Some(preamble));
+    insta::assert_snapshot!("annotated_toml", shown);
 }

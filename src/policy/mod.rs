@@ -8,12 +8,15 @@
 mod diagnostic;
 mod schema;
 mod show;
+mod structure;
 mod template;
 mod validate;
 
 use std::collections::BTreeMap;
 use std::io::Read;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use cap_fs_ext::{OpenOptionsFollowExt, OpenOptionsSyncExt};
 use cap_std::ambient_authority;
@@ -21,6 +24,7 @@ use cap_std::fs::{File, OpenOptions};
 use globset::{GlobSet, GlobSetBuilder};
 use miette::NamedSource;
 use regex::Regex;
+use serde::Deserialize;
 
 pub use diagnostic::{InvalidPolicy, PolicyError, Problem, ProblemKind};
 pub use schema::{
@@ -41,7 +45,8 @@ pub const HOME_POLICY_FILE: &str = "context-policy.toml";
 pub const MAX_POLICY_BYTES: u64 = 256 * 1024;
 
 /// Where a layer of policy came from. Declaration order is precedence: a
-/// later layer overrides an earlier one.
+/// later layer overrides an earlier one, whatever order the sources are given
+/// in (see [`Policy::from_sources`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Layer {
     /// `policies/lisa.toml`, compiled into the binary.
@@ -147,21 +152,35 @@ impl PolicySource {
         }))
     }
 
-    /// Parses and checks this layer on its own, collecting every problem.
+    /// Parses and checks this layer on its own, collecting every problem:
+    /// the structural ones (unknown keys, wrong types, unknown words, missing
+    /// keys) and the semantic ones (ranges, globs, templates...) together.
+    /// Only a file that is not TOML at all stops at its first error.
     pub fn parse(&self) -> Result<PolicyLayer, InvalidPolicy> {
         let src = NamedSource::new(self.name.clone(), self.text.clone());
         let invalid = |problems| InvalidPolicy {
             name: self.name.clone(),
             problems,
         };
-        let layer: PolicyLayer = toml::from_str(&self.text)
+        let version_text = SUPPORTED_VERSION.to_string();
+        let mut doc = toml::de::DeTable::parse(&self.text)
             .map_err(|e| invalid(vec![toml_problem(&src, &self.text, &e)]))?;
-        let problems = validate::check_layer(&layer, &src, &self.text);
-        if problems.is_empty() {
-            Ok(layer)
-        } else {
-            Err(invalid(problems))
+        let mut problems = structure::check(&mut doc, &src);
+        // What is left of the document holds only values of the right shape.
+        structure::stand_in_version(&mut doc, &version_text);
+        match PolicyLayer::deserialize(toml::de::Deserializer::from(doc)) {
+            Ok(layer) => {
+                problems.extend(validate::check_layer(&layer, &src, &self.text));
+                if problems.is_empty() {
+                    return Ok(layer);
+                }
+            }
+            // The walk should leave nothing serde refuses; if it does, that
+            // refusal is reported too.
+            Err(e) => problems.push(toml_problem(&src, &self.text, &e)),
         }
+        problems.sort_by_key(|p| p.span.start);
+        Err(invalid(problems))
     }
 }
 
@@ -210,11 +229,9 @@ fn toml_problem(src: &NamedSource<String>, text: &str, e: &toml::de::Error) -> P
 fn suggest_key(message: &str) -> Option<String> {
     let mut ticks = message.split('`').skip(1).step_by(2);
     let unknown = ticks.next()?;
-    let best = ticks
-        .map(|k| (strsim::levenshtein(unknown, k), k))
-        .filter(|(d, k)| *d <= 3 && *d < k.len())
-        .min()?;
-    Some(format!("did you mean `{}`?", best.1))
+    let candidates: Vec<&str> = ticks.collect();
+    let best = structure::closest(unknown, &candidates)?;
+    Some(format!("did you mean `{best}`?"))
 }
 
 fn is_template_error(message: &str) -> bool {
@@ -243,11 +260,25 @@ pub struct Policy {
     pub trust: Trust,
     /// `[templates]`.
     pub templates: Templates,
-    origins: BTreeMap<&'static str, Layer>,
+    definitions: BTreeMap<&'static str, Definition>,
+    sources: Arc<[PolicySource]>,
     layers: Vec<(Layer, String)>,
     name_rule: Regex,
     exclude_levels: GlobSet,
     digest: u128,
+}
+
+/// Where one value of the effective policy was set: the layer, the file of
+/// that layer (an index into [`Policy::sources`]) and the byte span of the
+/// value in that file's text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Definition {
+    /// The layer that set the value.
+    pub layer: Layer,
+    /// Which source set it: an index into [`Policy::sources`].
+    pub source: usize,
+    /// The byte range of the value in that source's text.
+    pub span: Range<usize>,
 }
 
 impl Policy {
@@ -256,83 +287,119 @@ impl Policy {
         Self::from_sources(&[PolicySource::builtin()])
     }
 
-    /// Lays `sources` over one another, lowest layer first. The first source
-    /// must define every key (the built-in policy does).
+    /// Lays `sources` over one another in the order of their [`Layer`]s
+    /// (built-in, then home, then command line), whatever order they are
+    /// given in. Two sources of the same layer apply in the order given, the
+    /// later one winning. The lowest source must define every key (the
+    /// built-in policy does). An empty slice means the built-in policy alone.
     pub fn from_sources(sources: &[PolicySource]) -> Result<Self, PolicyError> {
         if sources.is_empty() {
             return Self::from_sources(&[PolicySource::builtin()]);
         }
-        let mut acc: Option<PolicyLayer> = None;
-        let mut origins = BTreeMap::new();
-        for source in sources {
+        let mut ordered = sources.to_vec();
+        // A stable sort: sources of one layer keep the order they were given in.
+        ordered.sort_by_key(|s| s.layer);
+        let sources: Arc<[PolicySource]> = ordered.into();
+
+        let mut roots = RootsLayer::default();
+        let mut instructions = InstructionsLayer::default();
+        let mut skills = SkillsLayer::default();
+        let mut trust = TrustLayer::default();
+        let mut templates = TemplatesLayer::default();
+        // For each dotted key, the index of the source that last set it.
+        let mut setters: BTreeMap<&'static str, usize> = BTreeMap::new();
+        for (index, source) in sources.iter().enumerate() {
             let layer = source.parse()?;
-            match &mut acc {
-                None => {
-                    for key in all_keys() {
-                        origins.insert(*key, source.layer);
-                    }
-                    acc = Some(layer);
-                }
-                Some(acc) => {
-                    let mut set = Vec::new();
-                    set.extend(acc.roots.overlay(layer.roots));
-                    set.extend(acc.instructions.overlay(layer.instructions));
-                    set.extend(acc.skills.overlay(layer.skills));
-                    set.extend(acc.trust.overlay(layer.trust));
-                    set.extend(acc.templates.overlay(layer.templates));
-                    for key in set {
-                        origins.insert(key, source.layer);
-                    }
-                }
+            let mut set = Vec::new();
+            set.extend(roots.overlay(layer.roots));
+            set.extend(instructions.overlay(layer.instructions));
+            set.extend(skills.overlay(layer.skills));
+            set.extend(trust.overlay(layer.trust));
+            set.extend(templates.overlay(layer.templates));
+            for key in set {
+                setters.insert(key, index);
             }
         }
-        let first = sources
-            .first()
-            .cloned()
-            .unwrap_or_else(PolicySource::builtin);
-        // Every failure below would be a bug in the lowest layer (the built-in
-        // policy defines every key, and each layer was checked alone), still
-        // reported as a diagnostic rather than a panic.
-        let Some(acc) = acc else {
-            return Err(internal_error(
-                &first,
-                vec!["no policy layer was given".into()],
-            ));
-        };
+        let mut definitions = BTreeMap::new();
+        let spans = roots
+            .spans()
+            .into_iter()
+            .chain(instructions.spans())
+            .chain(skills.spans())
+            .chain(trust.spans())
+            .chain(templates.spans());
+        for (key, span) in spans {
+            if let Some((&index, source)) = setters
+                .get(key)
+                .and_then(|i| sources.get(*i).map(|s| (i, s)))
+            {
+                definitions.insert(
+                    key,
+                    Definition {
+                        layer: source.layer,
+                        source: index,
+                        span,
+                    },
+                );
+            }
+        }
+
+        // Every layer was checked alone, so the failures below can only come
+        // from a lowest layer that lacks keys (the built-in policy has them
+        // all) or from a bug; they are still diagnostics, each pointing at the
+        // file and value that set the key concerned.
         let mut missing = Vec::new();
-        let roots = acc.roots.resolve().map_err(|m| missing.extend(m)).ok();
-        let instructions = acc
-            .instructions
-            .resolve()
-            .map_err(|m| missing.extend(m))
-            .ok();
-        let skills = acc.skills.resolve().map_err(|m| missing.extend(m)).ok();
-        let trust = acc.trust.resolve().map_err(|m| missing.extend(m)).ok();
-        let templates = acc.templates.resolve().map_err(|m| missing.extend(m)).ok();
+        let roots = roots.resolve().map_err(|m| missing.extend(m)).ok();
+        let instructions = instructions.resolve().map_err(|m| missing.extend(m)).ok();
+        let skills = skills.resolve().map_err(|m| missing.extend(m)).ok();
+        let trust = trust.resolve().map_err(|m| missing.extend(m)).ok();
+        let templates = templates.resolve().map_err(|m| missing.extend(m)).ok();
         let (Some(roots), Some(instructions), Some(skills), Some(trust), Some(templates)) =
             (roots, instructions, skills, trust, templates)
         else {
-            let messages = missing
+            // No layer set these keys, so there is no value to point at: the
+            // report names the lowest layer, which should have set them.
+            let problems = missing
                 .iter()
-                .map(|k| format!("no layer sets `{k}`"))
+                .map(|k| (None, format!("no layer sets `{k}`")))
                 .collect();
-            return Err(internal_error(&first, messages));
+            let at = (ProblemKind::MissingField, "in this layer");
+            return Err(problems_at(&sources, &definitions, "", at, problems).into());
         };
         let name_rule = validate::compile_name_rule(&skills.name_rule).map_err(|e| {
-            internal_error(
-                &first,
-                vec![format!("skills.name-rule does not compile: {e}")],
+            let message = format!("`skills.name-rule` does not compile: {e}");
+            problems_at(
+                &sources,
+                &definitions,
+                "skills.name-rule",
+                (ProblemKind::InvalidRegex, "invalid regex"),
+                vec![(None, message)],
             )
         })?;
         let mut globs = GlobSetBuilder::new();
         for g in &instructions.exclude_levels {
-            let glob = validate::compile_glob(g.get_ref())
-                .map_err(|e| internal_error(&first, vec![format!("exclude-levels: {e}")]))?;
+            let glob = validate::compile_glob(g.get_ref()).map_err(|e| {
+                let message = format!("invalid glob in `instructions.exclude-levels`: {e}");
+                problems_at(
+                    &sources,
+                    &definitions,
+                    "instructions.exclude-levels",
+                    (ProblemKind::InvalidGlob, "invalid glob"),
+                    vec![(Some(g.span()), message)],
+                )
+            })?;
             globs.add(glob);
         }
-        let exclude_levels = globs
-            .build()
-            .map_err(|e| internal_error(&first, vec![format!("exclude-levels: {e}")]))?;
+        let exclude_levels = globs.build().map_err(|e| {
+            let message = format!("`instructions.exclude-levels` does not compile: {e}");
+            problems_at(
+                &sources,
+                &definitions,
+                "instructions.exclude-levels",
+                (ProblemKind::InvalidGlob, "invalid glob"),
+                vec![(None, message)],
+            )
+        })?;
 
         let mut policy = Self {
             roots,
@@ -340,8 +407,9 @@ impl Policy {
             skills,
             trust,
             templates,
-            origins,
+            definitions,
             layers: sources.iter().map(|s| (s.layer, s.name.clone())).collect(),
+            sources,
             name_rule,
             exclude_levels,
             digest: 0,
@@ -369,12 +437,38 @@ impl Policy {
 
     /// The layer that set a dotted key such as `instructions.budget-bytes`.
     pub fn origin(&self, key: &str) -> Option<Layer> {
-        self.origins.get(key).copied()
+        self.definitions.get(key).map(|d| d.layer)
+    }
+
+    /// Where the value of a dotted key such as `instructions.budget-bytes`
+    /// was set: layer, source and span.
+    pub fn definition(&self, key: &str) -> Option<&Definition> {
+        self.definitions.get(key)
+    }
+
+    /// The sources applied, lowest layer first: the order that
+    /// [`Definition::source`] indexes.
+    pub fn sources(&self) -> &[PolicySource] {
+        &self.sources
     }
 
     /// The layers applied, lowest first, with their names.
     pub fn layers(&self) -> &[(Layer, String)] {
         &self.layers
+    }
+
+    /// A problem (`policy::invalid-value`) with the value of a dotted key,
+    /// found after the layers were merged: reported against the file that set
+    /// that value and labelled with the value's span. A key no layer set is
+    /// reported against the lowest layer, at its start.
+    pub fn invalid_value(&self, key: &str, message: impl Into<String>) -> InvalidPolicy {
+        problems_at(
+            &self.sources,
+            &self.definitions,
+            key,
+            (ProblemKind::InvalidValue, "set here"),
+            vec![(None, message.into())],
+        )
     }
 
     /// The compiled skill-name rule.
@@ -410,24 +504,162 @@ impl Policy {
     }
 }
 
-/// A problem that only a lowest layer lacking keys (or a bug) can cause,
-/// reported against that layer.
-fn internal_error(first: &PolicySource, messages: Vec<String>) -> PolicyError {
-    let src = NamedSource::new(first.name.clone(), first.text.clone());
-    PolicyError::Invalid(InvalidPolicy {
-        name: first.name.clone(),
-        problems: messages
+/// Problems (all of one kind and label) about the value of `key` in the
+/// merged policy, reported against the source that set it; each problem's span
+/// is the one given or, when `None`, the span of the whole value. A key that no
+/// source set is reported against the lowest source, at its start.
+fn problems_at(
+    sources: &[PolicySource],
+    definitions: &BTreeMap<&'static str, Definition>,
+    key: &str,
+    (kind, label): (ProblemKind, &str),
+    problems: Vec<(Option<Range<usize>>, String)>,
+) -> InvalidPolicy {
+    let definition = definitions.get(key);
+    let index = definition.map_or(0, |d| d.source);
+    let fallback = PolicySource::builtin();
+    let source = sources.get(index).unwrap_or(&fallback);
+    let src = NamedSource::new(source.name.clone(), source.text.clone());
+    InvalidPolicy {
+        name: source.name.clone(),
+        problems: problems
             .into_iter()
-            .map(|m| Problem::new(&src, ProblemKind::MissingField, 0..0, m, "in this layer"))
+            .map(|(span, message)| {
+                let span = span
+                    .or_else(|| definition.map(|d| d.span.clone()))
+                    .unwrap_or(0..0);
+                Problem::new(&src, kind, span, message, label)
+            })
             .collect(),
-    })
+    }
 }
 
-fn all_keys() -> impl Iterator<Item = &'static &'static str> {
-    RootsLayer::KEYS
-        .iter()
-        .chain(InstructionsLayer::KEYS)
-        .chain(SkillsLayer::KEYS)
-        .chain(TrustLayer::KEYS)
-        .chain(TemplatesLayer::KEYS)
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HOME: &str = "version = 1\n[instructions]\nbudget-bytes = 4096\nskip-blank = false\n";
+    const CLI: &str = "version = 1\n[instructions]\nbudget-bytes = 2048\n";
+
+    fn home() -> PolicySource {
+        PolicySource::from_text(Layer::Home, "home.toml", HOME)
+    }
+
+    fn cli() -> PolicySource {
+        PolicySource::from_text(Layer::CommandLine, "cli.toml", CLI)
+    }
+
+    #[test]
+    fn sources_out_of_order_give_the_same_policy() {
+        let in_order = Policy::from_sources(&[PolicySource::builtin(), home(), cli()]).unwrap();
+        let shuffled = Policy::from_sources(&[cli(), PolicySource::builtin(), home()]).unwrap();
+        let reversed = Policy::from_sources(&[cli(), home(), PolicySource::builtin()]).unwrap();
+        for other in [&shuffled, &reversed] {
+            assert_eq!(other.to_toml(), in_order.to_toml());
+            assert_eq!(other.digest(), in_order.digest());
+            assert_eq!(other.layers(), in_order.layers());
+            assert_eq!(other.definitions, in_order.definitions);
+        }
+        assert_eq!(in_order.instructions.budget_bytes, 2048);
+        assert!(!in_order.instructions.skip_blank);
+        assert_eq!(
+            in_order.origin("instructions.budget-bytes"),
+            Some(Layer::CommandLine)
+        );
+        assert_eq!(
+            in_order.origin("instructions.skip-blank"),
+            Some(Layer::Home)
+        );
+    }
+
+    #[test]
+    fn sources_of_one_layer_apply_in_the_order_given() {
+        let second = PolicySource::from_text(
+            Layer::Home,
+            "second.toml",
+            "version = 1\n[instructions]\nbudget-bytes = 1000\n",
+        );
+        let policy =
+            Policy::from_sources(&[second.clone(), PolicySource::builtin(), home()]).unwrap();
+        assert_eq!(
+            policy.instructions.budget_bytes, 4096,
+            "home.toml came later"
+        );
+        let policy = Policy::from_sources(&[home(), PolicySource::builtin(), second]).unwrap();
+        assert_eq!(
+            policy.instructions.budget_bytes, 1000,
+            "second.toml came later"
+        );
+    }
+
+    #[test]
+    fn every_value_remembers_its_file_and_span() {
+        let policy = Policy::from_sources(&[PolicySource::builtin(), home(), cli()]).unwrap();
+        let names: Vec<&str> = policy.sources().iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["<built-in policies/lisa.toml>", "home.toml", "cli.toml"]
+        );
+        let slice = |key: &str| {
+            let d = policy.definition(key).unwrap();
+            let text = &policy.sources()[d.source].text;
+            (d.layer, text[d.span.clone()].to_string())
+        };
+        assert_eq!(
+            slice("instructions.budget-bytes"),
+            (Layer::CommandLine, "2048".into())
+        );
+        assert_eq!(
+            slice("instructions.skip-blank"),
+            (Layer::Home, "false".into())
+        );
+        assert_eq!(
+            slice("skills.name-rule"),
+            (Layer::Builtin, "'^[a-z0-9]+(-[a-z0-9]+)*$'".into())
+        );
+        // Every key of every section has a definition.
+        for key in RootsLayer::KEYS
+            .iter()
+            .chain(InstructionsLayer::KEYS)
+            .chain(SkillsLayer::KEYS)
+            .chain(TrustLayer::KEYS)
+            .chain(TemplatesLayer::KEYS)
+        {
+            assert!(policy.definition(key).is_some(), "{key}");
+        }
+    }
+
+    #[test]
+    fn a_problem_found_after_merging_points_at_the_file_that_set_the_value() {
+        let policy = Policy::from_sources(&[PolicySource::builtin(), home(), cli()]).unwrap();
+        let invalid = policy.invalid_value("instructions.skip-blank", "not today");
+        assert_eq!(invalid.name, "home.toml");
+        let p = &invalid.problems[0];
+        assert_eq!(p.kind, ProblemKind::InvalidValue);
+        assert_eq!(&HOME[p.span.clone()], "false");
+        assert_eq!(p.message, "not today");
+        let invalid = policy.invalid_value("instructions.budget-bytes", "too big");
+        assert_eq!(invalid.name, "cli.toml");
+        assert_eq!(&CLI[invalid.problems[0].span.clone()], "2048");
+    }
+
+    #[test]
+    fn a_lowest_layer_lacking_keys_is_named() {
+        let Err(PolicyError::Invalid(invalid)) = Policy::from_sources(&[home()]) else {
+            panic!("a home layer alone lacks keys");
+        };
+        assert_eq!(invalid.name, "home.toml");
+        assert!(
+            invalid
+                .problems
+                .iter()
+                .any(|p| p.message == "no layer sets `skills.name-rule`")
+        );
+        assert!(
+            invalid
+                .problems
+                .iter()
+                .all(|p| p.kind == ProblemKind::MissingField)
+        );
+    }
 }

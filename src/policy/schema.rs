@@ -10,6 +10,14 @@
 //!
 //! Tables merge key by key across layers; a value that is an array (including
 //! the array of skill sources) replaces the lower layer's array whole.
+//!
+//! The same declarations give the schema walk (`structure.rs`) what it checks
+//! a file against before deserializing it: each section's `FIELDS` (key and
+//! [`Shape`] of every field, the shape taken from the field's Rust type
+//! through [`Shaped`]), and each setting enum's `WORDS`, declared through
+//! [`words!`] next to its variants.
+
+use std::ops::Range;
 
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
@@ -18,6 +26,119 @@ use super::template::Template;
 
 /// A list of strings, each remembering its span in the policy file that set it.
 pub type Names = Vec<Spanned<String>>;
+
+/// What the value of one policy key must be. The schema walk checks a file's
+/// values against these before deserializing it, so that every mistake in a
+/// file is found in one pass.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Shape {
+    /// A TOML integer that fits an `i64`.
+    Integer,
+    /// `true` or `false`.
+    Boolean,
+    /// Any string.
+    String,
+    /// A string that parses as a [`Template`].
+    Template,
+    /// An array of strings.
+    Strings,
+    /// A string that is one of these words.
+    Word(&'static [&'static str]),
+    /// A table with these keys.
+    Table(&'static [Field]),
+    /// An array of tables, each with these keys.
+    Tables(&'static [Field]),
+}
+
+/// One key of a table in the schema.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Field {
+    /// The key as written in a policy file.
+    pub(crate) key: &'static str,
+    /// What its value must be.
+    pub(crate) shape: Shape,
+    /// Whether a table without it is refused.
+    pub(crate) required: bool,
+}
+
+/// The [`Shape`] a Rust type is read from, so that the schema walk follows the
+/// types the schema is declared with rather than a second list of them.
+pub(crate) trait Shaped {
+    /// The shape of a value of this type in a policy file.
+    const SHAPE: Shape;
+}
+
+impl Shaped for i64 {
+    const SHAPE: Shape = Shape::Integer;
+}
+
+impl Shaped for bool {
+    const SHAPE: Shape = Shape::Boolean;
+}
+
+impl Shaped for String {
+    const SHAPE: Shape = Shape::String;
+}
+
+impl Shaped for Template {
+    const SHAPE: Shape = Shape::Template;
+}
+
+impl Shaped for Names {
+    const SHAPE: Shape = Shape::Strings;
+}
+
+impl<T: Shaped> Shaped for Spanned<T> {
+    const SHAPE: Shape = T::SHAPE;
+}
+
+impl Shaped for Vec<SkillSource> {
+    const SHAPE: Shape = Shape::Tables(SkillSource::FIELDS);
+}
+
+/// Declares a setting enum whose variants are written as words in a policy
+/// file. Each variant is declared with its word, which becomes its serde name
+/// and its entry in `WORDS`: a variant cannot exist without its word.
+macro_rules! words {
+    (
+        $(#[$meta:meta])*
+        pub enum $name:ident {
+            $(
+                $(#[$vmeta:meta])*
+                $variant:ident => $word:literal,
+            )*
+        }
+    ) => {
+        $(#[$meta])*
+        pub enum $name {
+            $(
+                $(#[$vmeta])*
+                #[serde(rename = $word)]
+                $variant,
+            )*
+        }
+
+        impl $name {
+            /// The words a policy file may write for this setting, in
+            /// declaration order.
+            pub const WORDS: &'static [&'static str] = &[$($word),*];
+
+            /// Every value, in the order of [`WORDS`](Self::WORDS).
+            pub const ALL: &'static [Self] = &[$(Self::$variant),*];
+
+            /// The word a policy file writes for this value.
+            pub fn word(self) -> &'static str {
+                match self {
+                    $(Self::$variant => $word,)*
+                }
+            }
+        }
+
+        impl Shaped for $name {
+            const SHAPE: Shape = Shape::Word(Self::WORDS);
+        }
+    };
+}
 
 /// Declares a policy section: its resolved type, its layer type, and the code
 /// that lays one layer over the accumulated one.
@@ -37,6 +158,7 @@ macro_rules! section {
         pub struct $name {
             $(
                 $(#[$fmeta])*
+                #[serde(rename = $fkey)]
                 pub $field: $ty,
             )*
         }
@@ -47,7 +169,7 @@ macro_rules! section {
         pub struct $layer {
             $(
                 $(#[$fmeta])*
-                #[serde(default)]
+                #[serde(default, rename = $fkey)]
                 pub $field: Option<Spanned<$ty>>,
             )*
         }
@@ -55,6 +177,15 @@ macro_rules! section {
         impl $layer {
             /// The dotted keys of this section, in declaration order.
             pub const KEYS: &'static [&'static str] = &[$(concat!($key, ".", $fkey)),*];
+
+            /// The table's name in a policy file.
+            pub(crate) const NAME: &'static str = $key;
+
+            /// Every key of the table and the shape of its value, for the
+            /// schema walk. No key is required: a layer sets only what it changes.
+            pub(crate) const FIELDS: &'static [Field] = &[$(
+                Field { key: $fkey, shape: <$ty as Shaped>::SHAPE, required: false }
+            ),*];
 
             /// Lays `upper` over `self`: every key `upper` names replaces ours.
             /// Returns the dotted keys that `upper` set.
@@ -67,6 +198,18 @@ macro_rules! section {
                     }
                 )*
                 set
+            }
+
+            /// The dotted key and byte span of every value this layer holds.
+            /// Each span is relative to the text of the file that set the value.
+            pub fn spans(&self) -> Vec<(&'static str, Range<usize>)> {
+                let mut spans = Vec::new();
+                $(
+                    if let Some(v) = &self.$field {
+                        spans.push((concat!($key, ".", $fkey), v.span()));
+                    }
+                )*
+                spans
             }
 
             /// The resolved section, or the dotted keys no layer provided.
@@ -212,61 +355,66 @@ section! {
     }
 }
 
-/// How a repository marker must look on disk.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum MarkerKind {
-    /// A file or a directory.
-    Any,
-    /// Only a regular file.
-    File,
-    /// Only a directory.
-    Dir,
+words! {
+    /// How a repository marker must look on disk.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum MarkerKind {
+        /// A file or a directory.
+        Any => "any",
+        /// Only a regular file.
+        File => "file",
+        /// Only a directory.
+        Dir => "dir",
+    }
 }
 
-/// The order in which the instruction budget is granted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum BudgetOrder {
-    /// Home first, then the repository root down to the cwd (Lisa today).
-    OutermostFirst,
-    /// The cwd first, then up to the root, home last: the most specific file
-    /// survives a tight budget.
-    NearestFirst,
+words! {
+    /// The order in which the instruction budget is granted.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum BudgetOrder {
+        /// Home first, then the repository root down to the cwd (Lisa today).
+        OutermostFirst => "outermost-first",
+        /// The cwd first, then up to the root, home last: the most specific file
+        /// survives a tight budget.
+        NearestFirst => "nearest-first",
+    }
 }
 
-/// Which symlinks are followed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SymlinkRule {
-    /// Follow links that resolve inside their own root; refuse the others.
-    WithinRoot,
-    /// Refuse every link.
-    Never,
+words! {
+    /// Which symlinks are followed.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum SymlinkRule {
+        /// Follow links that resolve inside their own root; refuse the others.
+        WithinRoot => "within-root",
+        /// Refuse every link.
+        Never => "never",
+    }
 }
 
-/// Treatment of invisible and direction-changing text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum HiddenText {
-    /// Replace each hidden character with the policy's visible marker, so
-    /// the model sees that something was hidden there. HTML comments stay as
-    /// written: the model reads the raw text, so they are already visible.
-    Reveal,
-    /// Remove hidden characters and whole HTML comments.
-    Strip,
-    /// Leave the text as it is (still reported).
-    Keep,
+words! {
+    /// Treatment of invisible and direction-changing text.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum HiddenText {
+        /// Replace each hidden character with the policy's visible marker, so
+        /// the model sees that something was hidden there. HTML comments stay as
+        /// written: the model reads the raw text, so they are already visible.
+        Reveal => "reveal",
+        /// Remove hidden characters and whole HTML comments.
+        Strip => "strip",
+        /// Leave the text as it is (still reported).
+        Keep => "keep",
+    }
 }
 
-/// Which root a skill source lives under.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum RootKind {
-    /// The user's home root (`~/.lisa`).
-    Home,
-    /// The repository root.
-    Repo,
+words! {
+    /// Which root a skill source lives under.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+    pub enum RootKind {
+        /// The user's home root (`~/.lisa`).
+        Home => "home",
+        /// The repository root.
+        Repo => "repo",
+    }
 }
 
 /// One place skills are found.
@@ -274,11 +422,36 @@ pub enum RootKind {
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub struct SkillSource {
     /// The root the path is relative to.
+    #[serde(rename = "root")]
     pub root: RootKind,
     /// The folder holding one sub-folder per skill, relative to the root.
+    #[serde(rename = "path")]
     pub path: Spanned<String>,
     /// Lower ranks claim a name first.
+    #[serde(rename = "rank")]
     pub rank: Spanned<i64>,
+}
+
+impl SkillSource {
+    /// The keys of one `[[skills.sources]]` entry, all required. A unit test
+    /// holds this list to the struct's serde fields.
+    pub(crate) const FIELDS: &'static [Field] = &[
+        Field {
+            key: "root",
+            shape: <RootKind as Shaped>::SHAPE,
+            required: true,
+        },
+        Field {
+            key: "path",
+            shape: <Spanned<String> as Shaped>::SHAPE,
+            required: true,
+        },
+        Field {
+            key: "rank",
+            shape: <Spanned<i64> as Shaped>::SHAPE,
+            required: true,
+        },
+    ];
 }
 
 /// One policy file, as written: every section and key optional.
@@ -302,4 +475,203 @@ pub struct PolicyLayer {
     /// `[templates]`.
     #[serde(default)]
     pub templates: TemplatesLayer,
+}
+
+impl PolicyLayer {
+    /// The top-level keys of a policy file. A unit test holds this list to the
+    /// struct's serde fields.
+    pub(crate) const FIELDS: &'static [Field] = &[
+        Field {
+            key: "version",
+            shape: <Spanned<i64> as Shaped>::SHAPE,
+            required: true,
+        },
+        Field {
+            key: RootsLayer::NAME,
+            shape: Shape::Table(RootsLayer::FIELDS),
+            required: false,
+        },
+        Field {
+            key: InstructionsLayer::NAME,
+            shape: Shape::Table(InstructionsLayer::FIELDS),
+            required: false,
+        },
+        Field {
+            key: SkillsLayer::NAME,
+            shape: Shape::Table(SkillsLayer::FIELDS),
+            required: false,
+        },
+        Field {
+            key: TrustLayer::NAME,
+            shape: Shape::Table(TrustLayer::FIELDS),
+            required: false,
+        },
+        Field {
+            key: TemplatesLayer::NAME,
+            shape: Shape::Table(TemplatesLayer::FIELDS),
+            required: false,
+        },
+    ];
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fmt;
+
+    use serde::de::{self, Visitor};
+
+    use super::*;
+
+    /// The names serde was given for a struct's fields or an enum's variants.
+    #[derive(Debug)]
+    struct SerdeNames(Vec<&'static str>);
+
+    impl fmt::Display for SerdeNames {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            write!(f, "{:?}", self.0)
+        }
+    }
+
+    impl std::error::Error for SerdeNames {}
+
+    impl de::Error for SerdeNames {
+        fn custom<T: fmt::Display>(_: T) -> Self {
+            SerdeNames(Vec::new())
+        }
+    }
+
+    /// A deserializer that only records what a derived `Deserialize` asks it
+    /// for: the field names of a struct, the variant names of an enum.
+    struct Capture;
+
+    impl<'de> de::Deserializer<'de> for Capture {
+        type Error = SerdeNames;
+
+        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, SerdeNames> {
+            Err(SerdeNames(Vec::new()))
+        }
+
+        fn deserialize_struct<V: Visitor<'de>>(
+            self,
+            _: &'static str,
+            fields: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, SerdeNames> {
+            Err(SerdeNames(fields.to_vec()))
+        }
+
+        fn deserialize_enum<V: Visitor<'de>>(
+            self,
+            _: &'static str,
+            variants: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, SerdeNames> {
+            Err(SerdeNames(variants.to_vec()))
+        }
+
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+            bytes byte_buf option unit unit_struct newtype_struct seq tuple
+            tuple_struct map identifier ignored_any
+        }
+    }
+
+    fn serde_names<T: Deserialize<'static>>() -> Vec<&'static str> {
+        match T::deserialize(Capture) {
+            Err(SerdeNames(names)) => names,
+            Ok(_) => Vec::new(),
+        }
+    }
+
+    fn keys(fields: &[Field]) -> Vec<&'static str> {
+        fields.iter().map(|f| f.key).collect()
+    }
+
+    /// The schema walk's key lists are the ones serde deserializes: a key
+    /// added to a struct but not to the walk (or the reverse) fails here.
+    #[test]
+    fn walk_fields_are_serde_fields() {
+        assert_eq!(keys(PolicyLayer::FIELDS), serde_names::<PolicyLayer>());
+        assert_eq!(keys(RootsLayer::FIELDS), serde_names::<RootsLayer>());
+        assert_eq!(
+            keys(InstructionsLayer::FIELDS),
+            serde_names::<InstructionsLayer>()
+        );
+        assert_eq!(keys(SkillsLayer::FIELDS), serde_names::<SkillsLayer>());
+        assert_eq!(keys(TrustLayer::FIELDS), serde_names::<TrustLayer>());
+        assert_eq!(
+            keys(TemplatesLayer::FIELDS),
+            serde_names::<TemplatesLayer>()
+        );
+        assert_eq!(keys(SkillSource::FIELDS), serde_names::<SkillSource>());
+        for (layer, keys) in [
+            (RootsLayer::FIELDS, RootsLayer::KEYS),
+            (InstructionsLayer::FIELDS, InstructionsLayer::KEYS),
+            (SkillsLayer::FIELDS, SkillsLayer::KEYS),
+            (TrustLayer::FIELDS, TrustLayer::KEYS),
+            (TemplatesLayer::FIELDS, TemplatesLayer::KEYS),
+        ] {
+            assert_eq!(layer.len(), keys.len());
+            for (field, dotted) in layer.iter().zip(keys) {
+                assert!(dotted.ends_with(&format!(".{}", field.key)), "{dotted}");
+            }
+        }
+    }
+
+    fn check_words<T>()
+    where
+        T: Deserialize<'static> + Serialize + PartialEq + fmt::Debug + Copy + Shaped,
+    {
+        let Shape::Word(words) = T::SHAPE else {
+            panic!("not a word enum");
+        };
+        // serde's variants are the words the walk accepts, in order.
+        assert_eq!(serde_names::<T>(), words.to_vec());
+        for word in words {
+            let value: T = toml::Value::String((*word).into())
+                .try_into()
+                .unwrap_or_else(|e| panic!("{word}: {e}"));
+            assert_eq!(
+                toml::Value::try_from(value).ok(),
+                Some(toml::Value::String((*word).into()))
+            );
+        }
+    }
+
+    /// Each enum's `WORDS` is what serde reads and writes. A variant cannot be
+    /// declared without its word (the `words!` syntax requires one); should
+    /// an enum leave the macro or lose a word, serde's variant list and
+    /// `WORDS` differ and this fails.
+    #[test]
+    fn enum_words_are_serde_variants() {
+        check_words::<MarkerKind>();
+        check_words::<BudgetOrder>();
+        check_words::<SymlinkRule>();
+        check_words::<HiddenText>();
+        check_words::<RootKind>();
+        for (all, words) in [
+            (
+                MarkerKind::ALL.iter().map(|v| v.word()).collect::<Vec<_>>(),
+                MarkerKind::WORDS,
+            ),
+            (
+                BudgetOrder::ALL.iter().map(|v| v.word()).collect(),
+                BudgetOrder::WORDS,
+            ),
+            (
+                SymlinkRule::ALL.iter().map(|v| v.word()).collect(),
+                SymlinkRule::WORDS,
+            ),
+            (
+                HiddenText::ALL.iter().map(|v| v.word()).collect(),
+                HiddenText::WORDS,
+            ),
+            (
+                RootKind::ALL.iter().map(|v| v.word()).collect(),
+                RootKind::WORDS,
+            ),
+        ] {
+            assert_eq!(all, words.to_vec());
+        }
+    }
 }

@@ -1,6 +1,13 @@
 //! Printing the effective policy, optionally saying which layer set each value.
+//!
+//! The plain form is `toml`'s serialization of the resolved sections; it feeds
+//! [`Policy::digest`], so its bytes must not change. The annotated form is that
+//! same text read into a `toml_edit` document, whose values then receive their
+//! layer as a comment: the document keeps the values' text as it was written,
+//! so a comment can never land inside a value.
 
 use serde::Serialize;
+use toml_edit::{DocumentMut, Item, Table};
 
 use super::{Instructions, Policy, Roots, Skills, Templates, Trust, validate::SUPPORTED_VERSION};
 
@@ -14,7 +21,8 @@ struct Doc<'a> {
     templates: &'a Templates,
 }
 
-fn doc(policy: &Policy) -> String {
+/// The effective policy as TOML.
+pub(super) fn plain(policy: &Policy) -> String {
     let d = Doc {
         version: SUPPORTED_VERSION,
         roots: &policy.roots,
@@ -26,82 +34,76 @@ fn doc(policy: &Policy) -> String {
     toml::to_string(&d).unwrap_or_else(|e| format!("# cannot print the policy: {e}\n"))
 }
 
-/// The effective policy as TOML.
-pub(super) fn plain(policy: &Policy) -> String {
-    doc(policy)
-}
-
-/// The effective policy as TOML, each key followed by `# <layer>`.
+/// The effective policy as TOML, each value followed by `# <layer>` (or, for
+/// a value written over several lines, preceded by a `# <layer>` line).
 pub(super) fn annotated(policy: &Policy) -> String {
-    let text = doc(policy);
     let mut out = String::new();
     out.push_str("# Effective lisa-context policy. Layers, lowest first:\n");
     for (layer, name) in policy.layers() {
         out.push_str(&format!("#   {:<13} {}\n", layer.as_str(), name));
     }
     out.push_str("# Each value is followed by the layer that set it.\n\n");
-    let mut table = String::new();
-    // While inside a value that spans lines: the text that ends it.
-    let mut until: Option<&str> = None;
-    for line in text.lines() {
-        let trimmed = line.trim_start();
-        if let Some(end) = until {
-            out.push_str(line);
-            out.push('\n');
-            let closes = match end {
-                "]" => trimmed.starts_with(']'),
-                quote => line.contains(quote),
-            };
-            if closes {
-                until = None;
-            }
-            continue;
+    let text = plain(policy);
+    match text.parse::<DocumentMut>() {
+        Ok(mut doc) => {
+            annotate_table(policy, "", doc.as_table_mut());
+            out.push_str(&doc.to_string());
         }
-        if let Some(h) = trimmed
-            .strip_prefix("[[")
-            .and_then(|h| h.strip_suffix("]]"))
-        {
-            table = h.to_string();
-            let origin = policy.origin(&table).map_or("?", |l| l.as_str());
-            out.push_str(&format!("{line}  # {origin}\n"));
-            continue;
-        }
-        if let Some(h) = trimmed.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
-            table = h.to_string();
-            out.push_str(line);
-            out.push('\n');
-            continue;
-        }
-        let (key, value) = match trimmed.split_once('=') {
-            Some((k, v)) => (k.trim(), v.trim()),
-            None => ("", ""),
-        };
-        let Some(layer) = policy
-            .origin(&format!("{table}.{key}"))
-            .filter(|_| !key.is_empty())
-        else {
-            out.push_str(line);
-            out.push('\n');
-            continue;
-        };
-        until = open_value(value);
-        if until.is_some() {
-            // A comment cannot follow a value that continues on later lines.
-            out.push_str(&format!("# {}\n{line}\n", layer.as_str()));
-        } else {
-            out.push_str(&format!("{line}  # {}\n", layer.as_str()));
+        // The plain form is always TOML; should it ever not be, it is still
+        // printed, unannotated, rather than lost.
+        Err(e) => {
+            out.push_str(&format!("# (layers not shown: {e})\n"));
+            out.push_str(&text);
         }
     }
     out
 }
 
-/// For a value that does not end on its first line, the text that ends it.
-fn open_value(value: &str) -> Option<&'static str> {
-    for quote in ["\"\"\"", "'''"] {
-        if let Some(rest) = value.strip_prefix(quote) {
-            return (!rest.contains(quote)).then_some(quote);
+/// Annotates every value of `table`, whose dotted path is `path` (empty for
+/// the document's root).
+fn annotate_table(policy: &Policy, path: &str, table: &mut Table) {
+    for (key, item) in table.iter_mut() {
+        let dotted = if path.is_empty() {
+            key.get().to_string()
+        } else {
+            format!("{path}.{}", key.get())
+        };
+        match item {
+            Item::Table(inner) => annotate_table(policy, &dotted, inner),
+            Item::ArrayOfTables(array) => {
+                // The array is one value, set whole by one layer: each entry's
+                // header carries that layer.
+                if let Some(layer) = policy.origin(&dotted) {
+                    for entry in array.iter_mut() {
+                        entry
+                            .decor_mut()
+                            .set_suffix(format!("  # {}", layer.as_str()));
+                    }
+                }
+            }
+            Item::Value(value) => {
+                let Some(layer) = policy.origin(&dotted) else {
+                    continue;
+                };
+                if value.to_string().contains('\n') {
+                    // A comment after a value that runs over several lines
+                    // would sit far from its key: it goes on a line before.
+                    let mut key = key;
+                    let prefix = key
+                        .leaf_decor()
+                        .prefix()
+                        .and_then(|p| p.as_str())
+                        .unwrap_or("")
+                        .to_string();
+                    key.leaf_decor_mut()
+                        .set_prefix(format!("{prefix}# {}\n", layer.as_str()));
+                } else {
+                    value
+                        .decor_mut()
+                        .set_suffix(format!("  # {}", layer.as_str()));
+                }
+            }
+            Item::None => {}
         }
     }
-    (value.starts_with('[') && value.matches('[').count() > value.matches(']').count())
-        .then_some("]")
 }

@@ -1,0 +1,324 @@
+//! The schema walk: a policy file's TOML document, checked key by key against
+//! the schema's shapes before anything is deserialized.
+//!
+//! serde stops at the first key it cannot take, so a file with six mistakes
+//! used to need six runs. The walk instead visits every key of the parsed
+//! document (which keeps the span of every key and value), records every
+//! unknown key, wrong type, unknown word, unparsable template and missing
+//! required key, and removes the values at fault. What remains deserializes
+//! cleanly, so the semantic checks (`validate.rs`) still run on it and their
+//! problems join the same report.
+//!
+//! The walk knows the schema only through [`PolicyLayer::FIELDS`], which the
+//! `section!` and `words!` declarations build from the schema's own types.
+
+use std::borrow::Cow;
+use std::ops::Range;
+
+use miette::NamedSource;
+use serde::de::Unexpected;
+use toml::Spanned;
+use toml::de::{DeArray, DeTable, DeValue};
+
+use super::diagnostic::{Problem, ProblemKind};
+use super::schema::{Field, PolicyLayer, Shape};
+use super::template::Template;
+use super::validate::SUPPORTED_VERSION;
+
+/// Walks a parsed policy file against the schema. Returns every structural
+/// problem found; the values at fault are removed from `doc`.
+pub(crate) fn check(doc: &mut Spanned<DeTable<'_>>, src: &NamedSource<String>) -> Vec<Problem> {
+    let mut walk = Walk {
+        src,
+        problems: Vec::new(),
+    };
+    let span = doc.span();
+    walk.table("", PolicyLayer::FIELDS, doc.get_mut(), span);
+    walk.problems
+}
+
+struct Walk<'a> {
+    src: &'a NamedSource<String>,
+    problems: Vec<Problem>,
+}
+
+impl Walk<'_> {
+    fn push(&mut self, problem: Problem) {
+        self.problems.push(problem);
+    }
+
+    /// Checks the keys of one table, whose dotted path is `path` ("" for the
+    /// document) and whose span (for a missing key) is `span`. Returns whether
+    /// the table lost anything: a key at fault or a missing required key.
+    fn table(
+        &mut self,
+        path: &str,
+        fields: &[Field],
+        table: &mut DeTable<'_>,
+        span: Range<usize>,
+    ) -> bool {
+        let before = self.problems.len();
+        let mut remove = Vec::new();
+        for (key, value) in table.iter_mut() {
+            let name: &str = key.get_ref();
+            let Some(field) = fields.iter().find(|f| f.key == name) else {
+                self.unknown_key(name, key.span(), fields);
+                remove.push(name.to_string());
+                continue;
+            };
+            let dotted = dotted(path, field.key);
+            if !self.value(&dotted, field.shape, value) {
+                remove.push(name.to_string());
+            }
+        }
+        for key in &remove {
+            table.remove(key.as_str());
+        }
+        for field in fields.iter().filter(|f| f.required) {
+            // A key present but at fault was reported as such, not as missing.
+            let present = table.contains_key(field.key) || remove.iter().any(|k| k == field.key);
+            if !present {
+                self.missing(path, field.key, span.clone());
+            }
+        }
+        self.problems.len() > before
+    }
+
+    /// Checks one value against its shape. Returns whether the value may stay
+    /// in the document (a table that lost some keys stays; anything else at
+    /// fault goes).
+    fn value(&mut self, path: &str, shape: Shape, value: &mut Spanned<DeValue<'_>>) -> bool {
+        let span = value.span();
+        match (shape, value.get_mut()) {
+            (Shape::Integer, DeValue::Integer(n)) => {
+                if i64::from_str_radix(n.as_str(), n.radix()).is_ok() {
+                    return true;
+                }
+                let problem = Problem::new(
+                    self.src,
+                    ProblemKind::OutOfRange,
+                    span,
+                    format!("`{path}` is {n}, which does not fit in a 64-bit integer"),
+                    "out of range",
+                );
+                self.push(problem);
+                false
+            }
+            (Shape::Boolean, DeValue::Boolean(_)) | (Shape::String, DeValue::String(_)) => true,
+            (Shape::Template, DeValue::String(s)) => match Template::parse(s) {
+                Ok(_) => true,
+                Err(e) => {
+                    let problem = Problem::new(
+                        self.src,
+                        ProblemKind::TemplateSyntax,
+                        span,
+                        e.to_string(),
+                        "template does not parse",
+                    );
+                    self.push(problem);
+                    false
+                }
+            },
+            (Shape::Word(words), DeValue::String(s)) => {
+                if words.contains(&s.as_ref()) {
+                    return true;
+                }
+                let mut problem = Problem::new(
+                    self.src,
+                    ProblemKind::WrongType,
+                    span,
+                    format!("unknown variant `{s}`, expected {}", one_of(words)),
+                    "wrong type",
+                );
+                if let Some(best) = closest(s, words) {
+                    problem = problem.with_help(format!("did you mean \"{best}\"?"));
+                }
+                self.push(problem);
+                false
+            }
+            (Shape::Strings, DeValue::Array(items)) => {
+                let mut ok = true;
+                for item in items.iter() {
+                    if !matches!(item.get_ref(), DeValue::String(_)) {
+                        self.wrong_type(item, "a string");
+                        ok = false;
+                    }
+                }
+                ok
+            }
+            (Shape::Table(fields), DeValue::Table(table)) => {
+                self.table(path, fields, table, span);
+                true
+            }
+            (Shape::Tables(fields), DeValue::Array(items)) => {
+                // An entry at fault is dropped; the others stay for the
+                // semantic checks (ranks, paths).
+                let mut keep = Vec::with_capacity(items.len());
+                for mut item in std::mem::replace(items, DeArray::new()) {
+                    let item_span = item.span();
+                    let ok = match item.get_mut() {
+                        DeValue::Table(table) => !self.table(path, fields, table, item_span),
+                        _ => {
+                            self.wrong_type(&item, "a table");
+                            false
+                        }
+                    };
+                    if ok {
+                        keep.push(item);
+                    }
+                }
+                for item in keep {
+                    items.push(item);
+                }
+                true
+            }
+            _ => {
+                self.wrong_type(value, &expected(shape));
+                false
+            }
+        }
+    }
+
+    fn wrong_type(&mut self, value: &Spanned<DeValue<'_>>, expected: &str) {
+        let problem = Problem::new(
+            self.src,
+            ProblemKind::WrongType,
+            value.span(),
+            format!(
+                "invalid type: {}, expected {expected}",
+                unexpected(value.get_ref())
+            ),
+            "wrong type",
+        );
+        self.push(problem);
+    }
+
+    fn unknown_key(&mut self, key: &str, span: Range<usize>, fields: &[Field]) {
+        let keys: Vec<&str> = fields.iter().map(|f| f.key).collect();
+        let expected = if keys.is_empty() {
+            "there are no fields".to_string()
+        } else {
+            format!("expected {}", one_of(&keys))
+        };
+        let mut problem = Problem::new(
+            self.src,
+            ProblemKind::UnknownKey,
+            span,
+            format!("unknown field `{key}`, {expected}"),
+            "unknown key",
+        );
+        if let Some(best) = closest(key, &keys) {
+            problem = problem.with_help(format!("did you mean `{best}`?"));
+        }
+        self.push(problem);
+    }
+
+    fn missing(&mut self, path: &str, key: &str, span: Range<usize>) {
+        let problem = if path.is_empty() && key == "version" {
+            // The document's span is the whole file; the label goes at its start.
+            Problem::new(
+                self.src,
+                ProblemKind::MissingField,
+                0..0,
+                "this policy file has no `version` key",
+                "missing a required key",
+            )
+            .with_help(format!(
+                "add `version = {SUPPORTED_VERSION}` at the top of the file"
+            ))
+        } else {
+            Problem::new(
+                self.src,
+                ProblemKind::MissingField,
+                span,
+                format!("missing field `{key}`"),
+                "missing a required key",
+            )
+        };
+        self.push(problem);
+    }
+}
+
+fn dotted(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+/// What a shape expects, as a wrong-type message says it.
+fn expected(shape: Shape) -> String {
+    match shape {
+        Shape::Integer => "an integer".into(),
+        Shape::Boolean => "a boolean".into(),
+        Shape::String | Shape::Template => "a string".into(),
+        Shape::Word(words) => format!("a string, {}", one_of(words)),
+        Shape::Strings => "an array of strings".into(),
+        Shape::Table(_) => "a table".into(),
+        Shape::Tables(_) => "an array of tables".into(),
+    }
+}
+
+/// The value found, in serde's words (`string "big"`, ``integer `5` ``...).
+fn unexpected(value: &DeValue<'_>) -> String {
+    match value {
+        DeValue::String(s) => Unexpected::Str(s).to_string(),
+        DeValue::Integer(n) => match i64::from_str_radix(n.as_str(), n.radix()) {
+            Ok(i) => Unexpected::Signed(i).to_string(),
+            Err(_) => format!("integer `{n}`"),
+        },
+        DeValue::Float(f) => match f.as_str().parse::<f64>() {
+            Ok(x) => Unexpected::Float(x).to_string(),
+            Err(_) => format!("floating point `{f}`"),
+        },
+        DeValue::Boolean(b) => Unexpected::Bool(*b).to_string(),
+        DeValue::Datetime(d) => format!("datetime `{d}`"),
+        DeValue::Array(_) => "array".to_string(),
+        DeValue::Table(_) => "table".to_string(),
+    }
+}
+
+/// serde's way of listing the accepted names: `` `a` ``, `` `a` or `b` ``,
+/// `` one of `a`, `b`, `c` ``.
+fn one_of(names: &[&str]) -> String {
+    match names {
+        [] => "nothing".to_string(),
+        [a] => format!("`{a}`"),
+        [a, b] => format!("`{a}` or `{b}`"),
+        _ => format!(
+            "one of {}",
+            names
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// The candidate nearest to `written`, when it is near enough to be a typo.
+pub(crate) fn closest<'a>(written: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    candidates
+        .iter()
+        .map(|c| (strsim::levenshtein(written, c), *c))
+        .filter(|(d, c)| *d <= 3 && *d < c.len())
+        .min()
+        .map(|(_, c)| c)
+}
+
+/// Puts a stand-in `version` in a document that lost its own (absent, or at
+/// fault and removed), so that the rest of the file still deserializes for the
+/// semantic checks. The problem with the real one is already reported.
+pub(crate) fn stand_in_version<'i>(doc: &mut Spanned<DeTable<'i>>, version_text: &'i str) {
+    if doc.get_ref().contains_key("version") {
+        return;
+    }
+    debug_assert_eq!(version_text, SUPPORTED_VERSION.to_string());
+    if let Ok(value) = DeValue::parse(version_text) {
+        doc.get_mut().insert(
+            Spanned::new(0..0, Cow::Borrowed("version")),
+            Spanned::new(0..0, value.into_inner()),
+        );
+    }
+}
