@@ -30,14 +30,20 @@ impl Origin {
     pub fn as_str(self) -> &'static str {
         self.into()
     }
-}
 
-impl From<crate::policy::RootKind> for Origin {
-    fn from(root: crate::policy::RootKind) -> Origin {
-        match root {
-            crate::policy::RootKind::Home => Origin::Home,
-            crate::policy::RootKind::Repo => Origin::Project,
+    /// The word a policy writes for this root (`root = "home" | "repo"`).
+    pub(crate) fn policy_word(self) -> &'static str {
+        match self {
+            Origin::Home => "home",
+            Origin::Project => "repo",
         }
+    }
+
+    /// The root a policy's word names.
+    pub(crate) fn from_policy_word(word: &str) -> Option<Origin> {
+        [Origin::Home, Origin::Project]
+            .into_iter()
+            .find(|o| o.policy_word() == word)
     }
 }
 

@@ -64,7 +64,8 @@ fn the_home_root_is_explicit_then_the_policy_candidates_in_order() {
     let dot_lisa = user.join(".lisa");
     fs::create_dir_all(&dot_lisa).unwrap();
     let empty = Path::new("");
-    let cases: Vec<(Option<&Path>, Vec<(&str, &Path)>, Option<PathBuf>)> = vec![
+    type Case<'a> = (Option<&'a Path>, Vec<(&'a str, &'a Path)>, Option<PathBuf>);
+    let cases: Vec<Case> = vec![
         (
             Some(&explicit),
             vec![("LISA_HOME", &lisa), ("HOME", &user)],

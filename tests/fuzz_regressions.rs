@@ -120,28 +120,51 @@ fn policy_placeholder_error_in_a_multibyte_template_labels_the_name() {
 }
 
 /// The seed `fuzz/seeds/policy/multibyte-wrong-type.toml`: a wrong type whose
-/// value is a multibyte string.
+/// value is a multibyte string, reported with the keys its empty
+/// `[[skills.sources]]` entry lacks.
 #[test]
 fn policy_wrong_type_on_a_multibyte_value() {
     let text = include_str!("../fuzz/seeds/policy/multibyte-wrong-type.toml");
     let (problems, report) = refused(text);
     let start = text.find("\"\u{e9}\"").unwrap();
-    assert_eq!(problems.len(), 1, "{report}");
     assert_eq!(problems[0].0, ProblemKind::WrongType, "{report}");
     assert_eq!(problems[0].1, start..start + "\"\u{e9}\"".len(), "{report}");
+    let header = text.find("[[skills.sources]]").unwrap();
+    let rest: Vec<_> = problems[1..].to_vec();
+    let missing = (
+        ProblemKind::MissingField,
+        header..header + "[[skills.sources]]".len(),
+    );
+    assert_eq!(
+        rest,
+        [missing.clone(), missing.clone(), missing],
+        "{report}"
+    );
 }
 
-/// The seed `fuzz/seeds/policy/bad-values.toml`: TOML deserialization stops
-/// at its first error (here the enum word, before the unknown key), which is
-/// reported alone.
+/// The seed `fuzz/seeds/policy/bad-values.toml`: the unknown word and the
+/// unknown key (which serde reported one per run) come in the same report as
+/// every semantic problem.
 #[test]
-fn policy_with_many_bad_values_reports_the_first_deserialization_error_alone() {
+fn policy_with_many_bad_values_reports_structural_and_semantic_problems_together() {
     let text = include_str!("../fuzz/seeds/policy/bad-values.toml");
     let (problems, report) = refused(text);
-    let start = text.find("\"sometimes\"").unwrap();
-    assert_eq!(problems.len(), 1, "{report}");
-    assert_eq!(problems[0].0, ProblemKind::WrongType, "{report}");
-    assert_eq!(problems[0].1.start, start, "{report}");
+    let word = text.find("\"sometimes\"").unwrap();
+    let key = text.find("unknown = 1").unwrap();
+    assert!(
+        problems.contains(&(ProblemKind::WrongType, word..word + "\"sometimes\"".len())),
+        "{report}"
+    );
+    assert!(
+        problems.contains(&(ProblemKind::UnknownKey, key..key + "unknown".len())),
+        "{report}"
+    );
+    assert!(
+        problems.iter().any(|p| p.0 == ProblemKind::DuplicateRank),
+        "{report}"
+    );
+    let starts: Vec<usize> = problems.iter().map(|p| p.1.start).collect();
+    assert!(starts.is_sorted(), "problems not in file order: {starts:?}");
 }
 
 /// The same file without the unknown key: every semantic problem at once.

@@ -9,6 +9,7 @@ use miette::{Diagnostic, LabeledSpan, NamedSource, SourceCode};
 
 /// Every way a policy can be wrong, each with a stable kebab-case code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ProblemKind {
     /// The file is not valid TOML.
     Syntax,
@@ -65,6 +66,7 @@ impl ProblemKind {
 
 /// One problem in one policy file, with the span it concerns.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Problem {
     /// What kind of problem.
     pub kind: ProblemKind,
@@ -151,6 +153,7 @@ impl Diagnostic for Problem {
 /// All the problems found in one policy file.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("{name}: {} problem{} in this policy file", problems.len(), if problems.len() == 1 { "" } else { "s" })]
+#[non_exhaustive]
 pub struct InvalidPolicy {
     /// The file's display name.
     pub name: String,
@@ -170,6 +173,7 @@ impl Diagnostic for InvalidPolicy {
 
 /// Why a policy could not be loaded.
 #[derive(Debug, thiserror::Error, Diagnostic)]
+#[non_exhaustive]
 pub enum PolicyError {
     /// The policy file could not be opened or read.
     #[error("cannot read policy file {}", path.display())]

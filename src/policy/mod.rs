@@ -13,24 +13,24 @@ mod template;
 mod validate;
 
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use cap_fs_ext::{OpenOptionsFollowExt, OpenOptionsSyncExt};
-use cap_std::ambient_authority;
-use cap_std::fs::{File, OpenOptions};
 use globset::{GlobSet, GlobSetBuilder};
 use miette::NamedSource;
 use regex::Regex;
 use serde::Deserialize;
 
+use crate::sandbox::{self, UserFileError};
+
 pub use diagnostic::{InvalidPolicy, PolicyError, Problem, ProblemKind};
 pub use schema::{
-    BudgetOrder, HiddenText, Instructions, InstructionsLayer, MarkerKind, Names, PolicyLayer,
-    RootKind, Roots, RootsLayer, SkillSource, Skills, SkillsLayer, SymlinkRule, Templates,
-    TemplatesLayer, Trust, TrustLayer,
+    BudgetOrder, HiddenText, Instructions, MarkerKind, Names, Roots, SkillSource, Skills,
+    SymlinkRule, Templates, Trust,
+};
+pub(crate) use schema::{
+    InstructionsLayer, PolicyLayer, RootsLayer, SkillsLayer, TemplatesLayer, TrustLayer,
 };
 pub use template::{Template, TemplateSyntaxError};
 pub use validate::{MAX_BUDGET_BYTES, MAX_FILE_BYTES, SUPPORTED_VERSION};
@@ -70,6 +70,7 @@ impl Layer {
 
 /// The text of one policy layer and where it came from.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct PolicySource {
     /// Which layer this is.
     pub layer: Layer,
@@ -113,34 +114,24 @@ impl PolicySource {
             source,
         };
         // The policy belongs to the user (or to whoever runs the command), not
-        // to a repository, so it is opened by its full path and may be a link
-        // anywhere (dotfile managers link it). Still: without blocking, and
-        // only if it is a regular file.
-        let mut opts = OpenOptions::new();
-        opts.read(true);
-        opts.follow(cap_fs_ext::FollowSymlinks::Yes);
-        opts.nonblock(true);
-        let file = match File::open_ambient_with(path, &opts, ambient_authority()) {
-            Ok(f) => f,
-            Err(e) if !required && e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(unreadable(e)),
+        // to a repository: the sandbox reads it by its full path, through a
+        // link anywhere, but without blocking and only if it is a regular file.
+        let bytes = match sandbox::read_user_file(path, MAX_POLICY_BYTES) {
+            Ok(bytes) => bytes,
+            Err(UserFileError::NotFound(_)) if !required => return Ok(None),
+            Err(UserFileError::NotFound(e) | UserFileError::Io(e)) => return Err(unreadable(e)),
+            Err(UserFileError::NotAFile) => {
+                return Err(PolicyError::NotAFile {
+                    path: path.to_path_buf(),
+                });
+            }
+            Err(UserFileError::TooLarge) => {
+                return Err(PolicyError::TooLarge {
+                    path: path.to_path_buf(),
+                    limit: MAX_POLICY_BYTES,
+                });
+            }
         };
-        let meta = file.metadata().map_err(unreadable)?;
-        if !meta.is_file() {
-            return Err(PolicyError::NotAFile {
-                path: path.to_path_buf(),
-            });
-        }
-        let mut bytes = Vec::new();
-        file.take(MAX_POLICY_BYTES + 1)
-            .read_to_end(&mut bytes)
-            .map_err(unreadable)?;
-        if bytes.len() as u64 > MAX_POLICY_BYTES {
-            return Err(PolicyError::TooLarge {
-                path: path.to_path_buf(),
-                limit: MAX_POLICY_BYTES,
-            });
-        }
         let text = String::from_utf8(bytes).map_err(|_| PolicyError::NotUtf8 {
             path: path.to_path_buf(),
         })?;
@@ -152,11 +143,16 @@ impl PolicySource {
         }))
     }
 
-    /// Parses and checks this layer on its own, collecting every problem:
-    /// the structural ones (unknown keys, wrong types, unknown words, missing
+    /// Checks this layer on its own, collecting every problem: the
+    /// structural ones (unknown keys, wrong types, unknown words, missing
     /// keys) and the semantic ones (ranges, globs, templates...) together.
     /// Only a file that is not TOML at all stops at its first error.
-    pub fn parse(&self) -> Result<PolicyLayer, InvalidPolicy> {
+    pub fn check(&self) -> Result<(), InvalidPolicy> {
+        self.parse().map(drop)
+    }
+
+    /// Parses and checks this layer on its own (see [`check`](Self::check)).
+    pub(crate) fn parse(&self) -> Result<PolicyLayer, InvalidPolicy> {
         let src = NamedSource::new(self.name.clone(), self.text.clone());
         let invalid = |problems| InvalidPolicy {
             name: self.name.clone(),
@@ -272,6 +268,7 @@ pub struct Policy {
 /// that layer (an index into [`Policy::sources`]) and the byte span of the
 /// value in that file's text.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Definition {
     /// The layer that set the value.
     pub layer: Layer,
@@ -450,6 +447,24 @@ impl Policy {
     /// [`Definition::source`] indexes.
     pub fn sources(&self) -> &[PolicySource] {
         &self.sources
+    }
+
+    /// Every dotted key of the schema (`instructions.budget-bytes`...), in
+    /// declaration order.
+    ///
+    /// ```
+    /// use lisa_context::policy::Policy;
+    ///
+    /// assert!(Policy::keys().any(|k| k == "trust.symlinks"));
+    /// ```
+    pub fn keys() -> impl Iterator<Item = &'static str> {
+        RootsLayer::KEYS
+            .iter()
+            .chain(InstructionsLayer::KEYS)
+            .chain(SkillsLayer::KEYS)
+            .chain(TrustLayer::KEYS)
+            .chain(TemplatesLayer::KEYS)
+            .copied()
     }
 
     /// The layers applied, lowest first, with their names.

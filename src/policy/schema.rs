@@ -23,6 +23,7 @@ use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
 use super::template::Template;
+use crate::origin::Origin;
 
 /// A list of strings, each remembering its span in the policy file that set it.
 pub type Names = Vec<Spanned<String>>;
@@ -110,6 +111,7 @@ macro_rules! words {
         }
     ) => {
         $(#[$meta])*
+        #[non_exhaustive]
         pub enum $name {
             $(
                 $(#[$vmeta])*
@@ -155,6 +157,7 @@ macro_rules! section {
         $(#[$smeta])*
         #[derive(Debug, Clone, Serialize)]
         #[serde(rename_all = "kebab-case")]
+        #[non_exhaustive]
         pub struct $name {
             $(
                 $(#[$fmeta])*
@@ -166,17 +169,17 @@ macro_rules! section {
         #[doc = concat!("One policy file's `[", $key, "]` table: every key optional.")]
         #[derive(Debug, Default, Clone, Deserialize)]
         #[serde(rename_all = "kebab-case", deny_unknown_fields)]
-        pub struct $layer {
+        pub(crate) struct $layer {
             $(
                 $(#[$fmeta])*
                 #[serde(default, rename = $fkey)]
-                pub $field: Option<Spanned<$ty>>,
+                pub(crate) $field: Option<Spanned<$ty>>,
             )*
         }
 
         impl $layer {
             /// The dotted keys of this section, in declaration order.
-            pub const KEYS: &'static [&'static str] = &[$(concat!($key, ".", $fkey)),*];
+            pub(crate) const KEYS: &'static [&'static str] = &[$(concat!($key, ".", $fkey)),*];
 
             /// The table's name in a policy file.
             pub(crate) const NAME: &'static str = $key;
@@ -189,7 +192,7 @@ macro_rules! section {
 
             /// Lays `upper` over `self`: every key `upper` names replaces ours.
             /// Returns the dotted keys that `upper` set.
-            pub fn overlay(&mut self, upper: $layer) -> Vec<&'static str> {
+            pub(crate) fn overlay(&mut self, upper: $layer) -> Vec<&'static str> {
                 let mut set = Vec::new();
                 $(
                     if upper.$field.is_some() {
@@ -202,7 +205,7 @@ macro_rules! section {
 
             /// The dotted key and byte span of every value this layer holds.
             /// Each span is relative to the text of the file that set the value.
-            pub fn spans(&self) -> Vec<(&'static str, Range<usize>)> {
+            pub(crate) fn spans(&self) -> Vec<(&'static str, Range<usize>)> {
                 let mut spans = Vec::new();
                 $(
                     if let Some(v) = &self.$field {
@@ -213,7 +216,7 @@ macro_rules! section {
             }
 
             /// The resolved section, or the dotted keys no layer provided.
-            pub fn resolve(self) -> Result<$name, Vec<&'static str>> {
+            pub(crate) fn resolve(self) -> Result<$name, Vec<&'static str>> {
                 let mut missing = Vec::new();
                 $(
                     let $field = match self.$field {
@@ -406,24 +409,39 @@ words! {
     }
 }
 
-words! {
-    /// Which root a skill source lives under.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-    pub enum RootKind {
-        /// The user's home root (`~/.lisa`).
-        Home => "home",
-        /// The repository root.
-        Repo => "repo",
+/// The words a policy writes for a root in `[[skills.sources]]`: the
+/// repository root is `"repo"` there, [`Origin::Project`] everywhere else.
+pub(crate) const ROOT_WORDS: &[&str] = &["home", "repo"];
+
+impl Shaped for Origin {
+    const SHAPE: Shape = Shape::Word(ROOT_WORDS);
+}
+
+/// Reads and writes an [`Origin`] as a policy's root word.
+mod root_word {
+    use serde::{Deserialize, Deserializer, Serializer, de::Error as _};
+
+    use crate::origin::Origin;
+
+    pub(crate) fn serialize<S: Serializer>(origin: &Origin, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(origin.policy_word())
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Origin, D::Error> {
+        let word = String::deserialize(d)?;
+        Origin::from_policy_word(&word)
+            .ok_or_else(|| D::Error::unknown_variant(&word, super::ROOT_WORDS))
     }
 }
 
 /// One place skills are found.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
+#[non_exhaustive]
 pub struct SkillSource {
     /// The root the path is relative to.
-    #[serde(rename = "root")]
-    pub root: RootKind,
+    #[serde(rename = "root", with = "root_word")]
+    pub root: Origin,
     /// The folder holding one sub-folder per skill, relative to the root.
     #[serde(rename = "path")]
     pub path: Spanned<String>,
@@ -438,7 +456,7 @@ impl SkillSource {
     pub(crate) const FIELDS: &'static [Field] = &[
         Field {
             key: "root",
-            shape: <RootKind as Shaped>::SHAPE,
+            shape: <Origin as Shaped>::SHAPE,
             required: true,
         },
         Field {
@@ -457,7 +475,7 @@ impl SkillSource {
 /// One policy file, as written: every section and key optional.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
-pub struct PolicyLayer {
+pub(crate) struct PolicyLayer {
     /// The schema version; must be `1`. Required in every policy file.
     pub version: Spanned<i64>,
     /// `[roots]`.
@@ -648,7 +666,6 @@ mod tests {
         check_words::<BudgetOrder>();
         check_words::<SymlinkRule>();
         check_words::<HiddenText>();
-        check_words::<RootKind>();
         for (all, words) in [
             (
                 MarkerKind::ALL.iter().map(|v| v.word()).collect::<Vec<_>>(),
@@ -666,12 +683,12 @@ mod tests {
                 HiddenText::ALL.iter().map(|v| v.word()).collect(),
                 HiddenText::WORDS,
             ),
-            (
-                RootKind::ALL.iter().map(|v| v.word()).collect(),
-                RootKind::WORDS,
-            ),
         ] {
             assert_eq!(all, words.to_vec());
+        }
+        for origin in [Origin::Home, Origin::Project] {
+            assert_eq!(Origin::from_policy_word(origin.policy_word()), Some(origin));
+            assert!(ROOT_WORDS.contains(&origin.policy_word()));
         }
     }
 }

@@ -34,6 +34,7 @@ enum Part {
 
 /// Why a template's text does not parse.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum TemplateSyntaxError {
     /// A `{` with no matching `}`.
     #[error("unclosed `{{` at byte {0} (write `{{{{` for a literal brace)")]

@@ -66,7 +66,7 @@ pub(super) fn same_directory(dir: &Dir, path: &Path) -> bool {
 #[derive(Debug)]
 pub(crate) enum UserFileError {
     /// Nothing at the path.
-    NotFound,
+    NotFound(io::Error),
     /// Opening or reading failed.
     Io(io::Error),
     /// A FIFO, directory or device.
@@ -87,7 +87,7 @@ pub(crate) fn read_user_file(path: &Path, limit: u64) -> Result<Vec<u8>, UserFil
     opts.nonblock(true);
     let file = match File::open_ambient_with(path, &opts, ambient_authority()) {
         Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(UserFileError::NotFound),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(UserFileError::NotFound(e)),
         Err(e) => return Err(UserFileError::Io(e)),
     };
     let meta = file.metadata().map_err(UserFileError::Io)?;

@@ -63,7 +63,7 @@ pub(crate) fn discover(
     let mut found = Vec::new();
     let mut rejected = Vec::new();
     for source in sources {
-        let origin = Origin::from(source.root);
+        let origin = source.root;
         let Some(root) = roots.get(origin) else {
             continue;
         };
