@@ -129,7 +129,7 @@ fn guard_prefixes(policy: &Policy) -> Vec<String> {
     let t = &policy.templates;
     [&t.home_header, &t.project_header, &t.footer]
         .iter()
-        .map(|tpl| as_seen(&tpl.literal_prefix()))
+        .map(|tpl| as_seen(tpl.literal_prefix()))
         .filter(|p| !p.is_empty())
         .collect()
 }
