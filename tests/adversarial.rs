@@ -2363,15 +2363,14 @@ fn explain_and_errors_escape_terminal_sequences() {
         skill_md("evil", "evil"),
     );
     let c = e.check();
-    for (what, text) in [("explain", c.explain.as_str())] {
-        assert!(
-            !text
-                .chars()
-                .any(|ch| ch.is_control() && ch != '\n' || ch == '\u{202e}'),
-            "{what} prints a raw control character:\n{text:?}"
-        );
-        assert!(text.contains("\\u{1b}]0;pwned\\u{7}"), "{what}: {text}");
-    }
+    let text = c.explain.as_str();
+    assert!(
+        !text
+            .chars()
+            .any(|ch| ch.is_control() && ch != '\n' || ch == '\u{202e}'),
+        "explain prints a raw control character:\n{text:?}"
+    );
+    assert!(text.contains("\\u{1b}]0;pwned\\u{7}"), "explain: {text}");
     // An error message naming a path with the same bytes.
     let out = e.cli(&[
         "fingerprint".as_ref(),

@@ -28,8 +28,8 @@ pub fn table(s: &Snapshot) -> String {
                 });
                 ("truncated", why)
             }
-            Status::Deduped(same) => ("deduped", format!("same text as {}", shown(&same))),
-            Status::SameFile(same) => ("deduped", format!("same file as {}", shown(&same))),
+            Status::Deduped(same) => ("deduped", format!("same text as {}", shown(same))),
+            Status::SameFile(same) => ("deduped", format!("same file as {}", shown(same))),
             Status::Skipped(r) => ("skipped", r.as_str().to_string()),
             _ => ("unknown", String::new()),
         };
