@@ -79,3 +79,28 @@ pub enum SnapshotError {
         reason: String,
     },
 }
+
+/// Why a loader could not be set up ([`crate::LoaderBuilder::build`]).
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+#[non_exhaustive]
+pub enum BootstrapError {
+    /// A policy layer could not be read or is invalid.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Policy(#[from] crate::policy::PolicyError),
+    /// The home root given explicitly does not exist or is not a directory.
+    /// (A home found through the policy's candidates may be missing: it then
+    /// holds nothing.)
+    #[error("the home root {} is not a directory", crate::paths::shown(path))]
+    #[diagnostic(
+        code("bootstrap::missing-home"),
+        help("create it, or leave out --home to use the policy's candidates")
+    )]
+    MissingHome {
+        /// The directory given.
+        path: PathBuf,
+        /// What stat said, when it failed.
+        #[source]
+        source: Option<io::Error>,
+    },
+}
