@@ -23,6 +23,7 @@
 //! | U+2066..U+2069      | bidi-control  | isolates and pop isolate                        |
 //! | U+FEFF              | zero-width    | zero-width no-break space (byte order mark)     |
 //! | U+E0000..U+E007F    | tag-character | tag block: invisible copies of ASCII            |
+//! | U+0000..U+001F, U+007F..U+009F, except tab and line feed | control-character | C0 and C1 controls and DEL: a terminal acts on them (ESC sequences, backspace, carriage return) |
 //!
 //! U+FEFF counts wherever it appears: a byte order mark at the start of a file
 //! is removed by the reader before the text gets here. U+200D is also the
@@ -50,6 +51,7 @@ enum Kind {
     BidiControl,
     TagCharacter,
     HtmlComment,
+    ControlCharacter,
 }
 
 impl Kind {
@@ -79,7 +81,10 @@ const HIDDEN_RANGES: &[(char, char, Kind)] = &[
 
 /// The kind of `c` if it is a hidden character.
 fn classify(c: char) -> Option<Kind> {
-    // Everything hidden is outside ASCII; most characters checked are ASCII.
+    if crate::unicode::is_control(c) && c != '\t' && c != '\n' {
+        return Some(Kind::ControlCharacter);
+    }
+    // Everything else hidden is outside ASCII; most characters are ASCII.
     if c.is_ascii() {
         return None;
     }
@@ -113,7 +118,7 @@ pub struct HiddenReport {
     /// Number of HTML comments found.
     pub html_comments: usize,
     /// Distinct kinds found, stable kebab-case words in a fixed order:
-    /// "zero-width", "bidi-control", "tag-character", "html-comment".
+    /// "zero-width", "bidi-control", "tag-character", "html-comment", "control-character".
     pub kinds: Vec<&'static str>,
 }
 
@@ -168,10 +173,13 @@ enum Emit {
     Nothing,
 }
 
-/// Whether `text` certainly holds nothing hidden (plain ASCII without an HTML
-/// comment), so [`treat`] would return it unchanged.
+/// Whether `text` certainly holds nothing hidden (printable ASCII, tabs and
+/// line feeds, without an HTML comment), so [`treat`] would return it
+/// unchanged.
 pub fn is_plain(text: &str) -> bool {
-    text.is_ascii() && !text.contains("<!--")
+    text.bytes()
+        .all(|b| (0x20..0x7f).contains(&b) || b == b'\t' || b == b'\n')
+        && !text.contains("<!--")
 }
 
 /// Applies `mode` to `text`, and reports what was found.

@@ -51,8 +51,9 @@ mod render;
 mod sandbox;
 mod skills;
 mod snapshot;
+mod unicode;
 
-pub use error::SnapshotError;
+pub use error::{BootstrapError, SnapshotError};
 pub use hidden::{HiddenFinding, HiddenReport};
 pub use instructions::{Block, Budget, Considered, Deduped, Skipped, Status};
 pub use loader::{DEFAULT_CACHE_ENTRIES, Loader, LoaderBuilder, SkillFile};
@@ -61,6 +62,7 @@ pub use reason::Reason;
 pub use sandbox::RACY_WINDOW;
 pub use skills::{Frontmatter, FrontmatterError, Rejected, Shadowed, Skill};
 pub use snapshot::Snapshot;
+pub use unicode::terminal_safe;
 
 /// Builds one snapshot from scratch, without a cache: what a fresh
 /// [`Loader`] would answer for the same arguments. `home` is the home root's
@@ -92,6 +94,6 @@ pub fn build(
 pub mod internals {
     pub use crate::hidden::treat as treat_hidden;
     pub use crate::paths::for_prompt;
-    pub use crate::render::nonce;
+    pub use crate::render::{as_seen, nonce};
     pub use crate::skills::frontmatter::{frontmatter_end, parse as parse_frontmatter};
 }

@@ -129,14 +129,43 @@ fn guard_prefixes(policy: &Policy) -> Vec<String> {
     let t = &policy.templates;
     [&t.home_header, &t.project_header, &t.footer]
         .iter()
-        .map(|tpl| tpl.literal_prefix().trim().to_string())
+        .map(|tpl| as_seen(tpl.literal_prefix()))
         .filter(|p| !p.is_empty())
         .collect()
 }
 
+/// Whether a line of file text could pass for a header or footer: it
+/// carries the nonce, or what a reader sees of it starts like one (see
+/// [`as_seen`]; the guards are taken the same way).
 fn looks_like_boundary(line: &str, guards: &[String], nonce: &str) -> bool {
-    let l = line.trim_start();
-    guards.iter().any(|g| l.starts_with(g.as_str())) || line.contains(nonce)
+    if line.contains(nonce) {
+        return true;
+    }
+    if line.contains(['\u{8}', '\u{7f}']) {
+        let seen = as_seen(line);
+        return guards.iter().any(|g| seen.starts_with(g.as_str()));
+    }
+    guards.iter().any(|g| {
+        let mut visible = line.chars().filter(|c| !crate::unicode::renders_blank(*c));
+        g.chars().all(|want| visible.next() == Some(want))
+    })
+}
+
+/// What a reader sees of `text`: every character that renders as nothing or
+/// as blank dropped (by Unicode's data: default-ignorable code points, white
+/// space, controls, format characters, the Hangul fillers, the braille
+/// blank...), and a backspace or DEL taking back the character before it,
+/// as a terminal does.
+pub fn as_seen(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c == '\u{8}' || c == '\u{7f}' {
+            out.pop();
+        } else if !crate::unicode::renders_blank(c) {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// Runs of whitespace (newlines included) become one space.

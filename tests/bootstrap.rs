@@ -12,8 +12,8 @@ use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use lisa_context::Loader;
 use lisa_context::policy::{Layer, PolicyError};
+use lisa_context::{BootstrapError, Loader};
 
 fn env(vars: &[(&str, &Path)]) -> impl Fn(&str) -> Option<OsString> + Send + Sync + 'static {
     let map: HashMap<String, OsString> = vars
@@ -120,7 +120,7 @@ fn the_policy_is_read_from_the_home_that_was_chosen() {
 }
 
 #[test]
-fn a_home_policy_cannot_move_the_home() {
+fn a_home_policy_that_sets_roots_home_is_refused_at_its_span() {
     let w = World::new();
     let elsewhere = w.home("elsewhere", None);
     let policy = format!(
@@ -128,15 +128,87 @@ fn a_home_policy_cannot_move_the_home() {
         elsewhere.to_string_lossy()
     );
     let home = w.home("lisa", Some(&policy));
-    let loader = Loader::builder()
+    let err = Loader::builder()
         .env(env(&[("LISA_HOME", &home)]))
         .build()
+        .unwrap_err();
+    let BootstrapError::Policy(PolicyError::Invalid(invalid)) = err else {
+        panic!("expected an invalid policy, got {err:?}");
+    };
+    assert!(
+        invalid.name.ends_with("context-policy.toml"),
+        "{}",
+        invalid.name
+    );
+    let problem = &invalid.problems[0];
+    assert_eq!(
+        &policy[problem.span.clone()],
+        format!("[{:?}]", elsewhere.to_string_lossy())
+    );
+    assert!(
+        problem.message.contains("roots.home"),
+        "{}",
+        problem.message
+    );
+
+    // The command line fails the same way, naming the file.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_lisa-context"))
+        .args(["fingerprint", "--cwd"])
+        .arg(w.repo())
+        .env("LISA_HOME", &home)
+        .output()
         .unwrap();
-    // The policy came from `lisa`, so the files do too.
-    assert_eq!(loader.home(), Some(home.as_path()));
-    let snap = loader.snapshot(&w.repo()).unwrap();
-    assert!(snap.prompt.contains("from lisa"));
-    assert!(!snap.prompt.contains("from elsewhere"));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("roots.home"));
+}
+
+#[test]
+fn an_explicit_home_must_exist_and_an_empty_lisa_home_is_unset() {
+    let w = World::new();
+    let missing = w.base.join("no-such-home");
+    let err = Loader::builder()
+        .home(&missing)
+        .env(env(&[]))
+        .build()
+        .unwrap_err();
+    assert!(matches!(err, BootstrapError::MissingHome { .. }), "{err:?}");
+    let file = w.base.join("a-file");
+    fs::write(&file, "x").unwrap();
+    let err = Loader::builder()
+        .home(&file)
+        .env(env(&[]))
+        .build()
+        .unwrap_err();
+    assert!(matches!(err, BootstrapError::MissingHome { .. }), "{err:?}");
+
+    let repo = w.repo();
+    let run = |args: &[&std::ffi::OsStr], lisa_home: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_lisa-context"))
+            .args(args)
+            .env("LISA_HOME", lisa_home)
+            .env("HOME", w.base.join("user"))
+            .output()
+            .unwrap()
+    };
+    let out = run(
+        &[
+            "--home".as_ref(),
+            missing.as_os_str(),
+            "fingerprint".as_ref(),
+            "--cwd".as_ref(),
+            repo.as_os_str(),
+        ],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no-such-home"));
+    // `LISA_HOME=` counts as unset: the next candidate (~/.lisa, missing
+    // here) applies, and a missing default home is fine.
+    let out = run(
+        &["fingerprint".as_ref(), "--cwd".as_ref(), repo.as_os_str()],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
 }
 
 #[test]
@@ -180,12 +252,18 @@ fn a_missing_policy_file_is_an_error_and_a_bad_home_policy_too() {
         .policy_file(&missing)
         .build()
         .unwrap_err();
-    assert!(matches!(err, PolicyError::Unreadable { .. }), "{err:?}");
+    assert!(
+        matches!(err, BootstrapError::Policy(PolicyError::Unreadable { .. })),
+        "{err:?}"
+    );
 
     let home = w.home(
         "broken",
         Some("version = 1\n[instructions]\nbudget-bytes = \"lots\"\n"),
     );
     let err = Loader::builder().home(&home).build().unwrap_err();
-    assert!(matches!(err, PolicyError::Invalid(_)), "{err:?}");
+    assert!(
+        matches!(err, BootstrapError::Policy(PolicyError::Invalid(_))),
+        "{err:?}"
+    );
 }

@@ -434,3 +434,25 @@ fn other_line_breaks_cannot_start_an_unescaped_boundary() {
         );
     }
 }
+
+/// The seed `fuzz/seeds/render/invisible-leads`: fake headers behind leads
+/// that render as nothing or blank (Hangul fillers, variation selectors,
+/// braille blank, ESC, a character erased by backspace or DEL), in every
+/// file, under `hidden-text = "keep"` so nothing is revealed: each one is
+/// guarded.
+#[test]
+fn render_guards_fake_headers_behind_invisible_leads() {
+    let r = check_render(&Tree::from_bytes(include_bytes!(
+        "../fuzz/seeds/render/invisible-leads"
+    )));
+    let prompt = &r.snapshot.prompt;
+    assert_eq!(r.snapshot.instruction_files.len(), 3, "{prompt}");
+    let fakes: Vec<&str> = prompt
+        .lines()
+        .filter(|l| l.contains("0123456789abcdef home file"))
+        .collect();
+    assert!(fakes.len() >= 30, "{prompt}");
+    for line in fakes {
+        assert!(line.starts_with('\\'), "unguarded: {line:?}");
+    }
+}

@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 
 use lisa_context::Snapshot;
 use lisa_context::internals::{
-    for_prompt, frontmatter_end, nonce as render_nonce, parse_frontmatter,
+    as_seen, for_prompt, frontmatter_end, nonce as render_nonce, parse_frontmatter,
 };
 use lisa_context::policy::{HiddenText, InvalidPolicy, Layer, Policy, PolicyError, PolicySource};
 use lisa_context::{Frontmatter, FrontmatterError};
@@ -468,9 +468,11 @@ fn check_prompt(policy: &Policy, snapshot: &Snapshot, nonce: &str) {
     );
 
     if builtin_templates(policy) {
+        // What a reader sees: leads that render as nothing or blank (and
+        // characters taken back by a backspace or DEL) do not count.
         let opening: Vec<&str> = prompt
             .split(LINE_BREAKS)
-            .filter(|l| l.trim_start().starts_with("<<<"))
+            .filter(|l| as_seen(l).starts_with("<<<"))
             .collect();
         let mut want = Vec::new();
         for b in blocks {

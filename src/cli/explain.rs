@@ -2,7 +2,14 @@
 
 use std::fmt::Write as _;
 
-use lisa_context::{Snapshot, Status};
+use std::path::Path;
+
+use lisa_context::{Snapshot, Status, terminal_safe};
+
+/// A path as a terminal may show it (see [`terminal_safe`]).
+fn shown(path: &Path) -> String {
+    terminal_safe(&path.to_string_lossy()).into_owned()
+}
 
 /// Renders the explanation table.
 pub fn table(s: &Snapshot) -> String {
@@ -21,28 +28,32 @@ pub fn table(s: &Snapshot) -> String {
                 });
                 ("truncated", why)
             }
-            Status::Deduped(same) => ("deduped", format!("same text as {}", same.display())),
-            Status::SameFile(same) => ("deduped", format!("same file as {}", same.display())),
+            Status::Deduped(same) => ("deduped", format!("same text as {}", shown(same))),
+            Status::SameFile(same) => ("deduped", format!("same file as {}", shown(same))),
             Status::Skipped(r) => ("skipped", r.as_str().to_string()),
             _ => ("unknown", String::new()),
         };
         rows.push([
             status.to_string(),
             c.origin.as_str().to_string(),
-            c.path.display().to_string(),
+            shown(&c.path),
             why,
         ]);
     }
     for k in &s.skills {
         let why = match (k.listed, k.executable) {
             (false, _) => "won its name; not listed (project skill cap)".to_string(),
-            (true, true) => format!("rank {} from {}; executable", k.rank, k.source),
-            (true, false) => format!("rank {} from {}", k.rank, k.source),
+            (true, true) => format!(
+                "rank {} from {}; executable",
+                k.rank,
+                terminal_safe(&k.source)
+            ),
+            (true, false) => format!("rank {} from {}", k.rank, terminal_safe(&k.source)),
         };
         rows.push([
-            format!("skill {}", k.name),
+            format!("skill {}", terminal_safe(&k.name)),
             k.origin.as_str().to_string(),
-            k.path.display().to_string(),
+            shown(&k.path),
             why,
         ]);
     }
@@ -50,15 +61,19 @@ pub fn table(s: &Snapshot) -> String {
         rows.push([
             "shadowed".into(),
             "project".into(),
-            sh.path.display().to_string(),
-            format!("{} is claimed by {}", sh.name, sh.shadowed_by.display()),
+            shown(&sh.path),
+            format!(
+                "{} is claimed by {}",
+                terminal_safe(&sh.name),
+                shown(&sh.shadowed_by)
+            ),
         ]);
     }
     for r in &s.rejected_skills {
         rows.push([
             "rejected".into(),
             "skill".into(),
-            r.path.display().to_string(),
+            shown(&r.path),
             r.reason.as_str().to_string(),
         ]);
     }
@@ -73,8 +88,8 @@ pub fn table(s: &Snapshot) -> String {
     let _ = writeln!(
         out,
         "repository root: {}\ncwd: {}\nbudget: {} of {} bytes used{}\nfingerprint: {}\n",
-        s.repo_root.display(),
-        s.cwd.display(),
+        shown(&s.repo_root),
+        shown(&s.cwd),
         s.budget.used,
         s.budget.limit,
         if s.budget.exhausted {
@@ -105,7 +120,7 @@ pub fn table(s: &Snapshot) -> String {
         let _ = writeln!(
             out,
             "hidden text in {}: {} character(s), {} HTML comment(s) ({})",
-            h.path.display(),
+            shown(&h.path),
             h.report.characters,
             h.report.html_comments,
             h.report.kinds.join(", ")

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::{DEFAULT_CACHE_ENTRIES, Loader};
+use crate::error::BootstrapError;
 use crate::policy::{Layer, Policy, PolicyError, PolicySource};
 use crate::sandbox;
 
@@ -141,7 +142,23 @@ impl LoaderBuilder {
 
     /// Resolves the home root and loads the policy, without building a
     /// loader: `(policy, home)`.
-    pub fn resolve(&self) -> Result<(Policy, Option<PathBuf>), PolicyError> {
+    ///
+    /// An explicit home must be a directory (a typo would silently drop
+    /// every home file); a home found through the candidates may be missing.
+    /// The home's own policy may not set `roots.home`: the home it names
+    /// would not be the one the policy was read from.
+    pub fn resolve(&self) -> Result<(Policy, Option<PathBuf>), BootstrapError> {
+        if let Some(explicit) = &self.home {
+            let missing = |source| BootstrapError::MissingHome {
+                path: explicit.clone(),
+                source,
+            };
+            match sandbox::is_user_directory(explicit) {
+                Ok(true) => {}
+                Ok(false) => return Err(missing(None)),
+                Err(e) => return Err(missing(Some(e))),
+            }
+        }
         if let Some(policy) = &self.policy {
             let home = self.home_for(policy);
             return Ok((policy.clone(), home));
@@ -163,11 +180,23 @@ impl LoaderBuilder {
             )?);
         }
         sources.extend(file);
-        Ok((Policy::from_sources(&sources)?, home))
+        let policy = Policy::from_sources(&sources)?;
+        if policy
+            .definition("roots.home")
+            .is_some_and(|d| d.layer == Layer::Home)
+        {
+            let invalid = policy.invalid_value(
+                "roots.home",
+                "the home's own policy cannot set `roots.home`: it was read from the home \
+                 those candidates would replace",
+            );
+            return Err(BootstrapError::Policy(PolicyError::Invalid(invalid)));
+        }
+        Ok((policy, home))
     }
 
     /// Resolves the home root, loads the policy, and builds the loader.
-    pub fn build(self) -> Result<Loader, PolicyError> {
+    pub fn build(self) -> Result<Loader, BootstrapError> {
         let (policy, home) = self.resolve()?;
         Ok(Loader::from_parts(
             policy,

@@ -28,6 +28,12 @@ pub(super) fn directory_stamp(path: &Path) -> Stamp {
     Stamp::of_result(std::fs::metadata(path))
 }
 
+/// Whether a directory the user named explicitly (`--home`) is one: `Ok(false)`
+/// for something else, the error when it cannot be examined.
+pub(crate) fn is_user_directory(path: &Path) -> io::Result<bool> {
+    std::fs::metadata(path).map(|m| m.is_dir())
+}
+
 /// Like [`directory_stamp`], but the error is kept: the cwd must exist.
 pub(super) fn stat_directory(path: &Path) -> io::Result<Stamp> {
     std::fs::metadata(path).map(|m| Stamp::of_std(&m))
