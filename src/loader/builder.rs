@@ -143,11 +143,19 @@ impl LoaderBuilder {
     /// Resolves the home root and loads the policy, without building a
     /// loader: `(policy, home)`.
     ///
-    /// An explicit home must be a directory (a typo would silently drop
-    /// every home file); a home found through the candidates may be missing.
+    /// An explicit home must be a directory when the policy is read from it
+    /// (a typo would silently drop the home policy and every home file); a
+    /// home found through the candidates may be missing, and so may any home
+    /// given with a ready [`policy`](Self::policy) (a server may see it
+    /// created later).
     /// The home's own policy may not set `roots.home`: the home it names
     /// would not be the one the policy was read from.
     pub fn resolve(&self) -> Result<(Policy, Option<PathBuf>), BootstrapError> {
+        if let Some(policy) = &self.policy {
+            // A ready policy: the home is only a root, which may appear later.
+            let home = self.home_for(policy);
+            return Ok((policy.clone(), home));
+        }
         if let Some(explicit) = &self.home {
             let missing = |source| BootstrapError::MissingHome {
                 path: explicit.clone(),
@@ -158,10 +166,6 @@ impl LoaderBuilder {
                 Ok(false) => return Err(missing(None)),
                 Err(e) => return Err(missing(Some(e))),
             }
-        }
-        if let Some(policy) = &self.policy {
-            let home = self.home_for(policy);
-            return Ok((policy.clone(), home));
         }
         let file = match &self.policy_file {
             Some(path) => PolicySource::read(Layer::CommandLine, path, true)?,
