@@ -70,7 +70,18 @@ pub(crate) fn render(
             }
             out.push_str(&t.footer.fill(&[("path", &path), ("nonce", nonce)]));
             out.push('\n');
-            if b.truncated {
+            // The note says what cut the block: the per-file limit (the
+            // file's text size is then unknown, and no note claims it), or
+            // the budget.
+            if b.file_limit_cut {
+                out.push_str(&t.file_limit_note.fill(&[
+                    ("path", &path),
+                    ("bytes", &b.bytes.to_string()),
+                    ("limit", &policy.instructions.max_file_bytes.to_string()),
+                    ("included", &b.included_bytes.to_string()),
+                ]));
+                out.push('\n');
+            } else if b.truncated {
                 out.push_str(&t.truncation_note.fill(&[
                     ("path", &path),
                     ("bytes", &b.bytes.to_string()),

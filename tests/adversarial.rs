@@ -2385,3 +2385,117 @@ fn explain_and_errors_escape_terminal_sequences() {
     );
     assert!(stderr.contains("\\u{1b}]0;pwned"), "{stderr}");
 }
+
+/// A file longer than `max-file-bytes` is cut by the file limit, not the
+/// budget: the note says so (and claims no text size it does not know), the
+/// record carries `fileLimitCut`, and `budget.exhausted` stays false.
+#[test]
+fn a_file_cut_by_the_file_limit_says_so() {
+    let e = Env::new("file_limit_cut");
+    let file = e.repo.join("AGENTS.md");
+    // 37,768 bytes: more than the 32,768-byte file limit; the home file and
+    // this one fit the 32,768-byte budget only because the read stops.
+    write(&e.home.join("AGENTS.md"), "");
+    write(&file, "x".repeat(37_768));
+    let c = e.check();
+    let b = block(&c, &file).expect("the file is kept");
+    assert!(b.truncated && b.file_limit_cut, "{b:?}");
+    assert!(!b.budget_cut, "{b:?}");
+    assert_eq!(b.bytes, 37_768);
+    assert!(!c.snap.budget.exhausted, "{:?}", c.snap.budget);
+    let rec = c.json["instructionFiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["path"] == file.to_string_lossy().as_ref())
+        .unwrap();
+    assert_eq!(rec["fileLimitCut"], Value::Bool(true));
+    assert_eq!(rec["budgetCut"], Value::Bool(false));
+    for prompt in [&c.snap.prompt, &c.text] {
+        assert!(
+            prompt.contains("this file has 37768 bytes; only its first 32768 were read"),
+            "{}",
+            &prompt[prompt.len().saturating_sub(400)..]
+        );
+        assert!(!prompt.contains("the context budget ran out"));
+    }
+    assert!(c.explain.contains("(file limit)"), "{}", c.explain);
+}
+
+/// A file the budget cuts keeps the budget's note and flags.
+#[test]
+fn a_file_cut_by_the_budget_says_so() {
+    let e = Env::new("budget_cut");
+    let file = e.repo.join("AGENTS.md");
+    write(&e.home.join("AGENTS.md"), "h".repeat(20_000));
+    write(&file, "x".repeat(20_000));
+    let c = e.check();
+    let b = block(&c, &file).expect("the file is kept");
+    assert!(b.truncated && b.budget_cut && !b.file_limit_cut, "{b:?}");
+    assert!(c.snap.budget.exhausted);
+    assert!(
+        c.snap
+            .prompt
+            .contains("the context budget ran out after 12768 of this file's 20000 bytes of text")
+    );
+}
+
+/// Under `budget-order = "nearest-first"` a repository can neither evict the
+/// user's home notes with a huge cwd file nor relabel them by copying one:
+/// the home file takes its budget first and keeps its home header, and the
+/// project copy is the one folded.
+#[test]
+fn nearest_first_cannot_evict_or_relabel_home_notes() {
+    let mut e = Env::new("nearest_first_home");
+    let policy = e.base.join("nearest.toml");
+    write(
+        &policy,
+        "version = 1\n[instructions]\nbudget-order = \"nearest-first\"\n",
+    );
+    let note = "HOME-NOTE: always ask before deleting files\n";
+    write(&e.home.join("AGENTS.md"), note);
+    let deep = e.repo.join("pkg");
+    write(&deep.join("AGENTS.md"), "c".repeat(35_000));
+    write(&e.repo.join("AGENTS.md"), note);
+    e.cwd = deep.clone();
+    let loader = Loader::builder()
+        .home(&e.home)
+        .policy_file(&policy)
+        .env(|_| None)
+        .build()
+        .unwrap();
+    let snap = loader.snapshot(&deep).unwrap();
+    let home_file = e.home.join("AGENTS.md");
+    let home = snap
+        .instruction_files
+        .iter()
+        .find(|b| b.path == home_file)
+        .expect("the home note is kept");
+    assert!(!home.truncated);
+    assert_eq!(home.origin.as_str(), "home");
+    assert!(
+        snap.deduped
+            .iter()
+            .any(|d| d.path == e.repo.join("AGENTS.md") && d.same_as == home_file),
+        "the project copy folds into the home file: {:?}",
+        snap.deduped
+    );
+    let header_at = snap
+        .prompt
+        .find(&format!("home file {}", home_file.display()));
+    let note_at = snap.prompt.find("HOME-NOTE");
+    assert!(
+        header_at.is_some() && header_at < note_at,
+        "{}",
+        snap.prompt
+    );
+    // The CLI agrees.
+    let out = e.cli(&[
+        "--policy".as_ref(),
+        policy.as_os_str(),
+        "snapshot".as_ref(),
+        "--cwd".as_ref(),
+        deep.as_os_str(),
+    ]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), snap.prompt);
+}

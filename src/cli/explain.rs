@@ -21,10 +21,12 @@ pub fn table(s: &Snapshot) -> String {
             Status::Truncated => {
                 let b = s.instruction_files.iter().find(|b| b.path == c.path);
                 let why = b.map_or(String::new(), |b| {
-                    format!(
-                        "{} of {} bytes (budget or read cap)",
-                        b.included_bytes, b.bytes
-                    )
+                    let cause = match (b.file_limit_cut, b.budget_cut) {
+                        (true, true) => "file limit and budget",
+                        (true, false) => "file limit",
+                        _ => "budget",
+                    };
+                    format!("{} of {} bytes ({cause})", b.included_bytes, b.bytes)
                 });
                 ("truncated", why)
             }

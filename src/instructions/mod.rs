@@ -25,6 +25,7 @@ pub use records::{Block, Budget, Considered, Deduped, Skipped, Status};
 
 use crate::fingerprint::{Place, Trace};
 use crate::hidden::{self, HiddenFinding, HiddenReport};
+use crate::origin::Origin;
 use crate::policy::{BudgetOrder, Policy};
 use crate::reason::Reason;
 use crate::sandbox::{OpenFile, Opened, Roots, Stamp};
@@ -66,13 +67,24 @@ pub(crate) fn select(
     run.finish(candidates)
 }
 
-/// The order in which the budget is granted: by level, outermost or nearest
-/// first; within a level, the policy's name order.
+/// The order in which the budget is granted. The user's home files always
+/// come first, whatever the order: a repository can neither crowd them out
+/// of the budget nor, by copying one, fold it into a project block (a
+/// project copy of a home file is the one folded). Then the repository's
+/// levels, outermost or nearest first; within a level, the policy's name
+/// order.
 fn grant_order(policy: &Policy, candidates: &[Candidate]) -> Vec<usize> {
     let mut grant: Vec<usize> = (0..candidates.len()).collect();
-    if policy.instructions.budget_order == BudgetOrder::NearestFirst {
-        grant.sort_by_key(|&i| (std::cmp::Reverse(candidates[i].level), i));
-    }
+    let nearest_first = policy.instructions.budget_order == BudgetOrder::NearestFirst;
+    grant.sort_by_key(|&i| {
+        let c = &candidates[i];
+        let level = if nearest_first {
+            usize::MAX - c.level
+        } else {
+            c.level
+        };
+        (c.origin != Origin::Home, level, i)
+    });
     grant
 }
 
@@ -86,6 +98,9 @@ struct Text {
     size: u64,
     /// Whether the read stopped before the end of the file.
     read_cut: bool,
+    /// Whether it stopped there because of `max-file-bytes` (rather than
+    /// because the budget could not use more).
+    file_limit_cut: bool,
 }
 
 /// The state of one selection run. Records carry the candidate's index so
@@ -93,6 +108,10 @@ struct Text {
 struct Selector<'p> {
     policy: &'p Policy,
     limit: u64,
+    /// `instructions.max-file-bytes`.
+    max_file: u64,
+    /// The most read from one file: the per-file limit, or less when the
+    /// whole budget is smaller.
     file_cap: u64,
     statuses: Vec<Option<Status>>,
     blocks: Vec<Block>,
@@ -112,12 +131,12 @@ impl<'p> Selector<'p> {
     fn new(policy: &'p Policy, count: usize) -> Self {
         let ins = &policy.instructions;
         let limit = u64::try_from(ins.budget_bytes).unwrap_or(0);
-        let file_cap = u64::try_from(ins.max_file_bytes)
-            .unwrap_or(0)
-            .min(limit + READ_SLACK);
+        let max_file = u64::try_from(ins.max_file_bytes).unwrap_or(0);
+        let file_cap = max_file.min(limit + READ_SLACK);
         Self {
             policy,
             limit,
+            max_file,
             file_cap,
             statuses: vec![None; count],
             blocks: Vec::new(),
@@ -212,7 +231,8 @@ impl<'p> Selector<'p> {
         let stamp = file.stamp();
         // A huge file late in the chain costs a few KiB, not the whole cap.
         let want = self.limit.saturating_sub(self.used).max(self.longest_kept) + READ_SLACK;
-        let bytes = match file.read_at_most(self.file_cap.min(want)) {
+        let read_limit = self.file_cap.min(want);
+        let bytes = match file.read_at_most(read_limit) {
             Ok(b) => b,
             Err(_) => {
                 trace.push(place, &cand.rel, stamp, None);
@@ -224,6 +244,7 @@ impl<'p> Selector<'p> {
         drop(file);
         trace.push(place, &cand.rel, stamp, Some(&bytes));
         let read_cut = (bytes.len() as u64) < size;
+        let file_limit_cut = read_cut && read_limit == self.max_file;
         let Some(text) = text::decode(bytes, read_cut) else {
             self.skip(i, cand, Reason::NotText);
             return None;
@@ -242,6 +263,7 @@ impl<'p> Selector<'p> {
             report,
             size,
             read_cut,
+            file_limit_cut,
         })
     }
 
@@ -253,6 +275,7 @@ impl<'p> Selector<'p> {
             report,
             size,
             read_cut,
+            file_limit_cut,
         } = read;
         let start = text.len() - text.trim_start().len();
         let trimmed = text.trim();
@@ -279,7 +302,9 @@ impl<'p> Selector<'p> {
             self.skip(i, cand, Reason::BudgetExhausted);
             return;
         }
-        let budget_cut = cut < trimmed.len();
+        // A read stopped short because the budget could not use more is a
+        // budget cut too, even when what was read happened to fit.
+        let budget_cut = cut < trimmed.len() || (read_cut && !file_limit_cut);
         self.exhausted |= budget_cut;
         self.used += cut as u64;
         let text_bytes = trimmed.len() as u64;
@@ -318,6 +343,8 @@ impl<'p> Selector<'p> {
             text_bytes,
             included_bytes: cut as u64,
             truncated,
+            budget_cut,
+            file_limit_cut,
             text: kept,
             order: i,
         });

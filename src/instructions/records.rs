@@ -20,15 +20,21 @@ pub struct Block {
     pub origin: Origin,
     /// The file's size on disk.
     pub bytes: u64,
-    /// The file's text, in UTF-8 bytes, as it would enter the prompt: read
-    /// (up to the per-file cap), trimmed, line breaks normalised, hidden text
-    /// treated. Revealed hidden characters make it larger than the file.
+    /// The file's text, in UTF-8 bytes, as it would enter the prompt:
+    /// trimmed, line breaks normalised, hidden text treated (revealed hidden
+    /// characters make it larger than the file). For a file cut by
+    /// `max-file-bytes` (`file_limit_cut`), the text of the part read.
     pub text_bytes: u64,
     /// The bytes of that text included in the prompt (at most `text_bytes`);
     /// this is what the budget counts.
     pub included_bytes: u64,
     /// Whether the text was cut (budget, or the per-file read cap).
     pub truncated: bool,
+    /// Whether the budget cut the text (`budget.exhausted` is then true).
+    pub budget_cut: bool,
+    /// Whether `instructions.max-file-bytes` stopped the read before the end
+    /// of the file.
+    pub file_limit_cut: bool,
     /// The text included (trimmed, line breaks normalised, hidden text
     /// treated).
     #[serde(skip)]

@@ -338,10 +338,15 @@ section! {
         /// Put at the start of a file line that looks like a header or footer,
         /// so the line cannot pass for one. Placeholders: none.
         forged_line_prefix: Template => "forged-line-prefix",
-        /// Added after a block that was cut. Placeholders: `{path}`, `{bytes}`
+        /// Added after a block that the budget cut. Placeholders: `{path}`, `{bytes}`
         /// (the file's size on disk), `{total}` (the bytes of its text as it
         /// would enter the prompt), `{included}` (the bytes shown).
         truncation_note: Template => "truncation-note",
+        /// Added after a block that `instructions.max-file-bytes` cut (the
+        /// file was not read to its end). Placeholders: `{path}`, `{bytes}`
+        /// (the file's size on disk), `{limit}` (the bytes read at most),
+        /// `{included}` (the bytes shown).
+        file_limit_note: Template => "file-limit-note",
         /// Put where hidden text was revealed. Placeholders: `{codepoint}`.
         hidden_marker: Template => "hidden-marker",
         /// The heading of the skills list. Placeholders: `{count}`.

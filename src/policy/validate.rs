@@ -36,6 +36,11 @@ pub(crate) const TEMPLATE_RULES: &[(&str, &[&str], &[&str])] = &[
         &["path", "bytes", "total", "included"],
         &[],
     ),
+    (
+        "file-limit-note",
+        &["path", "bytes", "limit", "included"],
+        &[],
+    ),
     ("hidden-marker", &["codepoint"], &[]),
     ("skills-heading", &["count"], &[]),
     (
@@ -384,6 +389,7 @@ pub(crate) fn check_layer(
         }
     }
     c.template("truncation-note", &t.truncation_note);
+    c.template("file-limit-note", &t.file_limit_note);
     c.template("hidden-marker", &t.hidden_marker);
     c.template("skills-heading", &t.skills_heading);
     c.template("skill-entry", &t.skill_entry);
