@@ -26,6 +26,9 @@ pub(crate) enum Place {
     /// A directory the caller named (the cwd, the home root, the repository
     /// root): an absolute path, links followed.
     Directory,
+    /// A directory holding a repository marker, examined for its owner: an
+    /// absolute path, links followed.
+    Owner,
 }
 
 impl Place {
@@ -36,6 +39,7 @@ impl Place {
             Place::Within(Origin::Project) => 1,
             Place::Marker => 2,
             Place::Directory => 3,
+            Place::Owner => 4,
         }
     }
 }
@@ -65,6 +69,9 @@ impl TraceEntry {
         match self.place {
             Place::Within(_) => *now == self.stamp,
             Place::Marker => kind_of(now) == kind_of(&self.stamp),
+            Place::Owner => {
+                kind_of(now) == kind_of(&self.stamp) && now.owner() == self.stamp.owner()
+            }
             Place::Directory => {
                 kind_of(now) == kind_of(&self.stamp) && now.identity() == self.stamp.identity()
             }
@@ -135,9 +142,17 @@ impl Trace {
             match e.stamp {
                 Stamp::Absent => field(&mut h, b"absent"),
                 Stamp::Error(reason) => field(&mut h, &[b'e', reason as u8]),
-                Stamp::Present { size, .. } => {
+                Stamp::Present { size, uid, .. } => {
                     let kind = e.stamp.type_bits();
                     field(&mut h, &kind.to_le_bytes());
+                    // The owner of a marker's directory decides whether the
+                    // marker counts; a hard-linked project file is reported.
+                    if e.place == Place::Owner {
+                        field(&mut h, &uid.to_le_bytes());
+                    }
+                    if e.stamp.is_hard_linked() && matches!(e.place, Place::Within(_)) {
+                        field(&mut h, b"hard-linked");
+                    }
                     // A directory's size says nothing about the output (its
                     // entries are traced one by one) and need not come back
                     // when an entry is removed again; paths outside the
@@ -176,6 +191,8 @@ mod tests {
             dev: 1,
             ino,
             size: 4096,
+            uid: 0,
+            nlink: 2,
             mtime_ns,
             ctime_ns: mtime_ns,
         }

@@ -52,6 +52,7 @@ mod sandbox;
 mod skills;
 mod snapshot;
 mod unicode;
+mod warning;
 
 pub use error::{BootstrapError, SnapshotError};
 pub use hidden::{HiddenFinding, HiddenReport};
@@ -63,6 +64,7 @@ pub use sandbox::RACY_WINDOW;
 pub use skills::{Frontmatter, FrontmatterError, Rejected, Shadowed, Skill};
 pub use snapshot::Snapshot;
 pub use unicode::terminal_safe;
+pub use warning::{Warning, WarningKind};
 
 /// Builds one snapshot from scratch, without a cache: what a fresh
 /// [`Loader`] would answer for the same arguments. `home` is the home root's

@@ -59,6 +59,9 @@ pub enum Reason {
     Impostor,
     /// The source holds more entries than the policy examines.
     ScanLimit,
+    /// A project file with more than one hard link, refused by
+    /// `trust.hard-links = "refuse"`.
+    HardLink,
 }
 
 impl Reason {
@@ -87,7 +90,7 @@ mod tests {
 
     #[test]
     fn words_match_their_json() {
-        assert_eq!(Reason::ALL.len(), 19);
+        assert_eq!(Reason::ALL.len(), 20);
         for r in Reason::ALL {
             let json = serde_json::to_string(r).unwrap_or_default();
             assert_eq!(json, format!("\"{}\"", r.as_str()));

@@ -14,6 +14,7 @@ use crate::policy::Policy;
 use crate::render;
 use crate::sandbox::{Handles, Roots, open_roots};
 use crate::skills::{self, ParseCache, Rejected, Shadowed, Skill};
+use crate::warning::Warning;
 
 /// The project-context section for one cwd, and how it was made. Serialized
 /// (camelCase) it is the `snapshot --format json` object; its schema is
@@ -51,6 +52,10 @@ pub struct Snapshot {
     pub hidden_project_skills: usize,
     /// Files (and skill files) where hidden text was found.
     pub hidden_text: Vec<HiddenFinding>,
+    /// What the user should know that did not stop the snapshot: an ignored
+    /// repository marker, a home and repository that overlap, hard-linked
+    /// project files.
+    pub warnings: Vec<Warning>,
     /// The rendered section, exactly as it goes into the prompt.
     pub prompt: String,
     /// Every instruction candidate and what happened to it (for `explain`).
@@ -82,6 +87,9 @@ pub(crate) fn build_with_roots(policy: &Policy, roots: Roots, cache: &ParseCache
     }
     for (path, stamp) in &roots.dir_probes {
         trace.push(Place::Directory, path, *stamp, None);
+    }
+    for (path, stamp) in &roots.owner_probes {
+        trace.push(Place::Owner, path, *stamp, None);
     }
     let candidates = chain::candidates(policy, &roots);
     let sel = instructions::select(policy, &roots, &candidates, &mut trace);
@@ -119,6 +127,13 @@ pub(crate) fn build_with_roots(policy: &Policy, roots: Roots, cache: &ParseCache
         rejected_skills: set.rejected,
         hidden_project_skills: set.hidden_project,
         hidden_text,
+        warnings: roots
+            .warnings
+            .iter()
+            .cloned()
+            .chain(sel.warnings)
+            .chain(set.warnings)
+            .collect(),
         prompt,
         considered: sel.considered,
         nonce,

@@ -25,6 +25,8 @@ const KEYS: &[&str] = &[
     "home",
     "repo-markers",
     "repo-marker-kind",
+    "safe-directories",
+    "ceiling-directories",
     "home-files",
     "level-files",
     "exclude-levels",
@@ -46,6 +48,7 @@ const KEYS: &[&str] = &[
     "rank",
     "symlinks",
     "hidden-text",
+    "hard-links",
     "heading",
     "preamble",
     "home-header",
@@ -186,6 +189,8 @@ const SCHEMA: &[(&str, &[(&str, Kind)])] = &[
             ("home", Kind::Names),
             ("repo-markers", Kind::Names),
             ("repo-marker-kind", Kind::Word(&["any", "file", "dir"])),
+            ("safe-directories", Kind::Names),
+            ("ceiling-directories", Kind::Names),
         ],
     ),
     (
@@ -230,6 +235,7 @@ const SCHEMA: &[(&str, &[(&str, Kind)])] = &[
         &[
             ("symlinks", Kind::Word(&["within-root", "never"])),
             ("hidden-text", Kind::Word(&["reveal", "strip", "keep"])),
+            ("hard-links", Kind::Word(&["allow", "refuse"])),
         ],
     ),
     (

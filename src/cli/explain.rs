@@ -128,5 +128,14 @@ pub fn table(s: &Snapshot) -> String {
             h.report.kinds.join(", ")
         );
     }
+    for w in &s.warnings {
+        let _ = writeln!(
+            out,
+            "warning ({}) {}: {}",
+            w.kind.as_str(),
+            shown(&w.path),
+            terminal_safe(&w.message)
+        );
+    }
     out.trim_end().to_string() + "\n"
 }

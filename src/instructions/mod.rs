@@ -26,9 +26,10 @@ pub use records::{Block, Budget, Considered, Deduped, Skipped, Status};
 use crate::fingerprint::{Place, Trace};
 use crate::hidden::{self, HiddenFinding, HiddenReport};
 use crate::origin::Origin;
-use crate::policy::{BudgetOrder, Policy};
+use crate::policy::{BudgetOrder, HardLinkRule, Policy};
 use crate::reason::Reason;
 use crate::sandbox::{OpenFile, Opened, Roots, Stamp};
+use crate::warning::{Warning, WarningKind};
 use chain::Candidate;
 
 /// The instruction part of a snapshot.
@@ -46,6 +47,8 @@ pub(crate) struct Selection {
     pub(crate) hidden: Vec<HiddenFinding>,
     /// Every candidate, in read order.
     pub(crate) considered: Vec<Considered>,
+    /// Hard-linked project files, in read order.
+    pub(crate) warnings: Vec<Warning>,
 }
 
 /// Bytes read beyond what the budget can still use, so that a BOM, leading
@@ -118,6 +121,7 @@ struct Selector<'p> {
     deduped: Vec<(usize, Deduped)>,
     skipped: Vec<(usize, Skipped)>,
     hidden: Vec<(usize, HiddenFinding)>,
+    warnings: Vec<(usize, Warning)>,
     kept_by_identity: HashMap<(u64, u64), PathBuf>,
     kept_by_text: HashMap<u128, PathBuf>,
     used: u64,
@@ -143,6 +147,7 @@ impl<'p> Selector<'p> {
             deduped: Vec::new(),
             skipped: Vec::new(),
             hidden: Vec::new(),
+            warnings: Vec::new(),
             kept_by_identity: HashMap::new(),
             kept_by_text: HashMap::new(),
             used: 0,
@@ -197,6 +202,16 @@ impl<'p> Selector<'p> {
             Opened::File(file) => file,
         };
         let stamp = file.stamp();
+        // A project file with more than one hard link may be a link to a
+        // file outside the repository: always reported, refused per policy.
+        if cand.origin == Origin::Project && stamp.is_hard_linked() {
+            self.warnings.push((i, hard_link_warning(&cand.path)));
+            if self.policy.trust.hard_links == HardLinkRule::Refuse {
+                trace.push(place, &cand.rel, stamp, None);
+                self.skip(i, cand, Reason::HardLink);
+                return;
+            }
+        }
         // Step 1: the same file reached twice (a hard link, or a link inside
         // the root) is folded without reading it again.
         if let Some(same) = stamp
@@ -379,6 +394,17 @@ impl<'p> Selector<'p> {
             },
             hidden: in_read_order(self.hidden),
             considered,
+            warnings: in_read_order(self.warnings),
         }
     }
+}
+
+/// The warning for a project file with more than one hard link.
+pub(crate) fn hard_link_warning(path: &std::path::Path) -> Warning {
+    Warning::new(
+        WarningKind::HardLink,
+        path,
+        "this project file has more than one hard link: it may be a link to a file \
+         outside the repository (trust.hard-links decides whether it is read)",
+    )
 }

@@ -26,8 +26,8 @@ use crate::sandbox::{self, UserFileError};
 
 pub use diagnostic::{InvalidPolicy, PolicyError, Problem, ProblemKind};
 pub use schema::{
-    BudgetOrder, HiddenText, Instructions, MarkerKind, Names, Roots, SkillSource, Skills,
-    SymlinkRule, Templates, Trust,
+    BudgetOrder, HardLinkRule, HiddenText, Instructions, MarkerKind, Names, Roots, SkillSource,
+    Skills, SymlinkRule, Templates, Trust,
 };
 pub(crate) use schema::{
     InstructionsLayer, PolicyLayer, RootsLayer, SkillsLayer, TemplatesLayer, TrustLayer,
@@ -261,6 +261,8 @@ pub struct Policy {
     layers: Vec<(Layer, String)>,
     name_rule: Regex,
     exclude_levels: GlobSet,
+    /// `roots.safe-directories`, compiled (`None`: `"*"`, every directory).
+    safe_directories: Option<GlobSet>,
     digest: u128,
 }
 
@@ -398,6 +400,35 @@ impl Policy {
             )
         })?;
 
+        let safe_directories = if roots.safe_directories.iter().any(|g| g.get_ref() == "*") {
+            None
+        } else {
+            let mut globs = GlobSetBuilder::new();
+            for g in &roots.safe_directories {
+                let glob = validate::compile_glob(g.get_ref()).map_err(|e| {
+                    let message = format!("invalid glob in `roots.safe-directories`: {e}");
+                    problems_at(
+                        &sources,
+                        &definitions,
+                        "roots.safe-directories",
+                        (ProblemKind::InvalidGlob, "invalid glob"),
+                        vec![(Some(g.span()), message)],
+                    )
+                })?;
+                globs.add(glob);
+            }
+            Some(globs.build().map_err(|e| {
+                let message = format!("`roots.safe-directories` does not compile: {e}");
+                problems_at(
+                    &sources,
+                    &definitions,
+                    "roots.safe-directories",
+                    (ProblemKind::InvalidGlob, "invalid glob"),
+                    vec![(None, message)],
+                )
+            })?)
+        };
+
         let mut policy = Self {
             roots,
             instructions,
@@ -409,6 +440,7 @@ impl Policy {
             sources,
             name_rule,
             exclude_levels,
+            safe_directories,
             digest: 0,
         };
         policy.digest = xxhash_rust::xxh3::xxh3_128(policy.to_toml().as_bytes());
@@ -501,6 +533,24 @@ impl Policy {
     /// from the instruction chain.
     pub fn is_level_excluded(&self, rel_dir: &str) -> bool {
         !self.exclude_levels.is_empty() && self.exclude_levels.is_match(rel_dir)
+    }
+
+    /// Whether `roots.safe-directories` trusts `dir` (absolute) as a
+    /// repository root although another user owns it.
+    pub fn is_safe_directory(&self, dir: &str) -> bool {
+        match &self.safe_directories {
+            None => true,
+            Some(globs) => !globs.is_empty() && globs.is_match(dir),
+        }
+    }
+
+    /// Whether the search for a repository marker stops before entering
+    /// `dir` (absolute, normalized): it is one of `roots.ceiling-directories`.
+    pub fn is_ceiling(&self, dir: &std::path::Path) -> bool {
+        self.roots
+            .ceiling_directories
+            .iter()
+            .any(|c| crate::sandbox::normalize(std::path::Path::new(c.get_ref())) == dir)
     }
 
     /// A 128-bit digest of the effective policy, part of every fingerprint.

@@ -252,6 +252,15 @@ section! {
         /// What a marker must be: `any` (file or directory, as git's worktree
         /// pointer files are files), `file`, or `dir`.
         repo_marker_kind: MarkerKind => "repo-marker-kind",
+        /// Directories trusted as repository roots although another user
+        /// owns them (git's `safe.directory`): globs over absolute paths, or
+        /// `"*"` for every directory. A marker in a directory owned by
+        /// another user (root excepted) is otherwise ignored and reported.
+        safe_directories: Names => "safe-directories",
+        /// Absolute directories the search for a repository marker never
+        /// enters (git's `GIT_CEILING_DIRECTORIES`): the search stops below
+        /// them. The cwd itself is always examined.
+        ceiling_directories: Names => "ceiling-directories",
     }
 }
 
@@ -314,6 +323,10 @@ section! {
         /// What happens to invisible or direction-changing Unicode and HTML
         /// comments in file text and skill descriptions: `reveal`, `strip`, `keep`.
         hidden_text: HiddenText => "hidden-text",
+        /// A project file with more than one hard link (which may be a link
+        /// to a file outside the repository): `allow` reads it, `refuse`
+        /// skips it (`hard-link`). Either way it is reported in `warnings`.
+        hard_links: HardLinkRule => "hard-links",
     }
 }
 
@@ -396,6 +409,17 @@ words! {
         WithinRoot => "within-root",
         /// Refuse every link.
         Never => "never",
+    }
+}
+
+words! {
+    /// What to do with a project file that has more than one hard link.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum HardLinkRule {
+        /// Read it (and report it).
+        Allow => "allow",
+        /// Skip it with reason `hard-link` (and report it).
+        Refuse => "refuse",
     }
 }
 
@@ -671,6 +695,7 @@ mod tests {
         check_words::<BudgetOrder>();
         check_words::<SymlinkRule>();
         check_words::<HiddenText>();
+        check_words::<HardLinkRule>();
         for (all, words) in [
             (
                 MarkerKind::ALL.iter().map(|v| v.word()).collect::<Vec<_>>(),
@@ -687,6 +712,10 @@ mod tests {
             (
                 HiddenText::ALL.iter().map(|v| v.word()).collect(),
                 HiddenText::WORDS,
+            ),
+            (
+                HardLinkRule::ALL.iter().map(|v| v.word()).collect(),
+                HardLinkRule::WORDS,
             ),
         ] {
             assert_eq!(all, words.to_vec());

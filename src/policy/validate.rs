@@ -129,6 +129,40 @@ impl Checker<'_> {
         }
     }
 
+    /// Absolute paths (globs when `globs`; `"*"` allowed then).
+    fn absolute_paths(&mut self, key: &str, paths: &Option<Spanned<Names>>, globs: bool) {
+        let Some(list) = paths else { return };
+        for p in list.get_ref() {
+            let v = p.get_ref();
+            if globs && v == "*" {
+                continue;
+            }
+            if !v.starts_with('/') || v.contains('\0') {
+                let help = if globs {
+                    "write an absolute path or glob, such as \"/srv/shared/*\", or \"*\" for every directory"
+                } else {
+                    "write an absolute path, such as \"/home\""
+                };
+                self.push_help(
+                    ProblemKind::InvalidValue,
+                    p.span(),
+                    format!("`{key}` entry {v:?} is not an absolute path"),
+                    "not absolute",
+                    help.into(),
+                );
+            } else if globs {
+                if let Err(e) = compile_glob(v) {
+                    self.push(
+                        ProblemKind::InvalidGlob,
+                        p.span(),
+                        format!("invalid glob in `{key}`: {}", e.kind()),
+                        "invalid glob",
+                    );
+                }
+            }
+        }
+    }
+
     fn template(&mut self, key: &str, t: &Option<Spanned<Template>>) {
         let Some(t) = t else { return };
         let Some((_, allowed, required)) = TEMPLATE_RULES.iter().find(|(k, _, _)| *k == key) else {
@@ -272,6 +306,8 @@ pub(crate) fn check_layer(
         }
     }
     c.file_names("roots.repo-markers", &r.repo_markers, false);
+    c.absolute_paths("roots.safe-directories", &r.safe_directories, true);
+    c.absolute_paths("roots.ceiling-directories", &r.ceiling_directories, false);
 
     let i = &layer.instructions;
     c.file_names("instructions.home-files", &i.home_files, true);

@@ -10,6 +10,7 @@ use crate::error::SnapshotError;
 use crate::fingerprint::Place;
 use crate::origin::Origin;
 use crate::policy::{MarkerKind, Policy};
+use crate::warning::{Warning, WarningKind};
 
 /// The roots for one working directory.
 #[derive(Debug)]
@@ -30,6 +31,12 @@ pub(crate) struct Roots {
     /// root, links followed: a removed cwd is an error, a home created later
     /// adds files.
     pub(crate) dir_probes: Vec<(PathBuf, Stamp)>,
+    /// Every directory whose marker matched, examined for its owner: a
+    /// marker in a directory another user owns is ignored.
+    pub(crate) owner_probes: Vec<(PathBuf, Stamp)>,
+    /// What the user should know about the roots (an ignored marker, a home
+    /// and a repository that overlap).
+    pub(crate) warnings: Vec<Warning>,
 }
 
 impl Roots {
@@ -47,7 +54,7 @@ impl Roots {
         Some(match place {
             Place::Within(origin) => self.get(origin)?.stamp(rel),
             Place::Marker => ambient::marker_stamp(rel),
-            Place::Directory => ambient::directory_stamp(rel),
+            Place::Directory | Place::Owner => ambient::directory_stamp(rel),
         })
     }
 }
@@ -96,6 +103,8 @@ pub(crate) fn open_roots(
         dir_probes.push((h.to_path_buf(), ambient::directory_stamp(h)));
     }
     let mut marker_probes = Vec::new();
+    let mut owner_probes = Vec::new();
+    let mut warnings = Vec::new();
     let repo_path = match root {
         Some(r) => {
             let r = normalize(r);
@@ -104,7 +113,15 @@ pub(crate) fn open_roots(
             }
             r
         }
-        None => find_repo_root(policy, &cwd, &mut marker_probes),
+        None => {
+            let mut search = Search {
+                policy,
+                markers: &mut marker_probes,
+                owners: &mut owner_probes,
+                warnings: &mut warnings,
+            };
+            search.repo_root(&cwd)
+        }
     };
     if repo_path != cwd {
         dir_probes.push((repo_path.clone(), ambient::directory_stamp(&repo_path)));
@@ -137,6 +154,9 @@ pub(crate) fn open_roots(
         None => None,
     };
 
+    if let Some(h) = &home {
+        warnings.extend(overlap(&h.path, &repo_path));
+    }
     Ok(Roots {
         home,
         repo: Root {
@@ -147,22 +167,88 @@ pub(crate) fn open_roots(
         cwd_rel,
         marker_probes,
         dir_probes,
+        owner_probes,
+        warnings,
     })
 }
 
-/// The nearest ancestor of `cwd` (itself included) holding a marker, or the
-/// cwd when none does. Every marker path probed is recorded.
-fn find_repo_root(policy: &Policy, cwd: &Path, probes: &mut Vec<(PathBuf, Stamp)>) -> PathBuf {
-    for dir in cwd.ancestors() {
-        for marker in &policy.roots.repo_markers {
-            let p = dir.join(marker.get_ref());
-            let stamp = ambient::marker_stamp(&p);
-            let hit = marker_matches(&stamp, policy.roots.repo_marker_kind);
-            probes.push((p, stamp));
-            if hit {
-                return dir.to_path_buf();
+/// A warning when the home root and the repository root overlap: the labels
+/// then mean less (a file under both is read as a home file).
+fn overlap(home: &Path, repo: &Path) -> Option<Warning> {
+    let (kind, message) = if home == repo {
+        (
+            WarningKind::HomeIsRepository,
+            "the home root is the repository root: its files are read as the user's own",
+        )
+    } else if home.starts_with(repo) {
+        (
+            WarningKind::HomeInsideRepository,
+            "the home root lies inside the repository: the repository can see the user's files",
+        )
+    } else if repo.starts_with(home) {
+        (
+            WarningKind::RepositoryInsideHome,
+            "the repository lies inside the home root: its skills source may be the user's",
+        )
+    } else {
+        return None;
+    };
+    Some(Warning::new(kind, home, message))
+}
+
+/// The search for the repository root, and what it records.
+struct Search<'a> {
+    policy: &'a Policy,
+    markers: &'a mut Vec<(PathBuf, Stamp)>,
+    owners: &'a mut Vec<(PathBuf, Stamp)>,
+    warnings: &'a mut Vec<Warning>,
+}
+
+impl Search<'_> {
+    /// The nearest ancestor of `cwd` (itself included, ceilings excluded)
+    /// holding a marker that counts, or the cwd when none does. Every marker
+    /// path probed, and the owner of every directory whose marker matched,
+    /// is recorded.
+    fn repo_root(&mut self, cwd: &Path) -> PathBuf {
+        for dir in cwd.ancestors() {
+            if dir != cwd && self.policy.is_ceiling(dir) {
+                break;
+            }
+            for marker in &self.policy.roots.repo_markers {
+                let p = dir.join(marker.get_ref());
+                let stamp = ambient::marker_stamp(&p);
+                let hit = marker_matches(&stamp, self.policy.roots.repo_marker_kind);
+                self.markers.push((p, stamp));
+                if hit && self.trusted_owner(dir) {
+                    return dir.to_path_buf();
+                }
             }
         }
+        cwd.to_path_buf()
     }
-    cwd.to_path_buf()
+
+    /// Whether a directory holding a marker may be the repository root: it
+    /// belongs to the user running the loader or to root, or the policy's
+    /// `safe-directories` trust it (git's rule against another user's
+    /// repository above a shared directory).
+    fn trusted_owner(&mut self, dir: &Path) -> bool {
+        let stamp = ambient::directory_stamp(dir);
+        self.owners.push((dir.to_path_buf(), stamp));
+        let Some(owner) = stamp.owner() else {
+            return false;
+        };
+        let me = rustix::process::geteuid().as_raw();
+        if owner == me || owner == 0 || self.policy.is_safe_directory(&dir.to_string_lossy()) {
+            return true;
+        }
+        self.warnings.push(Warning::new(
+            WarningKind::UnsafeRepository,
+            dir,
+            format!(
+                "the repository marker here is ignored: the directory belongs to another \
+                 user (uid {owner}); list it in roots.safe-directories to trust it"
+            ),
+        ));
+        false
+    }
 }

@@ -27,6 +27,10 @@ pub(crate) enum Stamp {
         ino: u64,
         /// Size in bytes.
         size: u64,
+        /// Owner.
+        uid: u32,
+        /// Number of hard links.
+        nlink: u64,
         /// Modification time, nanoseconds since the epoch.
         mtime_ns: i128,
         /// Status-change time, nanoseconds since the epoch.
@@ -50,6 +54,8 @@ macro_rules! stamp_of {
             dev: m.dev(),
             ino: m.ino(),
             size: m.size(),
+            uid: m.uid(),
+            nlink: m.nlink(),
             mtime_ns: i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec()),
             ctime_ns: i128::from(m.ctime()) * 1_000_000_000 + i128::from(m.ctime_nsec()),
         }
@@ -129,6 +135,19 @@ impl Stamp {
         mtime_ns.max(ctime_ns) + window.as_nanos() as i128 >= observed_ns
     }
 
+    /// The owner's uid, when present.
+    pub(crate) fn owner(&self) -> Option<u32> {
+        match *self {
+            Stamp::Present { uid, .. } => Some(uid),
+            _ => None,
+        }
+    }
+
+    /// Whether a regular file with more than one hard link is there.
+    pub(crate) fn is_hard_linked(&self) -> bool {
+        matches!(*self, Stamp::Present { nlink, .. } if nlink > 1) && self.is_file()
+    }
+
     /// Device and inode, when present.
     pub(crate) fn identity(&self) -> Option<(u64, u64)> {
         match *self {
@@ -148,6 +167,8 @@ mod tests {
             dev: 1,
             ino: 2,
             size: 3,
+            uid: 0,
+            nlink: 1,
             mtime_ns: t,
             ctime_ns: t,
         }

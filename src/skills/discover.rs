@@ -8,9 +8,10 @@ use super::frontmatter::Frontmatter;
 use super::read;
 use crate::fingerprint::{Place, Trace};
 use crate::origin::Origin;
-use crate::policy::{Policy, SkillSource, SymlinkRule};
+use crate::policy::{HardLinkRule, Policy, SkillSource, SymlinkRule};
 use crate::reason::Reason;
 use crate::sandbox::{Opened, Root, Roots, Stamp};
+use crate::warning::Warning;
 
 /// The file that makes a folder a skill.
 pub(crate) const SKILL_FILE: &str = "SKILL.md";
@@ -57,7 +58,8 @@ pub(crate) fn discover(
     roots: &Roots,
     trace: &mut Trace,
     cache: &ParseCache,
-) -> (Vec<Found>, Vec<Rejected>) {
+) -> (Vec<Found>, Vec<Rejected>, Vec<Warning>) {
+    let warnings = std::cell::RefCell::new(Vec::new());
     let mut sources: Vec<&SkillSource> = policy.skills.sources.iter().collect();
     sources.sort_by_key(|s| *s.rank.get_ref());
     let mut found = Vec::new();
@@ -68,6 +70,7 @@ pub(crate) fn discover(
             continue;
         };
         let ctx = SourceCtx {
+            warnings: &warnings,
             policy,
             cache,
             root,
@@ -76,10 +79,11 @@ pub(crate) fn discover(
         };
         ctx.scan(trace, &mut found, &mut rejected);
     }
-    (found, rejected)
+    (found, rejected, warnings.into_inner())
 }
 
 struct SourceCtx<'a> {
+    warnings: &'a std::cell::RefCell<Vec<Warning>>,
     policy: &'a Policy,
     cache: &'a ParseCache,
     root: &'a Root,
@@ -205,6 +209,17 @@ impl SourceCtx<'_> {
             failed => return Err(self.explain_failure(rel_folder, failed, trace)),
         };
         let stamp = file.stamp();
+        if self.origin == Origin::Project && stamp.is_hard_linked() {
+            self.warnings
+                .borrow_mut()
+                .push(crate::instructions::hard_link_warning(
+                    &self.root.path.join(&rel),
+                ));
+            if self.policy.trust.hard_links == HardLinkRule::Refuse {
+                trace.push(self.place(), &rel, stamp, None);
+                return Err((rel, Reason::HardLink));
+            }
+        }
         let cap = read::file_cap(self.policy);
         if file.len() > cap {
             trace.push(self.place(), &rel, stamp, None);

@@ -34,8 +34,9 @@ pub(crate) fn skills(
     trace: &mut Trace,
     cache: &ParseCache,
 ) -> SkillSet {
-    let (found, rejected) = discover::discover(policy, roots, trace, cache);
+    let (found, rejected, warnings) = discover::discover(policy, roots, trace, cache);
     let mut set = resolve::resolve(policy, found, rejected);
+    set.warnings = warnings;
     for s in &mut set.skills {
         let (text, report) = hidden::treat(
             &s.description,

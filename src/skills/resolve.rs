@@ -70,6 +70,8 @@ pub(crate) struct SkillSet {
     pub(crate) hidden_project: usize,
     /// Winners whose description held hidden text.
     pub(crate) hidden: Vec<HiddenFinding>,
+    /// Hard-linked project `SKILL.md` files.
+    pub(crate) warnings: Vec<crate::warning::Warning>,
 }
 
 /// Resolves name conflicts: the lowest rank wins (sources are distinct ranks).
@@ -126,5 +128,6 @@ pub(crate) fn resolve(policy: &Policy, found: Vec<Found>, rejected: Vec<Rejected
         rejected,
         hidden_project,
         hidden: Vec::new(),
+        warnings: Vec::new(),
     }
 }

@@ -1,0 +1,62 @@
+//! Warnings: things that did not stop the snapshot but that the user should
+//! know about, each with a stable kind word, the path concerned and a
+//! sentence.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+/// What a warning is about. The kebab-case words are part of the JSON
+/// contract (`warnings[].kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, strum::IntoStaticStr)]
+#[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
+#[non_exhaustive]
+pub enum WarningKind {
+    /// A repository marker in a directory another user owns was ignored
+    /// (`roots.safe-directories` can trust it).
+    UnsafeRepository,
+    /// The home root lies inside the repository.
+    HomeInsideRepository,
+    /// The repository lies inside the home root.
+    RepositoryInsideHome,
+    /// The home root and the repository root are the same directory.
+    HomeIsRepository,
+    /// A project file with more than one hard link (it may be a link to a
+    /// file outside the repository).
+    HardLink,
+}
+
+impl WarningKind {
+    /// The kebab-case word.
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+}
+
+/// One warning.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct Warning {
+    /// What it is about.
+    pub kind: WarningKind,
+    /// The directory or file concerned.
+    #[serde(serialize_with = "crate::paths::lossy")]
+    pub path: PathBuf,
+    /// A sentence for a person.
+    pub message: String,
+}
+
+impl Warning {
+    pub(crate) fn new(
+        kind: WarningKind,
+        path: impl Into<PathBuf>,
+        message: impl Into<String>,
+    ) -> Self {
+        Self {
+            kind,
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+}
