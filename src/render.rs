@@ -9,25 +9,37 @@
 //! the nonce, is prefixed with the policy's `forged-line-prefix`, so no file
 //! line can pass for a boundary even to a reader that ignores the nonce.
 
-use xxhash_rust::xxh3::Xxh3;
-
 use crate::instructions::Block;
 use crate::origin::Origin;
 use crate::policy::Policy;
 use crate::skills::Skill;
 
-/// The nonce for a set of blocks: 16 hex digits.
-pub fn nonce(policy: &Policy, blocks: &[Block]) -> String {
-    let mut h = Xxh3::new();
-    h.update(&policy.digest().to_le_bytes());
+/// The nonce: 16 hex digits of a keyed BLAKE3 hash over the policy and
+/// everything rendered (every block's path and text, every skill's name and
+/// description). The key is a secret no repository can read (see
+/// `sandbox::home_key`), so a file cannot carry the real marker; the same
+/// key and content give the same nonce, so the prompt stays byte-stable
+/// while nothing changes.
+pub(crate) fn nonce(key: &[u8; 32], policy: &Policy, blocks: &[Block], skills: &[Skill]) -> String {
+    let mut h = blake3::Hasher::new_keyed(key);
+    let mut field = |bytes: &[u8]| {
+        h.update(&(bytes.len() as u64).to_le_bytes());
+        h.update(bytes);
+    };
+    field(&policy.digest().to_le_bytes());
     for b in blocks {
-        let p = b.path.as_os_str().as_encoded_bytes();
-        h.update(&(p.len() as u64).to_le_bytes());
-        h.update(p);
-        h.update(&(b.text.len() as u64).to_le_bytes());
-        h.update(b.text.as_bytes());
+        field(b.path.as_os_str().as_encoded_bytes());
+        field(b.text.as_bytes());
     }
-    format!("{:016x}", h.digest())
+    for s in skills {
+        field(s.name.as_bytes());
+        field(s.description.as_bytes());
+    }
+    let digest = h.finalize();
+    digest.as_bytes()[..8]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// Renders the whole section with the given `nonce` (see [`nonce`]). Empty

@@ -10,9 +10,10 @@ use crate::error::SnapshotError;
 use crate::fingerprint::{Place, Trace};
 use crate::hidden::HiddenFinding;
 use crate::instructions::{self, Block, Budget, Considered, Deduped, Skipped, chain};
+use crate::origin::Origin;
 use crate::policy::Policy;
 use crate::render;
-use crate::sandbox::{Handles, Roots, open_roots};
+use crate::sandbox::{self, Handles, Roots, Stamp, open_roots};
 use crate::skills::{self, ParseCache, Rejected, Shadowed, Skill};
 use crate::warning::Warning;
 
@@ -97,7 +98,8 @@ pub(crate) fn build_with_roots(policy: &Policy, roots: Roots, cache: &ParseCache
 
     let mut hidden_text = sel.hidden;
     hidden_text.extend(set.hidden);
-    let nonce = render::nonce(policy, &sel.blocks);
+    let key = nonce_key(policy, &roots, &mut trace);
+    let nonce = render::nonce(&key, policy, &sel.blocks, &set.skills);
     let mut prompt = render::render(policy, &nonce, &sel.blocks, &set.skills, set.hidden_project);
     prompt.shrink_to_fit();
     let home = roots.home.as_ref().map(|h| h.path.clone());
@@ -143,6 +145,43 @@ pub(crate) fn build_with_roots(policy: &Policy, roots: Roots, cache: &ParseCache
         snapshot: Arc::new(snapshot),
         trace,
         roots,
+    }
+}
+
+/// The key the nonce is derived with: the home root's key file (created on
+/// first use), or this process's key when the home cannot hold one. Traced,
+/// by a hash of the key: a new key is a new prompt.
+fn nonce_key(policy: &Policy, roots: &Roots, trace: &mut Trace) -> [u8; sandbox::KEY_BYTES] {
+    let rel = Path::new(&policy.trust.nonce_key_file);
+    let place = Place::Within(Origin::Home);
+    match &roots.home {
+        Some(home) => match sandbox::home_key(home, rel) {
+            Some(found) => {
+                let stamp = found.stamp.unwrap_or(Stamp::Absent);
+                trace.push(place, rel, stamp, Some(blake3::hash(&found.key).as_bytes()));
+                found.key
+            }
+            None => {
+                let key = sandbox::process_key();
+                trace.push(
+                    place,
+                    rel,
+                    home.stamp(rel),
+                    Some(blake3::hash(&key).as_bytes()),
+                );
+                key
+            }
+        },
+        None => {
+            let key = sandbox::process_key();
+            trace.push(
+                Place::Directory,
+                Path::new("<process nonce key>"),
+                Stamp::Absent,
+                Some(blake3::hash(&key).as_bytes()),
+            );
+            key
+        }
     }
 }
 

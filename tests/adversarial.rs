@@ -2667,3 +2667,85 @@ fn overlapping_home_and_repository_are_reported() {
         );
     }
 }
+
+/// The nonce is keyed with a secret from the home root, created on first use
+/// (mode 0600, one key even when many processes start at once): the same
+/// files under another home give another nonce, and nothing a repository
+/// can read or guess reproduces it. It stays the same from run to run.
+#[test]
+fn the_nonce_is_keyed_by_a_secret_in_the_home() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let e = Env::new("keyed_nonce");
+    let nonce_of = |home: &Path| -> String {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_lisa-context"))
+            .arg("--home")
+            .arg(home)
+            .args(["snapshot", "--cwd"])
+            .arg(&e.repo)
+            .env_remove("LISA_HOME")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        let header = text
+            .lines()
+            .find(|l| l.starts_with("<<<"))
+            .unwrap()
+            .to_string();
+        header[3..19].to_string()
+    };
+    // Many processes at once on a home without a key agree on one key.
+    let runs: Vec<_> = (0..8)
+        .map(|_| {
+            std::process::Command::new(env!("CARGO_BIN_EXE_lisa-context"))
+                .arg("--home")
+                .arg(&e.home)
+                .args(["fingerprint", "--cwd"])
+                .arg(&e.repo)
+                .env_remove("LISA_HOME")
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let fingerprints: Vec<String> = runs
+        .into_iter()
+        .map(|c| String::from_utf8(c.wait_with_output().unwrap().stdout).unwrap())
+        .collect();
+    assert!(
+        fingerprints.windows(2).all(|w| w[0] == w[1]),
+        "{fingerprints:?}"
+    );
+    let key = e.home.join("context-nonce.key");
+    let meta = fs::metadata(&key).expect("the key file was created");
+    assert_eq!(meta.len(), 32);
+    assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+    assert!(
+        fs::read_dir(&e.home).unwrap().all(|d| !d
+            .unwrap()
+            .file_name()
+            .to_string_lossy()
+            .ends_with(".tmp")),
+        "no temporary file is left behind"
+    );
+
+    let first = nonce_of(&e.home);
+    assert_eq!(nonce_of(&e.home), first, "stable from run to run");
+    // Same paths, same texts, same policy: only the key differs, and so
+    // does the nonce (a hash of what a repository can know would not).
+    fs::remove_file(&key).unwrap();
+    let second = nonce_of(&e.home);
+    assert_ne!(second, first);
+    assert_eq!(nonce_of(&e.home), second);
+    // The key is the user's: no repository file carries it, and the prompt
+    // never shows it.
+    let c = e.check();
+    let key_bytes = fs::read(&key).unwrap();
+    assert!(
+        !c.snap
+            .prompt
+            .as_bytes()
+            .windows(32)
+            .any(|w| w == key_bytes.as_slice())
+    );
+}

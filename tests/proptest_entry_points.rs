@@ -49,6 +49,7 @@ const KEYS: &[&str] = &[
     "symlinks",
     "hidden-text",
     "hard-links",
+    "nonce-key-file",
     "heading",
     "preamble",
     "home-header",

@@ -13,9 +13,7 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use lisa_context::Snapshot;
-use lisa_context::internals::{
-    as_seen, for_prompt, frontmatter_end, nonce as render_nonce, parse_frontmatter,
-};
+use lisa_context::internals::{as_seen, for_prompt, frontmatter_end, parse_frontmatter};
 use lisa_context::policy::{HiddenText, InvalidPolicy, Layer, Policy, PolicyError, PolicySource};
 use lisa_context::{Frontmatter, FrontmatterError};
 use miette::{GraphicalReportHandler, GraphicalTheme};
@@ -399,7 +397,7 @@ pub fn check_render(tree: &Tree) -> Rendered {
     }
     serde_json::to_string(&snapshot).expect("the snapshot serializes");
 
-    let nonce = render_nonce(&policy, &snapshot.instruction_files);
+    let nonce = snapshot.nonce.clone();
     check_prompt(&policy, &snapshot, &nonce);
     Rendered {
         written,

@@ -327,6 +327,10 @@ section! {
         /// to a file outside the repository): `allow` reads it, `refuse`
         /// skips it (`hard-link`). Either way it is reported in `warnings`.
         hard_links: HardLinkRule => "hard-links",
+        /// The file in the home root holding the random key the nonce is
+        /// derived with (created on first use, mode 0600), so that no
+        /// repository can compute the nonce. A plain file name.
+        nonce_key_file: String => "nonce-key-file",
     }
 }
 

@@ -406,6 +406,19 @@ pub(crate) fn check_layer(
         }
     }
 
+    if let Some(key) = &layer.trust.nonce_key_file {
+        let n = key.get_ref();
+        if n.is_empty() || n == "." || n == ".." || n.contains(['/', '\\', '\0']) {
+            c.push_help(
+                ProblemKind::InvalidValue,
+                key.span(),
+                format!("`trust.nonce-key-file` {n:?} is not a plain file name"),
+                "not a plain name",
+                "use a single path component, such as \"context-nonce.key\"".into(),
+            );
+        }
+    }
+
     let t = &layer.templates;
     c.template("heading", &t.heading);
     c.template("preamble", &t.preamble);

@@ -21,6 +21,7 @@ mod handles;
 mod home;
 mod open;
 mod roots;
+mod secret;
 mod stamp;
 
 use std::ffi::OsString;
@@ -34,6 +35,7 @@ pub(crate) use handles::Handles;
 pub(crate) use home::{first_candidate, normalize};
 pub(crate) use open::{OpenFile, Opened};
 pub(crate) use roots::{Roots, open_roots};
+pub(crate) use secret::{KEY_BYTES, home_key, process_key};
 pub use stamp::RACY_WINDOW;
 pub(crate) use stamp::Stamp;
 
