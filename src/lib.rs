@@ -97,5 +97,7 @@ pub mod internals {
     pub use crate::hidden::treat as treat_hidden;
     pub use crate::paths::for_prompt;
     pub use crate::render::as_seen;
-    pub use crate::skills::frontmatter::{frontmatter_end, parse as parse_frontmatter};
+    pub use crate::skills::frontmatter::{
+        frontmatter_end, parse as parse_frontmatter, parse_or_lenient,
+    };
 }

@@ -25,6 +25,9 @@ pub enum WarningKind {
     /// A project file with more than one hard link (it may be a link to a
     /// file outside the repository).
     HardLink,
+    /// A `SKILL.md` whose frontmatter is not strict YAML, read by the
+    /// lenient fallback (`skills.frontmatter = "lenient"`).
+    LenientFrontmatter,
 }
 
 impl WarningKind {

@@ -43,6 +43,7 @@ const KEYS: &[&str] = &[
     "max-project-skills",
     "max-entries-per-source",
     "executable-file",
+    "frontmatter",
     "root",
     "path",
     "rank",

@@ -535,7 +535,9 @@ fn rejections_carry_their_reason() {
         ("broken-yaml", "bad-frontmatter"),
         ("list-root", "bad-frontmatter"),
         ("duplicate-keys", "bad-frontmatter"),
-        ("colon-unquoted", "bad-frontmatter"),
+        // (An unquoted `: ` alone is read by Lisa's lenient fallback: see
+        // `lenient_frontmatter_lists_skills_written_for_other_loaders`.)
+        ("flow-unclosed", "bad-frontmatter"),
         ("no-desc", "missing-description"),
         ("empty-desc", "missing-description"),
         ("blank-desc", "missing-description"),
@@ -585,11 +587,11 @@ fn rejections_carry_their_reason() {
                     "---\nname: duplicate-keys\ndescription: One.\ndescription: Two.\n---\n",
                 );
             }
-            "colon-unquoted" => {
+            "flow-unclosed" => {
                 put(
                     &src,
                     folder,
-                    "---\nname: colon-unquoted\ndescription: Deploy: ship the build\n---\n",
+                    "---\nname: flow-unclosed\ndescription: [Deploy: ship the build\n---\n",
                 );
             }
             "no-desc" => {
@@ -1598,4 +1600,104 @@ fn fingerprint_follows_every_skill_change_and_undo_restores_it() {
     assert_eq!(fx.loader().fingerprint(&fx.repo).unwrap(), fp0);
     let cli = stdout_of(fx.cli().args(["fingerprint", "--cwd"]).arg(&fx.repo));
     assert_eq!(cli.trim_end(), fp0);
+}
+
+// ---------------------------------------------------------------------------
+// Frontmatter that is not strict YAML
+
+/// (folder, SKILL.md text, the description the lenient reading gives, or
+/// `None` when it stays `bad-frontmatter` in both modes).
+const NOT_STRICT: &[(&str, &str, Option<&str>)] = &[
+    (
+        "colon",
+        "---\nname: colon\ndescription: Use when: the user asks to deploy\n---\nbody\n",
+        Some("Use when: the user asks to deploy"),
+    ),
+    (
+        "hash",
+        "---\nname: hash\ndescription: Use when: C# code # is involved\n---\n",
+        Some("Use when: C# code # is involved"),
+    ),
+    (
+        "url",
+        "---\nname: url\ndescription: Docs: https://example.com/a:b\n---\n",
+        Some("Docs: https://example.com/a:b"),
+    ),
+    (
+        "tab-continued",
+        "---\nname: tab-continued\ndescription: First: part\n\tsecond: part\n---\n",
+        Some("First: part second: part"),
+    ),
+    (
+        "open-quote",
+        "---\nname: open-quote\ndescription: \"never: closed\n---\n",
+        None,
+    ),
+    (
+        "bad-block",
+        "---\nname: bad-block\ndescription: |\n  one\n two: x\n---\n",
+        None,
+    ),
+    (
+        "twice",
+        "---\nname: twice\ndescription: a: b\ndescription: c\n---\n",
+        None,
+    ),
+];
+
+fn write_not_strict(fx: &Fx) -> Vec<PathBuf> {
+    NOT_STRICT
+        .iter()
+        .map(|(folder, text, _)| put(&fx.lisa(), folder, text))
+        .collect()
+}
+
+#[test]
+fn lenient_frontmatter_lists_skills_written_for_other_loaders() {
+    let fx = Fx::new();
+    let files = write_not_strict(&fx);
+    let j = fx.cli_json(&fx.repo);
+    for ((folder, _, want), file) in NOT_STRICT.iter().zip(&files) {
+        match want {
+            Some(description) => {
+                let s = skill(&j, folder).unwrap_or_else(|| panic!("{folder} is listed"));
+                assert_eq!(s["description"], Value::from(*description), "{folder}");
+                let warned = j["warnings"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|w| w["kind"] == "lenient-frontmatter" && p(&w["path"]) == *file);
+                assert!(warned, "{folder}: {}", j["warnings"]);
+                // `skill show` loads it.
+                let shown = stdout_of(
+                    fx.cli()
+                        .args(["skill", "show", folder, "--cwd"])
+                        .arg(&fx.repo),
+                );
+                assert!(shown.contains(description.split(':').next().unwrap_or_default()));
+            }
+            None => {
+                assert!(skill(&j, folder).is_none(), "{folder} is not listed");
+                assert_eq!(reasons_at(&j, file), vec!["bad-frontmatter"], "{folder}");
+            }
+        }
+    }
+    let explain = fx.cli_explain(&fx.repo);
+    assert!(
+        explain.contains("warning (lenient-frontmatter)"),
+        "{explain}"
+    );
+}
+
+#[test]
+fn strict_frontmatter_rejects_them_all() {
+    let fx = Fx::new();
+    let files = write_not_strict(&fx);
+    let loader = fx.loader_with("[skills]\nfrontmatter = \"strict\"\n");
+    let j = serde_json::to_value(&*loader.snapshot(&fx.repo).unwrap()).unwrap();
+    for ((folder, _, _), file) in NOT_STRICT.iter().zip(&files) {
+        assert!(skill(&j, folder).is_none(), "{folder}");
+        assert_eq!(reasons_at(&j, file), vec!["bad-frontmatter"], "{folder}");
+    }
+    assert!(j["warnings"].as_array().unwrap().is_empty());
 }

@@ -13,7 +13,9 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use lisa_context::Snapshot;
-use lisa_context::internals::{as_seen, for_prompt, frontmatter_end, parse_frontmatter};
+use lisa_context::internals::{
+    as_seen, for_prompt, frontmatter_end, parse_frontmatter, parse_or_lenient,
+};
 use lisa_context::policy::{HiddenText, InvalidPolicy, Layer, Policy, PolicyError, PolicySource};
 use lisa_context::{Frontmatter, FrontmatterError};
 use miette::{GraphicalReportHandler, GraphicalTheme};
@@ -141,6 +143,21 @@ pub fn check_frontmatter(bytes: &[u8]) -> Result<Frontmatter, FrontmatterError> 
             parsed,
             "parse differs on the prefix up to the end of the block"
         );
+    }
+    // The lenient fallback agrees with the strict reading wherever that
+    // succeeds, and keeps the same field rules where it takes over.
+    match (&parsed, parse_or_lenient(&text, true)) {
+        (Ok(strict), Ok((lenient, None))) => assert_eq!(strict, &lenient),
+        (Ok(_), other) => panic!("strict parse succeeded but lenient says {other:?}"),
+        (Err(_), Ok((fm, Some(_)))) => {
+            assert!(!fm.name.trim().is_empty(), "lenient blank name");
+            assert!(
+                !fm.description.trim().is_empty(),
+                "lenient blank description"
+            );
+        }
+        (Err(_), Ok((_, None))) => panic!("lenient success without the strict error"),
+        (Err(_), Err(_)) => {}
     }
     if let Ok(fm) = &parsed {
         assert!(!fm.name.trim().is_empty(), "blank name {:?}", fm.name);

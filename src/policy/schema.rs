@@ -308,6 +308,11 @@ section! {
         max_project_skills: i64 => "max-project-skills",
         /// At most this many entries of one source folder are examined.
         max_entries_per_source: i64 => "max-entries-per-source",
+        /// How a `SKILL.md` frontmatter that is not strict YAML is read:
+        /// `strict` refuses it (`bad-frontmatter`); `lenient` reads it again
+        /// as plain `key: value` lines (see the README) and reports it in
+        /// `warnings`.
+        frontmatter: FrontmatterMode => "frontmatter",
         /// A file that makes a *home* skill executable (never a project one).
         /// Empty: no skill is executable.
         executable_file: String => "executable-file",
@@ -413,6 +418,17 @@ words! {
         WithinRoot => "within-root",
         /// Refuse every link.
         Never => "never",
+    }
+}
+
+words! {
+    /// How frontmatter that is not strict YAML is read.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum FrontmatterMode {
+        /// Only strict YAML: anything else is `bad-frontmatter`.
+        Strict => "strict",
+        /// Strict YAML, else the lenient `key: value` subset.
+        Lenient => "lenient",
     }
 }
 
@@ -700,6 +716,7 @@ mod tests {
         check_words::<SymlinkRule>();
         check_words::<HiddenText>();
         check_words::<HardLinkRule>();
+        check_words::<FrontmatterMode>();
         for (all, words) in [
             (
                 MarkerKind::ALL.iter().map(|v| v.word()).collect::<Vec<_>>(),
@@ -720,6 +737,10 @@ mod tests {
             (
                 HardLinkRule::ALL.iter().map(|v| v.word()).collect(),
                 HardLinkRule::WORDS,
+            ),
+            (
+                FrontmatterMode::ALL.iter().map(|v| v.word()).collect(),
+                FrontmatterMode::WORDS,
             ),
         ] {
             assert_eq!(all, words.to_vec());

@@ -10,13 +10,15 @@ use lru::LruCache;
 
 use super::frontmatter::{self, Frontmatter, FrontmatterError};
 
-type Parsed = Result<Frontmatter, FrontmatterError>;
+/// A parse result: the frontmatter, and the strict parser's error when it
+/// was read by the lenient fallback.
+type Parsed = Result<(Frontmatter, Option<String>), FrontmatterError>;
 
 /// Parsed frontmatter by content hash, the least recently used going first
 /// once `capacity` results are held.
 #[derive(Debug)]
 pub(crate) struct ParseCache {
-    map: Mutex<LruCache<u128, Parsed>>,
+    map: Mutex<LruCache<(u128, bool), Parsed>>,
 }
 
 impl ParseCache {
@@ -28,13 +30,14 @@ impl ParseCache {
         }
     }
 
-    /// Parses `bytes` (lossily decoded) or returns the remembered result.
-    pub(crate) fn parse(&self, bytes: &[u8]) -> Parsed {
-        let key = xxhash_rust::xxh3::xxh3_128(bytes);
+    /// Parses `bytes` (lossily decoded), with the lenient fallback when
+    /// `lenient`, or returns the remembered result.
+    pub(crate) fn parse(&self, bytes: &[u8], lenient: bool) -> Parsed {
+        let key = (xxhash_rust::xxh3::xxh3_128(bytes), lenient);
         if let Some(hit) = self.lock().get(&key) {
             return hit.clone();
         }
-        let parsed = frontmatter::parse(&String::from_utf8_lossy(bytes));
+        let parsed = frontmatter::parse_or_lenient(&String::from_utf8_lossy(bytes), lenient);
         self.lock().put(key, parsed.clone());
         parsed
     }
@@ -45,7 +48,7 @@ impl ParseCache {
         self.lock().len()
     }
 
-    fn lock(&self) -> MutexGuard<'_, LruCache<u128, Parsed>> {
+    fn lock(&self) -> MutexGuard<'_, LruCache<(u128, bool), Parsed>> {
         // Every update is one insert: a poisoned map is still sound.
         self.map.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -62,16 +65,27 @@ mod tests {
         let b = b"---\nname: b\ndescription: second\n---\n";
         let c = b"---\nname: c\n---\n";
         assert_eq!(
-            cache.parse(a).map(|f| f.description),
+            cache.parse(a, false).map(|f| f.0.description),
             Ok("first".to_string())
         );
-        assert_eq!(cache.parse(a).map(|f| f.name), Ok("a".to_string()));
+        assert_eq!(cache.parse(a, false).map(|f| f.0.name), Ok("a".to_string()));
         assert_eq!(cache.len(), 1);
-        assert!(cache.parse(b).is_ok());
-        assert_eq!(cache.parse(c), Err(FrontmatterError::MissingDescription));
+        assert!(cache.parse(b, false).is_ok());
+        assert_eq!(
+            cache.parse(c, false),
+            Err(FrontmatterError::MissingDescription)
+        );
         assert_eq!(cache.len(), 2);
         // `a` was used least recently and went; `c` stays.
-        assert!(!cache.lock().contains(&xxhash_rust::xxh3::xxh3_128(a)));
-        assert!(cache.lock().contains(&xxhash_rust::xxh3::xxh3_128(c)));
+        assert!(
+            !cache
+                .lock()
+                .contains(&(xxhash_rust::xxh3::xxh3_128(a), false))
+        );
+        assert!(
+            cache
+                .lock()
+                .contains(&(xxhash_rust::xxh3::xxh3_128(c), false))
+        );
     }
 }

@@ -8,10 +8,10 @@ use super::frontmatter::Frontmatter;
 use super::read;
 use crate::fingerprint::{Place, Trace};
 use crate::origin::Origin;
-use crate::policy::{HardLinkRule, Policy, SkillSource, SymlinkRule};
+use crate::policy::{FrontmatterMode, HardLinkRule, Policy, SkillSource, SymlinkRule};
 use crate::reason::Reason;
 use crate::sandbox::{Opened, Root, Roots, Stamp};
-use crate::warning::Warning;
+use crate::warning::{Warning, WarningKind};
 
 /// The file that makes a folder a skill.
 pub(crate) const SKILL_FILE: &str = "SKILL.md";
@@ -238,12 +238,23 @@ impl SourceCtx<'_> {
         if !is_text(&bytes, file.len() > bytes.len() as u64) {
             return Err((rel, Reason::NotText));
         }
-        let fm = self
+        let lenient = self.policy.skills.frontmatter == FrontmatterMode::Lenient;
+        let (fm, strict_error) = self
             .cache
-            .parse(&bytes)
+            .parse(&bytes, lenient)
             .map_err(|e| (rel.clone(), e.reason()))?;
         if fm.name != name {
             return Err((rel_folder.to_path_buf(), Reason::Impostor));
+        }
+        if let Some(strict_error) = strict_error {
+            self.warnings.borrow_mut().push(Warning::new(
+                WarningKind::LenientFrontmatter,
+                self.root.path.join(&rel),
+                format!(
+                    "the frontmatter is not strict YAML and was read as plain `key: value` \
+                     lines ({strict_error})"
+                ),
+            ));
         }
         let max_desc =
             usize::try_from(self.policy.skills.description_max_chars).unwrap_or(usize::MAX);

@@ -175,6 +175,36 @@ pub fn parse(text: &str) -> Result<Frontmatter, FrontmatterError> {
     build(entries, yaml)
 }
 
+/// Parses like [`parse`]; when the strict reading fails on the YAML itself
+/// and `lenient` is set, reads the block again under the lenient subset
+/// (see `skills::lenient`). A block read that way comes back with the
+/// strict parser's error, for the record.
+pub fn parse_or_lenient(
+    text: &str,
+    lenient: bool,
+) -> Result<(Frontmatter, Option<String>), FrontmatterError> {
+    match parse(text) {
+        Err(FrontmatterError::Yaml(strict)) if lenient => {
+            let block = locate(text.as_bytes(), true)?;
+            let yaml = text
+                .get(block.yaml.clone())
+                .ok_or_else(|| FrontmatterError::Yaml(strict.clone()))?;
+            let first_line = 1 + text.as_bytes()[..block.yaml.start]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count();
+            match super::lenient::read(yaml, first_line) {
+                Ok(fm) => Ok((fm, Some(strict))),
+                // Outside the subset too: the strict parser's word stands,
+                // unless the subset found a missing field.
+                Err(FrontmatterError::Yaml(_)) => Err(FrontmatterError::Yaml(strict)),
+                Err(other) => Err(other),
+            }
+        }
+        other => other.map(|fm| (fm, None)),
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Fences
 

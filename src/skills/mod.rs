@@ -10,6 +10,7 @@
 mod cache;
 mod discover;
 pub(crate) mod frontmatter;
+mod lenient;
 mod read;
 mod resolve;
 

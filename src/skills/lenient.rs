@@ -1,0 +1,212 @@
+//! The lenient reading of a frontmatter block that is not strict YAML.
+//!
+//! Many skills written for other loaders open with lines such as
+//! `description: Use when: the user asks to deploy`: the second `: ` makes
+//! the line invalid YAML, yet those loaders (Lisa's own line reader among
+//! them) list the skill. When the policy says `skills.frontmatter =
+//! "lenient"`, a block the strict parser refused is read again under this
+//! narrow subset, and anything outside it stays `bad-frontmatter`:
+//!
+//! - every line is blank, a comment starting with `#` in its first column,
+//!   a top-level `key: value` line, or a continuation;
+//! - a key is letters, digits, `-` and `_`, in the first column, followed by
+//!   `:` and a space (or the end of the line: a null value);
+//! - the value is everything after the first `: `, verbatim (a `#` or a
+//!   further `: ` included), trailing blanks removed; a value wholly wrapped
+//!   in one pair of matching quotes loses the quotes (no escapes are
+//!   interpreted), and one that opens a quote without closing it is refused;
+//! - a value may not start a flow collection, an anchor, an alias, a tag or
+//!   a block scalar (`[`, `{`, `&`, `*`, `!`, `|`, `>`): those are YAML this
+//!   subset does not read;
+//! - a line indented by spaces or tabs continues the value of the key above
+//!   it (which must not be null), joined with one space, as a plain scalar
+//!   folds;
+//! - a key given twice is refused, as in strict mode.
+//!
+//! The subset has its own limits: at most [`MAX_BYTES`] bytes and
+//! [`MAX_LINES`] lines.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::frontmatter::{Frontmatter, FrontmatterError};
+
+/// The most bytes of frontmatter the lenient reading accepts.
+pub const MAX_BYTES: usize = 64 * 1024;
+
+/// The most lines of frontmatter the lenient reading accepts.
+pub const MAX_LINES: usize = 512;
+
+/// Characters a value may not start with: YAML this subset does not read.
+const NOT_PLAIN: &[char] = &['[', '{', '&', '*', '!', '|', '>'];
+
+/// Why a block is outside the subset (for tests and the record).
+fn outside(line: usize, why: &str) -> FrontmatterError {
+    FrontmatterError::Yaml(format!("line {line} is outside the lenient subset: {why}"))
+}
+
+/// Reads the YAML text between the fences (`yaml`) under the subset.
+/// `first_line` is the file line number of the block's first line, for
+/// messages.
+pub(crate) fn read(yaml: &str, first_line: usize) -> Result<Frontmatter, FrontmatterError> {
+    if yaml.len() > MAX_BYTES {
+        return Err(FrontmatterError::Yaml(format!(
+            "the frontmatter is longer than the {MAX_BYTES} bytes the lenient reading accepts"
+        )));
+    }
+    let mut entries: Vec<(String, Option<String>)> = Vec::new();
+    for (n, raw) in yaml.split('\n').enumerate() {
+        let at = first_line + n;
+        if n >= MAX_LINES {
+            return Err(outside(at, "more lines than the lenient reading accepts"));
+        }
+        let line = raw.strip_suffix('\r').unwrap_or(raw);
+        if line.trim().is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if line.starts_with([' ', '\t']) {
+            let Some((_, Some(value))) = entries.last_mut() else {
+                return Err(outside(at, "an indented line that continues no value"));
+            };
+            value.push(' ');
+            value.push_str(line.trim());
+            continue;
+        }
+        let Some((key, rest)) = line.split_once(':') else {
+            return Err(outside(at, "not a `key: value` line"));
+        };
+        if key.is_empty()
+            || !key
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            return Err(outside(at, "the key is not a plain word"));
+        }
+        if entries.iter().any(|(k, _)| k == key) {
+            return Err(FrontmatterError::Yaml(format!(
+                "line {at}: the key `{key}` is given twice"
+            )));
+        }
+        let value = if rest.trim().is_empty() {
+            None
+        } else if let Some(v) = rest.strip_prefix([' ', '\t']) {
+            Some(value_of(v.trim(), at)?)
+        } else {
+            return Err(outside(at, "no space after the `:`"));
+        };
+        entries.push((key.to_string(), value));
+    }
+    build(entries)
+}
+
+/// A value after its key: verbatim, but for one pair of matching quotes.
+fn value_of(v: &str, at: usize) -> Result<String, FrontmatterError> {
+    if v.starts_with(NOT_PLAIN) {
+        return Err(outside(
+            at,
+            "the value starts a collection, anchor, alias, tag or block scalar",
+        ));
+    }
+    for quote in ['"', '\''] {
+        if let Some(inner) = v.strip_prefix(quote) {
+            return match inner.strip_suffix(quote) {
+                Some(inner) if !inner.contains(quote) => Ok(inner.to_string()),
+                _ => Err(outside(
+                    at,
+                    "a quote that does not close at the end of the line",
+                )),
+            };
+        }
+    }
+    Ok(v.to_string())
+}
+
+/// Sorts the entries into a [`Frontmatter`], as the strict reading does for
+/// text values.
+fn build(entries: Vec<(String, Option<String>)>) -> Result<Frontmatter, FrontmatterError> {
+    let mut fm = Frontmatter::default();
+    let mut name = None;
+    let mut description = None;
+    let mut extra = BTreeMap::new();
+    for (key, value) in entries {
+        match key.as_str() {
+            "name" => name = value,
+            "description" => description = value,
+            "license" => fm.license = value,
+            "compatibility" => fm.compatibility = value,
+            "version" => fm.version = value,
+            "allowed-tools" => fm.allowed_tools = value,
+            _ => {
+                extra.insert(key, value.map_or(Value::Null, Value::String));
+            }
+        }
+    }
+    fm.extra = extra;
+    fm.name = name
+        .filter(|n| !n.trim().is_empty())
+        .ok_or(FrontmatterError::MissingName)?;
+    fm.description = description
+        .filter(|d| !d.trim().is_empty())
+        .ok_or(FrontmatterError::MissingDescription)?;
+    Ok(fm)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(yaml: &str) -> Frontmatter {
+        read(yaml, 2).unwrap_or_else(|e| panic!("{yaml:?}: {e}"))
+    }
+
+    fn refused(yaml: &str) -> String {
+        match read(yaml, 2) {
+            Ok(fm) => panic!("{yaml:?} was read: {fm:?}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn the_subset() {
+        let fm = ok("name: deploy\ndescription: Use when: the user asks to deploy\n");
+        assert_eq!(fm.description, "Use when: the user asks to deploy");
+        let fm = ok("name: a\ndescription: C# and F#: # not a comment\n");
+        assert_eq!(fm.description, "C# and F#: # not a comment");
+        let fm = ok("name: a\ndescription: see https://example.com/x: docs\n");
+        assert_eq!(fm.description, "see https://example.com/x: docs");
+        let fm = ok("name: a\ndescription: first: part\n\tcontinued: here\n  and here\n");
+        assert_eq!(fm.description, "first: part continued: here and here");
+        let fm =
+            ok("# a comment\nname: 'a'\ndescription: \"quoted: yes\"\nowner: me: you\nempty:\n");
+        assert_eq!(fm.name, "a");
+        assert_eq!(fm.description, "quoted: yes");
+        assert_eq!(fm.extra["owner"], Value::String("me: you".into()));
+        assert_eq!(fm.extra["empty"], Value::Null);
+    }
+
+    #[test]
+    fn outside_the_subset() {
+        for yaml in [
+            "name: a\ndescription: \"open: quote\n",
+            "name: a\ndescription: |\n  block: scalar\n",
+            "name: a\ndescription: [x: y]\n",
+            "name: a\nmetadata:\n  nested: value\n",
+            "name: a\ndescription: x: y\nname: b\n",
+            "name: a\n - item: x\n",
+            "- name: a\n",
+            "name:a\n",
+        ] {
+            refused(yaml);
+        }
+        assert!(refused("name: a\nname: b: c\n").contains("given twice"));
+    }
+
+    #[test]
+    fn limits() {
+        let long = format!("name: a\ndescription: x: {}\n", "y".repeat(MAX_BYTES));
+        refused(&long);
+        let many = "name: a\ndescription: x: y\n".to_string() + &"# c\n".repeat(MAX_LINES);
+        refused(&many);
+    }
+}
