@@ -54,18 +54,29 @@ fn names(list: &Value, field: &str) -> Vec<String> {
 fn the_readme_commands_are_the_documented_ones() {
     let (main, test) = readme_commands();
     assert!(main.starts_with("cargo run "), "{main}");
-    assert!(main.contains(" -- --home examples/demo/home snapshot"), "{main}");
+    assert!(
+        main.contains(" -- --home examples/demo/home snapshot"),
+        "{main}"
+    );
     assert_eq!(test, "cargo test --locked");
 }
 
 #[test]
 fn the_demo_prints_what_the_readme_says() {
     let (main, _) = readme_commands();
-    let args: Vec<&str> = main.split(" -- ").nth(1).unwrap().split_whitespace().collect();
+    let args: Vec<&str> = main
+        .split(" -- ")
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .collect();
     let snap = run_json(&args);
     // "the repository's CLAUDE.md is a copy of its AGENTS.md and is folded away"
     let deduped = names(&snap["deduped"], "path");
-    assert!(deduped.iter().any(|p| p.ends_with("repo/CLAUDE.md")), "{deduped:?}");
+    assert!(
+        deduped.iter().any(|p| p.ends_with("repo/CLAUDE.md")),
+        "{deduped:?}"
+    );
     // "the project skill changelog carries its project label in prompt"
     let prompt = snap["prompt"].as_str().unwrap();
     assert!(
@@ -92,7 +103,13 @@ fn every_way_of_running_the_demo_agrees() {
     ];
     let with_root = run_json(&[&base[..], &["--root", "examples/demo/repo"]].concat());
     let without = run_json(&base);
-    for field in ["repoRoot", "instructionFiles", "skills", "shadowedProjectSkills", "prompt"] {
+    for field in [
+        "repoRoot",
+        "instructionFiles",
+        "skills",
+        "shadowedProjectSkills",
+        "prompt",
+    ] {
         assert_eq!(with_root[field], without[field], "{field}");
     }
 
@@ -101,7 +118,10 @@ fn every_way_of_running_the_demo_agrees() {
     let examples: PathBuf = exe.parent().unwrap().parent().unwrap().join("examples");
     let embed = examples.join("embed");
     if !embed.exists() {
-        eprintln!("SKIPPED the embed example: not built at {}", embed.display());
+        eprintln!(
+            "SKIPPED the embed example: not built at {}",
+            embed.display()
+        );
         return;
     }
     let out = Command::new(&embed).current_dir(root()).output().unwrap();

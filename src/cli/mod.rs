@@ -1,13 +1,14 @@
 //! Argument parsing and the commands.
 
 mod explain;
+mod report;
 mod serve;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use lisa_context::policy::{Layer, Policy, PolicySource};
 use lisa_context::{Loader, LoaderBuilder};
 
@@ -32,6 +33,13 @@ struct Cli {
     /// A policy file laid over the built-in policy and the home policy.
     #[arg(long, global = true, value_name = "FILE")]
     policy: Option<PathBuf>,
+    /// When to colour diagnostics.
+    #[arg(long, global = true, value_enum, default_value_t = report::Color::Auto)]
+    color: report::Color,
+    /// Say on stderr what the loader decided: the policy layers, the roots,
+    /// and every candidate with what happened to it.
+    #[arg(short, long, global = true)]
+    verbose: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -66,6 +74,13 @@ enum Command {
         #[command(subcommand)]
         command: SkillCommand,
     },
+    /// Print a shell completion script for SHELL to stdout.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff) to stdout.
+    Man,
     /// Serve JSON-lines requests on stdin/stdout (see the README's protocol section).
     Serve,
 }
@@ -113,12 +128,11 @@ enum Format {
 /// Parses the arguments and runs the command.
 pub fn run() -> ExitCode {
     let cli = Cli::parse();
+    let color = cli.color;
     match dispatch(cli) {
         Ok(code) => ExitCode::from(code),
         Err(report) => {
-            // Never panic over a closed or full stderr: the exit code still
-            // says the command failed.
-            let _ = writeln!(std::io::stderr(), "{report:?}");
+            report::emit(report.as_ref(), color, None);
             ExitCode::from(FAILED)
         }
     }
@@ -172,6 +186,7 @@ fn dispatch(cli: Cli) -> miette::Result<u8> {
             let cwd = cwd_of(place)?;
             let root = place.root.as_deref().map(absolute);
             let snap = loader.snapshot_in(&cwd, root.as_deref())?;
+            narrate(&cli, &loader, &snap);
             match format {
                 Format::Text => write_out(&mut out, snap.prompt.as_bytes()),
                 Format::Json => {
@@ -193,6 +208,9 @@ fn dispatch(cli: Cli) -> miette::Result<u8> {
             let cwd = cwd_of(place)?;
             let root = place.root.as_deref().map(absolute);
             let fp = loader.fingerprint_in(&cwd, root.as_deref())?;
+            if cli.verbose {
+                narrate(&cli, &loader, &*loader.snapshot_in(&cwd, root.as_deref())?);
+            }
             write_out(&mut out, format!("{fp}\n").as_bytes())
         }
         Command::Policy {
@@ -236,6 +254,18 @@ fn dispatch(cli: Cli) -> miette::Result<u8> {
             let skill = loader.skill_in(&cwd, root.as_deref(), name)?;
             write_out(&mut out, skill.content.as_bytes())
         }
+        Command::Completions { shell } => {
+            let mut text = Vec::new();
+            clap_complete::generate(*shell, &mut Cli::command(), "lisa-context", &mut text);
+            write_out(&mut out, &text)
+        }
+        Command::Man => {
+            let mut text = Vec::new();
+            clap_mangen::Man::new(Cli::command())
+                .render(&mut text)
+                .map_err(|e| miette::miette!("cannot render the manual page: {e}"))?;
+            write_out(&mut out, &text)
+        }
         Command::Serve => {
             let loader = loader(&cli)?;
             serve::serve(&loader, std::io::stdin().lock(), &mut out)
@@ -243,6 +273,30 @@ fn dispatch(cli: Cli) -> miette::Result<u8> {
             Ok(OK)
         }
     }
+}
+
+/// With `--verbose`, what the loader decided, on stderr: the policy layers,
+/// the roots, and every candidate with what happened to it (the `explain`
+/// table).
+fn narrate(cli: &Cli, loader: &Loader, snap: &lisa_context::Snapshot) {
+    if !cli.verbose {
+        return;
+    }
+    let mut text = String::from("lisa-context: policy layers, lowest first:\n");
+    for (layer, name) in loader.policy().layers() {
+        text.push_str(&format!(
+            "  {:?}: {}\n",
+            layer,
+            lisa_context::terminal_safe(name)
+        ));
+    }
+    let home = loader.home().map_or_else(
+        || "none".to_string(),
+        |h| lisa_context::terminal_safe(&h.to_string_lossy()).into_owned(),
+    );
+    text.push_str(&format!("lisa-context: home root: {home}\n"));
+    text.push_str(&explain::table(snap));
+    let _ = std::io::stderr().write_all(text.as_bytes());
 }
 
 fn write_out(out: &mut impl Write, bytes: &[u8]) -> miette::Result<u8> {
