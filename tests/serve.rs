@@ -94,10 +94,16 @@ fn req(id: impl Into<Value>, op: &str, cwd: &Path, extra: Value) -> String {
 }
 
 fn server(home: &Path) -> Command {
+    server_with(home, &[])
+}
+
+/// The server with extra `serve` arguments (`--jobs N`).
+fn server_with(home: &Path, args: &[&str]) -> Command {
     let mut c = Command::new(BIN);
     c.arg("--home")
         .arg(home)
         .arg("serve")
+        .args(args)
         .env_remove("LISA_HOME")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -107,6 +113,8 @@ fn server(home: &Path) -> Command {
 
 struct Run {
     responses: Vec<Value>,
+    /// The response lines as written.
+    stdout: String,
     status: ExitStatus,
     stderr: String,
 }
@@ -137,7 +145,12 @@ impl Run {
 /// Runs the server on `input` (written by a separate thread, then closed)
 /// and collects every response line.
 fn run_server(home: &Path, input: Vec<u8>) -> Run {
-    let mut child = server(home).spawn().unwrap();
+    run_server_with(home, &[], input)
+}
+
+/// [`run_server`] with extra `serve` arguments.
+fn run_server_with(home: &Path, args: &[&str], input: Vec<u8>) -> Run {
+    let mut child = server_with(home, args).spawn().unwrap();
     let mut stdin = child.stdin.take().unwrap();
     let writer = std::thread::spawn(move || {
         // The server may stop reading only by exiting; a broken pipe would
@@ -149,10 +162,20 @@ fn run_server(home: &Path, input: Vec<u8>) -> Run {
     let stdout = String::from_utf8(out.stdout).unwrap();
     let responses = stdout
         .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l:?}")))
+        .map(|l| {
+            serde_json::from_str(l).unwrap_or_else(|e| {
+                // Valid JSON holding a number no f64 holds (an echoed id
+                // like 1e400) is kept as its text.
+                match serde_json::from_str::<&serde_json::value::RawValue>(l) {
+                    Ok(_) => Value::String(l.to_string()),
+                    Err(_) => panic!("not JSON ({e}): {l:?}"),
+                }
+            })
+        })
         .collect();
     Run {
         responses,
+        stdout,
         status: out.status,
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
@@ -648,6 +671,73 @@ fn end_of_input_ends_the_server_with_status_zero() {
     assert_eq!(run.status.code(), Some(0));
     assert_eq!(run.responses.len(), 1);
     assert_eq!(run.responses[0]["error"]["code"], json!("line-too-long"));
+}
+
+/// The `id` comes back exactly as it was written: integers beyond 64 bits
+/// (which a JSON number parser would turn into a float), negative and
+/// fractional numbers, strings with escapes, null, and structured ids; in
+/// answers and in error responses alike.
+#[test]
+fn ids_are_echoed_byte_for_byte() {
+    let w = world();
+    let cwd = s(&w.app);
+    let ids = [
+        "123456789012345678901234567890",
+        "-98765432109876543210",
+        "-7",
+        "0.1000000000000000055511151231257827",
+        "1e400",
+        "12.50",
+        r#""caf\u00e9 \"quoted\"""#,
+        "null",
+        "[1, {\"a\": 2}]",
+        "true",
+    ];
+    let mut input = Vec::new();
+    for id in ids {
+        // A good request, then three kinds of error with the same id.
+        input.push(format!(
+            r#"{{"id": {id}, "op": "fingerprint", "cwd": "{cwd}"}}"#
+        ));
+        input.push(format!(
+            r#"{{"op": "frobnicate", "id": {id}, "cwd": "{cwd}"}}"#
+        ));
+        input.push(format!(r#"{{"id": {id}, "op": "snapshot"}}"#));
+        input.push(format!(
+            r#"{{"id":{id},"op":"skill","cwd":"{cwd}","name":"no-such"}}"#
+        ));
+    }
+    let run = run_server(&w.home, lines(&input));
+    assert!(run.status.success(), "stderr: {}", run.stderr);
+    let out: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(out.len(), input.len(), "{out:?}");
+    let fp = cli_fingerprint(&w.home, &w.app);
+    for (i, id) in ids.iter().enumerate() {
+        let prefix = format!("{{\"id\":{id},");
+        for (j, line) in out[4 * i..4 * i + 4].iter().enumerate() {
+            assert!(
+                line.starts_with(&prefix),
+                "response {j} for id {id} echoes it verbatim: {line}"
+            );
+        }
+        if *id == "1e400" {
+            // Valid JSON, but beyond f64: checked as text.
+            assert!(out[4 * i].contains(&format!("\"fingerprint\":\"{fp}\"")));
+            assert!(out[4 * i + 1].contains("\"unknown-op\""));
+            assert!(out[4 * i + 2].contains("\"bad-request\""));
+            assert!(out[4 * i + 3].contains("\"skill-not-found\""));
+            continue;
+        }
+        let parsed: Vec<&Value> = (0..4).map(|j| &run.responses[4 * i + j]).collect();
+        assert_eq!(parsed[0]["fingerprint"].as_str(), Some(fp.as_str()), "{id}");
+        assert_eq!(parsed[1]["error"]["code"], json!("unknown-op"), "{id}");
+        assert_eq!(parsed[2]["error"]["code"], json!("bad-request"), "{id}");
+        assert_eq!(parsed[3]["error"]["code"], json!("skill-not-found"), "{id}");
+    }
+    // Still one well-formed JSON value per line.
+    for line in &out {
+        serde_json::from_str::<&serde_json::value::RawValue>(line).unwrap();
+    }
 }
 
 // ---------------------------------------------------------------------------

@@ -2,11 +2,13 @@
 //! response per line on stdout. A bad request gets an error response and the
 //! server keeps serving; end of input ends it.
 
+use std::collections::HashMap;
 use std::io::{self, BufRead, Read, Write};
 use std::path::PathBuf;
 
 use lisa_context::{Loader, SnapshotError};
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 /// The longest request line accepted (1 MiB).
@@ -35,11 +37,64 @@ enum Request {
     },
 }
 
-fn error(id: &Value, code: &str, message: impl Into<String>) -> Value {
-    json!({ "id": id, "error": { "code": code, "message": message.into() } })
+/// A request's `id` exactly as the client wrote it: the raw JSON text, so an
+/// integer beyond 64 bits (or a float, or a string with escapes) comes back
+/// byte for byte. `null` when the request had none or could not be read.
+#[derive(Debug, Clone)]
+pub struct Id(Box<RawValue>);
+
+impl Id {
+    /// The id of a line that has none.
+    fn null() -> Self {
+        Id(RawValue::NULL.to_owned())
+    }
 }
 
-fn snapshot_error(id: &Value, e: &SnapshotError) -> Value {
+/// One response: the id to echo and the other fields.
+#[derive(Debug)]
+pub struct Response {
+    id: Id,
+    body: Map<String, Value>,
+}
+
+impl Response {
+    fn new(id: &Id, body: Value) -> Self {
+        let body = match body {
+            Value::Object(fields) => fields,
+            other => Map::from_iter([("result".to_string(), other)]),
+        };
+        Response {
+            id: id.clone(),
+            body,
+        }
+    }
+
+    /// The response as one JSON line (with its newline): the raw id first,
+    /// then the other fields.
+    pub fn to_line(&self) -> Vec<u8> {
+        let mut line = Vec::with_capacity(64);
+        line.extend_from_slice(b"{\"id\":");
+        line.extend_from_slice(self.id.0.get().as_bytes());
+        for (key, value) in &self.body {
+            line.push(b',');
+            // Strings and values serialize infallibly into a Vec.
+            let _ = serde_json::to_writer(&mut line, key);
+            line.push(b':');
+            let _ = serde_json::to_writer(&mut line, value);
+        }
+        line.extend_from_slice(b"}\n");
+        line
+    }
+}
+
+fn error(id: &Id, code: &str, message: impl Into<String>) -> Response {
+    Response::new(
+        id,
+        json!({ "error": { "code": code, "message": message.into() } }),
+    )
+}
+
+fn snapshot_error(id: &Id, e: &SnapshotError) -> Response {
     let code = match e {
         SnapshotError::InvalidSkillName(_) => "invalid-skill-name",
         SnapshotError::SkillNotFound { .. } => "skill-not-found",
@@ -60,24 +115,44 @@ fn snapshot_error(id: &Value, e: &SnapshotError) -> Value {
 
 /// Parses a request line: the id (null when there is none), and the request
 /// or the error response to send instead.
-fn parse(line: &[u8]) -> (Value, Result<Request, Value>) {
-    let mut fields: Map<String, Value> = match serde_json::from_slice(line) {
-        Ok(Value::Object(fields)) => fields,
-        Ok(_) => {
-            let e = error(&Value::Null, "bad-request", "a request is a JSON object");
-            return (Value::Null, Err(e));
-        }
-        Err(e) => {
-            return (
-                Value::Null,
-                Err(error(&Value::Null, "bad-request", e.to_string())),
-            );
-        }
+///
+/// The line is first split into its members as raw JSON text, so the id is
+/// kept exactly as written (a number beyond what `f64` holds included); the
+/// other members are then read as values.
+fn parse(line: &[u8]) -> (Id, Result<Request, Response>) {
+    let null = Id::null();
+    let bad = |message: String| {
+        let e = error(&null, "bad-request", message);
+        (Id::null(), Err(e))
     };
-    let Some(id) = fields.remove("id") else {
-        let e = error(&Value::Null, "bad-request", "every request needs an \"id\"");
-        return (Value::Null, Err(e));
+    let whole: &RawValue = match serde_json::from_slice(line) {
+        Ok(v) => v,
+        Err(e) => return bad(e.to_string()),
     };
+    if !whole.get().starts_with('{') {
+        return bad("a request is a JSON object".into());
+    }
+    // Members in order; a repeated name keeps its last value.
+    let mut members: HashMap<String, &RawValue> = match serde_json::from_str(whole.get()) {
+        Ok(m) => m,
+        Err(e) => return bad(e.to_string()),
+    };
+    let Some(id) = members.remove("id") else {
+        return bad("every request needs an \"id\"".into());
+    };
+    let id = Id(id.to_owned());
+    let mut fields = Map::new();
+    for (name, raw) in members {
+        match serde_json::from_str::<Value>(raw.get()) {
+            Ok(v) => {
+                fields.insert(name, v);
+            }
+            Err(e) => {
+                let e = error(&id, "bad-request", format!("field {name:?}: {e}"));
+                return (id, Err(e));
+            }
+        }
+    }
     if let Some(Value::String(op)) = fields.get("op") {
         if !<Request as strum::VariantNames>::VARIANTS.contains(&op.as_str()) {
             let e = error(&id, "unknown-op", format!("unknown op {op:?}"));
@@ -90,7 +165,7 @@ fn parse(line: &[u8]) -> (Value, Result<Request, Value>) {
 }
 
 /// Answers one request line.
-pub fn answer(loader: &Loader, line: &[u8]) -> Value {
+pub fn answer(loader: &Loader, line: &[u8]) -> Response {
     let (id, request) = parse(line);
     let request = match request {
         Ok(r) => r,
@@ -100,10 +175,10 @@ pub fn answer(loader: &Loader, line: &[u8]) -> Value {
     let result = match request {
         Request::Snapshot { cwd, root } => loader
             .snapshot_in(&cwd, root.as_deref())
-            .map(|s| json!({ "id": id, "snapshot": &*s })),
+            .map(|s| Response::new(id, json!({ "snapshot": &*s }))),
         Request::Fingerprint { cwd, root } => loader
             .fingerprint_in(&cwd, root.as_deref())
-            .map(|f| json!({ "id": id, "fingerprint": f })),
+            .map(|f| Response::new(id, json!({ "fingerprint": f }))),
         Request::Refresh {
             cwd,
             root,
@@ -111,12 +186,12 @@ pub fn answer(loader: &Loader, line: &[u8]) -> Value {
         } => loader
             .refresh_in(&cwd, root.as_deref(), &fingerprint)
             .map(|r| match r {
-                None => json!({ "id": id, "changed": false }),
-                Some(s) => json!({ "id": id, "changed": true, "snapshot": &*s }),
+                None => Response::new(id, json!({ "changed": false })),
+                Some(s) => Response::new(id, json!({ "changed": true, "snapshot": &*s })),
             }),
         Request::Skill { cwd, root, name } => loader
             .skill_in(&cwd, root.as_deref(), &name)
-            .map(|s| json!({ "id": id, "skill": s })),
+            .map(|s| Response::new(id, json!({ "skill": s }))),
     };
     result.unwrap_or_else(|e| snapshot_error(id, &e))
 }
@@ -143,7 +218,7 @@ pub fn serve(loader: &Loader, mut input: impl BufRead, out: &mut impl Write) -> 
                 }
             }
             error(
-                &Value::Null,
+                &Id::null(),
                 "line-too-long",
                 format!("request lines are limited to {MAX_LINE} bytes"),
             )
@@ -154,8 +229,7 @@ pub fn serve(loader: &Loader, mut input: impl BufRead, out: &mut impl Write) -> 
             }
             answer(loader, trimmed)
         };
-        serde_json::to_writer(&mut *out, &response)?;
-        out.write_all(b"\n")?;
+        out.write_all(&response.to_line())?;
         out.flush()?;
     }
 }
