@@ -53,7 +53,7 @@ mod skills;
 mod snapshot;
 mod unicode;
 
-pub use error::{BootstrapError, SnapshotError};
+pub use error::{BootstrapError, PolicyFailure, SnapshotError};
 pub use hidden::{HiddenFinding, HiddenReport};
 pub use instructions::{Block, Budget, Considered, Deduped, Skipped, Status};
 pub use loader::{DEFAULT_CACHE_ENTRIES, Loader, LoaderBuilder, SkillFile};

@@ -907,3 +907,224 @@ fn a_marker_links_target_appearing_or_vanishing_moves_the_root() {
     drop(stdin);
     assert!(child.wait().unwrap().success());
 }
+
+// ---------------------------------------------------------------------------
+// The policy files, edited while the server runs
+
+/// A running server with its pipes, asked one line at a time.
+struct Live {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: BufReader<std::process::ChildStdout>,
+}
+
+impl Live {
+    fn start(mut command: Command) -> Live {
+        let mut child = command.spawn().unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        Live {
+            child,
+            stdin,
+            stdout,
+        }
+    }
+
+    fn ask(&mut self, line: &str) -> Value {
+        ask(&mut self.stdin, &mut self.stdout, line)
+    }
+
+    fn finish(self) {
+        let Live {
+            mut child, stdin, ..
+        } = self;
+        drop(stdin);
+        assert!(child.wait().unwrap().success());
+    }
+}
+
+/// The `policy-invalid` error of a response, checked for plain text.
+fn policy_invalid(r: &Value) -> String {
+    assert_eq!(r["error"]["code"], json!("policy-invalid"), "{r}");
+    let message = r["error"]["message"].as_str().unwrap().to_string();
+    assert!(
+        !message.contains('\u{1b}'),
+        "no terminal sequences: {message:?}"
+    );
+    message
+}
+
+/// Runs a one-shot command that must fail with exit 1.
+fn cli_fails(home: &Path, args: &[&str]) -> String {
+    let out = Command::new(BIN)
+        .arg("--home")
+        .arg(home)
+        .args(args)
+        .env_remove("LISA_HOME")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{args:?}");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn an_edited_home_policy_is_used_from_the_next_request() {
+    let w = world();
+    let policy = w.home.join("context-policy.toml");
+    let mut live = Live::start(server(&w.home));
+    let fp = |live: &mut Live, id: u64| {
+        let r = live.ask(&req(id, "fingerprint", &w.api, json!({})));
+        r["fingerprint"].as_str().unwrap_or_default().to_string()
+    };
+
+    let original = fp(&mut live, 1);
+    assert_eq!(original, cli_fingerprint(&w.home, &w.api));
+
+    // A new home policy: the next answer is built under it.
+    write(&policy, "version = 1\n[instructions]\nbudget-bytes = 20\n");
+    let r = live.ask(&req(2, "snapshot", &w.api, json!({})));
+    assert_eq!(r["snapshot"]["budget"]["limit"], json!(20), "{r}");
+    assert_eq!(r["snapshot"], cli_snapshot(&w.home, &w.api, None));
+    let small = r["snapshot"]["fingerprint"].as_str().unwrap().to_string();
+    assert_ne!(small, original);
+
+    // An edit of the same size: still noticed.
+    write(&policy, "version = 1\n[instructions]\nbudget-bytes = 30\n");
+    let r = live.ask(&req(3, "snapshot", &w.api, json!({})));
+    assert_eq!(r["snapshot"]["budget"]["limit"], json!(30), "{r}");
+    assert_eq!(r["snapshot"], cli_snapshot(&w.home, &w.api, None));
+
+    // An invalid edit: every request says so, the server keeps running,
+    // and the one-shot commands still fail.
+    write(
+        &policy,
+        "version = 1\n[instructions]\nbudget-bytes = \"lots\"\n",
+    );
+    for (id, op, extra) in [
+        (4, "fingerprint", json!({})),
+        (5, "snapshot", json!({})),
+        (6, "refresh", json!({ "fingerprint": small })),
+        (7, "skill", json!({ "name": "deploy" })),
+    ] {
+        let r = live.ask(&req(id, op, &w.api, extra));
+        let message = policy_invalid(&r);
+        assert!(message.contains("budget-bytes"), "{message}");
+        assert!(message.contains(s(&policy)), "{message}");
+        assert!(message.contains("policy::"), "{message}");
+    }
+    cli_fails(&w.home, &["fingerprint", "--cwd", s(&w.api)]);
+
+    // Fixed: answers again, equal to a fresh run.
+    write(&policy, "version = 1\n[instructions]\nbudget-bytes = 20\n");
+    assert_eq!(fp(&mut live, 8), small);
+    assert_eq!(small, cli_fingerprint(&w.home, &w.api));
+
+    // Removed: back to the built-in policy and the first answer.
+    std::fs::remove_file(&policy).unwrap();
+    assert_eq!(fp(&mut live, 9), original);
+    let r = live.ask(&req(10, "skill", &w.api, json!({ "name": "deploy" })));
+    assert!(r["skill"]["content"].is_string(), "{r}");
+    live.finish();
+}
+
+#[test]
+fn an_invalid_policy_at_startup_does_not_stop_the_server() {
+    let w = world();
+    let policy = w.home.join("context-policy.toml");
+    write(&policy, "version = 1\n[trust]\nsymlinks = \"sometimes\"\n");
+    cli_fails(&w.home, &["snapshot", "--cwd", s(&w.app)]);
+
+    let mut live = Live::start(server(&w.home));
+    let message = policy_invalid(&live.ask(&req(1, "snapshot", &w.app, json!({}))));
+    assert!(message.contains("sometimes"), "{message}");
+    // Other errors that need no policy still come first where they did.
+    let r = live.ask(r#"{"id": 2, "op": "frobnicate", "cwd": "/"}"#);
+    assert_eq!(r["error"]["code"], json!("unknown-op"));
+
+    write(&policy, "version = 1\n[trust]\nsymlinks = \"never\"\n");
+    let r = live.ask(&req(3, "snapshot", &w.app, json!({})));
+    assert_eq!(r["snapshot"], cli_snapshot(&w.home, &w.app, None), "{r}");
+    live.finish();
+}
+
+#[test]
+fn the_command_line_policy_file_is_watched_too() {
+    let w = world();
+    let file = w.base.join("team.toml");
+    let serve = |file: &Path| {
+        let mut c = server(&w.home);
+        c.arg("--policy").arg(file);
+        c
+    };
+    let cli_fp = |file: &Path| {
+        cli(
+            &w.home,
+            &["--policy", s(file), "fingerprint", "--cwd", s(&w.lib)],
+        )
+        .trim()
+        .to_string()
+    };
+    // Missing at startup: the server runs and says why it cannot answer.
+    let mut live = Live::start(serve(&file));
+    let message = policy_invalid(&live.ask(&req(1, "fingerprint", &w.lib, json!({}))));
+    assert!(message.contains(s(&file)), "{message}");
+
+    write(
+        &file,
+        "version = 1\n[instructions]\nlevel-files = [\"AGENTS.md\"]\n",
+    );
+    let r = live.ask(&req(2, "snapshot", &w.lib, json!({})));
+    // lib holds only a CLAUDE.md, which this policy does not read.
+    assert_eq!(
+        r["snapshot"]["instructionFiles"].as_array().unwrap().len(),
+        1,
+        "{r}"
+    );
+    assert_eq!(
+        r["snapshot"]["fingerprint"].as_str().unwrap(),
+        cli_fp(&file)
+    );
+
+    write(
+        &file,
+        "version = 1\n[instructions]\nlevel-files = [\"CLAUDE.md\"]\n",
+    );
+    let r = live.ask(&req(3, "snapshot", &w.lib, json!({})));
+    assert_eq!(
+        r["snapshot"]["instructionFiles"].as_array().unwrap().len(),
+        2,
+        "{r}"
+    );
+    assert_eq!(
+        r["snapshot"]["fingerprint"].as_str().unwrap(),
+        cli_fp(&file)
+    );
+
+    // The policy file moves the home root: the home's policy then comes
+    // from the new home.
+    let other = w.base.join("other-home");
+    write(&other.join("AGENTS.md"), "other home");
+    write(
+        &other.join("context-policy.toml"),
+        "version = 1\n[instructions]\nbudget-bytes = 77\n",
+    );
+    live.finish();
+    let mut c = Command::new(BIN);
+    c.arg("--policy")
+        .arg(&file)
+        .arg("serve")
+        .env_remove("LISA_HOME")
+        .env("HOME", &w.base)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut live = Live::start(c);
+    write(
+        &file,
+        &format!("version = 1\n[roots]\nhome = [{:?}]\n", s(&other)),
+    );
+    let r = live.ask(&req(4, "snapshot", &w.lib, json!({})));
+    assert_eq!(r["snapshot"]["home"], json!(s(&other)), "{r}");
+    assert_eq!(r["snapshot"]["budget"]["limit"], json!(77), "{r}");
+    live.finish();
+}

@@ -237,7 +237,9 @@ fn dispatch(cli: Cli) -> miette::Result<u8> {
             write_out(&mut out, skill.content.as_bytes())
         }
         Command::Serve => {
-            let loader = loader(&cli)?;
+            // An invalid policy does not stop the server: each request gets
+            // a `policy-invalid` error until the file is fixed.
+            let loader = builder(&cli).build_lenient()?;
             serve::serve(&loader, std::io::stdin().lock(), &mut out)
                 .map_err(|e| miette::miette!("serve: {e}"))?;
             Ok(OK)

@@ -101,6 +101,9 @@ fn snapshot_error(id: &Id, e: &SnapshotError) -> Response {
         SnapshotError::SkillUnreadable { .. } => "skill-unreadable",
         SnapshotError::RootDoesNotContainCwd { .. } => "root-outside",
         SnapshotError::RelativeCwd(_) => "relative-cwd",
+        SnapshotError::PolicyInvalid(failure) => {
+            return error(id, "policy-invalid", plain_report(failure));
+        }
         _ => "bad-cwd",
     };
     let mut message = e.to_string();
@@ -111,6 +114,19 @@ fn snapshot_error(id: &Id, e: &SnapshotError) -> Response {
         source = s.source();
     }
     error(id, code, message)
+}
+
+/// A diagnostic rendered as plain text, spans and help included, without
+/// colour or terminal sequences (a JSON client shows it as it is).
+fn plain_report(diagnostic: &dyn miette::Diagnostic) -> String {
+    let handler = miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::none())
+        .with_links(false)
+        .with_width(100);
+    let mut out = String::new();
+    match handler.render_report(&mut out, diagnostic) {
+        Ok(()) => out,
+        Err(_) => diagnostic.to_string(),
+    }
 }
 
 /// Parses a request line: the id (null when there is none), and the request

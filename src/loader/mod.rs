@@ -4,6 +4,7 @@
 //! embedder needs.
 
 mod builder;
+mod policies;
 mod size;
 
 use std::collections::HashSet;
@@ -16,6 +17,7 @@ use lru::LruCache;
 use serde::Serialize;
 
 pub use builder::LoaderBuilder;
+use policies::{InForce, Policies};
 
 use crate::error::SnapshotError;
 use crate::origin::Origin;
@@ -49,6 +51,35 @@ pub struct SkillFile {
 /// A cache key: the cwd and the explicit root, both normalized.
 type Key = (PathBuf, Option<PathBuf>);
 
+/// The snapshot cache, and the policy generation its snapshots were built
+/// under.
+struct Cache {
+    generation: u64,
+    map: LruCache<Key, Arc<Built>>,
+}
+
+impl Cache {
+    /// Moves the cache to `generation` when that is newer (dropping every
+    /// snapshot of the older policy); whether the cache now holds that
+    /// generation (false for a call still working under an older one).
+    fn enter(&mut self, generation: u64) -> bool {
+        if generation > self.generation {
+            self.map.clear();
+            self.generation = generation;
+        }
+        generation == self.generation
+    }
+
+    /// The cached build for `key`, if it was made under `generation`.
+    fn get(&mut self, generation: u64, key: &Key) -> Option<Arc<Built>> {
+        if self.enter(generation) {
+            self.map.get(key).cloned()
+        } else {
+            None
+        }
+    }
+}
+
 /// Builds snapshots for any number of cwds, concurrently, caching each one
 /// until a file it depends on changes.
 ///
@@ -75,9 +106,8 @@ type Key = (PathBuf, Option<PathBuf>);
 /// assert!(loader.refresh(repo.path(), &snap.fingerprint).unwrap().is_none());
 /// ```
 pub struct Loader {
-    policy: Arc<Policy>,
-    home: Option<PathBuf>,
-    cache: Mutex<LruCache<Key, Arc<Built>>>,
+    policies: Policies,
+    cache: Mutex<Cache>,
     handles: Handles,
     parsed: ParseCache,
     racy_window: Duration,
@@ -86,7 +116,7 @@ pub struct Loader {
 impl std::fmt::Debug for Loader {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Loader")
-            .field("home", &self.home)
+            .field("home", &self.home())
             .field("cached_entries", &self.cached_entries())
             .field("racy_window", &self.racy_window)
             .finish_non_exhaustive()
@@ -103,7 +133,7 @@ impl Loader {
 
     /// A loader keeping at most `capacity` snapshots (least recently used go).
     pub fn with_capacity(policy: Policy, home: Option<PathBuf>, capacity: usize) -> Self {
-        Self::from_parts(policy, home, capacity, sandbox::RACY_WINDOW)
+        Self::fixed(policy, home, capacity, sandbox::RACY_WINDOW)
     }
 
     /// A builder: finds the home root, loads the layered policy from it.
@@ -111,31 +141,56 @@ impl Loader {
         LoaderBuilder::new()
     }
 
-    fn from_parts(
+    /// A loader whose policy never changes.
+    fn fixed(
         policy: Policy,
         home: Option<PathBuf>,
         capacity: usize,
         racy_window: Duration,
     ) -> Self {
-        let capacity = NonZeroUsize::new(capacity).unwrap_or(NonZeroUsize::MIN);
-        Self {
+        let policies = Policies::Fixed(InForce {
             policy: Arc::new(policy),
             home,
-            cache: Mutex::new(LruCache::new(capacity)),
+            generation: 0,
+        });
+        Self::from_parts(policies, capacity, racy_window)
+    }
+
+    /// A loader that watches the policy files `loaded` read.
+    fn watching(
+        bootstrap: builder::Bootstrap,
+        loaded: builder::Loaded,
+        capacity: usize,
+        racy_window: Duration,
+    ) -> Self {
+        let policies = Policies::watched(bootstrap, loaded, racy_window);
+        Self::from_parts(policies, capacity, racy_window)
+    }
+
+    fn from_parts(policies: Policies, capacity: usize, racy_window: Duration) -> Self {
+        let capacity = NonZeroUsize::new(capacity).unwrap_or(NonZeroUsize::MIN);
+        Self {
+            policies,
+            cache: Mutex::new(Cache {
+                generation: 0,
+                map: LruCache::new(capacity),
+            }),
             handles: Handles::default(),
             parsed: ParseCache::new(PARSE_CACHE_ENTRIES),
             racy_window,
         }
     }
 
-    /// The policy in force.
-    pub fn policy(&self) -> &Policy {
-        &self.policy
+    /// The policy in force. A loader built from policy files loads them
+    /// again first if one changed; the error is the diagnostic of an invalid
+    /// one ([`SnapshotError::PolicyInvalid`]).
+    pub fn policy(&self) -> Result<Arc<Policy>, SnapshotError> {
+        Ok(self.policies.in_force()?.policy)
     }
 
-    /// The home root's path.
-    pub fn home(&self) -> Option<&Path> {
-        self.home.as_deref()
+    /// The home root's path under the policy last loaded (`None`: no home).
+    pub fn home(&self) -> Option<PathBuf> {
+        self.policies.last_home()
     }
 
     /// The snapshot for `cwd` (absolute), rebuilt only if something changed.
@@ -202,10 +257,11 @@ impl Loader {
         root: Option<&Path>,
         name: &str,
     ) -> Result<SkillFile, SnapshotError> {
-        if !self.policy.is_valid_skill_name(name) {
+        let force = self.policies.in_force()?;
+        if !force.policy.is_valid_skill_name(name) {
             return Err(SnapshotError::InvalidSkillName(name.to_string()));
         }
-        let built = self.current(cwd, root)?;
+        let built = self.current_under(&force, cwd, root)?;
         let Some(skill) = built.snapshot.skills.iter().find(|s| s.name == name) else {
             return Err(SnapshotError::SkillNotFound {
                 name: name.to_string(),
@@ -219,7 +275,7 @@ impl Loader {
         let Some(skill_root) = built.roots.get(skill.origin) else {
             return Err(unreadable("its root is gone".into()));
         };
-        let content = skills::whole_file(&self.policy, skill_root, &skill.rel)
+        let content = skills::whole_file(&force.policy, skill_root, &skill.rel)
             .map_err(|e| unreadable(e.to_string()))?;
         Ok(SkillFile {
             name: skill.name.clone(),
@@ -231,51 +287,70 @@ impl Loader {
 
     /// How many snapshots the cache holds.
     pub fn cached_entries(&self) -> usize {
-        self.lock().len()
+        self.lock().map.len()
     }
 
     /// An estimate of the bytes the cache holds (texts and paths).
     pub fn cached_bytes(&self) -> usize {
         self.lock()
+            .map
             .iter()
             .map(|(_, built)| size::estimate_bytes(built))
             .sum()
     }
 
-    fn lock(&self) -> MutexGuard<'_, LruCache<Key, Arc<Built>>> {
+    fn lock(&self) -> MutexGuard<'_, Cache> {
         // A panic while holding the lock cannot leave the map inconsistent
         // (every update is a single insert or remove), so a poisoned lock is
         // still usable.
         self.cache.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The up-to-date build for (cwd, root): the cached one when every path it
-    /// examined still looks the same, a fresh one otherwise.
+    /// The up-to-date build for (cwd, root) under the policy in force.
     fn current(&self, cwd: &Path, root: Option<&Path>) -> Result<Arc<Built>, SnapshotError> {
+        let force = self.policies.in_force()?;
+        self.current_under(&force, cwd, root)
+    }
+
+    /// The up-to-date build for (cwd, root) under `force`: the cached one
+    /// when every path it examined still looks the same, a fresh one
+    /// otherwise.
+    fn current_under(
+        &self,
+        force: &InForce,
+        cwd: &Path,
+        root: Option<&Path>,
+    ) -> Result<Arc<Built>, SnapshotError> {
         if !cwd.is_absolute() {
             return Err(SnapshotError::RelativeCwd(cwd.to_path_buf()));
         }
         let key: Key = (sandbox::normalize(cwd), root.map(sandbox::normalize));
-        let cached = self.lock().get(&key).cloned();
+        let cached = self.lock().get(force.generation, &key);
         if let Some(built) = cached {
             if self.still_valid(&built) {
                 return Ok(built);
             }
         }
         let built = Arc::new(snapshot::build(
-            &self.policy,
-            self.home.as_deref(),
+            &force.policy,
+            force.home.as_deref(),
             &key.0,
             key.1.as_deref(),
             &self.handles,
             &self.parsed,
         )?);
         let mut cache = self.lock();
-        let pushed_out = cache.push(key.clone(), built.clone());
+        if !cache.enter(force.generation) {
+            // The policy changed while this was built: answer, but do not
+            // keep it.
+            return Ok(built);
+        }
+        let pushed_out = cache.map.push(key.clone(), built.clone());
         if pushed_out.is_some_and(|(old_key, _)| old_key != key) {
             // An entry was evicted: forget the root handles no cached
             // snapshot uses any more.
             let in_use: HashSet<&Path> = cache
+                .map
                 .iter()
                 .flat_map(|(_, b)| {
                     let r = &b.roots;

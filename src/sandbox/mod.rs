@@ -29,7 +29,7 @@ use std::sync::Arc;
 
 use cap_std::fs::Dir;
 
-pub(crate) use ambient::{UserFileError, is_user_directory, read_user_file};
+pub(crate) use ambient::{UserFileError, is_user_directory, read_user_file, user_file_stamp};
 pub(crate) use handles::Handles;
 pub(crate) use home::{first_candidate, normalize};
 pub(crate) use open::{OpenFile, Opened};
