@@ -56,6 +56,26 @@ pub enum SnapshotError {
         #[source]
         source: io::Error,
     },
+    /// The process (or the system) ran out of file descriptors while
+    /// opening a root or reading under it. Nothing read then is kept: a
+    /// file that could not be opened for want of a descriptor says nothing
+    /// about that file. The loader sheds its root handles and tries once
+    /// more before answering this.
+    #[error(
+        "ran out of file descriptors while reading under {}",
+        crate::paths::shown(path)
+    )]
+    #[diagnostic(
+        code("snapshot::resource-exhausted"),
+        help("raise the limit on open files (ulimit -n), or lower the loader's handle budget")
+    )]
+    ResourceExhausted {
+        /// The root being opened or read.
+        path: PathBuf,
+        /// The error (EMFILE or ENFILE).
+        #[source]
+        source: io::Error,
+    },
     /// A skill name that fails the policy's name rule (checked before any
     /// file is touched).
     #[error("{0:?} is not a valid skill name under the policy's name rule")]

@@ -56,7 +56,7 @@ mod unicode;
 pub use error::{BootstrapError, PolicyFailure, SnapshotError};
 pub use hidden::{HiddenFinding, HiddenReport};
 pub use instructions::{Block, Budget, Considered, Deduped, Skipped, Status};
-pub use loader::{DEFAULT_CACHE_ENTRIES, Loader, LoaderBuilder, SkillFile};
+pub use loader::{DEFAULT_CACHE_ENTRIES, DEFAULT_HANDLE_BUDGET, Loader, LoaderBuilder, SkillFile};
 pub use origin::Origin;
 pub use reason::Reason;
 pub use sandbox::RACY_WINDOW;

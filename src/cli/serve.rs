@@ -101,6 +101,7 @@ fn snapshot_error(id: &Id, e: &SnapshotError) -> Response {
         SnapshotError::SkillUnreadable { .. } => "skill-unreadable",
         SnapshotError::RootDoesNotContainCwd { .. } => "root-outside",
         SnapshotError::RelativeCwd(_) => "relative-cwd",
+        SnapshotError::ResourceExhausted { .. } => "resource-exhausted",
         SnapshotError::PolicyInvalid(failure) => {
             return error(id, "policy-invalid", plain_report(failure));
         }

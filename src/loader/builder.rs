@@ -5,7 +5,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
-use super::{DEFAULT_CACHE_ENTRIES, Loader};
+use super::{DEFAULT_CACHE_ENTRIES, DEFAULT_HANDLE_BUDGET, Loader};
 use crate::error::BootstrapError;
 use crate::policy::{HOME_POLICY_FILE, Layer, Policy, PolicyError, PolicySource};
 use crate::sandbox::{self, Stamp};
@@ -48,6 +48,7 @@ pub struct LoaderBuilder {
     policy: Option<Policy>,
     capacity: usize,
     racy_window: Duration,
+    handle_budget: usize,
 }
 
 /// The settings a loader keeps from its builder so that it can load its
@@ -164,6 +165,7 @@ impl std::fmt::Debug for LoaderBuilder {
             .field("policy_file", &self.bootstrap.policy_file)
             .field("capacity", &self.capacity)
             .field("racy_window", &self.racy_window)
+            .field("handle_budget", &self.handle_budget)
             .finish_non_exhaustive()
     }
 }
@@ -181,6 +183,7 @@ impl LoaderBuilder {
             policy: None,
             capacity: DEFAULT_CACHE_ENTRIES,
             racy_window: sandbox::RACY_WINDOW,
+            handle_budget: DEFAULT_HANDLE_BUDGET,
         }
     }
 
@@ -229,6 +232,19 @@ impl LoaderBuilder {
     /// window applies to the policy files too.
     pub fn racy_window(mut self, window: Duration) -> Self {
         self.racy_window = window;
+        self
+    }
+
+    /// Keeps at most `handles` root directories open (default
+    /// [`DEFAULT_HANDLE_BUDGET`]; at least one). Each repository root and
+    /// the home root is one open file descriptor; the least recently used
+    /// are closed first, and a cached snapshot whose root was closed opens
+    /// it again when it is next checked. Out of descriptors all the same
+    /// (a low `ulimit -n`), the loader closes every handle and tries once
+    /// more before failing with
+    /// [`SnapshotError::ResourceExhausted`](crate::SnapshotError::ResourceExhausted).
+    pub fn handle_budget(mut self, handles: usize) -> Self {
+        self.handle_budget = handles;
         self
     }
 
@@ -284,7 +300,13 @@ impl LoaderBuilder {
         if let Some(policy) = &self.policy {
             let home = self.bootstrap.home_for(policy);
             let policy = policy.clone();
-            return Ok(Loader::fixed(policy, home, self.capacity, self.racy_window));
+            return Ok(Loader::fixed(
+                policy,
+                home,
+                self.capacity,
+                self.racy_window,
+                self.handle_budget,
+            ));
         }
         self.check_explicit_home()?;
         let Loaded {
@@ -302,6 +324,7 @@ impl LoaderBuilder {
             loaded,
             self.capacity,
             self.racy_window,
+            self.handle_budget,
         ))
     }
 
@@ -322,6 +345,7 @@ impl LoaderBuilder {
             loaded,
             self.capacity,
             self.racy_window,
+            self.handle_budget,
         ))
     }
 }

@@ -7,7 +7,6 @@ mod builder;
 mod policies;
 mod size;
 
-use std::collections::HashSet;
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -31,6 +30,10 @@ const PARSE_CACHE_ENTRIES: usize = 16 * 1024;
 
 /// The default number of (cwd, root) pairs a loader keeps.
 pub const DEFAULT_CACHE_ENTRIES: usize = 256;
+
+/// The default number of root handles (open directories) a loader keeps:
+/// well under the common soft limits on open files (1024; 256 on macOS).
+pub const DEFAULT_HANDLE_BUDGET: usize = sandbox::DEFAULT_HANDLE_BUDGET;
 
 /// The `SKILL.md` of the skill that wins a name.
 #[derive(Debug, Clone, Serialize)]
@@ -133,7 +136,13 @@ impl Loader {
 
     /// A loader keeping at most `capacity` snapshots (least recently used go).
     pub fn with_capacity(policy: Policy, home: Option<PathBuf>, capacity: usize) -> Self {
-        Self::fixed(policy, home, capacity, sandbox::RACY_WINDOW)
+        Self::fixed(
+            policy,
+            home,
+            capacity,
+            sandbox::RACY_WINDOW,
+            DEFAULT_HANDLE_BUDGET,
+        )
     }
 
     /// A builder: finds the home root, loads the layered policy from it.
@@ -147,13 +156,14 @@ impl Loader {
         home: Option<PathBuf>,
         capacity: usize,
         racy_window: Duration,
+        handle_budget: usize,
     ) -> Self {
         let policies = Policies::Fixed(InForce {
             policy: Arc::new(policy),
             home,
             generation: 0,
         });
-        Self::from_parts(policies, capacity, racy_window)
+        Self::from_parts(policies, capacity, racy_window, handle_budget)
     }
 
     /// A loader that watches the policy files `loaded` read.
@@ -162,12 +172,18 @@ impl Loader {
         loaded: builder::Loaded,
         capacity: usize,
         racy_window: Duration,
+        handle_budget: usize,
     ) -> Self {
         let policies = Policies::watched(bootstrap, loaded, racy_window);
-        Self::from_parts(policies, capacity, racy_window)
+        Self::from_parts(policies, capacity, racy_window, handle_budget)
     }
 
-    fn from_parts(policies: Policies, capacity: usize, racy_window: Duration) -> Self {
+    fn from_parts(
+        policies: Policies,
+        capacity: usize,
+        racy_window: Duration,
+        handle_budget: usize,
+    ) -> Self {
         let capacity = NonZeroUsize::new(capacity).unwrap_or(NonZeroUsize::MIN);
         Self {
             policies,
@@ -175,7 +191,7 @@ impl Loader {
                 generation: 0,
                 map: LruCache::new(capacity),
             }),
-            handles: Handles::default(),
+            handles: Handles::with_budget(handle_budget),
             parsed: ParseCache::new(PARSE_CACHE_ENTRIES),
             racy_window,
         }
@@ -272,11 +288,35 @@ impl Loader {
             path: skill.path.clone(),
             reason,
         };
-        let Some(skill_root) = built.roots.get(skill.origin) else {
-            return Err(unreadable("its root is gone".into()));
+        let snap = &built.snapshot;
+        let mut tries = 0;
+        let content = loop {
+            tries += 1;
+            let roots = sandbox::attach(&self.handles, snap.home.as_deref(), &snap.repo_root)
+                .map_err(|e| match e {
+                    e if sandbox::is_exhaustion(&e) => SnapshotError::ResourceExhausted {
+                        path: snap.repo_root.clone(),
+                        source: e,
+                    },
+                    e => unreadable(format!("its root cannot be opened: {e}")),
+                })?;
+            let Some(skill_root) = roots.get(skill.origin) else {
+                return Err(unreadable("its root is gone".into()));
+            };
+            let read = skills::whole_file(&force.policy, skill_root, &skill.rel);
+            match (read, roots.shortage()) {
+                (Ok(content), None) => break content,
+                (_, Some(e)) if tries > 1 => {
+                    return Err(SnapshotError::ResourceExhausted {
+                        path: skill_root.path.clone(),
+                        source: e,
+                    });
+                }
+                // Out of descriptors: shed the handles and try once more.
+                (_, Some(_)) => self.handles.shed(),
+                (Err(e), None) => return Err(unreadable(e.to_string())),
+            }
         };
-        let content = skills::whole_file(&force.policy, skill_root, &skill.rel)
-            .map_err(|e| unreadable(e.to_string()))?;
         Ok(SkillFile {
             name: skill.name.clone(),
             origin: skill.origin,
@@ -331,35 +371,31 @@ impl Loader {
                 return Ok(built);
             }
         }
-        let built = Arc::new(snapshot::build(
-            &force.policy,
-            force.home.as_deref(),
-            &key.0,
-            key.1.as_deref(),
-            &self.handles,
-            &self.parsed,
-        )?);
+        let build = || {
+            snapshot::build(
+                &force.policy,
+                force.home.as_deref(),
+                &key.0,
+                key.1.as_deref(),
+                &self.handles,
+                &self.parsed,
+            )
+        };
+        let built = match build() {
+            // Out of descriptors: shed every root handle and try once more.
+            Err(SnapshotError::ResourceExhausted { .. }) => {
+                self.handles.shed();
+                build()
+            }
+            other => other,
+        };
+        let built = Arc::new(built?);
         let mut cache = self.lock();
-        if !cache.enter(force.generation) {
-            // The policy changed while this was built: answer, but do not
-            // keep it.
-            return Ok(built);
+        if cache.enter(force.generation) {
+            cache.map.push(key, built.clone());
         }
-        let pushed_out = cache.map.push(key.clone(), built.clone());
-        if pushed_out.is_some_and(|(old_key, _)| old_key != key) {
-            // An entry was evicted: forget the root handles no cached
-            // snapshot uses any more.
-            let in_use: HashSet<&Path> = cache
-                .map
-                .iter()
-                .flat_map(|(_, b)| {
-                    let r = &b.roots;
-                    std::iter::once(r.repo.path.as_path())
-                        .chain(r.home.as_ref().map(|h| h.path.as_path()))
-                })
-                .collect();
-            self.handles.retain(&in_use);
-        }
+        // Otherwise the policy changed while this was built: answer, but do
+        // not keep it.
         Ok(built)
     }
 
@@ -370,15 +406,29 @@ impl Loader {
         if trace.has_racy_stamp(self.racy_window) {
             return false;
         }
+        // The roots' handles may have been shed since: take them again.
+        let snap = &built.snapshot;
+        let Ok(roots) = sandbox::attach(&self.handles, snap.home.as_deref(), &snap.repo_root)
+        else {
+            return false;
+        };
         // The cwd, the home and the repository root are among the traced
         // paths, stamped before their handles were opened: a root replaced
-        // since shows up there.
-        trace.entries.iter().all(|e| {
-            built
-                .roots
+        // since shows up there (a handle taken again is checked the same
+        // way).
+        let unchanged = trace.entries.iter().all(|e| {
+            roots
                 .restamp(e.place, &e.rel)
                 .is_some_and(|now| e.unchanged(&now))
-        })
+        });
+        // A stamp taken while descriptors ran out vouches for nothing.
+        unchanged && roots.shortage().is_none()
+    }
+
+    /// How many root handles (open directories) the loader keeps; never
+    /// more than its budget ([`LoaderBuilder::handle_budget`]).
+    pub fn open_handles(&self) -> usize {
+        self.handles.len()
     }
 }
 
