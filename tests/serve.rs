@@ -464,7 +464,7 @@ fn many_pipelined_requests_are_all_answered_in_order() {
             req(i, op, cwds[(i % 3) as usize], json!({}))
         })
         .collect();
-    let run = run_server(&w.home, lines(&requests));
+    let run = run_server_with(&w.home, &["--jobs", "1"], lines(&requests));
     assert!(run.status.success(), "stderr: {}", run.stderr);
     let ids: Vec<Value> = run.responses.iter().map(|r| r["id"].clone()).collect();
     let want: Vec<Value> = (0..300u64).map(Value::from).collect();
@@ -477,6 +477,54 @@ fn many_pipelined_requests_are_all_answered_in_order() {
             &r["fingerprint"]
         };
         assert_eq!(fp.as_str().unwrap(), fps[i % 3], "response {i}");
+    }
+}
+
+/// With several workers, answers about different cwds may overtake one
+/// another, but the answers about one cwd come in the order asked, and
+/// every request is answered once.
+#[test]
+fn requests_about_one_cwd_keep_their_order_across_workers() {
+    let w = world();
+    let spelled = w.app.join(".").join("packages//api");
+    let cwds = [&w.app, &w.api, &w.lib, &spelled];
+    let requests: Vec<String> = (0..800u64)
+        .map(|i| {
+            let cwd = cwds[(i % 4) as usize];
+            match i % 5 {
+                0 => req(i, "snapshot", cwd, json!({})),
+                1 => req(i, "refresh", cwd, json!({ "fingerprint": "" })),
+                2 => req(i, "skill", cwd, json!({ "name": "release" })),
+                _ => req(i, "fingerprint", cwd, json!({})),
+            }
+        })
+        .collect();
+    for jobs in ["2", "4"] {
+        let run = run_server_with(&w.home, &["--jobs", jobs], lines(&requests));
+        assert!(run.status.success(), "stderr: {}", run.stderr);
+        assert_eq!(run.responses.len(), requests.len());
+        let mut ids: Vec<u64> = run
+            .responses
+            .iter()
+            .map(|r| r["id"].as_u64().unwrap())
+            .collect();
+        // Per cwd as written (`.` and `//` aside: the api spellings are
+        // one cwd), in the order asked.
+        for lane in [vec![0u64], vec![1, 3], vec![2]] {
+            let seen: Vec<u64> = ids
+                .iter()
+                .copied()
+                .filter(|i| lane.contains(&(i % 4)))
+                .collect();
+            let mut sorted = seen.clone();
+            sorted.sort_unstable();
+            assert_eq!(seen, sorted, "jobs {jobs}: cwd lane {lane:?} in order");
+        }
+        ids.sort_unstable();
+        assert_eq!(ids, (0..800).collect::<Vec<u64>>(), "each answered once");
+        for r in &run.responses {
+            assert!(r.get("error").is_none(), "{r}");
+        }
     }
 }
 
@@ -511,7 +559,8 @@ fn bad_requests_get_errors_and_the_server_keeps_answering() {
     // A request with CRLF ending, as a Windows client would send it.
     bytes.extend_from_slice(req(12, "fingerprint", &w.app, json!({})).as_bytes());
     bytes.extend_from_slice(b"\r\n");
-    let run = run_server(&w.home, bytes);
+    // One job: every response in request order.
+    let run = run_server_with(&w.home, &["--jobs", "1"], bytes);
     assert!(run.status.success(), "stderr: {}", run.stderr);
 
     // One response per non-blank line, in order: blank lines are ignored.
@@ -600,7 +649,7 @@ fn an_oversized_line_is_refused_and_later_requests_are_answered() {
     input.push(b'\n');
     input.extend(lines(&[req(5, "snapshot", &w.lib, json!({}))]));
 
-    let run = run_server(&w.home, input);
+    let run = run_server_with(&w.home, &["--jobs", "1"], input);
     assert!(run.status.success(), "stderr: {}", run.stderr);
     assert_eq!(run.responses.len(), 6, "{:?}", run.responses);
     let codes: Vec<Value> = run
@@ -707,7 +756,7 @@ fn ids_are_echoed_byte_for_byte() {
             r#"{{"id":{id},"op":"skill","cwd":"{cwd}","name":"no-such"}}"#
         ));
     }
-    let run = run_server(&w.home, lines(&input));
+    let run = run_server_with(&w.home, &["--jobs", "1"], lines(&input));
     assert!(run.status.success(), "stderr: {}", run.stderr);
     let out: Vec<&str> = run.stdout.lines().collect();
     assert_eq!(out.len(), input.len(), "{out:?}");

@@ -67,7 +67,13 @@ enum Command {
         command: SkillCommand,
     },
     /// Serve JSON-lines requests on stdin/stdout (see the README's protocol section).
-    Serve,
+    Serve {
+        /// Worker threads answering requests (default: the number of
+        /// available cores). Requests about one cwd keep their order; with
+        /// 1, every response comes in request order.
+        #[arg(long, value_name = "N")]
+        jobs: Option<std::num::NonZeroUsize>,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -236,11 +242,17 @@ fn dispatch(cli: Cli) -> miette::Result<u8> {
             let skill = loader.skill_in(&cwd, root.as_deref(), name)?;
             write_out(&mut out, skill.content.as_bytes())
         }
-        Command::Serve => {
+        Command::Serve { jobs } => {
+            // The workers write to stdout themselves.
+            drop(out);
+            let jobs = jobs.map(std::num::NonZeroUsize::get).unwrap_or_else(|| {
+                std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+            });
             // An invalid policy does not stop the server: each request gets
             // a `policy-invalid` error until the file is fixed.
             let loader = builder(&cli).build_lenient()?;
-            serve::serve(&loader, std::io::stdin().lock(), &mut out)
+            let out = std::sync::Mutex::new(std::io::stdout());
+            serve::serve(&loader, std::io::stdin().lock(), &out, jobs)
                 .map_err(|e| miette::miette!("serve: {e}"))?;
             Ok(OK)
         }

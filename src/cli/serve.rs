@@ -2,9 +2,10 @@
 //! response per line on stdout. A bad request gets an error response and the
 //! server keeps serving; end of input ends it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::io::{self, BufRead, Read, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::{Condvar, Mutex, MutexGuard};
 
 use lisa_context::{Loader, SnapshotError};
 use serde::Deserialize;
@@ -183,12 +184,14 @@ fn parse(line: &[u8]) -> (Id, Result<Request, Response>) {
 
 /// Answers one request line.
 pub fn answer(loader: &Loader, line: &[u8]) -> Response {
-    let (id, request) = parse(line);
-    let request = match request {
-        Ok(r) => r,
-        Err(response) => return response,
-    };
-    let id = &id;
+    match parse(line) {
+        (id, Ok(request)) => run(loader, &id, request),
+        (_, Err(response)) => response,
+    }
+}
+
+/// Carries out one parsed request.
+fn run(loader: &Loader, id: &Id, request: Request) -> Response {
     let result = match request {
         Request::Snapshot { cwd, root } => loader
             .snapshot_in(&cwd, root.as_deref())
@@ -213,40 +216,259 @@ pub fn answer(loader: &Loader, line: &[u8]) -> Response {
     result.unwrap_or_else(|e| snapshot_error(id, &e))
 }
 
-/// Serves until end of input.
-pub fn serve(loader: &Loader, mut input: impl BufRead, out: &mut impl Write) -> io::Result<()> {
-    let mut line = Vec::new();
+impl Request {
+    /// The cwd the request is about.
+    fn cwd(&self) -> &Path {
+        match self {
+            Request::Snapshot { cwd, .. }
+            | Request::Fingerprint { cwd, .. }
+            | Request::Refresh { cwd, .. }
+            | Request::Skill { cwd, .. } => cwd,
+        }
+    }
+}
+
+/// One line read from the input.
+enum Incoming {
+    /// A request line (trimmed, not blank).
+    Line(Vec<u8>),
+    /// A line refused before parsing, with the response to send.
+    Refused(Response),
+}
+
+/// Reads the next line that needs an answer; `None` at end of input.
+fn next_line(input: &mut impl BufRead, line: &mut Vec<u8>) -> io::Result<Option<Incoming>> {
     loop {
         line.clear();
-        let n = (&mut input)
+        let n = input
+            .by_ref()
             .take(MAX_LINE as u64 + 1)
-            .read_until(b'\n', &mut line)?;
+            .read_until(b'\n', line)?;
         if n == 0 {
-            return Ok(());
+            return Ok(None);
         }
-        let response = if line.len() > MAX_LINE && !line.ends_with(b"\n") {
+        if line.len() > MAX_LINE && !line.ends_with(b"\n") {
             // Drop the rest of the oversized line.
             let mut rest = Vec::new();
             loop {
                 rest.clear();
-                let m = (&mut input).take(64 * 1024).read_until(b'\n', &mut rest)?;
+                let m = input
+                    .by_ref()
+                    .take(64 * 1024)
+                    .read_until(b'\n', &mut rest)?;
                 if m == 0 || rest.ends_with(b"\n") {
                     break;
                 }
             }
-            error(
+            return Ok(Some(Incoming::Refused(error(
                 &Id::null(),
                 "line-too-long",
                 format!("request lines are limited to {MAX_LINE} bytes"),
-            )
-        } else {
-            let trimmed = line.trim_ascii();
-            if trimmed.is_empty() {
-                continue;
+            ))));
+        }
+        let trimmed = line.trim_ascii();
+        if !trimmed.is_empty() {
+            return Ok(Some(Incoming::Line(trimmed.to_vec())));
+        }
+    }
+}
+
+/// Writes one response line and flushes it.
+fn send(out: &Mutex<impl Write>, response: &Response) -> io::Result<()> {
+    let mut out = out.lock().unwrap_or_else(|p| p.into_inner());
+    out.write_all(&response.to_line())?;
+    out.flush()
+}
+
+/// Serves until end of input, answering with `jobs` worker threads (one:
+/// every request in turn, on this thread).
+///
+/// Requests about the same cwd (as written, `.` and repeated slashes aside)
+/// are answered one after another in the order they arrived; requests about
+/// different cwds may be answered in any order, each response carrying its
+/// request's `id`. With one job, every response comes in request order.
+pub fn serve(
+    loader: &Loader,
+    mut input: impl BufRead,
+    out: &Mutex<impl Write + Send>,
+    jobs: usize,
+) -> io::Result<()> {
+    let mut line = Vec::new();
+    if jobs <= 1 {
+        while let Some(incoming) = next_line(&mut input, &mut line)? {
+            let response = match incoming {
+                Incoming::Line(l) => answer(loader, &l),
+                Incoming::Refused(response) => response,
+            };
+            send(out, &response)?;
+        }
+        return Ok(());
+    }
+    let queue = Queue::default();
+    std::thread::scope(|scope| {
+        for _ in 0..jobs {
+            scope.spawn(|| queue.work(loader, out));
+        }
+        let read = (|| -> io::Result<()> {
+            while let Some(incoming) = next_line(&mut input, &mut line)? {
+                let job = match incoming {
+                    Incoming::Refused(response) => Job::done(response),
+                    Incoming::Line(l) => match parse(&l) {
+                        (id, Ok(request)) => Job::todo(id, request, l.len()),
+                        (_, Err(response)) => Job::done(response),
+                    },
+                };
+                if !queue.push(job) {
+                    break;
+                }
             }
-            answer(loader, trimmed)
-        };
-        out.write_all(&response.to_line())?;
-        out.flush()?;
+            Ok(())
+        })();
+        queue.close();
+        read
+    })?;
+    match queue.lock().failed.take() {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// Most requests waiting for a worker, and most bytes of request lines
+/// among them: a client that writes faster than the server answers is
+/// held back on its pipe.
+const MAX_QUEUED: usize = 1024;
+const MAX_QUEUED_BYTES: usize = 64 << 20;
+
+/// One request waiting for a worker.
+struct Job {
+    /// The cwd whose order the request keeps (`None`: answered already).
+    key: Option<PathBuf>,
+    /// What to do.
+    work: Result<(Id, Request), Response>,
+    /// The request line's length.
+    bytes: usize,
+}
+
+impl Job {
+    fn done(response: Response) -> Self {
+        Job {
+            key: None,
+            work: Err(response),
+            bytes: 0,
+        }
+    }
+
+    fn todo(id: Id, request: Request, bytes: usize) -> Self {
+        Job {
+            key: Some(request.cwd().components().collect()),
+            work: Ok((id, request)),
+            bytes,
+        }
+    }
+}
+
+/// The requests waiting, in arrival order, and the cwds being answered.
+#[derive(Default)]
+struct Waiting {
+    jobs: VecDeque<Job>,
+    bytes: usize,
+    busy: HashSet<PathBuf>,
+    /// No more requests will come.
+    closed: bool,
+    /// Writing a response failed: the server stops.
+    failed: Option<io::Error>,
+}
+
+#[derive(Default)]
+struct Queue {
+    waiting: Mutex<Waiting>,
+    /// Signalled when a job may have become available, or the queue closed.
+    ready: Condvar,
+    /// Signalled when room was made in the queue.
+    room: Condvar,
+}
+
+impl Queue {
+    fn lock(&self) -> MutexGuard<'_, Waiting> {
+        // Every update leaves the fields consistent between statements that
+        // cannot panic: a poisoned queue is sound.
+        self.waiting.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Adds a job, waiting for room; false once the server is stopping.
+    fn push(&self, job: Job) -> bool {
+        let mut w = self.lock();
+        while !w.jobs.is_empty()
+            && (w.jobs.len() >= MAX_QUEUED || w.bytes + job.bytes > MAX_QUEUED_BYTES)
+            && w.failed.is_none()
+        {
+            w = self.room.wait(w).unwrap_or_else(|p| p.into_inner());
+        }
+        if w.failed.is_some() {
+            return false;
+        }
+        w.bytes += job.bytes;
+        w.jobs.push_back(job);
+        drop(w);
+        self.ready.notify_one();
+        true
+    }
+
+    fn close(&self) {
+        self.lock().closed = true;
+        self.ready.notify_all();
+    }
+
+    /// The first waiting job whose cwd is not being answered; `None` when
+    /// the queue is closed and empty, or the server is stopping.
+    fn take(&self) -> Option<Job> {
+        let mut w = self.lock();
+        loop {
+            if w.failed.is_some() {
+                return None;
+            }
+            let busy = &w.busy;
+            let next = w
+                .jobs
+                .iter()
+                .position(|j| j.key.as_ref().is_none_or(|k| !busy.contains(k)));
+            if let Some(job) = next.and_then(|i| w.jobs.remove(i)) {
+                w.bytes -= job.bytes;
+                if let Some(k) = &job.key {
+                    w.busy.insert(k.clone());
+                }
+                self.room.notify_one();
+                return Some(job);
+            }
+            if w.closed && w.jobs.is_empty() {
+                return None;
+            }
+            w = self.ready.wait(w).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    /// A worker: answers jobs until there are none left.
+    fn work(&self, loader: &Loader, out: &Mutex<impl Write>) {
+        while let Some(job) = self.take() {
+            let response = match job.work {
+                Ok((id, request)) => run(loader, &id, request),
+                Err(response) => response,
+            };
+            // The response goes out before the cwd is released, so the
+            // next request about it is answered after this one.
+            let sent = send(out, &response);
+            let mut w = self.lock();
+            if let Some(k) = &job.key {
+                w.busy.remove(k);
+            }
+            if let Err(e) = sent {
+                w.failed.get_or_insert(e);
+                drop(w);
+                self.room.notify_all();
+            } else {
+                drop(w);
+            }
+            self.ready.notify_all();
+        }
     }
 }
