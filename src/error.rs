@@ -1,7 +1,11 @@
 //! Errors of building a snapshot (policy errors live in [`crate::policy`]).
 
+use std::fmt;
 use std::io;
 use std::path::PathBuf;
+use std::sync::Arc;
+
+use miette::Diagnostic;
 
 /// Why a snapshot could not be built at all. Problems with single files are
 /// never errors: they are recorded in the snapshot with a reason.
@@ -52,6 +56,26 @@ pub enum SnapshotError {
         #[source]
         source: io::Error,
     },
+    /// The process (or the system) ran out of file descriptors while
+    /// opening a root or reading under it. Nothing read then is kept: a
+    /// file that could not be opened for want of a descriptor says nothing
+    /// about that file. The loader sheds its root handles and tries once
+    /// more before answering this.
+    #[error(
+        "ran out of file descriptors while reading under {}",
+        crate::paths::shown(path)
+    )]
+    #[diagnostic(
+        code("snapshot::resource-exhausted"),
+        help("raise the limit on open files (ulimit -n), or lower the loader's handle budget")
+    )]
+    ResourceExhausted {
+        /// The root being opened or read.
+        path: PathBuf,
+        /// The error (EMFILE or ENFILE).
+        #[source]
+        source: io::Error,
+    },
     /// A skill name that fails the policy's name rule (checked before any
     /// file is touched).
     #[error("{0:?} is not a valid skill name under the policy's name rule")]
@@ -69,6 +93,14 @@ pub enum SnapshotError {
         /// The cwd it was resolved for.
         cwd: PathBuf,
     },
+    /// The policy in force could not be loaded: a policy file a watching
+    /// loader reads (see [`crate::LoaderBuilder::build`]) was edited into an
+    /// invalid one, or was invalid when a lenient loader started. Every call
+    /// fails this way until the file is fixed. The diagnostic is the one the
+    /// bootstrap gave, spans and all.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    PolicyInvalid(PolicyFailure),
     /// The winning skill's file could not be read in full.
     #[error("cannot read skill file {}: {reason}", crate::paths::shown(path))]
     #[diagnostic(code("skill::unreadable"))]
@@ -103,4 +135,67 @@ pub enum BootstrapError {
         #[source]
         source: Option<io::Error>,
     },
+}
+
+/// A [`BootstrapError`] shared by every call that meets it (a loader whose
+/// policy files are invalid answers each call with the same one). It shows,
+/// and renders as a diagnostic, exactly like the error it holds.
+#[derive(Debug, Clone)]
+pub struct PolicyFailure(Arc<BootstrapError>);
+
+impl PolicyFailure {
+    pub(crate) fn new(error: BootstrapError) -> Self {
+        PolicyFailure(Arc::new(error))
+    }
+
+    /// The error itself.
+    pub fn error(&self) -> &BootstrapError {
+        &self.0
+    }
+}
+
+impl fmt::Display for PolicyFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&*self.0, f)
+    }
+}
+
+impl std::error::Error for PolicyFailure {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0.source()
+    }
+}
+
+impl Diagnostic for PolicyFailure {
+    fn code<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        self.0.code()
+    }
+
+    fn severity(&self) -> Option<miette::Severity> {
+        self.0.severity()
+    }
+
+    fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        self.0.help()
+    }
+
+    fn url<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        self.0.url()
+    }
+
+    fn source_code(&self) -> Option<&dyn miette::SourceCode> {
+        self.0.source_code()
+    }
+
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = miette::LabeledSpan> + '_>> {
+        self.0.labels()
+    }
+
+    fn related<'a>(&'a self) -> Option<Box<dyn Iterator<Item = &'a dyn Diagnostic> + 'a>> {
+        self.0.related()
+    }
+
+    fn diagnostic_source(&self) -> Option<&dyn Diagnostic> {
+        self.0.diagnostic_source()
+    }
 }

@@ -54,10 +54,10 @@ mod snapshot;
 mod unicode;
 mod warning;
 
-pub use error::{BootstrapError, SnapshotError};
+pub use error::{BootstrapError, PolicyFailure, SnapshotError};
 pub use hidden::{HiddenFinding, HiddenReport};
 pub use instructions::{Block, Budget, Considered, Deduped, Skipped, Status};
-pub use loader::{DEFAULT_CACHE_ENTRIES, Loader, LoaderBuilder, SkillFile};
+pub use loader::{DEFAULT_CACHE_ENTRIES, DEFAULT_HANDLE_BUDGET, Loader, LoaderBuilder, SkillFile};
 pub use origin::Origin;
 pub use reason::Reason;
 pub use sandbox::RACY_WINDOW;

@@ -68,20 +68,25 @@ pub struct Snapshot {
     pub nonce: String,
 }
 
-/// A snapshot together with what it examined, for caching.
+/// A snapshot together with what it examined, for caching. It holds no
+/// root handle: its roots are `snapshot.home` and `snapshot.repo_root`,
+/// taken again from the loader's handles when needed.
 #[derive(Debug)]
 pub(crate) struct Built {
     /// The snapshot (shared: a cached one is handed out without copying).
     pub(crate) snapshot: Arc<Snapshot>,
     /// Every path examined.
     pub(crate) trace: Trace,
-    /// The roots it was built from.
-    pub(crate) roots: Roots,
 }
 
 /// Builds a snapshot with the roots already opened, remembering parsed skill
-/// frontmatter in `cache`.
-pub(crate) fn build_with_roots(policy: &Policy, roots: Roots, cache: &ParseCache) -> Built {
+/// frontmatter in `cache`. A shortage of file descriptors met on the way is
+/// an error: what was read then does not describe the files.
+pub(crate) fn build_with_roots(
+    policy: &Policy,
+    roots: Roots,
+    cache: &ParseCache,
+) -> Result<Built, SnapshotError> {
     let mut trace = Trace::default();
     for (path, stamp) in &roots.marker_probes {
         trace.push(Place::Marker, path, *stamp, None);
@@ -140,12 +145,17 @@ pub(crate) fn build_with_roots(policy: &Policy, roots: Roots, cache: &ParseCache
         considered: sel.considered,
         nonce,
     };
+    if let Some(source) = roots.shortage() {
+        return Err(SnapshotError::ResourceExhausted {
+            path: roots.repo.path.clone(),
+            source,
+        });
+    }
     trace.entries.shrink_to_fit();
-    Built {
+    Ok(Built {
         snapshot: Arc::new(snapshot),
         trace,
-        roots,
-    }
+    })
 }
 
 /// The key the nonce is derived with: the home root's key file (created on
@@ -196,5 +206,5 @@ pub(crate) fn build(
     cache: &ParseCache,
 ) -> Result<Built, SnapshotError> {
     let roots = open_roots(policy, home, cwd, root, handles)?;
-    Ok(build_with_roots(policy, roots, cache))
+    build_with_roots(policy, roots, cache)
 }

@@ -92,7 +92,7 @@ fn the_home_root_is_explicit_then_the_policy_candidates_in_order() {
         }
         let loader = b.build().unwrap();
         assert_eq!(
-            loader.home(),
+            loader.home().as_deref(),
             want.as_deref(),
             "explicit {explicit_home:?}, env {vars:?}"
         );
@@ -110,9 +110,9 @@ fn the_policy_is_read_from_the_home_that_was_chosen() {
         .env(env(&[("LISA_HOME", &home)]))
         .build()
         .unwrap();
-    assert_eq!(loader.policy().instructions.budget_bytes, 1234);
+    assert_eq!(loader.policy().unwrap().instructions.budget_bytes, 1234);
     assert_eq!(
-        loader.policy().origin("instructions.budget-bytes"),
+        loader.policy().unwrap().origin("instructions.budget-bytes"),
         Some(Layer::Home)
     );
     let snap = loader.snapshot(&w.repo()).unwrap();
@@ -232,8 +232,8 @@ fn a_policy_file_is_laid_last_and_may_name_the_home() {
         .policy_file(&file)
         .build()
         .unwrap();
-    assert_eq!(loader.home(), Some(home.as_path()));
-    let p = loader.policy();
+    assert_eq!(loader.home().as_deref(), Some(home.as_path()));
+    let p = loader.policy().unwrap();
     assert_eq!(p.instructions.budget_bytes, 1000);
     assert_eq!(p.instructions.max_file_bytes, 500);
     assert_eq!(p.origin("instructions.budget-bytes"), Some(Layer::Home));

@@ -222,7 +222,7 @@ fn race(
                 if done_enough || n >= MAX_SNAPSHOTS || started.elapsed() > TIME_CAP {
                     break;
                 }
-                let result = if n % 2 == 0 {
+                let result = if n.is_multiple_of(2) {
                     lisa_context::build(&policy, Some(&home), &cwd, None).map(std::sync::Arc::new)
                 } else {
                     loader.snapshot(&cwd)

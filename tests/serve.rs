@@ -94,10 +94,16 @@ fn req(id: impl Into<Value>, op: &str, cwd: &Path, extra: Value) -> String {
 }
 
 fn server(home: &Path) -> Command {
+    server_with(home, &[])
+}
+
+/// The server with extra `serve` arguments (`--jobs N`).
+fn server_with(home: &Path, args: &[&str]) -> Command {
     let mut c = Command::new(BIN);
     c.arg("--home")
         .arg(home)
         .arg("serve")
+        .args(args)
         .env_remove("LISA_HOME")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -107,6 +113,8 @@ fn server(home: &Path) -> Command {
 
 struct Run {
     responses: Vec<Value>,
+    /// The response lines as written.
+    stdout: String,
     status: ExitStatus,
     stderr: String,
 }
@@ -137,7 +145,12 @@ impl Run {
 /// Runs the server on `input` (written by a separate thread, then closed)
 /// and collects every response line.
 fn run_server(home: &Path, input: Vec<u8>) -> Run {
-    let mut child = server(home).spawn().unwrap();
+    run_server_with(home, &[], input)
+}
+
+/// [`run_server`] with extra `serve` arguments.
+fn run_server_with(home: &Path, args: &[&str], input: Vec<u8>) -> Run {
+    let mut child = server_with(home, args).spawn().unwrap();
     let mut stdin = child.stdin.take().unwrap();
     let writer = std::thread::spawn(move || {
         // The server may stop reading only by exiting; a broken pipe would
@@ -149,10 +162,20 @@ fn run_server(home: &Path, input: Vec<u8>) -> Run {
     let stdout = String::from_utf8(out.stdout).unwrap();
     let responses = stdout
         .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l:?}")))
+        .map(|l| {
+            serde_json::from_str(l).unwrap_or_else(|e| {
+                // Valid JSON holding a number no f64 holds (an echoed id
+                // like 1e400) is kept as its text.
+                match serde_json::from_str::<&serde_json::value::RawValue>(l) {
+                    Ok(_) => Value::String(l.to_string()),
+                    Err(_) => panic!("not JSON ({e}): {l:?}"),
+                }
+            })
+        })
         .collect();
     Run {
         responses,
+        stdout,
         status: out.status,
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
@@ -441,7 +464,7 @@ fn many_pipelined_requests_are_all_answered_in_order() {
             req(i, op, cwds[(i % 3) as usize], json!({}))
         })
         .collect();
-    let run = run_server(&w.home, lines(&requests));
+    let run = run_server_with(&w.home, &["--jobs", "1"], lines(&requests));
     assert!(run.status.success(), "stderr: {}", run.stderr);
     let ids: Vec<Value> = run.responses.iter().map(|r| r["id"].clone()).collect();
     let want: Vec<Value> = (0..300u64).map(Value::from).collect();
@@ -454,6 +477,54 @@ fn many_pipelined_requests_are_all_answered_in_order() {
             &r["fingerprint"]
         };
         assert_eq!(fp.as_str().unwrap(), fps[i % 3], "response {i}");
+    }
+}
+
+/// With several workers, answers about different cwds may overtake one
+/// another, but the answers about one cwd come in the order asked, and
+/// every request is answered once.
+#[test]
+fn requests_about_one_cwd_keep_their_order_across_workers() {
+    let w = world();
+    let spelled = w.app.join(".").join("packages//api");
+    let cwds = [&w.app, &w.api, &w.lib, &spelled];
+    let requests: Vec<String> = (0..800u64)
+        .map(|i| {
+            let cwd = cwds[(i % 4) as usize];
+            match i % 5 {
+                0 => req(i, "snapshot", cwd, json!({})),
+                1 => req(i, "refresh", cwd, json!({ "fingerprint": "" })),
+                2 => req(i, "skill", cwd, json!({ "name": "release" })),
+                _ => req(i, "fingerprint", cwd, json!({})),
+            }
+        })
+        .collect();
+    for jobs in ["2", "4"] {
+        let run = run_server_with(&w.home, &["--jobs", jobs], lines(&requests));
+        assert!(run.status.success(), "stderr: {}", run.stderr);
+        assert_eq!(run.responses.len(), requests.len());
+        let mut ids: Vec<u64> = run
+            .responses
+            .iter()
+            .map(|r| r["id"].as_u64().unwrap())
+            .collect();
+        // Per cwd as written (`.` and `//` aside: the api spellings are
+        // one cwd), in the order asked.
+        for lane in [vec![0u64], vec![1, 3], vec![2]] {
+            let seen: Vec<u64> = ids
+                .iter()
+                .copied()
+                .filter(|i| lane.contains(&(i % 4)))
+                .collect();
+            let mut sorted = seen.clone();
+            sorted.sort_unstable();
+            assert_eq!(seen, sorted, "jobs {jobs}: cwd lane {lane:?} in order");
+        }
+        ids.sort_unstable();
+        assert_eq!(ids, (0..800).collect::<Vec<u64>>(), "each answered once");
+        for r in &run.responses {
+            assert!(r.get("error").is_none(), "{r}");
+        }
     }
 }
 
@@ -488,7 +559,8 @@ fn bad_requests_get_errors_and_the_server_keeps_answering() {
     // A request with CRLF ending, as a Windows client would send it.
     bytes.extend_from_slice(req(12, "fingerprint", &w.app, json!({})).as_bytes());
     bytes.extend_from_slice(b"\r\n");
-    let run = run_server(&w.home, bytes);
+    // One job: every response in request order.
+    let run = run_server_with(&w.home, &["--jobs", "1"], bytes);
     assert!(run.status.success(), "stderr: {}", run.stderr);
 
     // One response per non-blank line, in order: blank lines are ignored.
@@ -577,7 +649,7 @@ fn an_oversized_line_is_refused_and_later_requests_are_answered() {
     input.push(b'\n');
     input.extend(lines(&[req(5, "snapshot", &w.lib, json!({}))]));
 
-    let run = run_server(&w.home, input);
+    let run = run_server_with(&w.home, &["--jobs", "1"], input);
     assert!(run.status.success(), "stderr: {}", run.stderr);
     assert_eq!(run.responses.len(), 6, "{:?}", run.responses);
     let codes: Vec<Value> = run
@@ -648,6 +720,73 @@ fn end_of_input_ends_the_server_with_status_zero() {
     assert_eq!(run.status.code(), Some(0));
     assert_eq!(run.responses.len(), 1);
     assert_eq!(run.responses[0]["error"]["code"], json!("line-too-long"));
+}
+
+/// The `id` comes back exactly as it was written: integers beyond 64 bits
+/// (which a JSON number parser would turn into a float), negative and
+/// fractional numbers, strings with escapes, null, and structured ids; in
+/// answers and in error responses alike.
+#[test]
+fn ids_are_echoed_byte_for_byte() {
+    let w = world();
+    let cwd = s(&w.app);
+    let ids = [
+        "123456789012345678901234567890",
+        "-98765432109876543210",
+        "-7",
+        "0.1000000000000000055511151231257827",
+        "1e400",
+        "12.50",
+        r#""caf\u00e9 \"quoted\"""#,
+        "null",
+        "[1, {\"a\": 2}]",
+        "true",
+    ];
+    let mut input = Vec::new();
+    for id in ids {
+        // A good request, then three kinds of error with the same id.
+        input.push(format!(
+            r#"{{"id": {id}, "op": "fingerprint", "cwd": "{cwd}"}}"#
+        ));
+        input.push(format!(
+            r#"{{"op": "frobnicate", "id": {id}, "cwd": "{cwd}"}}"#
+        ));
+        input.push(format!(r#"{{"id": {id}, "op": "snapshot"}}"#));
+        input.push(format!(
+            r#"{{"id":{id},"op":"skill","cwd":"{cwd}","name":"no-such"}}"#
+        ));
+    }
+    let run = run_server_with(&w.home, &["--jobs", "1"], lines(&input));
+    assert!(run.status.success(), "stderr: {}", run.stderr);
+    let out: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(out.len(), input.len(), "{out:?}");
+    let fp = cli_fingerprint(&w.home, &w.app);
+    for (i, id) in ids.iter().enumerate() {
+        let prefix = format!("{{\"id\":{id},");
+        for (j, line) in out[4 * i..4 * i + 4].iter().enumerate() {
+            assert!(
+                line.starts_with(&prefix),
+                "response {j} for id {id} echoes it verbatim: {line}"
+            );
+        }
+        if *id == "1e400" {
+            // Valid JSON, but beyond f64: checked as text.
+            assert!(out[4 * i].contains(&format!("\"fingerprint\":\"{fp}\"")));
+            assert!(out[4 * i + 1].contains("\"unknown-op\""));
+            assert!(out[4 * i + 2].contains("\"bad-request\""));
+            assert!(out[4 * i + 3].contains("\"skill-not-found\""));
+            continue;
+        }
+        let parsed: Vec<&Value> = (0..4).map(|j| &run.responses[4 * i + j]).collect();
+        assert_eq!(parsed[0]["fingerprint"].as_str(), Some(fp.as_str()), "{id}");
+        assert_eq!(parsed[1]["error"]["code"], json!("unknown-op"), "{id}");
+        assert_eq!(parsed[2]["error"]["code"], json!("bad-request"), "{id}");
+        assert_eq!(parsed[3]["error"]["code"], json!("skill-not-found"), "{id}");
+    }
+    // Still one well-formed JSON value per line.
+    for line in &out {
+        serde_json::from_str::<&serde_json::value::RawValue>(line).unwrap();
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -816,4 +955,225 @@ fn a_marker_links_target_appearing_or_vanishing_moves_the_root() {
     assert_eq!(ask_root(3), s(&sub), "the target is back");
     drop(stdin);
     assert!(child.wait().unwrap().success());
+}
+
+// ---------------------------------------------------------------------------
+// The policy files, edited while the server runs
+
+/// A running server with its pipes, asked one line at a time.
+struct Live {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: BufReader<std::process::ChildStdout>,
+}
+
+impl Live {
+    fn start(mut command: Command) -> Live {
+        let mut child = command.spawn().unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        Live {
+            child,
+            stdin,
+            stdout,
+        }
+    }
+
+    fn ask(&mut self, line: &str) -> Value {
+        ask(&mut self.stdin, &mut self.stdout, line)
+    }
+
+    fn finish(self) {
+        let Live {
+            mut child, stdin, ..
+        } = self;
+        drop(stdin);
+        assert!(child.wait().unwrap().success());
+    }
+}
+
+/// The `policy-invalid` error of a response, checked for plain text.
+fn policy_invalid(r: &Value) -> String {
+    assert_eq!(r["error"]["code"], json!("policy-invalid"), "{r}");
+    let message = r["error"]["message"].as_str().unwrap().to_string();
+    assert!(
+        !message.contains('\u{1b}'),
+        "no terminal sequences: {message:?}"
+    );
+    message
+}
+
+/// Runs a one-shot command that must fail with exit 1.
+fn cli_fails(home: &Path, args: &[&str]) -> String {
+    let out = Command::new(BIN)
+        .arg("--home")
+        .arg(home)
+        .args(args)
+        .env_remove("LISA_HOME")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{args:?}");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn an_edited_home_policy_is_used_from_the_next_request() {
+    let w = world();
+    let policy = w.home.join("context-policy.toml");
+    let mut live = Live::start(server(&w.home));
+    let fp = |live: &mut Live, id: u64| {
+        let r = live.ask(&req(id, "fingerprint", &w.api, json!({})));
+        r["fingerprint"].as_str().unwrap_or_default().to_string()
+    };
+
+    let original = fp(&mut live, 1);
+    assert_eq!(original, cli_fingerprint(&w.home, &w.api));
+
+    // A new home policy: the next answer is built under it.
+    write(&policy, "version = 1\n[instructions]\nbudget-bytes = 20\n");
+    let r = live.ask(&req(2, "snapshot", &w.api, json!({})));
+    assert_eq!(r["snapshot"]["budget"]["limit"], json!(20), "{r}");
+    assert_eq!(r["snapshot"], cli_snapshot(&w.home, &w.api, None));
+    let small = r["snapshot"]["fingerprint"].as_str().unwrap().to_string();
+    assert_ne!(small, original);
+
+    // An edit of the same size: still noticed.
+    write(&policy, "version = 1\n[instructions]\nbudget-bytes = 30\n");
+    let r = live.ask(&req(3, "snapshot", &w.api, json!({})));
+    assert_eq!(r["snapshot"]["budget"]["limit"], json!(30), "{r}");
+    assert_eq!(r["snapshot"], cli_snapshot(&w.home, &w.api, None));
+
+    // An invalid edit: every request says so, the server keeps running,
+    // and the one-shot commands still fail.
+    write(
+        &policy,
+        "version = 1\n[instructions]\nbudget-bytes = \"lots\"\n",
+    );
+    for (id, op, extra) in [
+        (4, "fingerprint", json!({})),
+        (5, "snapshot", json!({})),
+        (6, "refresh", json!({ "fingerprint": small })),
+        (7, "skill", json!({ "name": "deploy" })),
+    ] {
+        let r = live.ask(&req(id, op, &w.api, extra));
+        let message = policy_invalid(&r);
+        assert!(message.contains("budget-bytes"), "{message}");
+        assert!(message.contains(s(&policy)), "{message}");
+        assert!(message.contains("policy::"), "{message}");
+    }
+    cli_fails(&w.home, &["fingerprint", "--cwd", s(&w.api)]);
+
+    // Fixed: answers again, equal to a fresh run.
+    write(&policy, "version = 1\n[instructions]\nbudget-bytes = 20\n");
+    assert_eq!(fp(&mut live, 8), small);
+    assert_eq!(small, cli_fingerprint(&w.home, &w.api));
+
+    // Removed: back to the built-in policy and the first answer.
+    std::fs::remove_file(&policy).unwrap();
+    assert_eq!(fp(&mut live, 9), original);
+    let r = live.ask(&req(10, "skill", &w.api, json!({ "name": "deploy" })));
+    assert!(r["skill"]["content"].is_string(), "{r}");
+    live.finish();
+}
+
+#[test]
+fn an_invalid_policy_at_startup_does_not_stop_the_server() {
+    let w = world();
+    let policy = w.home.join("context-policy.toml");
+    write(&policy, "version = 1\n[trust]\nsymlinks = \"sometimes\"\n");
+    cli_fails(&w.home, &["snapshot", "--cwd", s(&w.app)]);
+
+    let mut live = Live::start(server(&w.home));
+    let message = policy_invalid(&live.ask(&req(1, "snapshot", &w.app, json!({}))));
+    assert!(message.contains("sometimes"), "{message}");
+    // Other errors that need no policy still come first where they did.
+    let r = live.ask(r#"{"id": 2, "op": "frobnicate", "cwd": "/"}"#);
+    assert_eq!(r["error"]["code"], json!("unknown-op"));
+
+    write(&policy, "version = 1\n[trust]\nsymlinks = \"never\"\n");
+    let r = live.ask(&req(3, "snapshot", &w.app, json!({})));
+    assert_eq!(r["snapshot"], cli_snapshot(&w.home, &w.app, None), "{r}");
+    live.finish();
+}
+
+#[test]
+fn the_command_line_policy_file_is_watched_too() {
+    let w = world();
+    let file = w.base.join("team.toml");
+    let serve = |file: &Path| {
+        let mut c = server(&w.home);
+        c.arg("--policy").arg(file);
+        c
+    };
+    let cli_fp = |file: &Path| {
+        cli(
+            &w.home,
+            &["--policy", s(file), "fingerprint", "--cwd", s(&w.lib)],
+        )
+        .trim()
+        .to_string()
+    };
+    // Missing at startup: the server runs and says why it cannot answer.
+    let mut live = Live::start(serve(&file));
+    let message = policy_invalid(&live.ask(&req(1, "fingerprint", &w.lib, json!({}))));
+    assert!(message.contains(s(&file)), "{message}");
+
+    write(
+        &file,
+        "version = 1\n[instructions]\nlevel-files = [\"AGENTS.md\"]\n",
+    );
+    let r = live.ask(&req(2, "snapshot", &w.lib, json!({})));
+    // lib holds only a CLAUDE.md, which this policy does not read.
+    assert_eq!(
+        r["snapshot"]["instructionFiles"].as_array().unwrap().len(),
+        1,
+        "{r}"
+    );
+    assert_eq!(
+        r["snapshot"]["fingerprint"].as_str().unwrap(),
+        cli_fp(&file)
+    );
+
+    write(
+        &file,
+        "version = 1\n[instructions]\nlevel-files = [\"CLAUDE.md\"]\n",
+    );
+    let r = live.ask(&req(3, "snapshot", &w.lib, json!({})));
+    assert_eq!(
+        r["snapshot"]["instructionFiles"].as_array().unwrap().len(),
+        2,
+        "{r}"
+    );
+    assert_eq!(
+        r["snapshot"]["fingerprint"].as_str().unwrap(),
+        cli_fp(&file)
+    );
+
+    // The policy file moves the home root: the home's policy then comes
+    // from the new home.
+    let other = w.base.join("other-home");
+    write(&other.join("AGENTS.md"), "other home");
+    write(
+        &other.join("context-policy.toml"),
+        "version = 1\n[instructions]\nbudget-bytes = 77\n",
+    );
+    live.finish();
+    let mut c = Command::new(BIN);
+    c.arg("--policy")
+        .arg(&file)
+        .arg("serve")
+        .env_remove("LISA_HOME")
+        .env("HOME", &w.base)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut live = Live::start(c);
+    write(
+        &file,
+        &format!("version = 1\n[roots]\nhome = [{:?}]\n", s(&other)),
+    );
+    let r = live.ask(&req(4, "snapshot", &w.lib, json!({})));
+    assert_eq!(r["snapshot"]["home"], json!(s(&other)), "{r}");
+    assert_eq!(r["snapshot"]["budget"]["limit"], json!(77), "{r}");
+    live.finish();
 }

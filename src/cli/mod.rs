@@ -82,7 +82,13 @@ enum Command {
     /// Print the manual page (roff) to stdout.
     Man,
     /// Serve JSON-lines requests on stdin/stdout (see the README's protocol section).
-    Serve,
+    Serve {
+        /// Worker threads answering requests (default: the number of
+        /// available cores). Requests about one cwd keep their order; with
+        /// 1, every response comes in request order.
+        #[arg(long, value_name = "N")]
+        jobs: Option<std::num::NonZeroUsize>,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -266,9 +272,17 @@ fn dispatch(cli: Cli) -> miette::Result<u8> {
                 .map_err(|e| miette::miette!("cannot render the manual page: {e}"))?;
             write_out(&mut out, &text)
         }
-        Command::Serve => {
-            let loader = loader(&cli)?;
-            serve::serve(&loader, std::io::stdin().lock(), &mut out)
+        Command::Serve { jobs } => {
+            // The workers write to stdout themselves.
+            drop(out);
+            let jobs = jobs.map(std::num::NonZeroUsize::get).unwrap_or_else(|| {
+                std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+            });
+            // An invalid policy does not stop the server: each request gets
+            // a `policy-invalid` error until the file is fixed.
+            let loader = builder(&cli).build_lenient()?;
+            let out = std::sync::Mutex::new(std::io::stdout());
+            serve::serve(&loader, std::io::stdin().lock(), &out, jobs)
                 .map_err(|e| miette::miette!("serve: {e}"))?;
             Ok(OK)
         }
@@ -283,7 +297,11 @@ fn narrate(cli: &Cli, loader: &Loader, snap: &lisa_context::Snapshot) {
         return;
     }
     let mut text = String::from("lisa-context: policy layers, lowest first:\n");
-    for (layer, name) in loader.policy().layers() {
+    let layers = loader
+        .policy()
+        .map(|p| p.layers().to_vec())
+        .unwrap_or_default();
+    for (layer, name) in &layers {
         text.push_str(&format!(
             "  {:?}: {}\n",
             layer,

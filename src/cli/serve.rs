@@ -2,11 +2,14 @@
 //! response per line on stdout. A bad request gets an error response and the
 //! server keeps serving; end of input ends it.
 
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::io::{self, BufRead, Read, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::{Condvar, Mutex, MutexGuard};
 
 use lisa_context::{Loader, SnapshotError};
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 /// The longest request line accepted (1 MiB).
@@ -35,17 +38,74 @@ enum Request {
     },
 }
 
-fn error(id: &Value, code: &str, message: impl Into<String>) -> Value {
-    json!({ "id": id, "error": { "code": code, "message": message.into() } })
+/// A request's `id` exactly as the client wrote it: the raw JSON text, so an
+/// integer beyond 64 bits (or a float, or a string with escapes) comes back
+/// byte for byte. `null` when the request had none or could not be read.
+#[derive(Debug, Clone)]
+pub struct Id(Box<RawValue>);
+
+impl Id {
+    /// The id of a line that has none.
+    fn null() -> Self {
+        Id(RawValue::NULL.to_owned())
+    }
 }
 
-fn snapshot_error(id: &Value, e: &SnapshotError) -> Value {
+/// One response: the id to echo and the other fields.
+#[derive(Debug)]
+pub struct Response {
+    id: Id,
+    body: Map<String, Value>,
+}
+
+impl Response {
+    fn new(id: &Id, body: Value) -> Self {
+        let body = match body {
+            Value::Object(fields) => fields,
+            other => Map::from_iter([("result".to_string(), other)]),
+        };
+        Response {
+            id: id.clone(),
+            body,
+        }
+    }
+
+    /// The response as one JSON line (with its newline): the raw id first,
+    /// then the other fields.
+    pub fn to_line(&self) -> Vec<u8> {
+        let mut line = Vec::with_capacity(64);
+        line.extend_from_slice(b"{\"id\":");
+        line.extend_from_slice(self.id.0.get().as_bytes());
+        for (key, value) in &self.body {
+            line.push(b',');
+            // Strings and values serialize infallibly into a Vec.
+            let _ = serde_json::to_writer(&mut line, key);
+            line.push(b':');
+            let _ = serde_json::to_writer(&mut line, value);
+        }
+        line.extend_from_slice(b"}\n");
+        line
+    }
+}
+
+fn error(id: &Id, code: &str, message: impl Into<String>) -> Response {
+    Response::new(
+        id,
+        json!({ "error": { "code": code, "message": message.into() } }),
+    )
+}
+
+fn snapshot_error(id: &Id, e: &SnapshotError) -> Response {
     let code = match e {
         SnapshotError::InvalidSkillName(_) => "invalid-skill-name",
         SnapshotError::SkillNotFound { .. } => "skill-not-found",
         SnapshotError::SkillUnreadable { .. } => "skill-unreadable",
         SnapshotError::RootDoesNotContainCwd { .. } => "root-outside",
         SnapshotError::RelativeCwd(_) => "relative-cwd",
+        SnapshotError::ResourceExhausted { .. } => "resource-exhausted",
+        SnapshotError::PolicyInvalid(failure) => {
+            return error(id, "policy-invalid", plain_report(failure));
+        }
         _ => "bad-cwd",
     };
     let mut message = e.to_string();
@@ -58,31 +118,64 @@ fn snapshot_error(id: &Value, e: &SnapshotError) -> Value {
     error(id, code, message)
 }
 
+/// A diagnostic rendered as plain text, spans and help included, without
+/// colour or terminal sequences (a JSON client shows it as it is).
+fn plain_report(diagnostic: &dyn miette::Diagnostic) -> String {
+    let handler = miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::none())
+        .with_links(false)
+        .with_width(100);
+    let mut out = String::new();
+    match handler.render_report(&mut out, diagnostic) {
+        Ok(()) => out,
+        Err(_) => diagnostic.to_string(),
+    }
+}
+
 /// Parses a request line: the id (null when there is none), and the request
 /// or the error response to send instead.
-fn parse(line: &[u8]) -> (Value, Result<Request, Value>) {
-    let mut fields: Map<String, Value> = match serde_json::from_slice(line) {
-        Ok(Value::Object(fields)) => fields,
-        Ok(_) => {
-            let e = error(&Value::Null, "bad-request", "a request is a JSON object");
-            return (Value::Null, Err(e));
-        }
-        Err(e) => {
-            return (
-                Value::Null,
-                Err(error(&Value::Null, "bad-request", e.to_string())),
-            );
-        }
+///
+/// The line is first split into its members as raw JSON text, so the id is
+/// kept exactly as written (a number beyond what `f64` holds included); the
+/// other members are then read as values.
+fn parse(line: &[u8]) -> (Id, Result<Request, Response>) {
+    let null = Id::null();
+    let bad = |message: String| {
+        let e = error(&null, "bad-request", message);
+        (Id::null(), Err(e))
     };
-    let Some(id) = fields.remove("id") else {
-        let e = error(&Value::Null, "bad-request", "every request needs an \"id\"");
-        return (Value::Null, Err(e));
+    let whole: &RawValue = match serde_json::from_slice(line) {
+        Ok(v) => v,
+        Err(e) => return bad(e.to_string()),
     };
-    if let Some(Value::String(op)) = fields.get("op") {
-        if !<Request as strum::VariantNames>::VARIANTS.contains(&op.as_str()) {
-            let e = error(&id, "unknown-op", format!("unknown op {op:?}"));
-            return (id, Err(e));
+    if !whole.get().starts_with('{') {
+        return bad("a request is a JSON object".into());
+    }
+    // Members in order; a repeated name keeps its last value.
+    let mut members: HashMap<String, &RawValue> = match serde_json::from_str(whole.get()) {
+        Ok(m) => m,
+        Err(e) => return bad(e.to_string()),
+    };
+    let Some(id) = members.remove("id") else {
+        return bad("every request needs an \"id\"".into());
+    };
+    let id = Id(id.to_owned());
+    let mut fields = Map::new();
+    for (name, raw) in members {
+        match serde_json::from_str::<Value>(raw.get()) {
+            Ok(v) => {
+                fields.insert(name, v);
+            }
+            Err(e) => {
+                let e = error(&id, "bad-request", format!("field {name:?}: {e}"));
+                return (id, Err(e));
+            }
         }
+    }
+    if let Some(Value::String(op)) = fields.get("op")
+        && !<Request as strum::VariantNames>::VARIANTS.contains(&op.as_str())
+    {
+        let e = error(&id, "unknown-op", format!("unknown op {op:?}"));
+        return (id, Err(e));
     }
     let request = Request::deserialize(Value::Object(fields))
         .map_err(|e| error(&id, "bad-request", e.to_string()));
@@ -90,20 +183,22 @@ fn parse(line: &[u8]) -> (Value, Result<Request, Value>) {
 }
 
 /// Answers one request line.
-pub fn answer(loader: &Loader, line: &[u8]) -> Value {
-    let (id, request) = parse(line);
-    let request = match request {
-        Ok(r) => r,
-        Err(response) => return response,
-    };
-    let id = &id;
+pub fn answer(loader: &Loader, line: &[u8]) -> Response {
+    match parse(line) {
+        (id, Ok(request)) => run(loader, &id, request),
+        (_, Err(response)) => response,
+    }
+}
+
+/// Carries out one parsed request.
+fn run(loader: &Loader, id: &Id, request: Request) -> Response {
     let result = match request {
         Request::Snapshot { cwd, root } => loader
             .snapshot_in(&cwd, root.as_deref())
-            .map(|s| json!({ "id": id, "snapshot": &*s })),
+            .map(|s| Response::new(id, json!({ "snapshot": &*s }))),
         Request::Fingerprint { cwd, root } => loader
             .fingerprint_in(&cwd, root.as_deref())
-            .map(|f| json!({ "id": id, "fingerprint": f })),
+            .map(|f| Response::new(id, json!({ "fingerprint": f }))),
         Request::Refresh {
             cwd,
             root,
@@ -111,51 +206,269 @@ pub fn answer(loader: &Loader, line: &[u8]) -> Value {
         } => loader
             .refresh_in(&cwd, root.as_deref(), &fingerprint)
             .map(|r| match r {
-                None => json!({ "id": id, "changed": false }),
-                Some(s) => json!({ "id": id, "changed": true, "snapshot": &*s }),
+                None => Response::new(id, json!({ "changed": false })),
+                Some(s) => Response::new(id, json!({ "changed": true, "snapshot": &*s })),
             }),
         Request::Skill { cwd, root, name } => loader
             .skill_in(&cwd, root.as_deref(), &name)
-            .map(|s| json!({ "id": id, "skill": s })),
+            .map(|s| Response::new(id, json!({ "skill": s }))),
     };
     result.unwrap_or_else(|e| snapshot_error(id, &e))
 }
 
-/// Serves until end of input.
-pub fn serve(loader: &Loader, mut input: impl BufRead, out: &mut impl Write) -> io::Result<()> {
-    let mut line = Vec::new();
+impl Request {
+    /// The cwd the request is about.
+    fn cwd(&self) -> &Path {
+        match self {
+            Request::Snapshot { cwd, .. }
+            | Request::Fingerprint { cwd, .. }
+            | Request::Refresh { cwd, .. }
+            | Request::Skill { cwd, .. } => cwd,
+        }
+    }
+}
+
+/// One line read from the input.
+enum Incoming {
+    /// A request line (trimmed, not blank).
+    Line(Vec<u8>),
+    /// A line refused before parsing, with the response to send.
+    Refused(Response),
+}
+
+/// Reads the next line that needs an answer; `None` at end of input.
+fn next_line(input: &mut impl BufRead, line: &mut Vec<u8>) -> io::Result<Option<Incoming>> {
     loop {
         line.clear();
-        let n = (&mut input)
+        let n = input
+            .by_ref()
             .take(MAX_LINE as u64 + 1)
-            .read_until(b'\n', &mut line)?;
+            .read_until(b'\n', line)?;
         if n == 0 {
-            return Ok(());
+            return Ok(None);
         }
-        let response = if line.len() > MAX_LINE && !line.ends_with(b"\n") {
+        if line.len() > MAX_LINE && !line.ends_with(b"\n") {
             // Drop the rest of the oversized line.
             let mut rest = Vec::new();
             loop {
                 rest.clear();
-                let m = (&mut input).take(64 * 1024).read_until(b'\n', &mut rest)?;
+                let m = input
+                    .by_ref()
+                    .take(64 * 1024)
+                    .read_until(b'\n', &mut rest)?;
                 if m == 0 || rest.ends_with(b"\n") {
                     break;
                 }
             }
-            error(
-                &Value::Null,
+            return Ok(Some(Incoming::Refused(error(
+                &Id::null(),
                 "line-too-long",
                 format!("request lines are limited to {MAX_LINE} bytes"),
-            )
-        } else {
-            let trimmed = line.trim_ascii();
-            if trimmed.is_empty() {
-                continue;
+            ))));
+        }
+        let trimmed = line.trim_ascii();
+        if !trimmed.is_empty() {
+            return Ok(Some(Incoming::Line(trimmed.to_vec())));
+        }
+    }
+}
+
+/// Writes one response line and flushes it.
+fn send(out: &Mutex<impl Write>, response: &Response) -> io::Result<()> {
+    let mut out = out.lock().unwrap_or_else(|p| p.into_inner());
+    out.write_all(&response.to_line())?;
+    out.flush()
+}
+
+/// Serves until end of input, answering with `jobs` worker threads (one:
+/// every request in turn, on this thread).
+///
+/// Requests about the same cwd (as written, `.` and repeated slashes aside)
+/// are answered one after another in the order they arrived; requests about
+/// different cwds may be answered in any order, each response carrying its
+/// request's `id`. With one job, every response comes in request order.
+pub fn serve(
+    loader: &Loader,
+    mut input: impl BufRead,
+    out: &Mutex<impl Write + Send>,
+    jobs: usize,
+) -> io::Result<()> {
+    let mut line = Vec::new();
+    if jobs <= 1 {
+        while let Some(incoming) = next_line(&mut input, &mut line)? {
+            let response = match incoming {
+                Incoming::Line(l) => answer(loader, &l),
+                Incoming::Refused(response) => response,
+            };
+            send(out, &response)?;
+        }
+        return Ok(());
+    }
+    let queue = Queue::default();
+    std::thread::scope(|scope| {
+        for _ in 0..jobs {
+            scope.spawn(|| queue.work(loader, out));
+        }
+        let read = (|| -> io::Result<()> {
+            while let Some(incoming) = next_line(&mut input, &mut line)? {
+                let job = match incoming {
+                    Incoming::Refused(response) => Job::done(response),
+                    Incoming::Line(l) => match parse(&l) {
+                        (id, Ok(request)) => Job::todo(id, request, l.len()),
+                        (_, Err(response)) => Job::done(response),
+                    },
+                };
+                if !queue.push(job) {
+                    break;
+                }
             }
-            answer(loader, trimmed)
-        };
-        serde_json::to_writer(&mut *out, &response)?;
-        out.write_all(b"\n")?;
-        out.flush()?;
+            Ok(())
+        })();
+        queue.close();
+        read
+    })?;
+    match queue.lock().failed.take() {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// Most requests waiting for a worker, and most bytes of request lines
+/// among them: a client that writes faster than the server answers is
+/// held back on its pipe.
+const MAX_QUEUED: usize = 1024;
+const MAX_QUEUED_BYTES: usize = 64 << 20;
+
+/// One request waiting for a worker.
+struct Job {
+    /// The cwd whose order the request keeps (`None`: answered already).
+    key: Option<PathBuf>,
+    /// What to do.
+    work: Result<(Id, Request), Response>,
+    /// The request line's length.
+    bytes: usize,
+}
+
+impl Job {
+    fn done(response: Response) -> Self {
+        Job {
+            key: None,
+            work: Err(response),
+            bytes: 0,
+        }
+    }
+
+    fn todo(id: Id, request: Request, bytes: usize) -> Self {
+        Job {
+            key: Some(request.cwd().components().collect()),
+            work: Ok((id, request)),
+            bytes,
+        }
+    }
+}
+
+/// The requests waiting, in arrival order, and the cwds being answered.
+#[derive(Default)]
+struct Waiting {
+    jobs: VecDeque<Job>,
+    bytes: usize,
+    busy: HashSet<PathBuf>,
+    /// No more requests will come.
+    closed: bool,
+    /// Writing a response failed: the server stops.
+    failed: Option<io::Error>,
+}
+
+#[derive(Default)]
+struct Queue {
+    waiting: Mutex<Waiting>,
+    /// Signalled when a job may have become available, or the queue closed.
+    ready: Condvar,
+    /// Signalled when room was made in the queue.
+    room: Condvar,
+}
+
+impl Queue {
+    fn lock(&self) -> MutexGuard<'_, Waiting> {
+        // Every update leaves the fields consistent between statements that
+        // cannot panic: a poisoned queue is sound.
+        self.waiting.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Adds a job, waiting for room; false once the server is stopping.
+    fn push(&self, job: Job) -> bool {
+        let mut w = self.lock();
+        while !w.jobs.is_empty()
+            && (w.jobs.len() >= MAX_QUEUED || w.bytes + job.bytes > MAX_QUEUED_BYTES)
+            && w.failed.is_none()
+        {
+            w = self.room.wait(w).unwrap_or_else(|p| p.into_inner());
+        }
+        if w.failed.is_some() {
+            return false;
+        }
+        w.bytes += job.bytes;
+        w.jobs.push_back(job);
+        drop(w);
+        self.ready.notify_one();
+        true
+    }
+
+    fn close(&self) {
+        self.lock().closed = true;
+        self.ready.notify_all();
+    }
+
+    /// The first waiting job whose cwd is not being answered; `None` when
+    /// the queue is closed and empty, or the server is stopping.
+    fn take(&self) -> Option<Job> {
+        let mut w = self.lock();
+        loop {
+            if w.failed.is_some() {
+                return None;
+            }
+            let busy = &w.busy;
+            let next = w
+                .jobs
+                .iter()
+                .position(|j| j.key.as_ref().is_none_or(|k| !busy.contains(k)));
+            if let Some(job) = next.and_then(|i| w.jobs.remove(i)) {
+                w.bytes -= job.bytes;
+                if let Some(k) = &job.key {
+                    w.busy.insert(k.clone());
+                }
+                self.room.notify_one();
+                return Some(job);
+            }
+            if w.closed && w.jobs.is_empty() {
+                return None;
+            }
+            w = self.ready.wait(w).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    /// A worker: answers jobs until there are none left.
+    fn work(&self, loader: &Loader, out: &Mutex<impl Write>) {
+        while let Some(job) = self.take() {
+            let response = match job.work {
+                Ok((id, request)) => run(loader, &id, request),
+                Err(response) => response,
+            };
+            // The response goes out before the cwd is released, so the
+            // next request about it is answered after this one.
+            let sent = send(out, &response);
+            let mut w = self.lock();
+            if let Some(k) = &job.key {
+                w.busy.remove(k);
+            }
+            if let Err(e) = sent {
+                w.failed.get_or_insert(e);
+                drop(w);
+                self.room.notify_all();
+            } else {
+                drop(w);
+            }
+            self.ready.notify_all();
+        }
     }
 }

@@ -302,11 +302,12 @@ impl<'p> Selector<'p> {
         // Step 3: the same text as a kept file. A file read only in part
         // cannot be shown equal to anything.
         let text_key = xxhash_rust::xxh3::xxh3_128(trimmed.as_bytes());
-        if ins.dedup_by_content && !read_cut {
-            if let Some(same) = self.kept_by_text.get(&text_key).cloned() {
-                self.fold(i, cand, same.clone(), Status::Deduped(same));
-                return;
-            }
+        if ins.dedup_by_content
+            && !read_cut
+            && let Some(same) = self.kept_by_text.get(&text_key).cloned()
+        {
+            self.fold(i, cand, same.clone(), Status::Deduped(same));
+            return;
         }
         // Step 4: the budget.
         let remaining = self.limit.saturating_sub(self.used);

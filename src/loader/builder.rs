@@ -3,12 +3,12 @@
 
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
-use super::{DEFAULT_CACHE_ENTRIES, Loader};
+use super::{DEFAULT_CACHE_ENTRIES, DEFAULT_HANDLE_BUDGET, Loader};
 use crate::error::BootstrapError;
-use crate::policy::{Layer, Policy, PolicyError, PolicySource};
-use crate::sandbox;
+use crate::policy::{HOME_POLICY_FILE, Layer, Policy, PolicyError, PolicySource};
+use crate::sandbox::{self, Stamp};
 
 /// How the loader reads environment variables (for `$NAME` and `~` in the
 /// policy's home candidates).
@@ -39,17 +39,117 @@ type Env = Box<dyn Fn(&str) -> Option<OsString> + Send + Sync>;
 ///     .env(|_| None)
 ///     .build()
 ///     .unwrap();
-/// assert_eq!(loader.home(), Some(home.path()));
-/// assert_eq!(loader.policy().instructions.budget_bytes, 1000);
+/// assert_eq!(loader.home().as_deref(), Some(home.path()));
+/// assert_eq!(loader.policy().unwrap().instructions.budget_bytes, 1000);
 /// ```
 #[must_use]
 pub struct LoaderBuilder {
-    home: Option<PathBuf>,
-    policy_file: Option<PathBuf>,
+    bootstrap: Bootstrap,
     policy: Option<Policy>,
-    env: Env,
     capacity: usize,
     racy_window: Duration,
+    handle_budget: usize,
+}
+
+/// The settings a loader keeps from its builder so that it can load its
+/// policy again when a policy file changes.
+pub(super) struct Bootstrap {
+    /// The explicit home root, if any.
+    home: Option<PathBuf>,
+    /// The command line's policy file, if any.
+    policy_file: Option<PathBuf>,
+    /// How variables of the home candidates are read.
+    env: Env,
+}
+
+/// The outcome of one load of the layered policy.
+pub(super) struct Loaded {
+    /// The policy files read (or looked for), each with its stamp taken
+    /// just before it was read: the policy file, then the home's policy file
+    /// when the home is known. A change to any of them calls for another
+    /// load.
+    pub(super) files: Vec<(PathBuf, Stamp)>,
+    /// When the load began: a stamp this recent cannot vouch for the content
+    /// read.
+    pub(super) started: SystemTime,
+    /// The policy and the home root, or why they could not be had.
+    pub(super) result: Result<(Policy, Option<PathBuf>), BootstrapError>,
+}
+
+impl Bootstrap {
+    /// The home root this bootstrap would use with `policy`'s candidates.
+    fn home_for(&self, policy: &Policy) -> Option<PathBuf> {
+        match &self.home {
+            Some(explicit) => Some(sandbox::normalize(explicit)),
+            None => sandbox::first_candidate(
+                policy.roots.home.iter().map(|c| c.get_ref().as_str()),
+                &*self.env,
+            ),
+        }
+    }
+
+    /// Loads the layered policy: the policy file (for the home candidates),
+    /// the home, the home's policy file, and the merge of all of them. The
+    /// files are read even when an earlier one is broken, as far as the home
+    /// can be told, so that each is watched.
+    pub(super) fn load(&self) -> Loaded {
+        let started = SystemTime::now();
+        let mut files = Vec::new();
+        let file = match &self.policy_file {
+            Some(path) => {
+                files.push((path.clone(), sandbox::user_file_stamp(path)));
+                PolicySource::read(Layer::CommandLine, path, true)
+            }
+            None => Ok(None),
+        };
+        // Where the home is comes from the layers that do not live in it; a
+        // broken policy file leaves only an explicit home known.
+        let home = match &file {
+            Ok(file) => {
+                let mut outside = vec![PolicySource::builtin()];
+                outside.extend(file.clone());
+                Policy::from_sources(&outside).map(|p| self.home_for(&p))
+            }
+            Err(_) => Ok(self.home.as_deref().map(sandbox::normalize)),
+        };
+        let home_file = match &home {
+            Ok(home) => home.as_ref().map(|h| h.join(HOME_POLICY_FILE)),
+            Err(_) => self
+                .home
+                .as_deref()
+                .map(|h| sandbox::normalize(h).join(HOME_POLICY_FILE)),
+        };
+        if let Some(path) = &home_file {
+            files.push((path.clone(), sandbox::user_file_stamp(path)));
+        }
+        let result = (|| {
+            let file = file?;
+            let home = home?;
+            let mut sources = vec![PolicySource::builtin()];
+            if let Some(path) = &home_file {
+                sources.extend(PolicySource::read(Layer::Home, path, false)?);
+            }
+            sources.extend(file);
+            let policy = Policy::from_sources(&sources)?;
+            if policy
+                .definition("roots.home")
+                .is_some_and(|d| d.layer == Layer::Home)
+            {
+                let invalid = policy.invalid_value(
+                    "roots.home",
+                    "the home's own policy cannot set `roots.home`: it was read from the home \
+                     those candidates would replace",
+                );
+                return Err(BootstrapError::Policy(PolicyError::Invalid(invalid)));
+            }
+            Ok((policy, home))
+        })();
+        Loaded {
+            files,
+            started,
+            result,
+        }
+    }
 }
 
 impl Default for LoaderBuilder {
@@ -61,10 +161,11 @@ impl Default for LoaderBuilder {
 impl std::fmt::Debug for LoaderBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LoaderBuilder")
-            .field("home", &self.home)
-            .field("policy_file", &self.policy_file)
+            .field("home", &self.bootstrap.home)
+            .field("policy_file", &self.bootstrap.policy_file)
             .field("capacity", &self.capacity)
             .field("racy_window", &self.racy_window)
+            .field("handle_budget", &self.handle_budget)
             .finish_non_exhaustive()
     }
 }
@@ -74,31 +175,35 @@ impl LoaderBuilder {
     /// size and racy window.
     pub fn new() -> Self {
         Self {
-            home: None,
-            policy_file: None,
+            bootstrap: Bootstrap {
+                home: None,
+                policy_file: None,
+                env: Box::new(|name| std::env::var_os(name)),
+            },
             policy: None,
-            env: Box::new(|name| std::env::var_os(name)),
             capacity: DEFAULT_CACHE_ENTRIES,
             racy_window: sandbox::RACY_WINDOW,
+            handle_budget: DEFAULT_HANDLE_BUDGET,
         }
     }
 
     /// Uses `dir` as the home root, whatever the policy's candidates say.
     /// A relative path is taken as it is; pass an absolute one.
     pub fn home(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.home = Some(dir.into());
+        self.bootstrap.home = Some(dir.into());
         self
     }
 
     /// Lays this policy file over the built-in and home policies (the
     /// command line's `--policy FILE`). It must exist.
     pub fn policy_file(mut self, path: impl Into<PathBuf>) -> Self {
-        self.policy_file = Some(path.into());
+        self.bootstrap.policy_file = Some(path.into());
         self
     }
 
-    /// Uses this policy as it is: no policy file is read, and the home root
-    /// is the explicit one or the first of this policy's candidates.
+    /// Uses this policy as it is: no policy file is read (nor watched), and
+    /// the home root is the explicit one or the first of this policy's
+    /// candidates.
     pub fn policy(mut self, policy: Policy) -> Self {
         self.policy = Some(policy);
         self
@@ -108,7 +213,7 @@ impl LoaderBuilder {
     /// environment (tests, and servers that resolve per user). A variable
     /// that is set but empty counts as unset.
     pub fn env(mut self, env: impl Fn(&str) -> Option<OsString> + Send + Sync + 'static) -> Self {
-        self.env = Box::new(env);
+        self.bootstrap.env = Box::new(env);
         self
     }
 
@@ -123,20 +228,40 @@ impl LoaderBuilder {
     /// rather than trust its metadata (default [`RACY_WINDOW`](crate::RACY_WINDOW)).
     /// A zero window trusts any stamp older than the build that took it:
     /// right on file systems with nanosecond timestamps when nothing writes
-    /// twice within one tick, and what tests use to avoid waiting.
+    /// twice within one tick, and what tests use to avoid waiting. The
+    /// window applies to the policy files too.
     pub fn racy_window(mut self, window: Duration) -> Self {
         self.racy_window = window;
         self
     }
 
-    /// The home root this builder would use with `policy`'s candidates.
-    fn home_for(&self, policy: &Policy) -> Option<PathBuf> {
-        match &self.home {
-            Some(explicit) => Some(sandbox::normalize(explicit)),
-            None => sandbox::first_candidate(
-                policy.roots.home.iter().map(|c| c.get_ref().as_str()),
-                &*self.env,
-            ),
+    /// Keeps at most `handles` root directories open (default
+    /// [`DEFAULT_HANDLE_BUDGET`]; at least one). Each repository root and
+    /// the home root is one open file descriptor; the least recently used
+    /// are closed first, and a cached snapshot whose root was closed opens
+    /// it again when it is next checked. Out of descriptors all the same
+    /// (a low `ulimit -n`), the loader closes every handle and tries once
+    /// more before failing with
+    /// [`SnapshotError::ResourceExhausted`](crate::SnapshotError::ResourceExhausted).
+    pub fn handle_budget(mut self, handles: usize) -> Self {
+        self.handle_budget = handles;
+        self
+    }
+
+    /// Checks that an explicit home root is a directory (a typo would
+    /// silently drop the home policy and every home file).
+    fn check_explicit_home(&self) -> Result<(), BootstrapError> {
+        let Some(explicit) = &self.bootstrap.home else {
+            return Ok(());
+        };
+        let missing = |source| BootstrapError::MissingHome {
+            path: explicit.clone(),
+            source,
+        };
+        match sandbox::is_user_directory(explicit) {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(missing(None)),
+            Err(e) => Err(missing(Some(e))),
         }
     }
 
@@ -153,60 +278,74 @@ impl LoaderBuilder {
     pub fn resolve(&self) -> Result<(Policy, Option<PathBuf>), BootstrapError> {
         if let Some(policy) = &self.policy {
             // A ready policy: the home is only a root, which may appear later.
-            let home = self.home_for(policy);
+            let home = self.bootstrap.home_for(policy);
             return Ok((policy.clone(), home));
         }
-        if let Some(explicit) = &self.home {
-            let missing = |source| BootstrapError::MissingHome {
-                path: explicit.clone(),
-                source,
-            };
-            match sandbox::is_user_directory(explicit) {
-                Ok(true) => {}
-                Ok(false) => return Err(missing(None)),
-                Err(e) => return Err(missing(Some(e))),
-            }
-        }
-        let file = match &self.policy_file {
-            Some(path) => PolicySource::read(Layer::CommandLine, path, true)?,
-            None => None,
-        };
-        // Where the home is comes from the layers that do not live in it.
-        let mut outside = vec![PolicySource::builtin()];
-        outside.extend(file.clone());
-        let home = self.home_for(&Policy::from_sources(&outside)?);
-        let mut sources = vec![PolicySource::builtin()];
-        if let Some(h) = &home {
-            sources.extend(PolicySource::read(
-                Layer::Home,
-                &h.join(crate::policy::HOME_POLICY_FILE),
-                false,
-            )?);
-        }
-        sources.extend(file);
-        let policy = Policy::from_sources(&sources)?;
-        if policy
-            .definition("roots.home")
-            .is_some_and(|d| d.layer == Layer::Home)
-        {
-            let invalid = policy.invalid_value(
-                "roots.home",
-                "the home's own policy cannot set `roots.home`: it was read from the home \
-                 those candidates would replace",
-            );
-            return Err(BootstrapError::Policy(PolicyError::Invalid(invalid)));
-        }
-        Ok((policy, home))
+        self.check_explicit_home()?;
+        self.bootstrap.load().result
     }
 
     /// Resolves the home root, loads the policy, and builds the loader.
+    ///
+    /// A loader built from policy files (no ready [`policy`](Self::policy))
+    /// watches them: before each call it compares a `stat` of the home's
+    /// `context-policy.toml` and of the [`policy_file`](Self::policy_file)
+    /// with what it read, and loads the policy again when either moved (or is
+    /// too recent to vouch for its content). A policy that changed empties
+    /// the snapshot cache. An edit that makes the policy invalid does not
+    /// stop the loader: every call fails with
+    /// [`SnapshotError::PolicyInvalid`](crate::SnapshotError::PolicyInvalid)
+    /// until the file is fixed.
     pub fn build(self) -> Result<Loader, BootstrapError> {
-        let (policy, home) = self.resolve()?;
-        Ok(Loader::from_parts(
-            policy,
-            home,
+        if let Some(policy) = &self.policy {
+            let home = self.bootstrap.home_for(policy);
+            let policy = policy.clone();
+            return Ok(Loader::fixed(
+                policy,
+                home,
+                self.capacity,
+                self.racy_window,
+                self.handle_budget,
+            ));
+        }
+        self.check_explicit_home()?;
+        let Loaded {
+            files,
+            started,
+            result,
+        } = self.bootstrap.load();
+        let loaded = Loaded {
+            files,
+            started,
+            result: Ok(result?),
+        };
+        Ok(Loader::watching(
+            self.bootstrap,
+            loaded,
             self.capacity,
             self.racy_window,
+            self.handle_budget,
+        ))
+    }
+
+    /// Like [`build`](Self::build), but an invalid (or unreadable) policy
+    /// does not stop it: the loader starts, every call fails with
+    /// [`SnapshotError::PolicyInvalid`](crate::SnapshotError::PolicyInvalid)
+    /// carrying the diagnostic, and the first call after the files are fixed
+    /// succeeds. What a long-lived server wants. Only an explicit home that
+    /// is not a directory is still an error.
+    pub fn build_lenient(self) -> Result<Loader, BootstrapError> {
+        if self.policy.is_some() {
+            return self.build();
+        }
+        self.check_explicit_home()?;
+        let loaded = self.bootstrap.load();
+        Ok(Loader::watching(
+            self.bootstrap,
+            loaded,
+            self.capacity,
+            self.racy_window,
+            self.handle_budget,
         ))
     }
 }

@@ -4,9 +4,9 @@
 //! embedder needs.
 
 mod builder;
+mod policies;
 mod size;
 
-use std::collections::HashSet;
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -16,6 +16,7 @@ use lru::LruCache;
 use serde::Serialize;
 
 pub use builder::LoaderBuilder;
+use policies::{InForce, Policies};
 
 use crate::error::SnapshotError;
 use crate::origin::Origin;
@@ -29,6 +30,10 @@ const PARSE_CACHE_ENTRIES: usize = 16 * 1024;
 
 /// The default number of (cwd, root) pairs a loader keeps.
 pub const DEFAULT_CACHE_ENTRIES: usize = 256;
+
+/// The default number of root handles (open directories) a loader keeps:
+/// well under the common soft limits on open files (1024; 256 on macOS).
+pub const DEFAULT_HANDLE_BUDGET: usize = sandbox::DEFAULT_HANDLE_BUDGET;
 
 /// The `SKILL.md` of the skill that wins a name.
 #[derive(Debug, Clone, Serialize)]
@@ -48,6 +53,35 @@ pub struct SkillFile {
 
 /// A cache key: the cwd and the explicit root, both normalized.
 type Key = (PathBuf, Option<PathBuf>);
+
+/// The snapshot cache, and the policy generation its snapshots were built
+/// under.
+struct Cache {
+    generation: u64,
+    map: LruCache<Key, Arc<Built>>,
+}
+
+impl Cache {
+    /// Moves the cache to `generation` when that is newer (dropping every
+    /// snapshot of the older policy); whether the cache now holds that
+    /// generation (false for a call still working under an older one).
+    fn enter(&mut self, generation: u64) -> bool {
+        if generation > self.generation {
+            self.map.clear();
+            self.generation = generation;
+        }
+        generation == self.generation
+    }
+
+    /// The cached build for `key`, if it was made under `generation`.
+    fn get(&mut self, generation: u64, key: &Key) -> Option<Arc<Built>> {
+        if self.enter(generation) {
+            self.map.get(key).cloned()
+        } else {
+            None
+        }
+    }
+}
 
 /// Builds snapshots for any number of cwds, concurrently, caching each one
 /// until a file it depends on changes.
@@ -75,9 +109,8 @@ type Key = (PathBuf, Option<PathBuf>);
 /// assert!(loader.refresh(repo.path(), &snap.fingerprint).unwrap().is_none());
 /// ```
 pub struct Loader {
-    policy: Arc<Policy>,
-    home: Option<PathBuf>,
-    cache: Mutex<LruCache<Key, Arc<Built>>>,
+    policies: Policies,
+    cache: Mutex<Cache>,
     handles: Handles,
     parsed: ParseCache,
     racy_window: Duration,
@@ -86,7 +119,7 @@ pub struct Loader {
 impl std::fmt::Debug for Loader {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Loader")
-            .field("home", &self.home)
+            .field("home", &self.home())
             .field("cached_entries", &self.cached_entries())
             .field("racy_window", &self.racy_window)
             .finish_non_exhaustive()
@@ -103,7 +136,13 @@ impl Loader {
 
     /// A loader keeping at most `capacity` snapshots (least recently used go).
     pub fn with_capacity(policy: Policy, home: Option<PathBuf>, capacity: usize) -> Self {
-        Self::from_parts(policy, home, capacity, sandbox::RACY_WINDOW)
+        Self::fixed(
+            policy,
+            home,
+            capacity,
+            sandbox::RACY_WINDOW,
+            DEFAULT_HANDLE_BUDGET,
+        )
     }
 
     /// A builder: finds the home root, loads the layered policy from it.
@@ -111,31 +150,63 @@ impl Loader {
         LoaderBuilder::new()
     }
 
-    fn from_parts(
+    /// A loader whose policy never changes.
+    fn fixed(
         policy: Policy,
         home: Option<PathBuf>,
         capacity: usize,
         racy_window: Duration,
+        handle_budget: usize,
+    ) -> Self {
+        let policies = Policies::Fixed(InForce {
+            policy: Arc::new(policy),
+            home,
+            generation: 0,
+        });
+        Self::from_parts(policies, capacity, racy_window, handle_budget)
+    }
+
+    /// A loader that watches the policy files `loaded` read.
+    fn watching(
+        bootstrap: builder::Bootstrap,
+        loaded: builder::Loaded,
+        capacity: usize,
+        racy_window: Duration,
+        handle_budget: usize,
+    ) -> Self {
+        let policies = Policies::watched(bootstrap, loaded, racy_window);
+        Self::from_parts(policies, capacity, racy_window, handle_budget)
+    }
+
+    fn from_parts(
+        policies: Policies,
+        capacity: usize,
+        racy_window: Duration,
+        handle_budget: usize,
     ) -> Self {
         let capacity = NonZeroUsize::new(capacity).unwrap_or(NonZeroUsize::MIN);
         Self {
-            policy: Arc::new(policy),
-            home,
-            cache: Mutex::new(LruCache::new(capacity)),
-            handles: Handles::default(),
+            policies,
+            cache: Mutex::new(Cache {
+                generation: 0,
+                map: LruCache::new(capacity),
+            }),
+            handles: Handles::with_budget(handle_budget),
             parsed: ParseCache::new(PARSE_CACHE_ENTRIES),
             racy_window,
         }
     }
 
-    /// The policy in force.
-    pub fn policy(&self) -> &Policy {
-        &self.policy
+    /// The policy in force. A loader built from policy files loads them
+    /// again first if one changed; the error is the diagnostic of an invalid
+    /// one ([`SnapshotError::PolicyInvalid`]).
+    pub fn policy(&self) -> Result<Arc<Policy>, SnapshotError> {
+        Ok(self.policies.in_force()?.policy)
     }
 
-    /// The home root's path.
-    pub fn home(&self) -> Option<&Path> {
-        self.home.as_deref()
+    /// The home root's path under the policy last loaded (`None`: no home).
+    pub fn home(&self) -> Option<PathBuf> {
+        self.policies.last_home()
     }
 
     /// The snapshot for `cwd` (absolute), rebuilt only if something changed.
@@ -202,10 +273,11 @@ impl Loader {
         root: Option<&Path>,
         name: &str,
     ) -> Result<SkillFile, SnapshotError> {
-        if !self.policy.is_valid_skill_name(name) {
+        let force = self.policies.in_force()?;
+        if !force.policy.is_valid_skill_name(name) {
             return Err(SnapshotError::InvalidSkillName(name.to_string()));
         }
-        let built = self.current(cwd, root)?;
+        let built = self.current_under(&force, cwd, root)?;
         let Some(skill) = built.snapshot.skills.iter().find(|s| s.name == name) else {
             return Err(SnapshotError::SkillNotFound {
                 name: name.to_string(),
@@ -216,11 +288,35 @@ impl Loader {
             path: skill.path.clone(),
             reason,
         };
-        let Some(skill_root) = built.roots.get(skill.origin) else {
-            return Err(unreadable("its root is gone".into()));
+        let snap = &built.snapshot;
+        let mut tries = 0;
+        let content = loop {
+            tries += 1;
+            let roots = sandbox::attach(&self.handles, snap.home.as_deref(), &snap.repo_root)
+                .map_err(|e| match e {
+                    e if sandbox::is_exhaustion(&e) => SnapshotError::ResourceExhausted {
+                        path: snap.repo_root.clone(),
+                        source: e,
+                    },
+                    e => unreadable(format!("its root cannot be opened: {e}")),
+                })?;
+            let Some(skill_root) = roots.get(skill.origin) else {
+                return Err(unreadable("its root is gone".into()));
+            };
+            let read = skills::whole_file(&force.policy, skill_root, &skill.rel);
+            match (read, roots.shortage()) {
+                (Ok(content), None) => break content,
+                (_, Some(e)) if tries > 1 => {
+                    return Err(SnapshotError::ResourceExhausted {
+                        path: skill_root.path.clone(),
+                        source: e,
+                    });
+                }
+                // Out of descriptors: shed the handles and try once more.
+                (_, Some(_)) => self.handles.shed(),
+                (Err(e), None) => return Err(unreadable(e.to_string())),
+            }
         };
-        let content = skills::whole_file(&self.policy, skill_root, &skill.rel)
-            .map_err(|e| unreadable(e.to_string()))?;
         Ok(SkillFile {
             name: skill.name.clone(),
             origin: skill.origin,
@@ -231,60 +327,75 @@ impl Loader {
 
     /// How many snapshots the cache holds.
     pub fn cached_entries(&self) -> usize {
-        self.lock().len()
+        self.lock().map.len()
     }
 
     /// An estimate of the bytes the cache holds (texts and paths).
     pub fn cached_bytes(&self) -> usize {
         self.lock()
+            .map
             .iter()
             .map(|(_, built)| size::estimate_bytes(built))
             .sum()
     }
 
-    fn lock(&self) -> MutexGuard<'_, LruCache<Key, Arc<Built>>> {
+    fn lock(&self) -> MutexGuard<'_, Cache> {
         // A panic while holding the lock cannot leave the map inconsistent
         // (every update is a single insert or remove), so a poisoned lock is
         // still usable.
         self.cache.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The up-to-date build for (cwd, root): the cached one when every path it
-    /// examined still looks the same, a fresh one otherwise.
+    /// The up-to-date build for (cwd, root) under the policy in force.
     fn current(&self, cwd: &Path, root: Option<&Path>) -> Result<Arc<Built>, SnapshotError> {
+        let force = self.policies.in_force()?;
+        self.current_under(&force, cwd, root)
+    }
+
+    /// The up-to-date build for (cwd, root) under `force`: the cached one
+    /// when every path it examined still looks the same, a fresh one
+    /// otherwise.
+    fn current_under(
+        &self,
+        force: &InForce,
+        cwd: &Path,
+        root: Option<&Path>,
+    ) -> Result<Arc<Built>, SnapshotError> {
         if !cwd.is_absolute() {
             return Err(SnapshotError::RelativeCwd(cwd.to_path_buf()));
         }
         let key: Key = (sandbox::normalize(cwd), root.map(sandbox::normalize));
-        let cached = self.lock().get(&key).cloned();
-        if let Some(built) = cached {
-            if self.still_valid(&built) {
-                return Ok(built);
+        let cached = self.lock().get(force.generation, &key);
+        if let Some(built) = cached
+            && self.still_valid(&built)
+        {
+            return Ok(built);
+        }
+        let build = || {
+            snapshot::build(
+                &force.policy,
+                force.home.as_deref(),
+                &key.0,
+                key.1.as_deref(),
+                &self.handles,
+                &self.parsed,
+            )
+        };
+        let built = match build() {
+            // Out of descriptors: shed every root handle and try once more.
+            Err(SnapshotError::ResourceExhausted { .. }) => {
+                self.handles.shed();
+                build()
             }
-        }
-        let built = Arc::new(snapshot::build(
-            &self.policy,
-            self.home.as_deref(),
-            &key.0,
-            key.1.as_deref(),
-            &self.handles,
-            &self.parsed,
-        )?);
+            other => other,
+        };
+        let built = Arc::new(built?);
         let mut cache = self.lock();
-        let pushed_out = cache.push(key.clone(), built.clone());
-        if pushed_out.is_some_and(|(old_key, _)| old_key != key) {
-            // An entry was evicted: forget the root handles no cached
-            // snapshot uses any more.
-            let in_use: HashSet<&Path> = cache
-                .iter()
-                .flat_map(|(_, b)| {
-                    let r = &b.roots;
-                    std::iter::once(r.repo.path.as_path())
-                        .chain(r.home.as_ref().map(|h| h.path.as_path()))
-                })
-                .collect();
-            self.handles.retain(&in_use);
+        if cache.enter(force.generation) {
+            cache.map.push(key, built.clone());
         }
+        // Otherwise the policy changed while this was built: answer, but do
+        // not keep it.
         Ok(built)
     }
 
@@ -295,15 +406,29 @@ impl Loader {
         if trace.has_racy_stamp(self.racy_window) {
             return false;
         }
+        // The roots' handles may have been shed since: take them again.
+        let snap = &built.snapshot;
+        let Ok(roots) = sandbox::attach(&self.handles, snap.home.as_deref(), &snap.repo_root)
+        else {
+            return false;
+        };
         // The cwd, the home and the repository root are among the traced
         // paths, stamped before their handles were opened: a root replaced
-        // since shows up there.
-        trace.entries.iter().all(|e| {
-            built
-                .roots
+        // since shows up there (a handle taken again is checked the same
+        // way).
+        let unchanged = trace.entries.iter().all(|e| {
+            roots
                 .restamp(e.place, &e.rel)
                 .is_some_and(|now| e.unchanged(&now))
-        })
+        });
+        // A stamp taken while descriptors ran out vouches for nothing.
+        unchanged && roots.shortage().is_none()
+    }
+
+    /// How many root handles (open directories) the loader keeps; never
+    /// more than its budget ([`LoaderBuilder::handle_budget`]).
+    pub fn open_handles(&self) -> usize {
+        self.handles.len()
     }
 }
 

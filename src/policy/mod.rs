@@ -451,15 +451,15 @@ impl Policy {
     /// `home/context-policy.toml` when it exists, then `extra` when given.
     pub fn load(home: Option<&Path>, extra: Option<&Path>) -> Result<Self, PolicyError> {
         let mut sources = vec![PolicySource::builtin()];
-        if let Some(home) = home {
-            if let Some(s) = PolicySource::read(Layer::Home, &home.join(HOME_POLICY_FILE), false)? {
-                sources.push(s);
-            }
+        if let Some(home) = home
+            && let Some(s) = PolicySource::read(Layer::Home, &home.join(HOME_POLICY_FILE), false)?
+        {
+            sources.push(s);
         }
-        if let Some(extra) = extra {
-            if let Some(s) = PolicySource::read(Layer::CommandLine, extra, true)? {
-                sources.push(s);
-            }
+        if let Some(extra) = extra
+            && let Some(s) = PolicySource::read(Layer::CommandLine, extra, true)?
+        {
+            sources.push(s);
         }
         Self::from_sources(&sources)
     }

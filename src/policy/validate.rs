@@ -150,15 +150,13 @@ impl Checker<'_> {
                     "not absolute",
                     help.into(),
                 );
-            } else if globs {
-                if let Err(e) = compile_glob(v) {
-                    self.push(
-                        ProblemKind::InvalidGlob,
-                        p.span(),
-                        format!("invalid glob in `{key}`: {}", e.kind()),
-                        "invalid glob",
-                    );
-                }
+            } else if globs && let Err(e) = compile_glob(v) {
+                self.push(
+                    ProblemKind::InvalidGlob,
+                    p.span(),
+                    format!("invalid glob in `{key}`: {}", e.kind()),
+                    "invalid glob",
+                );
             }
         }
     }
@@ -217,11 +215,11 @@ impl Checker<'_> {
     ) -> Range<usize> {
         let raw = self.text.get(value.clone()).unwrap_or("");
         for quote in ["\"\"\"", "'''", "\"", "'"] {
-            if let Some(body) = raw.strip_prefix(quote).and_then(|r| r.strip_suffix(quote)) {
-                if body == source {
-                    let start = value.start + quote.len() + offset;
-                    return start..start + len;
-                }
+            if let Some(body) = raw.strip_prefix(quote).and_then(|r| r.strip_suffix(quote))
+                && body == source
+            {
+                let start = value.start + quote.len() + offset;
+                return start..start + len;
             }
         }
         value.clone()
@@ -295,15 +293,15 @@ pub(crate) fn check_layer(
     }
 
     let r = &layer.roots;
-    if let Some(home) = &r.home {
-        if home.get_ref().is_empty() {
-            c.push(
-                ProblemKind::InvalidValue,
-                home.span(),
-                "`roots.home` must list at least one candidate".into(),
-                "empty list",
-            );
-        }
+    if let Some(home) = &r.home
+        && home.get_ref().is_empty()
+    {
+        c.push(
+            ProblemKind::InvalidValue,
+            home.span(),
+            "`roots.home` must list at least one candidate".into(),
+            "empty list",
+        );
     }
     c.file_names("roots.repo-markers", &r.repo_markers, false);
     c.absolute_paths("roots.safe-directories", &r.safe_directories, true);
@@ -342,26 +340,26 @@ pub(crate) fn check_layer(
 
     let s = &layer.skills;
     c.sources(&s.sources);
-    if let Some(rule) = &s.name_rule {
-        if let Err(e) = compile_name_rule(rule.get_ref()) {
-            let msg = match e {
-                regex::Error::Syntax(m) => m
-                    .lines()
-                    .last()
-                    .unwrap_or("syntax error")
-                    .trim()
-                    .trim_start_matches("error: ")
-                    .to_string(),
-                regex::Error::CompiledTooBig(_) => "the expression is too large".to_string(),
-                other => other.to_string(),
-            };
-            c.push(
-                ProblemKind::InvalidRegex,
-                rule.span(),
-                format!("`skills.name-rule` is not a valid regular expression: {msg}"),
-                "invalid regex",
-            );
-        }
+    if let Some(rule) = &s.name_rule
+        && let Err(e) = compile_name_rule(rule.get_ref())
+    {
+        let msg = match e {
+            regex::Error::Syntax(m) => m
+                .lines()
+                .last()
+                .unwrap_or("syntax error")
+                .trim()
+                .trim_start_matches("error: ")
+                .to_string(),
+            regex::Error::CompiledTooBig(_) => "the expression is too large".to_string(),
+            other => other.to_string(),
+        };
+        c.push(
+            ProblemKind::InvalidRegex,
+            rule.span(),
+            format!("`skills.name-rule` is not a valid regular expression: {msg}"),
+            "invalid regex",
+        );
     }
     c.range("skills.name-max-chars", &s.name_max_chars, 1, 255);
     c.range(
@@ -426,16 +424,16 @@ pub(crate) fn check_layer(
     c.template("project-header", &t.project_header);
     c.template("footer", &t.footer);
     c.template("forged-line-prefix", &t.forged_line_prefix);
-    if let Some(p) = &t.forged_line_prefix {
-        if p.get_ref().source().trim().is_empty() {
-            c.push_help(
+    if let Some(p) = &t.forged_line_prefix
+        && p.get_ref().source().trim().is_empty()
+    {
+        c.push_help(
                 ProblemKind::InvalidValue,
                 p.span(),
                 "`templates.forged-line-prefix` must not be blank".into(),
                 "blank prefix",
                 "file lines that look like block boundaries are marked with this prefix; a blank one would leave them unmarked".into(),
             );
-        }
     }
     c.template("truncation-note", &t.truncation_note);
     c.template("file-limit-note", &t.file_limit_note);

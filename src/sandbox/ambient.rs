@@ -109,3 +109,12 @@ pub(crate) fn read_user_file(path: &Path, limit: u64) -> Result<Vec<u8>, UserFil
     }
     Ok(bytes)
 }
+
+/// A policy file the user named (the home's `context-policy.toml`,
+/// `--policy FILE`), stamped without reading it: kind, size, times, device
+/// and inode, links followed as [`read_user_file`] follows them. A
+/// long-lived loader compares this stamp before each call to learn that the
+/// file was edited, replaced or removed, and loads its policy again.
+pub(crate) fn user_file_stamp(path: &Path) -> Stamp {
+    Stamp::of_result(std::fs::metadata(path))
+}

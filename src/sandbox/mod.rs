@@ -25,16 +25,18 @@ mod secret;
 mod stamp;
 
 use std::ffi::OsString;
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI32, Ordering};
 
 use cap_std::fs::Dir;
 
-pub(crate) use ambient::{UserFileError, is_user_directory, read_user_file};
-pub(crate) use handles::Handles;
+pub(crate) use ambient::{UserFileError, is_user_directory, read_user_file, user_file_stamp};
+pub(crate) use handles::{DEFAULT_HANDLE_BUDGET, Handles};
 pub(crate) use home::{first_candidate, normalize};
-pub(crate) use open::{OpenFile, Opened};
-pub(crate) use roots::{Roots, open_roots};
+pub(crate) use open::{OpenFile, Opened, is_exhaustion};
+pub(crate) use roots::{Roots, attach, open_roots};
 pub(crate) use secret::{KEY_BYTES, home_key, process_key};
 pub use stamp::RACY_WINDOW;
 pub(crate) use stamp::Stamp;
@@ -51,6 +53,35 @@ pub(crate) struct Root {
     /// Shared between the cwds of one repository by the loader's
     /// [`Handles`].
     dir: Arc<Dir>,
+    /// Where a shortage of file descriptors met under this root is noted.
+    shortage: Arc<Shortage>,
+}
+
+/// The first shortage of file descriptors (EMFILE, ENFILE) met by the
+/// roots of one build or check. What was read while descriptors ran out
+/// says nothing about the files, so the whole result is thrown away.
+#[derive(Debug, Default)]
+pub(crate) struct Shortage(AtomicI32);
+
+impl Shortage {
+    /// Notes `e` when it is a shortage.
+    fn note(&self, e: &io::Error) {
+        if open::is_exhaustion(e) {
+            let errno = e.raw_os_error().unwrap_or(-1);
+            let _ = self
+                .0
+                .compare_exchange(0, errno, Ordering::Relaxed, Ordering::Relaxed);
+        }
+    }
+
+    /// The shortage met, if any, as an error.
+    pub(crate) fn error(&self) -> Option<io::Error> {
+        match self.0.load(Ordering::Relaxed) {
+            0 => None,
+            errno if errno > 0 => Some(io::Error::from_raw_os_error(errno)),
+            _ => Some(io::Error::other("out of file descriptors")),
+        }
+    }
 }
 
 /// One entry of a listed folder.
@@ -66,22 +97,35 @@ impl Root {
     /// Opens `rel` as a candidate file under the symlink rule (see
     /// [`open::open_candidate`]).
     pub(crate) fn open_file(&self, rel: &Path, rule: SymlinkRule) -> Opened {
-        open::open_candidate(&self.dir, rel, rule)
+        open::open_candidate(&self.dir, rel, rule, &|e| self.shortage.note(e))
     }
 
     /// Stats `rel`, following links that stay inside the root.
     pub(crate) fn stamp(&self, rel: &Path) -> Stamp {
         match self.dir.metadata(rel) {
             Ok(m) => Stamp::of(&m),
-            Err(e) => Stamp::of_error(&e),
+            Err(e) => {
+                self.shortage.note(&e);
+                Stamp::of_error(&e)
+            }
         }
     }
 
     /// Whether `rel` itself is a symlink (the link is not followed).
     pub(crate) fn is_symlink(&self, rel: &Path) -> bool {
-        self.dir
-            .symlink_metadata(rel)
-            .is_ok_and(|m| m.file_type().is_symlink())
+        match self.dir.symlink_metadata(rel) {
+            Ok(m) => m.file_type().is_symlink(),
+            Err(e) => {
+                self.shortage.note(&e);
+                false
+            }
+        }
+    }
+
+    /// The shortage of file descriptors met under this root (and the
+    /// others sharing its record), if any.
+    pub(crate) fn shortage(&self) -> Option<io::Error> {
+        self.shortage.error()
     }
 
     /// Lists the folder `rel`: at most `max` entries, in the order the file
@@ -92,6 +136,7 @@ impl Root {
         let entries = match self.dir.read_dir(rel) {
             Ok(entries) => entries,
             Err(e) => {
+                self.shortage.note(&e);
                 return match open::classify(&e) {
                     Opened::Refused(reason) => Err(reason),
                     Opened::Absent | Opened::File(_) => Ok(None),
@@ -103,7 +148,13 @@ impl Root {
             if out.len() >= max {
                 break;
             }
-            let Ok(entry) = entry else { continue };
+            let entry = match entry {
+                Ok(entry) => entry,
+                Err(e) => {
+                    self.shortage.note(&e);
+                    continue;
+                }
+            };
             let is_link = entry.file_type().is_ok_and(|t| t.is_symlink());
             out.push(Listed {
                 name: entry.file_name(),

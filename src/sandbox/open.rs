@@ -95,6 +95,13 @@ pub(crate) fn classify(e: &io::Error) -> Opened {
     }
 }
 
+/// Whether an error says the process (EMFILE) or the system (ENFILE) ran
+/// out of file descriptors: a passing shortage of the reader's, which says
+/// nothing about the file and must never be recorded as a fact about it.
+pub(crate) fn is_exhaustion(e: &io::Error) -> bool {
+    Errno::from_io_error(e).is_some_and(|errno| errno == Errno::MFILE || errno == Errno::NFILE)
+}
+
 fn is_link_errno(errno: Errno) -> bool {
     errno == Errno::LOOP || errno == Errno::MLINK
 }
@@ -118,17 +125,31 @@ fn options(follow: FollowSymlinks) -> OpenOptions {
 /// The last component is opened without following; if it is a link, it is
 /// refused (`never`) or opened again following links, which cap-std confines to
 /// the root (`within-root`). The type is then checked on the handle.
-pub(super) fn open_candidate(dir: &Dir, rel: &Path, rule: SymlinkRule) -> Opened {
+///
+/// Every error met is shown to `note` first (the root counts descriptor
+/// shortages there).
+pub(super) fn open_candidate(
+    dir: &Dir,
+    rel: &Path,
+    rule: SymlinkRule,
+    note: &dyn Fn(&io::Error),
+) -> Opened {
     let file = match dir.open_with(rel, &options(FollowSymlinks::No)) {
         Ok(f) => f,
         Err(e) if is_link_error(&e) => match rule {
             SymlinkRule::Never => return Opened::Refused(Reason::SymlinkRefused),
             SymlinkRule::WithinRoot => match dir.open_with(rel, &options(FollowSymlinks::Yes)) {
                 Ok(f) => f,
-                Err(e) => return classify(&e),
+                Err(e) => {
+                    note(&e);
+                    return classify(&e);
+                }
             },
         },
-        Err(e) => return classify(&e),
+        Err(e) => {
+            note(&e);
+            return classify(&e);
+        }
     };
     match file.metadata() {
         Ok(meta) if meta.is_file() => Opened::File(OpenFile {
@@ -159,5 +180,8 @@ mod tests {
         assert_eq!(reason(&os(Errno::ACCESS)), Some(Reason::Unreadable));
         let escape = io::Error::new(io::ErrorKind::PermissionDenied, "outside the root");
         assert_eq!(reason(&escape), Some(Reason::SymlinkEscape));
+        assert!(is_exhaustion(&os(Errno::MFILE)));
+        assert!(is_exhaustion(&os(Errno::NFILE)));
+        assert!(!is_exhaustion(&os(Errno::ACCESS)));
     }
 }

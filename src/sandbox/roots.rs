@@ -1,11 +1,13 @@
 //! The roots for one working directory: the home root and the repository
 //! root, each opened once as a cap-std [`Dir`](cap_std::fs::Dir).
 
+use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::handles::Handles;
 use super::home::normalize;
-use super::{Root, Stamp, ambient};
+use super::{Root, Shortage, Stamp, ambient, open};
 use crate::error::SnapshotError;
 use crate::fingerprint::Place;
 use crate::origin::Origin;
@@ -48,6 +50,30 @@ impl Roots {
         }
     }
 
+    /// The shortage of file descriptors met while reading under these
+    /// roots, if any.
+    pub(crate) fn shortage(&self) -> Option<io::Error> {
+        self.repo.shortage()
+    }
+}
+
+/// The roots of a cached build, taken from the handles again to check what
+/// it examined or to read a skill it listed.
+#[derive(Debug)]
+pub(crate) struct Attached {
+    home: Option<Root>,
+    repo: Root,
+}
+
+impl Attached {
+    /// The root a file of `origin` lives under (`None`: no home root).
+    pub(crate) fn get(&self, origin: Origin) -> Option<&Root> {
+        match origin {
+            Origin::Home => self.home.as_ref(),
+            Origin::Project => Some(&self.repo),
+        }
+    }
+
     /// Stamps a traced path again, the way it was stamped when traced.
     /// `None` when its root no longer exists in these roots.
     pub(crate) fn restamp(&self, place: Place, rel: &Path) -> Option<Stamp> {
@@ -56,6 +82,35 @@ impl Roots {
             Place::Marker => ambient::marker_stamp(rel),
             Place::Directory | Place::Owner => ambient::directory_stamp(rel),
         })
+    }
+
+    /// The shortage of file descriptors met through these roots, if any.
+    pub(crate) fn shortage(&self) -> Option<io::Error> {
+        self.repo.shortage()
+    }
+}
+
+/// Takes the roots of a cached build from `handles` (reopening any that
+/// were shed): the repository root, and the home root when the build had
+/// one.
+pub(crate) fn attach(handles: &Handles, home: Option<&Path>, repo: &Path) -> io::Result<Attached> {
+    let shortage = Arc::new(Shortage::default());
+    let home = match home {
+        Some(h) => Some(handles.root(h, &shortage)?),
+        None => None,
+    };
+    Ok(Attached {
+        home,
+        repo: handles.root(repo, &shortage)?,
+    })
+}
+
+/// The error for a root that could not be opened.
+fn open_root_error(path: PathBuf, e: io::Error) -> SnapshotError {
+    if open::is_exhaustion(&e) {
+        SnapshotError::ResourceExhausted { path, source: e }
+    } else {
+        SnapshotError::OpenRoot { path, source: e }
     }
 }
 
@@ -128,28 +183,23 @@ pub(crate) fn open_roots(
     }
     let repo_dir = handles
         .open(&repo_path)
-        .map_err(|e| SnapshotError::OpenRoot {
-            path: repo_path.clone(),
-            source: e,
-        })?;
+        .map_err(|e| open_root_error(repo_path.clone(), e))?;
     let cwd_rel = cwd
         .strip_prefix(&repo_path)
         .map(Path::to_path_buf)
         .unwrap_or_default();
 
+    // One record of descriptor shortages for both roots of the build.
+    let shortage = Arc::new(Shortage::default());
     let home = match home {
         Some(h) => match handles.open(h) {
             Ok(dir) => Some(Root {
                 path: h.to_path_buf(),
                 dir,
+                shortage: shortage.clone(),
             }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => {
-                return Err(SnapshotError::OpenRoot {
-                    path: h.to_path_buf(),
-                    source: e,
-                });
-            }
+            Err(e) => return Err(open_root_error(h.to_path_buf(), e)),
         },
         None => None,
     };
@@ -162,6 +212,7 @@ pub(crate) fn open_roots(
         repo: Root {
             path: repo_path,
             dir: repo_dir,
+            shortage,
         },
         cwd,
         cwd_rel,
