@@ -92,6 +92,11 @@ pub enum SnapshotError {
         name: String,
         /// The cwd it was resolved for.
         cwd: PathBuf,
+        /// The skills available from that cwd, in name order.
+        available: Vec<String>,
+        /// The nearest names, and the list of those available.
+        #[help]
+        advice: Option<String>,
     },
     /// The policy in force could not be loaded: a policy file a watching
     /// loader reads (see [`crate::LoaderBuilder::build`]) was edited into an

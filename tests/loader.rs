@@ -935,7 +935,7 @@ fn skill_resolves_exactly_as_the_snapshot_did() {
         );
         // A skill of another repository is not found from here.
         match loader.skill(cwd, "elsewhere") {
-            Err(SnapshotError::SkillNotFound { name, cwd: at }) => {
+            Err(SnapshotError::SkillNotFound { name, cwd: at, .. }) => {
                 assert_eq!(name, "elsewhere");
                 assert_eq!(at, *cwd);
             }

@@ -33,6 +33,10 @@ struct Cli {
     /// A policy file laid over the built-in policy and the home policy.
     #[arg(long, global = true, value_name = "FILE")]
     policy: Option<PathBuf>,
+    /// Do not read the home's context-policy.toml (to run once past a
+    /// broken one).
+    #[arg(long, global = true)]
+    no_home_policy: bool,
     /// When to colour diagnostics.
     #[arg(long, global = true, value_enum, default_value_t = report::Color::Auto)]
     color: report::Color,
@@ -138,10 +142,27 @@ pub fn run() -> ExitCode {
     match dispatch(cli) {
         Ok(code) => ExitCode::from(code),
         Err(report) => {
-            report::emit(report.as_ref(), color, None);
+            report::emit(report.as_ref(), color, bypass_note(&report));
             ExitCode::from(FAILED)
         }
     }
+}
+
+/// For a broken home policy, how to run once without it.
+fn bypass_note(report: &miette::Report) -> Option<&'static str> {
+    let invalid = match report.downcast_ref::<lisa_context::BootstrapError>() {
+        Some(lisa_context::BootstrapError::Policy(lisa_context::policy::PolicyError::Invalid(
+            i,
+        ))) => i,
+        _ => match report.downcast_ref::<lisa_context::policy::PolicyError>() {
+            Some(lisa_context::policy::PolicyError::Invalid(i)) => i,
+            _ => return None,
+        },
+    };
+    invalid
+        .name
+        .ends_with(lisa_context::policy::HOME_POLICY_FILE)
+        .then_some("this is the home's policy; to run once without it, add --no-home-policy")
 }
 
 fn absolute(p: &Path) -> PathBuf {
@@ -163,6 +184,9 @@ fn builder(cli: &Cli) -> LoaderBuilder {
     }
     if let Some(file) = &cli.policy {
         builder = builder.policy_file(absolute(file));
+    }
+    if cli.no_home_policy {
+        builder = builder.home_policy(false);
     }
     builder
 }

@@ -58,6 +58,9 @@ pub(super) struct Bootstrap {
     home: Option<PathBuf>,
     /// The command line's policy file, if any.
     policy_file: Option<PathBuf>,
+    /// Whether the home's `context-policy.toml` is read (true but for a
+    /// one-run bypass of a broken file).
+    home_policy: bool,
     /// How variables of the home candidates are read.
     env: Env,
 }
@@ -113,6 +116,7 @@ impl Bootstrap {
             Err(_) => Ok(self.home.as_deref().map(sandbox::normalize)),
         };
         let home_file = match &home {
+            _ if !self.home_policy => None,
             Ok(home) => home.as_ref().map(|h| h.join(HOME_POLICY_FILE)),
             Err(_) => self
                 .home
@@ -178,6 +182,7 @@ impl LoaderBuilder {
             bootstrap: Bootstrap {
                 home: None,
                 policy_file: None,
+                home_policy: true,
                 env: Box::new(|name| std::env::var_os(name)),
             },
             policy: None,
@@ -198,6 +203,14 @@ impl LoaderBuilder {
     /// command line's `--policy FILE`). It must exist.
     pub fn policy_file(mut self, path: impl Into<PathBuf>) -> Self {
         self.bootstrap.policy_file = Some(path.into());
+        self
+    }
+
+    /// Whether to read the home's `context-policy.toml` (default true).
+    /// `false` skips it, e.g. to run once past a broken one
+    /// (`--no-home-policy`).
+    pub fn home_policy(mut self, read: bool) -> Self {
+        self.bootstrap.home_policy = read;
         self
     }
 

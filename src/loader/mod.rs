@@ -279,9 +279,17 @@ impl Loader {
         }
         let built = self.current_under(&force, cwd, root)?;
         let Some(skill) = built.snapshot.skills.iter().find(|s| s.name == name) else {
+            let available: Vec<String> = built
+                .snapshot
+                .skills
+                .iter()
+                .map(|s| s.name.clone())
+                .collect();
             return Err(SnapshotError::SkillNotFound {
                 name: name.to_string(),
                 cwd: built.snapshot.cwd.clone(),
+                advice: skill_advice(name, &available),
+                available,
             });
         };
         let unreadable = |reason: String| SnapshotError::SkillUnreadable {
@@ -432,9 +440,39 @@ impl Loader {
     }
 }
 
+/// "did you mean" for a skill name, and the names available.
+fn skill_advice(name: &str, available: &[String]) -> Option<String> {
+    if available.is_empty() {
+        return Some("no skill is available from this directory".into());
+    }
+    let mut near: Vec<(usize, &String)> = available
+        .iter()
+        .map(|a| (strsim::levenshtein(name, a), a))
+        .filter(|(d, a)| {
+            *d <= 3 && *d < a.len() || a.starts_with(name) || name.starts_with(a.as_str())
+        })
+        .collect();
+    near.sort();
+    let listed = available.join(", ");
+    Some(match near.first() {
+        Some((_, best)) => format!("did you mean `{best}`? Available here: {listed}"),
+        None => format!("available here: {listed}"),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn skill_advice_suggests_the_nearest_name() {
+        let names = vec!["changelog".to_string(), "release".to_string()];
+        let advice = skill_advice("releas", &names).unwrap_or_default();
+        assert!(advice.starts_with("did you mean `release`?"), "{advice}");
+        assert!(advice.ends_with("changelog, release"), "{advice}");
+        let none = skill_advice("zzzzzzzz", &names).unwrap_or_default();
+        assert_eq!(none, "available here: changelog, release");
+    }
 
     #[test]
     fn loader_is_send_and_sync() {
