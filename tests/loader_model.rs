@@ -65,7 +65,19 @@ enum Change {
     },
     /// Writes the home's instruction file, or removes the whole home.
     Home { text: Option<usize> },
+    /// Writes one of [`HOME_POLICIES`] as the home's policy (the last ones
+    /// are invalid), or removes it.
+    HomePolicy { policy: Option<usize> },
 }
+
+/// Home policies: valid ones that change the output, and broken ones.
+const HOME_POLICIES: &[&str] = &[
+    "version = 1\n[instructions]\nbudget-bytes = 8\n",
+    "version = 1\n[instructions]\nlevel-files = [\"CLAUDE.md\"]\nskip-blank = false\n",
+    "version = 1\n[trust]\nhidden-text = \"strip\"\n[skills]\nmax-project-skills = 0\n",
+    "version = 1\n[instructions]\nbudget-bytes = \"lots\"\n",
+    "version = 1\n[roots]\nhome = [\"/elsewhere\"]\n",
+];
 
 fn change() -> impl Strategy<Value = Change> {
     let level = 0..LEVELS.len();
@@ -183,6 +195,13 @@ impl Tree {
                     None => Tree::clear(&folder),
                 }
             }
+            Change::HomePolicy { policy } => {
+                let path = self.home().join("context-policy.toml");
+                match policy {
+                    Some(p) => Tree::write(&path, HOME_POLICIES[p]),
+                    None => Tree::clear(&path),
+                }
+            }
             Change::Home { text } => match text {
                 Some(t) => Tree::write(&self.home().join("AGENTS.md"), TEXTS[t]),
                 None => Tree::clear(&self.home()),
@@ -232,6 +251,49 @@ proptest! {
             let fp = loader.fingerprint(&cwd).map_err(|e| e.to_string());
             let fresh_fp = fresh.as_ref().map(|v| v["fingerprint"].as_str().unwrap_or_default().to_string());
             prop_assert_eq!(fp, fresh_fp.map_err(|e| e.clone()));
+        }
+    }
+}
+
+/// The changes of the first test, and home policies written, edited into
+/// broken ones and removed; the home itself stays (it is given explicitly).
+fn change_with_policy() -> impl Strategy<Value = Change> {
+    prop_oneof![
+        4 => change().prop_filter("the explicit home stays", |c| !matches!(c, Change::Home { text: None })),
+        2 => proptest::option::of(0..HOME_POLICIES.len()).prop_map(|policy| Change::HomePolicy { policy }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+    /// A loader built from the home (which reads, and watches, the home's
+    /// policy file) answers what a loader built afresh answers, when the
+    /// policy changes, breaks and comes back.
+    #[test]
+    fn a_watching_loader_follows_its_home_policy(
+        steps in proptest::collection::vec(proptest::collection::vec(change_with_policy(), 1..3), 1..8)
+    ) {
+        let tree = Tree::new();
+        let build = |racy: Duration| {
+            Loader::builder()
+                .home(tree.home())
+                .env(|_| None)
+                .racy_window(racy)
+                .build_lenient()
+                .unwrap()
+        };
+        let loader = build(Duration::ZERO);
+        let cwd = tree.cwd();
+        let _ = loader.snapshot(&cwd);
+        for (i, changes) in steps.iter().enumerate() {
+            for c in changes {
+                tree.apply(c);
+            }
+            next_timestamp_tick(&tree.base);
+            let fresh = answer(build(Duration::ZERO).snapshot(&cwd));
+            let cached = answer(loader.snapshot(&cwd));
+            prop_assert_eq!(&cached, &fresh, "step {} after {:?}", i, changes);
         }
     }
 }
