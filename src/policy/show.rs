@@ -40,7 +40,11 @@ pub(super) fn annotated(policy: &Policy) -> String {
     let mut out = String::new();
     out.push_str("# Effective lisa-context policy. Layers, lowest first:\n");
     for (layer, name) in policy.layers() {
-        out.push_str(&format!("#   {:<13} {}\n", layer.as_str(), name));
+        out.push_str(&format!(
+            "#   {:<13} {}\n",
+            layer.as_str(),
+            crate::unicode::terminal_safe(name)
+        ));
     }
     out.push_str("# Each value is followed by the layer that set it.\n\n");
     let text = plain(policy);
