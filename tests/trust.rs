@@ -575,3 +575,26 @@ fn serve_shows_trust_but_cannot_approve() {
     assert_eq!(lines[3]["error"]["code"], "unknown-op");
     assert!(!t.store().exists());
 }
+
+#[test]
+fn the_policy_keys_are_checked_and_explain_names_the_reason() {
+    let t = Tree::new();
+    let bad = t.home.parent().unwrap().join("bad.toml");
+    fs::write(
+        &bad,
+        "version = 1\n[trust]\nproject = \"sealed\"\nstore-file = \"../x.json\"\n[templates]\nunapproved-note = \"{count} {nope}\"\n",
+    )
+    .unwrap();
+    let out = t.run(&["policy", "check", path(&bad)]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    for needle in ["sealed", "store-file", "nope"] {
+        assert!(err.contains(needle), "{needle}: {err}");
+    }
+    let table = t.ok(&["explain"]);
+    assert!(table.contains("unapproved"), "{table}");
+    // An unapproved project skill cannot be read through `skill show` either.
+    let out = t.run(&["skill", "show", "deploy"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!text(&out.stdout).contains("SKILL-DESC-ONE"));
+}
