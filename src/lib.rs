@@ -51,6 +51,7 @@ mod render;
 mod sandbox;
 mod skills;
 mod snapshot;
+mod trust;
 mod unicode;
 mod warning;
 
@@ -63,6 +64,9 @@ pub use reason::Reason;
 pub use sandbox::RACY_WINDOW;
 pub use skills::{Frontmatter, FrontmatterError, Rejected, Shadowed, Skill};
 pub use snapshot::Snapshot;
+pub use trust::{
+    Change, ItemKind, Selection, TrustError, TrustItem, TrustState, TrustStatus, Unapproved,
+};
 pub use unicode::terminal_safe;
 pub use warning::{Warning, WarningKind};
 

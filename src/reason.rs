@@ -62,6 +62,9 @@ pub enum Reason {
     /// A project file with more than one hard link, refused by
     /// `trust.hard-links = "refuse"`.
     HardLink,
+    /// A project file under `trust.project = "pinned"` whose content the
+    /// user has not approved (new, or changed since the approval).
+    Unapproved,
 }
 
 impl Reason {
@@ -90,7 +93,7 @@ mod tests {
 
     #[test]
     fn words_match_their_json() {
-        assert_eq!(Reason::ALL.len(), 20);
+        assert_eq!(Reason::ALL.len(), 21);
         for r in Reason::ALL {
             let json = serde_json::to_string(r).unwrap_or_default();
             assert_eq!(json, format!("\"{}\"", r.as_str()));

@@ -50,6 +50,7 @@ pub(crate) fn render(
     blocks: &[Block],
     skills: &[Skill],
     hidden_project: usize,
+    unapproved: usize,
 ) -> String {
     let t = &policy.templates;
     let mut out = String::new();
@@ -143,6 +144,18 @@ pub(crate) fn render(
             );
             out.push('\n');
         }
+    }
+    // Under a pinned policy: how many project items were left out, and
+    // what the user runs to review them.
+    if unapproved > 0 {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(&t.unapproved_note.fill(&[
+            ("count", &unapproved.to_string()),
+            ("command", &policy.trust.review_command),
+        ]));
+        out.push('\n');
     }
     out
 }

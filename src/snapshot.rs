@@ -15,6 +15,7 @@ use crate::policy::Policy;
 use crate::render;
 use crate::sandbox::{self, Handles, Roots, Stamp, open_roots};
 use crate::skills::{self, ParseCache, Rejected, Shadowed, Skill};
+use crate::trust::{Gate, TrustItem, Unapproved};
 use crate::warning::Warning;
 
 /// The project-context section for one cwd, and how it was made. Serialized
@@ -57,6 +58,10 @@ pub struct Snapshot {
     /// repository marker, a home and repository that overlap, hard-linked
     /// project files.
     pub warnings: Vec<Warning>,
+    /// Under `trust.project = "pinned"`, the project items left out of the
+    /// prompt for want of the user's approval, and approvals whose item is
+    /// gone, in path order. Always empty under `open`.
+    pub unapproved: Vec<Unapproved>,
     /// The rendered section, exactly as it goes into the prompt.
     pub prompt: String,
     /// Every instruction candidate and what happened to it (for `explain`).
@@ -87,6 +92,53 @@ pub(crate) fn build_with_roots(
     roots: Roots,
     cache: &ParseCache,
 ) -> Result<Built, SnapshotError> {
+    build_inner(policy, roots, cache, false).map(|(built, _)| built)
+}
+
+/// What a review build found about the project items (see [`review`]).
+#[derive(Debug)]
+pub(crate) struct Review {
+    /// Every project item, with its approval and both texts.
+    pub(crate) items: Vec<TrustItem>,
+    /// Why the trust store could not be used, if it could not.
+    pub(crate) store_error: Option<String>,
+    /// The repository root.
+    pub(crate) repo_root: std::path::PathBuf,
+    /// The home root, when it exists.
+    pub(crate) home: Option<std::path::PathBuf>,
+}
+
+/// Builds `cwd`'s snapshot as `trust.project = "pinned"` would, keeping
+/// every project item's text: what `lisa-context trust` shows and records.
+pub(crate) fn review(
+    policy: &Policy,
+    home: Option<&Path>,
+    cwd: &Path,
+    root: Option<&Path>,
+    handles: &Handles,
+    cache: &ParseCache,
+) -> Result<Review, SnapshotError> {
+    let mut pinned = policy.clone();
+    pinned.trust.project = crate::policy::ProjectTrust::Pinned;
+    let roots = open_roots(&pinned, home, cwd, root, handles)?;
+    let (built, (items, store_error)) = build_inner(&pinned, roots, cache, true)?;
+    Ok(Review {
+        items,
+        store_error,
+        repo_root: built.snapshot.repo_root.clone(),
+        home: built.snapshot.home.clone(),
+    })
+}
+
+/// Builds a snapshot, and returns with it the project items the trust gate
+/// saw and the store's problem, if any (texts kept when `keep_text`).
+#[allow(clippy::type_complexity)]
+fn build_inner(
+    policy: &Policy,
+    roots: Roots,
+    cache: &ParseCache,
+    keep_text: bool,
+) -> Result<(Built, (Vec<TrustItem>, Option<String>)), SnapshotError> {
     let mut trace = Trace::default();
     for (path, stamp) in &roots.marker_probes {
         trace.push(Place::Marker, path, *stamp, None);
@@ -97,15 +149,25 @@ pub(crate) fn build_with_roots(
     for (path, stamp) in &roots.owner_probes {
         trace.push(Place::Owner, path, *stamp, None);
     }
+    let mut gate = Gate::load(policy, &roots, &mut trace, keep_text);
     let candidates = chain::candidates(policy, &roots);
-    let sel = instructions::select(policy, &roots, &candidates, &mut trace);
-    let set = skills::skills(policy, &roots, &mut trace, cache);
+    let sel = instructions::select(policy, &roots, &candidates, &mut trace, &mut gate);
+    let set = skills::skills(policy, &roots, &mut trace, cache, &mut gate);
+    let store_error = gate.store_error.clone();
+    let (unapproved, items, store_warning) = gate.finish();
 
     let mut hidden_text = sel.hidden;
     hidden_text.extend(set.hidden);
     let key = nonce_key(policy, &roots, &mut trace);
     let nonce = render::nonce(&key, policy, &sel.blocks, &set.skills);
-    let mut prompt = render::render(policy, &nonce, &sel.blocks, &set.skills, set.hidden_project);
+    let mut prompt = render::render(
+        policy,
+        &nonce,
+        &sel.blocks,
+        &set.skills,
+        set.hidden_project,
+        unapproved.len(),
+    );
     prompt.shrink_to_fit();
     let home = roots.home.as_ref().map(|h| h.path.clone());
     let home_str = home
@@ -140,7 +202,9 @@ pub(crate) fn build_with_roots(
             .cloned()
             .chain(sel.warnings)
             .chain(set.warnings)
+            .chain(store_warning)
             .collect(),
+        unapproved,
         prompt,
         considered: sel.considered,
         nonce,
@@ -152,10 +216,13 @@ pub(crate) fn build_with_roots(
         });
     }
     trace.entries.shrink_to_fit();
-    Ok(Built {
-        snapshot: Arc::new(snapshot),
-        trace,
-    })
+    Ok((
+        Built {
+            snapshot: Arc::new(snapshot),
+            trace,
+        },
+        (items, store_error),
+    ))
 }
 
 /// The key the nonce is derived with: the home root's key file (created on

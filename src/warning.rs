@@ -28,6 +28,10 @@ pub enum WarningKind {
     /// A `SKILL.md` whose frontmatter is not strict YAML, read by the
     /// lenient fallback (`skills.frontmatter = "lenient"`).
     LenientFrontmatter,
+    /// Under `trust.project = "pinned"`, the trust store in the home root
+    /// could not be used (not a regular file, unreadable, not valid JSON):
+    /// no project item counts as approved.
+    TrustStore,
 }
 
 impl WarningKind {

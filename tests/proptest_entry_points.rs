@@ -51,6 +51,9 @@ const KEYS: &[&str] = &[
     "hidden-text",
     "hard-links",
     "nonce-key-file",
+    "project",
+    "store-file",
+    "review-command",
     "heading",
     "preamble",
     "home-header",
@@ -64,6 +67,7 @@ const KEYS: &[&str] = &[
     "skill-entry",
     "project-skill-label",
     "more-skills",
+    "unapproved-note",
     "unknown-key",
 ];
 
@@ -238,6 +242,7 @@ const SCHEMA: &[(&str, &[(&str, Kind)])] = &[
             ("symlinks", Kind::Word(&["within-root", "never"])),
             ("hidden-text", Kind::Word(&["reveal", "strip", "keep"])),
             ("hard-links", Kind::Word(&["allow", "refuse"])),
+            ("project", Kind::Word(&["open", "pinned"])),
         ],
     ),
     (
@@ -256,6 +261,7 @@ const SCHEMA: &[(&str, &[(&str, Kind)])] = &[
             ("skill-entry", Kind::Template),
             ("project-skill-label", Kind::Template),
             ("more-skills", Kind::Template),
+            ("unapproved-note", Kind::Template),
         ],
     ),
 ];

@@ -3,6 +3,7 @@
 mod explain;
 mod report;
 mod serve;
+mod trust;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -78,6 +79,11 @@ enum Command {
         #[command(subcommand)]
         command: SkillCommand,
     },
+    /// Review and approve project content (for `trust.project = "pinned"`).
+    Trust {
+        #[command(subcommand)]
+        command: TrustCommand,
+    },
     /// Print a shell completion script for SHELL to stdout.
     Completions {
         /// The shell.
@@ -115,6 +121,49 @@ enum SkillCommand {
         name: String,
         #[command(flatten)]
         place: Place,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum TrustCommand {
+    /// The cwd's project items (instruction files on its chain, skills):
+    /// approved, pending (new or changed) or stale (approved, now removed).
+    Status {
+        #[command(flatten)]
+        place: Place,
+    },
+    /// A diff, approved text to current text, of every pending item, with
+    /// its hash and the command that approves exactly that content.
+    Diff {
+        #[command(flatten)]
+        place: Place,
+    },
+    /// Approve items as they are now: PATH takes the current content (and
+    /// prints it); --expect PATH=HASH approves only the content with that
+    /// hash (as `trust diff` showed it), and fails, approving nothing, if
+    /// the file changed since.
+    Approve {
+        #[command(flatten)]
+        place: Place,
+        /// Approve every pending item as it is now (and print each).
+        #[arg(long, conflicts_with_all = ["paths", "expect"])]
+        all: bool,
+        /// PATH=HASH: approve PATH only if its content still has HASH.
+        #[arg(long, value_name = "PATH=HASH")]
+        expect: Vec<String>,
+        /// Items to approve (relative to the cwd; a skill by its SKILL.md
+        /// or its folder).
+        paths: Vec<PathBuf>,
+    },
+    /// Drop approvals: of the items named, or of the whole repository.
+    Revoke {
+        #[command(flatten)]
+        place: Place,
+        /// Every approval of the cwd's repository.
+        #[arg(long, conflicts_with = "paths")]
+        repo: bool,
+        /// Items whose approval to drop (relative to the cwd).
+        paths: Vec<PathBuf>,
     },
 }
 
@@ -283,6 +332,31 @@ fn dispatch(cli: Cli) -> miette::Result<u8> {
             let root = place.root.as_deref().map(absolute);
             let skill = loader.skill_in(&cwd, root.as_deref(), name)?;
             write_out(&mut out, skill.content.as_bytes())
+        }
+        Command::Trust { command } => {
+            let loader = loader(&cli)?;
+            let place = match command {
+                TrustCommand::Status { place }
+                | TrustCommand::Diff { place }
+                | TrustCommand::Approve { place, .. }
+                | TrustCommand::Revoke { place, .. } => place,
+            };
+            let cwd = cwd_of(place)?;
+            let root = place.root.as_deref().map(absolute);
+            let root = root.as_deref();
+            let text = match command {
+                TrustCommand::Status { .. } => {
+                    trust::status_text(&loader.trust_status(&cwd, root)?)
+                }
+                TrustCommand::Diff { .. } => trust::diff_text(&loader.trust_status(&cwd, root)?),
+                TrustCommand::Approve {
+                    all, expect, paths, ..
+                } => trust::approve(&loader, &cwd, root, *all, expect, paths)?,
+                TrustCommand::Revoke { repo, paths, .. } => {
+                    trust::revoke(&loader, &cwd, root, *repo, paths)?
+                }
+            };
+            write_out(&mut out, text.as_bytes())
         }
         Command::Completions { shell } => {
             let mut text = Vec::new();

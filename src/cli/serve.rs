@@ -7,7 +7,7 @@ use std::io::{self, BufRead, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Condvar, Mutex, MutexGuard};
 
-use lisa_context::{Loader, SnapshotError};
+use lisa_context::{Loader, SnapshotError, TrustError};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
@@ -36,6 +36,11 @@ enum Request {
         root: Option<PathBuf>,
         name: String,
     },
+    /// Where the cwd's project items stand with the user (read-only).
+    TrustStatus { cwd: PathBuf, root: Option<PathBuf> },
+    /// The pending items with a diff each (read-only). Approving is never
+    /// a request: a model driving the server cannot approve.
+    TrustDiff { cwd: PathBuf, root: Option<PathBuf> },
 }
 
 /// A request's `id` exactly as the client wrote it: the raw JSON text, so an
@@ -212,8 +217,46 @@ fn run(loader: &Loader, id: &Id, request: Request) -> Response {
         Request::Skill { cwd, root, name } => loader
             .skill_in(&cwd, root.as_deref(), &name)
             .map(|s| Response::new(id, json!({ "skill": s }))),
+        Request::TrustStatus { cwd, root } => {
+            return match loader.trust_status(&cwd, root.as_deref()) {
+                Ok(status) => Response::new(id, json!({ "trust": status })),
+                Err(e) => trust_error(id, e),
+            };
+        }
+        Request::TrustDiff { cwd, root } => {
+            return match loader.trust_status(&cwd, root.as_deref()) {
+                Ok(status) => {
+                    let pending: Vec<Value> = status
+                        .items
+                        .iter()
+                        .filter(|i| i.state.is_pending())
+                        .map(|i| {
+                            let mut v = serde_json::to_value(i).unwrap_or(Value::Null);
+                            if let Value::Object(m) = &mut v {
+                                m.insert("diff".into(), Value::String(i.diff()));
+                            }
+                            v
+                        })
+                        .collect();
+                    Response::new(
+                        id,
+                        json!({ "trustDiff": { "repoRoot": status.repo_root.to_string_lossy(), "items": pending } }),
+                    )
+                }
+                Err(e) => trust_error(id, e),
+            };
+        }
     };
     result.unwrap_or_else(|e| snapshot_error(id, &e))
+}
+
+/// The error response for a trust request.
+fn trust_error(id: &Id, e: TrustError) -> Response {
+    match e {
+        TrustError::Snapshot(e) => snapshot_error(id, &e),
+        TrustError::Store { .. } => error(id, "trust-store-invalid", e.to_string()),
+        other => error(id, "trust-unavailable", other.to_string()),
+    }
 }
 
 impl Request {
@@ -223,7 +266,9 @@ impl Request {
             Request::Snapshot { cwd, .. }
             | Request::Fingerprint { cwd, .. }
             | Request::Refresh { cwd, .. }
-            | Request::Skill { cwd, .. } => cwd,
+            | Request::Skill { cwd, .. }
+            | Request::TrustStatus { cwd, .. }
+            | Request::TrustDiff { cwd, .. } => cwd,
         }
     }
 }

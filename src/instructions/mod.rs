@@ -29,6 +29,7 @@ use crate::origin::Origin;
 use crate::policy::{BudgetOrder, HardLinkRule, Policy};
 use crate::reason::Reason;
 use crate::sandbox::{OpenFile, Opened, Roots, Stamp};
+use crate::trust::{self, Gate, ItemKind};
 use crate::warning::{Warning, WarningKind};
 use chain::Candidate;
 
@@ -62,10 +63,11 @@ pub(crate) fn select(
     roots: &Roots,
     candidates: &[Candidate],
     trace: &mut Trace,
+    gate: &mut Gate,
 ) -> Selection {
     let mut run = Selector::new(policy, candidates.len());
     for i in grant_order(policy, candidates) {
-        run.consider(roots, i, &candidates[i], trace);
+        run.consider(roots, i, &candidates[i], trace, gate);
     }
     run.finish(candidates)
 }
@@ -179,7 +181,14 @@ impl<'p> Selector<'p> {
     }
 
     /// Takes one candidate through every step.
-    fn consider(&mut self, roots: &Roots, i: usize, cand: &Candidate, trace: &mut Trace) {
+    fn consider(
+        &mut self,
+        roots: &Roots,
+        i: usize,
+        cand: &Candidate,
+        trace: &mut Trace,
+        gate: &mut Gate,
+    ) {
         let Some(root) = roots.get(cand.origin) else {
             return;
         };
@@ -190,11 +199,17 @@ impl<'p> Selector<'p> {
         }
         let file = match root.open_file(&cand.rel, self.policy.trust.symlinks) {
             Opened::Absent => {
+                if cand.origin == Origin::Project {
+                    gate.missing(&cand.rel, &cand.path);
+                }
                 trace.push(place, &cand.rel, Stamp::Absent, None);
                 self.statuses[i] = Some(Status::Absent);
                 return;
             }
             Opened::Refused(reason) => {
+                if cand.origin == Origin::Project {
+                    gate.missing(&cand.rel, &cand.path);
+                }
                 trace.push(place, &cand.rel, root.stamp(&cand.rel), None);
                 self.skip(i, cand, reason);
                 return;
@@ -227,7 +242,7 @@ impl<'p> Selector<'p> {
             self.fold(i, cand, same.clone(), Status::SameFile(same));
             return;
         }
-        let Some(text) = self.read(i, file, place, cand, trace) else {
+        let Some(text) = self.read(i, file, place, cand, trace, gate) else {
             return;
         };
         self.keep(i, cand, stamp, text);
@@ -242,11 +257,19 @@ impl<'p> Selector<'p> {
         place: Place,
         cand: &Candidate,
         trace: &mut Trace,
+        gate: &mut Gate,
     ) -> Option<Text> {
         let stamp = file.stamp();
         // A huge file late in the chain costs a few KiB, not the whole cap.
         let want = self.limit.saturating_sub(self.used).max(self.longest_kept) + READ_SLACK;
-        let read_limit = self.file_cap.min(want);
+        // A pinned project file is read as far as an approval reads it (the
+        // per-file limit), so that its hash is the one approved.
+        let pinned = gate.pinned() && cand.origin == Origin::Project;
+        let read_limit = if pinned {
+            self.max_file
+        } else {
+            self.file_cap.min(want)
+        };
         let bytes = match file.read_at_most(read_limit) {
             Ok(b) => b,
             Err(_) => {
@@ -258,6 +281,14 @@ impl<'p> Selector<'p> {
         let size = file.len();
         drop(file);
         trace.push(place, &cand.rel, stamp, Some(&bytes));
+        if pinned {
+            let hash = trust::content_hash(&bytes);
+            let text = || String::from_utf8_lossy(&bytes).into_owned();
+            if !gate.admit(ItemKind::Instruction, &cand.rel, &cand.path, hash, text) {
+                self.skip(i, cand, Reason::Unapproved);
+                return None;
+            }
+        }
         let read_cut = (bytes.len() as u64) < size;
         let file_limit_cut = read_cut && read_limit == self.max_file;
         let Some(text) = text::decode(bytes, read_cut) else {

@@ -24,6 +24,7 @@ use crate::policy::Policy;
 use crate::sandbox::{self, Handles};
 use crate::skills::{self, ParseCache};
 use crate::snapshot::{self, Built, Snapshot};
+use crate::trust::{self, Selection, TrustError, TrustItem, TrustStatus};
 
 /// How many parsed `SKILL.md` frontmatters a loader remembers.
 const PARSE_CACHE_ENTRIES: usize = 16 * 1024;
@@ -352,6 +353,92 @@ impl Loader {
         // (every update is a single insert or remove), so a poisoned lock is
         // still usable.
         self.cache.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Where every project item seen from `cwd` stands with the user: its
+    /// instruction files on the chain to `cwd` and its skills, each
+    /// approved, new, changed or removed, with both texts (see
+    /// [`TrustItem::diff`](crate::TrustItem::diff)). Computed as under
+    /// `trust.project = "pinned"`, whatever the policy says, and never
+    /// cached. A trust store that cannot be used is an error.
+    pub fn trust_status(&self, cwd: &Path, root: Option<&Path>) -> Result<TrustStatus, TrustError> {
+        let force = self.policies.in_force()?;
+        let cwd = self.absolute(cwd)?;
+        trust::status(&trust::Scope {
+            policy: &force.policy,
+            home: force.home.as_deref(),
+            cwd: &cwd,
+            root,
+            handles: &self.handles,
+            cache: &self.parsed,
+        })
+    }
+
+    /// Approves the items `selection` names, as they are on disk now:
+    /// under the store's lock the files are read again, and with
+    /// [`Selection::Paths`] an item whose content no longer has the hash
+    /// the user was shown fails the whole call (nothing is approved). The
+    /// approval records the hash and text just read, the time and the
+    /// policy digest. Returns the items approved, as they were before
+    /// (their `current_hash` is what was recorded; a removed item's
+    /// approval is dropped). Not offered by `serve`: approving is the
+    /// user's act.
+    pub fn trust_approve(
+        &self,
+        cwd: &Path,
+        root: Option<&Path>,
+        selection: &Selection,
+    ) -> Result<Vec<TrustItem>, TrustError> {
+        let force = self.policies.in_force()?;
+        let cwd = self.absolute(cwd)?;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        trust::approve(
+            &trust::Scope {
+                policy: &force.policy,
+                home: force.home.as_deref(),
+                cwd: &cwd,
+                root,
+                handles: &self.handles,
+                cache: &self.parsed,
+            },
+            selection,
+            now,
+        )
+    }
+
+    /// Drops the approvals of the items at `paths` (absolute; a skill by
+    /// its `SKILL.md` or its folder), or of the whole repository (`None`).
+    /// Returns the paths whose approval was dropped.
+    pub fn trust_revoke(
+        &self,
+        cwd: &Path,
+        root: Option<&Path>,
+        paths: Option<&[PathBuf]>,
+    ) -> Result<Vec<PathBuf>, TrustError> {
+        let force = self.policies.in_force()?;
+        let cwd = self.absolute(cwd)?;
+        trust::revoke(
+            &trust::Scope {
+                policy: &force.policy,
+                home: force.home.as_deref(),
+                cwd: &cwd,
+                root,
+                handles: &self.handles,
+                cache: &self.parsed,
+            },
+            paths,
+        )
+    }
+
+    /// `cwd`, which must be absolute, normalized.
+    fn absolute(&self, cwd: &Path) -> Result<PathBuf, SnapshotError> {
+        if !cwd.is_absolute() {
+            return Err(SnapshotError::RelativeCwd(cwd.to_path_buf()));
+        }
+        Ok(sandbox::normalize(cwd))
     }
 
     /// The up-to-date build for (cwd, root) under the policy in force.

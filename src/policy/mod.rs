@@ -26,8 +26,8 @@ use crate::sandbox::{self, UserFileError};
 
 pub use diagnostic::{InvalidPolicy, PolicyError, Problem, ProblemKind};
 pub use schema::{
-    BudgetOrder, FrontmatterMode, HardLinkRule, HiddenText, Instructions, MarkerKind, Names, Roots,
-    SkillSource, Skills, SymlinkRule, Templates, Trust,
+    BudgetOrder, FrontmatterMode, HardLinkRule, HiddenText, Instructions, MarkerKind, Names,
+    ProjectTrust, Roots, SkillSource, Skills, SymlinkRule, Templates, Trust,
 };
 pub(crate) use schema::{
     InstructionsLayer, PolicyLayer, RootsLayer, SkillsLayer, TemplatesLayer, TrustLayer,

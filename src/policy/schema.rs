@@ -336,6 +336,17 @@ section! {
         /// derived with (created on first use, mode 0600), so that no
         /// repository can compute the nonce. A plain file name.
         nonce_key_file: String => "nonce-key-file",
+        /// Whether project instruction files and project skills need the
+        /// user's approval: `open` takes them as they are on disk; `pinned`
+        /// takes only those whose content the user approved (see
+        /// `lisa-context trust`), and leaves the others out of the prompt.
+        project: ProjectTrust => "project",
+        /// The file in the home root holding the approvals (JSON, written
+        /// atomically under a lock). A plain file name.
+        store_file: String => "store-file",
+        /// The command named in `templates.unapproved-note` as `{command}`:
+        /// what the user runs to review the items left out.
+        review_command: String => "review-command",
     }
 }
 
@@ -382,6 +393,10 @@ section! {
         /// The line that stands for the project skills not listed.
         /// Placeholders: `{count}`.
         more_skills: Template => "more-skills",
+        /// Under `trust.project = "pinned"`, the line that says how many
+        /// project items were left out awaiting the user's review.
+        /// Placeholders: `{count}`, `{command}` (`trust.review-command`).
+        unapproved_note: Template => "unapproved-note",
     }
 }
 
@@ -440,6 +455,17 @@ words! {
         Allow => "allow",
         /// Skip it with reason `hard-link` (and report it).
         Refuse => "refuse",
+    }
+}
+
+words! {
+    /// Whether project files and skills need the user's approval.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum ProjectTrust {
+        /// Project files and skills are used as they are on disk.
+        Open => "open",
+        /// Only content the user approved is used.
+        Pinned => "pinned",
     }
 }
 
@@ -717,6 +743,7 @@ mod tests {
         check_words::<HiddenText>();
         check_words::<HardLinkRule>();
         check_words::<FrontmatterMode>();
+        check_words::<ProjectTrust>();
         for (all, words) in [
             (
                 MarkerKind::ALL.iter().map(|v| v.word()).collect::<Vec<_>>(),
@@ -741,6 +768,10 @@ mod tests {
             (
                 FrontmatterMode::ALL.iter().map(|v| v.word()).collect(),
                 FrontmatterMode::WORDS,
+            ),
+            (
+                ProjectTrust::ALL.iter().map(|v| v.word()).collect(),
+                ProjectTrust::WORDS,
             ),
         ] {
             assert_eq!(all, words.to_vec());

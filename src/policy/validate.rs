@@ -50,6 +50,7 @@ pub(crate) const TEMPLATE_RULES: &[(&str, &[&str], &[&str])] = &[
     ),
     ("project-skill-label", &[], &[]),
     ("more-skills", &["count"], &[]),
+    ("unapproved-note", &["count", "command"], &[]),
 ];
 
 /// Compiles an `exclude-levels` glob: `*` never crosses a `/`.
@@ -417,6 +418,19 @@ pub(crate) fn check_layer(
         }
     }
 
+    if let Some(store) = &layer.trust.store_file {
+        let n = store.get_ref();
+        if n.is_empty() || n == "." || n == ".." || n.contains(['/', '\\', '\0']) {
+            c.push_help(
+                ProblemKind::InvalidValue,
+                store.span(),
+                format!("`trust.store-file` {n:?} is not a plain file name"),
+                "not a plain name",
+                "use a single path component, such as \"context-trust.json\"".into(),
+            );
+        }
+    }
+
     let t = &layer.templates;
     c.template("heading", &t.heading);
     c.template("preamble", &t.preamble);
@@ -442,6 +456,7 @@ pub(crate) fn check_layer(
     c.template("skill-entry", &t.skill_entry);
     c.template("project-skill-label", &t.project_skill_label);
     c.template("more-skills", &t.more_skills);
+    c.template("unapproved-note", &t.unapproved_note);
 
     c.problems.sort_by_key(|p| p.span.start);
     c.problems

@@ -23,6 +23,7 @@ mod open;
 mod roots;
 mod secret;
 mod stamp;
+mod trust_store;
 
 use std::ffi::OsString;
 use std::io;
@@ -40,6 +41,7 @@ pub(crate) use roots::{Roots, attach, open_roots};
 pub(crate) use secret::{KEY_BYTES, home_key, process_key};
 pub use stamp::RACY_WINDOW;
 pub(crate) use stamp::Stamp;
+pub(crate) use trust_store::{StoreBytes, StoreIoError, read_store, update_store};
 
 use crate::policy::SymlinkRule;
 use crate::reason::Reason;

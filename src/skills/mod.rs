@@ -19,13 +19,16 @@ pub use frontmatter::{Frontmatter, FrontmatterError};
 pub use resolve::{Shadowed, Skill};
 
 pub(crate) use cache::ParseCache;
+pub(crate) use discover::SKILL_FILE;
 pub(crate) use read::whole_file;
 pub(crate) use resolve::SkillSet;
 
 use crate::fingerprint::Trace;
 use crate::hidden::{self, HiddenFinding};
+use crate::origin::Origin;
 use crate::policy::Policy;
 use crate::sandbox::Roots;
+use crate::trust::{self, Gate, ItemKind};
 
 /// Runs the skills stage: discover, resolve, and treat the hidden text of
 /// every winner's description.
@@ -34,8 +37,21 @@ pub(crate) fn skills(
     roots: &Roots,
     trace: &mut Trace,
     cache: &ParseCache,
+    gate: &mut Gate,
 ) -> SkillSet {
-    let (found, rejected, warnings) = discover::discover(policy, roots, trace, cache);
+    let (mut found, rejected, warnings) = discover::discover(policy, roots, trace, cache);
+    // Under a pinned policy, a project skill whose listed fields are not the
+    // approved ones takes no part: it neither lists nor claims a name.
+    if gate.pinned() {
+        found.retain(|f| {
+            if f.origin != Origin::Project {
+                return true;
+            }
+            let text = trust::skill_text(&f.name, &f.frontmatter.description);
+            let hash = trust::content_hash(text.as_bytes());
+            gate.admit(ItemKind::Skill, &f.rel, &f.path, hash, || text)
+        });
+    }
     let mut set = resolve::resolve(policy, found, rejected);
     set.warnings = warnings;
     for s in &mut set.skills {

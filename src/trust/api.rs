@@ -1,0 +1,415 @@
+//! What the command line (and any embedder) does with approvals: list them,
+//! show what changed, approve exactly what was shown, revoke.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::store::{Approval, StoreFile, repo_key};
+use super::{ItemKind, Seen, hex};
+use crate::error::SnapshotError;
+use crate::origin::Origin;
+use crate::policy::Policy;
+use crate::sandbox::{self, Handles, StoreIoError};
+use crate::skills::ParseCache;
+
+/// Where a project item stands with the user.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum TrustState {
+    /// Its current content is the approved one.
+    Approved,
+    /// Never approved (pending).
+    New,
+    /// Changed since the approval (pending).
+    Changed,
+    /// Approved, and gone (stale).
+    Removed,
+}
+
+impl TrustState {
+    /// The kebab-case word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TrustState::Approved => "approved",
+            TrustState::New => "new",
+            TrustState::Changed => "changed",
+            TrustState::Removed => "removed",
+        }
+    }
+
+    /// Whether the item waits for a decision (new, changed or removed).
+    pub fn is_pending(self) -> bool {
+        self != TrustState::Approved
+    }
+}
+
+/// One project item of a repository, with its approval.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct TrustItem {
+    /// Absolute path: the instruction file, or the skill's `SKILL.md`.
+    #[serde(serialize_with = "crate::paths::lossy")]
+    pub path: PathBuf,
+    /// Instruction file or skill.
+    pub kind: ItemKind,
+    /// Approved, new, changed or removed.
+    pub state: TrustState,
+    /// The approved hash, if any (32 hex digits).
+    pub approved_hash: Option<String>,
+    /// The current content's hash, when the item is there.
+    pub current_hash: Option<String>,
+    /// When it was approved, in seconds since the epoch.
+    pub approved_at: Option<u64>,
+    /// The approved text.
+    #[serde(skip)]
+    pub approved_text: Option<String>,
+    /// The current text (lossily decoded), when the item is there.
+    #[serde(skip)]
+    pub current_text: Option<String>,
+    /// The path relative to the repository root (the store's key).
+    #[serde(skip)]
+    pub(crate) rel: String,
+}
+
+impl TrustItem {
+    pub(super) fn new(
+        seen: Seen,
+        approval: Option<&Approval>,
+        state: TrustState,
+        keep_text: bool,
+    ) -> Self {
+        TrustItem {
+            path: seen.path,
+            kind: seen.kind,
+            state,
+            approved_hash: approval.map(|a| a.hash.clone()),
+            current_hash: seen.hash,
+            approved_at: approval.map(|a| a.approved_at),
+            approved_text: approval.filter(|_| keep_text).map(|a| a.text.clone()),
+            current_text: seen.text,
+            rel: seen.rel,
+        }
+    }
+
+    /// A unified diff from the approved text to the current one (an absent
+    /// side counts as empty), every line made safe for a terminal with
+    /// [`terminal_safe`](crate::terminal_safe): control, bidi and invisible
+    /// characters are shown as `\u{…}`.
+    pub fn diff(&self) -> String {
+        let old = self.approved_text.as_deref().unwrap_or("");
+        let new = self.current_text.as_deref().unwrap_or("");
+        let name = self.rel.as_str();
+        let diff = similar::TextDiff::from_lines(old, new);
+        let mut unified = diff.unified_diff();
+        let text = unified
+            .context_radius(3)
+            .header(&format!("approved/{name}"), &format!("current/{name}"))
+            .to_string();
+        let mut out = String::with_capacity(text.len());
+        for line in text.split_inclusive('\n') {
+            let (body, end) = match line.strip_suffix('\n') {
+                Some(body) => (body, "\n"),
+                None => (line, ""),
+            };
+            out.push_str(&crate::terminal_safe(body));
+            out.push_str(end);
+        }
+        if !out.is_empty() && !out.ends_with('\n') {
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// The project items of one repository as seen from a cwd: its instruction
+/// files on the chain to that cwd, and its skills.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct TrustStatus {
+    /// The repository root.
+    #[serde(serialize_with = "crate::paths::lossy")]
+    pub repo_root: PathBuf,
+    /// The trust store, when there is a home root.
+    #[serde(serialize_with = "crate::paths::lossy_opt")]
+    pub store: Option<PathBuf>,
+    /// Every item, in path order.
+    pub items: Vec<TrustItem>,
+}
+
+/// Which items [`Loader::trust_approve`](crate::Loader::trust_approve)
+/// approves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Selection {
+    /// Every pending item, as it is when the store is locked.
+    All,
+    /// The items at these absolute paths (an instruction file, a skill's
+    /// `SKILL.md` or its folder), each with the hash the user was shown
+    /// (`Some`): the approval fails, and nothing is approved, when the
+    /// content is no longer the one with that hash. `None` takes the
+    /// content as it is when the store is locked. For a removed item the
+    /// expected hash is `"-"`.
+    Paths(Vec<(PathBuf, Option<String>)>),
+}
+
+/// Why a trust command failed.
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+#[non_exhaustive]
+pub enum TrustError {
+    /// The snapshot could not be built (bad cwd, policy...).
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Snapshot(#[from] SnapshotError),
+    /// There is no home root to keep the store in.
+    #[error("there is no home root to keep the trust store in")]
+    #[diagnostic(
+        code("trust::no-home"),
+        help("pass --home DIR or set LISA_HOME to an existing directory")
+    )]
+    NoHome,
+    /// The store cannot be used; nothing in it counts as approved.
+    #[error(
+        "the trust store {} cannot be used: {reason}",
+        crate::paths::shown(path)
+    )]
+    #[diagnostic(
+        code("trust::store-invalid"),
+        help("nothing in it counts as approved; fix or remove the file, then approve again")
+    )]
+    Store {
+        /// The store.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// A path named is not a project item of this repository.
+    #[error("{} is not a project instruction file or skill seen from here", crate::paths::shown(.0))]
+    #[diagnostic(
+        code("trust::not-an-item"),
+        help("`lisa-context trust status` lists the items")
+    )]
+    NotAnItem(PathBuf),
+    /// The content is no longer the one the user was shown.
+    #[error(
+        "{} changed since it was shown (expected {expected}, found {found}); nothing was approved",
+        crate::paths::shown(path)
+    )]
+    #[diagnostic(
+        code("trust::changed"),
+        help("run `lisa-context trust diff` again and approve what it shows")
+    )]
+    ChangedSinceShown {
+        /// The item.
+        path: PathBuf,
+        /// The hash given.
+        expected: String,
+        /// The hash now (`-`: gone).
+        found: String,
+    },
+}
+
+/// Where a trust command runs: the policy, the roots and the loader's
+/// handles and parse cache.
+pub(crate) struct Scope<'a> {
+    pub(crate) policy: &'a Policy,
+    pub(crate) home: Option<&'a Path>,
+    pub(crate) cwd: &'a Path,
+    pub(crate) root: Option<&'a Path>,
+    pub(crate) handles: &'a Handles,
+    pub(crate) cache: &'a ParseCache,
+}
+
+/// Builds the review for `cwd`: every project item, texts kept.
+fn review(scope: &Scope<'_>) -> Result<TrustStatus, TrustError> {
+    let Scope {
+        policy,
+        home,
+        cwd,
+        root,
+        handles,
+        cache,
+    } = *scope;
+    let review = crate::snapshot::review(policy, home, cwd, root, handles, cache)?;
+    let store = review
+        .home
+        .as_ref()
+        .map(|h| h.join(&policy.trust.store_file));
+    if let Some(reason) = review.store_error {
+        return Err(TrustError::Store {
+            path: store.unwrap_or_default(),
+            reason,
+        });
+    }
+    Ok(TrustStatus {
+        repo_root: review.repo_root,
+        store,
+        items: review.items,
+    })
+}
+
+/// The status of every project item seen from `cwd`.
+pub(crate) fn status(scope: &Scope<'_>) -> Result<TrustStatus, TrustError> {
+    review(scope)
+}
+
+fn store_error(path: &Path, e: StoreIoError) -> TrustError {
+    TrustError::Store {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    }
+}
+
+/// Whether `item` is the one `path` names (a skill also by its folder).
+fn names(item: &TrustItem, path: &Path) -> bool {
+    let path = sandbox::normalize(path);
+    item.path == path || (item.kind == ItemKind::Skill && item.path.parent() == Some(&path))
+}
+
+/// Runs `change` on the store under its lock, with a fresh review taken
+/// under that lock.
+fn locked_update<T>(
+    scope: &Scope<'_>,
+    change: impl FnOnce(&TrustStatus, &mut StoreFile) -> Result<T, TrustError>,
+) -> Result<T, TrustError> {
+    let first = review(scope)?;
+    let (policy, home, handles) = (scope.policy, scope.home, scope.handles);
+    let (Some(home), Some(store_path)) = (home, first.store.clone()) else {
+        return Err(TrustError::NoHome);
+    };
+    let attached = sandbox::attach(handles, Some(home), &first.repo_root).map_err(|source| {
+        SnapshotError::OpenRoot {
+            path: home.to_path_buf(),
+            source,
+        }
+    })?;
+    let Some(home_root) = attached.get(Origin::Home) else {
+        return Err(TrustError::NoHome);
+    };
+    let rel = Path::new(&policy.trust.store_file);
+    let mut out = None;
+    let result = sandbox::update_store(home_root, rel, |now| {
+        let mut store =
+            StoreFile::parse(now.bytes.as_deref()).map_err(|reason| TrustError::Store {
+                path: store_path.clone(),
+                reason,
+            })?;
+        // Under the lock: what the files hold now is what gets recorded.
+        let fresh = review(scope)?;
+        out = Some(change(&fresh, &mut store)?);
+        Ok::<_, TrustError>(store.to_bytes())
+    });
+    result.map_err(|e| store_error(&store_path, e))??;
+    out.ok_or(TrustError::NoHome)
+}
+
+/// Approves `selection`; returns the items approved, as they were before
+/// (their `current_hash` is what was recorded).
+pub(crate) fn approve(
+    scope: &Scope<'_>,
+    selection: &Selection,
+    now: u64,
+) -> Result<Vec<TrustItem>, TrustError> {
+    let policy = scope.policy;
+    locked_update(scope, |fresh, store| {
+        let chosen: Vec<&TrustItem> = match selection {
+            Selection::All => fresh
+                .items
+                .iter()
+                .filter(|i| i.state.is_pending())
+                .collect(),
+            Selection::Paths(paths) => {
+                let mut chosen = Vec::new();
+                for (path, expected) in paths {
+                    let Some(item) = fresh.items.iter().find(|i| names(i, path)) else {
+                        return Err(TrustError::NotAnItem(path.clone()));
+                    };
+                    let found = item.current_hash.clone().unwrap_or_else(|| "-".into());
+                    if let Some(expected) = expected
+                        && !expected.eq_ignore_ascii_case(&found)
+                    {
+                        return Err(TrustError::ChangedSinceShown {
+                            path: item.path.clone(),
+                            expected: expected.clone(),
+                            found,
+                        });
+                    }
+                    chosen.push(item);
+                }
+                chosen
+            }
+        };
+        let digest = hex(policy.digest());
+        let repo = store
+            .repositories
+            .entry(repo_key(&fresh.repo_root))
+            .or_default();
+        for item in &chosen {
+            match (&item.current_hash, &item.current_text) {
+                (Some(hash), Some(text)) => {
+                    repo.insert(
+                        item.rel.clone(),
+                        Approval {
+                            kind: item.kind,
+                            hash: hash.clone(),
+                            text: text.clone(),
+                            approved_at: now,
+                            policy_digest: digest.clone(),
+                        },
+                    );
+                }
+                _ => {
+                    repo.remove(&item.rel);
+                }
+            }
+        }
+        if repo.is_empty() {
+            store.repositories.remove(&repo_key(&fresh.repo_root));
+        }
+        Ok(chosen.into_iter().cloned().collect())
+    })
+}
+
+/// Revokes the approvals of the items at `paths` (`None`: every approval of
+/// the repository); returns the store keys removed.
+pub(crate) fn revoke(
+    scope: &Scope<'_>,
+    paths: Option<&[PathBuf]>,
+) -> Result<Vec<PathBuf>, TrustError> {
+    locked_update(scope, |fresh, store| {
+        let key = repo_key(&fresh.repo_root);
+        let Some(repo) = store.repositories.get_mut(&key) else {
+            return Ok(Vec::new());
+        };
+        let mut removed = Vec::new();
+        match paths {
+            None => {
+                removed.extend(repo.keys().map(|k| fresh.repo_root.join(k)));
+                repo.clear();
+            }
+            Some(paths) => {
+                for path in paths {
+                    let path = sandbox::normalize(path);
+                    let Ok(rel) = path.strip_prefix(&fresh.repo_root) else {
+                        return Err(TrustError::NotAnItem(path));
+                    };
+                    let rel = super::key(rel);
+                    let skill = format!("{rel}/{}", crate::skills::SKILL_FILE);
+                    let hit = [rel, skill].into_iter().find(|k| repo.contains_key(k));
+                    let Some(hit) = hit else {
+                        return Err(TrustError::NotAnItem(path));
+                    };
+                    repo.remove(&hit);
+                    removed.push(fresh.repo_root.join(hit));
+                }
+            }
+        }
+        if repo.is_empty() {
+            store.repositories.remove(&key);
+        }
+        Ok(removed)
+    })
+}

@@ -1,0 +1,280 @@
+//! Trust pinned to content: under `trust.project = "pinned"`, a project
+//! instruction file or project skill enters the prompt only when the user
+//! approved exactly its current content.
+//!
+//! The approvals live in the trust store, a JSON file in the home root
+//! (`trust.store-file`), read and written only through the home root's
+//! handle (`sandbox::read_store`, `sandbox::update_store`). For each
+//! repository root it records, per project item (keyed by its path relative
+//! to the root), the xxh3-128 hash of the approved content, the approved
+//! text, when and under which policy. An instruction file's content is the
+//! bytes read from it (up to `instructions.max-file-bytes`); a skill's is
+//! its listed fields, `name: …` and `description: …` on two lines.
+//!
+//! During a build a [`Gate`] answers, item by item, whether the content is
+//! the approved one, and collects what is not ([`Unapproved`]); the store
+//! is traced like any file read, so an approval changes the fingerprint.
+
+mod api;
+mod store;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+pub(crate) use api::{Scope, approve, revoke, status};
+pub use api::{Selection, TrustError, TrustItem, TrustState, TrustStatus};
+pub(crate) use store::{Approval, load_repo};
+
+use crate::fingerprint::{Place, Trace};
+use crate::origin::Origin;
+use crate::policy::{Policy, ProjectTrust};
+use crate::sandbox::Roots;
+use crate::warning::{Warning, WarningKind};
+
+/// What kind of project item an approval is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum ItemKind {
+    /// An instruction file (`AGENTS.md`...).
+    Instruction,
+    /// A skill: its `SKILL.md`'s listed fields.
+    Skill,
+}
+
+/// Why a project item is not in the prompt under `pinned` (`unapproved[].kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum Change {
+    /// Never approved.
+    New,
+    /// Its content differs from the approved one.
+    Changed,
+    /// Approved, and no longer there (nothing of it is in the prompt; the
+    /// approval waits to be confirmed or revoked).
+    Removed,
+}
+
+/// A project item left out of the prompt, or an approval whose item is gone.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct Unapproved {
+    /// Absolute path: the instruction file, or the skill's `SKILL.md`.
+    #[serde(serialize_with = "crate::paths::lossy")]
+    pub path: PathBuf,
+    /// New, changed or removed.
+    pub kind: Change,
+    /// Instruction file or skill.
+    pub item: ItemKind,
+    /// The hash approved (32 hex digits), if any.
+    pub approved_hash: Option<String>,
+    /// The hash of the current content, if the item is there.
+    pub current_hash: Option<String>,
+}
+
+/// A content hash as written in the store and the snapshot.
+pub(crate) fn hex(hash: u128) -> String {
+    format!("{hash:032x}")
+}
+
+/// The content hash of `bytes`.
+pub(crate) fn content_hash(bytes: &[u8]) -> String {
+    hex(xxhash_rust::xxh3::xxh3_128(bytes))
+}
+
+/// The text of a skill that approval covers: its listed fields.
+pub(crate) fn skill_text(name: &str, description: &str) -> String {
+    format!("name: {name}\ndescription: {description}\n")
+}
+
+/// One project item seen during a build.
+#[derive(Debug, Clone)]
+pub(crate) struct Seen {
+    pub(crate) path: PathBuf,
+    pub(crate) rel: String,
+    pub(crate) kind: ItemKind,
+    pub(crate) hash: Option<String>,
+    /// The current text, kept only for a review build.
+    pub(crate) text: Option<String>,
+}
+
+/// The approval check of one build.
+#[derive(Debug, Default)]
+pub(crate) struct Gate {
+    pinned: bool,
+    /// Keep each item's text (for `trust diff`).
+    keep_text: bool,
+    approvals: BTreeMap<String, Approval>,
+    /// The store could not be used: nothing counts as approved.
+    pub(crate) store_error: Option<String>,
+    seen: Vec<Seen>,
+    seen_rel: BTreeSet<String>,
+    /// Instruction candidates looked at and found missing or refused.
+    missing: Vec<(String, PathBuf)>,
+    repo_root: PathBuf,
+    /// The store's absolute path (for the warning).
+    store_path: PathBuf,
+}
+
+/// A root-relative path as a store key.
+pub(crate) fn key(rel: &Path) -> String {
+    rel.to_string_lossy().into_owned()
+}
+
+impl Gate {
+    /// The gate for one build: open (everything passes) unless the policy
+    /// pins project content, in which case the store is read through the
+    /// home root and traced.
+    pub(crate) fn load(policy: &Policy, roots: &Roots, trace: &mut Trace, keep_text: bool) -> Gate {
+        let mut gate = Gate {
+            pinned: policy.trust.project == ProjectTrust::Pinned,
+            keep_text,
+            repo_root: roots.repo.path.clone(),
+            ..Gate::default()
+        };
+        if !gate.pinned {
+            return gate;
+        }
+        let Some(home) = &roots.home else {
+            return gate;
+        };
+        let rel = Path::new(&policy.trust.store_file);
+        gate.store_path = home.path.join(rel);
+        let place = Place::Within(Origin::Home);
+        match load_repo(home, rel, &roots.repo.path) {
+            Ok((approvals, stamp)) => {
+                let content = serde_json::to_vec(&approvals).unwrap_or_default();
+                trace.push(place, rel, stamp, Some(&content));
+                gate.approvals = approvals;
+            }
+            Err(e) => {
+                trace.push(place, rel, home.stamp(rel), Some(e.as_bytes()));
+                gate.store_error = Some(e);
+            }
+        }
+        gate
+    }
+
+    /// Whether the policy pins project content.
+    pub(crate) fn pinned(&self) -> bool {
+        self.pinned
+    }
+
+    /// Whether a project item with this content may enter the prompt;
+    /// records it either way. `text` is asked for only when kept.
+    pub(crate) fn admit(
+        &mut self,
+        kind: ItemKind,
+        rel: &Path,
+        path: &Path,
+        hash: String,
+        text: impl FnOnce() -> String,
+    ) -> bool {
+        if !self.pinned {
+            return true;
+        }
+        let rel = key(rel);
+        let ok = self
+            .approvals
+            .get(&rel)
+            .is_some_and(|a| a.kind == kind && a.hash == hash);
+        self.seen_rel.insert(rel.clone());
+        self.seen.push(Seen {
+            path: path.to_path_buf(),
+            rel,
+            kind,
+            hash: Some(hash),
+            text: self.keep_text.then(text),
+        });
+        ok
+    }
+
+    /// An instruction candidate that is missing or not readable as a file:
+    /// if it was approved, the approval is stale.
+    pub(crate) fn missing(&mut self, rel: &Path, path: &Path) {
+        if self.pinned {
+            self.missing.push((key(rel), path.to_path_buf()));
+        }
+    }
+
+    /// The items the build saw, with the approvals whose items are gone;
+    /// and the warning when the store could not be used.
+    pub(crate) fn finish(self) -> (Vec<Unapproved>, Vec<TrustItem>, Option<Warning>) {
+        let mut items = Vec::new();
+        for s in self.seen {
+            let approval = self.approvals.get(&s.rel).filter(|a| a.kind == s.kind);
+            let state = match approval {
+                None => TrustState::New,
+                Some(a) if Some(&a.hash) == s.hash.as_ref() => TrustState::Approved,
+                Some(_) => TrustState::Changed,
+            };
+            items.push(TrustItem::new(s, approval, state, self.keep_text));
+        }
+        let mut gone: Vec<(String, PathBuf, ItemKind)> = self
+            .missing
+            .into_iter()
+            .filter(|(rel, _)| !self.seen_rel.contains(rel))
+            .filter(|(rel, _)| {
+                self.approvals
+                    .get(rel)
+                    .is_some_and(|a| a.kind == ItemKind::Instruction)
+            })
+            .map(|(rel, path)| (rel, path, ItemKind::Instruction))
+            .collect();
+        for (rel, a) in &self.approvals {
+            if a.kind == ItemKind::Skill && !self.seen_rel.contains(rel) {
+                gone.push((rel.clone(), self.repo_root.join(rel), ItemKind::Skill));
+            }
+        }
+        gone.sort();
+        gone.dedup();
+        for (rel, path, kind) in gone {
+            let seen = Seen {
+                path,
+                rel: rel.clone(),
+                kind,
+                hash: None,
+                text: None,
+            };
+            items.push(TrustItem::new(
+                seen,
+                self.approvals.get(&rel),
+                TrustState::Removed,
+                self.keep_text,
+            ));
+        }
+        items.sort_by(|a, b| a.path.cmp(&b.path));
+        let unapproved = items
+            .iter()
+            .filter_map(|i| {
+                let kind = match i.state {
+                    TrustState::Approved => return None,
+                    TrustState::New => Change::New,
+                    TrustState::Changed => Change::Changed,
+                    TrustState::Removed => Change::Removed,
+                };
+                Some(Unapproved {
+                    path: i.path.clone(),
+                    kind,
+                    item: i.kind,
+                    approved_hash: i.approved_hash.clone(),
+                    current_hash: i.current_hash.clone(),
+                })
+            })
+            .collect();
+        let warning = self.store_error.map(|e| {
+            Warning::new(
+                WarningKind::TrustStore,
+                self.store_path,
+                format!(
+                    "the trust store cannot be used, so no project item counts as approved: {e}"
+                ),
+            )
+        });
+        (unapproved, items, warning)
+    }
+}
