@@ -180,6 +180,8 @@ fn build_inner(
             &home_str,
             &roots.repo.path.to_string_lossy(),
             &roots.cwd.to_string_lossy(),
+            // A new key is a new nonce, so a new prompt.
+            blake3::hash(&key).to_hex().as_str(),
         ],
     );
     let snapshot = Snapshot {
@@ -226,40 +228,21 @@ fn build_inner(
 }
 
 /// The key the nonce is derived with: the home root's key file (created on
-/// first use), or this process's key when the home cannot hold one. Traced,
-/// by a hash of the key: a new key is a new prompt.
+/// first use), or this process's key when the home cannot hold one. The key
+/// file is traced; the key itself enters the fingerprint by its hash.
 fn nonce_key(policy: &Policy, roots: &Roots, trace: &mut Trace) -> [u8; sandbox::KEY_BYTES] {
+    let Some(home) = &roots.home else {
+        return sandbox::process_key();
+    };
     let rel = Path::new(&policy.trust.nonce_key_file);
-    let place = Place::Within(Origin::Home);
-    match &roots.home {
-        Some(home) => match sandbox::home_key(home, rel) {
-            Some(found) => {
-                let stamp = found.stamp.unwrap_or(Stamp::Absent);
-                trace.push(place, rel, stamp, Some(blake3::hash(&found.key).as_bytes()));
-                found.key
-            }
-            None => {
-                let key = sandbox::process_key();
-                trace.push(
-                    place,
-                    rel,
-                    home.stamp(rel),
-                    Some(blake3::hash(&key).as_bytes()),
-                );
-                key
-            }
-        },
-        None => {
-            let key = sandbox::process_key();
-            trace.push(
-                Place::Directory,
-                Path::new("<process nonce key>"),
-                Stamp::Absent,
-                Some(blake3::hash(&key).as_bytes()),
-            );
-            key
-        }
-    }
+    let (key, stamp) = match sandbox::home_key(home, rel) {
+        Some(found) => (found.key, found.stamp.unwrap_or(Stamp::Absent)),
+        None => (sandbox::process_key(), home.stamp(rel)),
+    };
+    // The key file's stamp tells a cached build that the key was replaced;
+    // the key itself enters the fingerprint through its hash (below).
+    trace.push(Place::Within(Origin::Home), rel, stamp, None);
+    key
 }
 
 /// Opens the roots for `cwd` and builds its snapshot. `home` is the home

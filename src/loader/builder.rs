@@ -271,7 +271,7 @@ impl LoaderBuilder {
             path: explicit.clone(),
             source,
         };
-        match sandbox::is_user_directory(explicit) {
+        match sandbox::stat_directory(explicit).map(|s| s.is_dir()) {
             Ok(true) => Ok(()),
             Ok(false) => Err(missing(None)),
             Err(e) => Err(missing(Some(e))),
@@ -322,16 +322,9 @@ impl LoaderBuilder {
             ));
         }
         self.check_explicit_home()?;
-        let Loaded {
-            files,
-            started,
-            result,
-        } = self.bootstrap.load();
-        let loaded = Loaded {
-            files,
-            started,
-            result: Ok(result?),
-        };
+        let mut loaded = self.bootstrap.load();
+        // Unlike `build_lenient`, an invalid policy at the start is an error.
+        loaded.result = Ok(loaded.result?);
         Ok(Loader::watching(
             self.bootstrap,
             loaded,

@@ -28,14 +28,9 @@ pub(super) fn directory_stamp(path: &Path) -> Stamp {
     Stamp::of_result(std::fs::metadata(path))
 }
 
-/// Whether a directory the user named explicitly (`--home`) is one: `Ok(false)`
-/// for something else, the error when it cannot be examined.
-pub(crate) fn is_user_directory(path: &Path) -> io::Result<bool> {
-    std::fs::metadata(path).map(|m| m.is_dir())
-}
-
-/// Like [`directory_stamp`], but the error is kept: the cwd must exist.
-pub(super) fn stat_directory(path: &Path) -> io::Result<Stamp> {
+/// Like [`directory_stamp`], but the error is kept: the cwd and an explicit
+/// `--home` must exist.
+pub(crate) fn stat_directory(path: &Path) -> io::Result<Stamp> {
     std::fs::metadata(path).map(|m| Stamp::of_std(&m))
 }
 
@@ -116,5 +111,6 @@ pub(crate) fn read_user_file(path: &Path, limit: u64) -> Result<Vec<u8>, UserFil
 /// long-lived loader compares this stamp before each call to learn that the
 /// file was edited, replaced or removed, and loads its policy again.
 pub(crate) fn user_file_stamp(path: &Path) -> Stamp {
-    Stamp::of_result(std::fs::metadata(path))
+    // The same look as at a directory the user named: links followed.
+    directory_stamp(path)
 }

@@ -33,7 +33,7 @@ use std::sync::atomic::{AtomicI32, Ordering};
 
 use cap_std::fs::Dir;
 
-pub(crate) use ambient::{UserFileError, is_user_directory, read_user_file, user_file_stamp};
+pub(crate) use ambient::{UserFileError, read_user_file, stat_directory, user_file_stamp};
 pub(crate) use handles::{DEFAULT_HANDLE_BUDGET, Handles};
 pub(crate) use home::{first_candidate, normalize};
 pub(crate) use open::{OpenFile, Opened, is_exhaustion};
