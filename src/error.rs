@@ -140,6 +140,16 @@ pub enum BootstrapError {
         #[source]
         source: Option<io::Error>,
     },
+    /// `--policy NAME` named no shipped policy.
+    #[error("no policy named `{name}` is shipped (shipped: {})", crate::policy::SHIPPED_NAMES.join(", "))]
+    #[diagnostic(
+        code("bootstrap::unknown-policy"),
+        help("give a shipped name, or a path to a policy file (write ./{name} for a file of that name)")
+    )]
+    UnknownPolicy {
+        /// The name given.
+        name: String,
+    },
 }
 
 /// A [`BootstrapError`] shared by every call that meets it (a loader whose

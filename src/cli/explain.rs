@@ -33,6 +33,7 @@ pub fn table(s: &Snapshot) -> String {
             Status::Deduped(same) => ("deduped", format!("same text as {}", shown(same))),
             Status::SameFile(same) => ("deduped", format!("same file as {}", shown(same))),
             Status::Skipped(r) => ("skipped", r.as_str().to_string()),
+            Status::NotPicked(winner) => ("passed", format!("{} took this place", shown(winner))),
             _ => ("unknown", String::new()),
         };
         rows.push([

@@ -31,8 +31,10 @@ struct Cli {
     /// that is set: $LISA_HOME, else ~/.lisa; an empty variable counts as unset).
     #[arg(long, global = true, value_name = "DIR")]
     home: Option<PathBuf>,
-    /// A policy file laid over the built-in policy and the home policy.
-    #[arg(long, global = true, value_name = "FILE")]
+    /// A policy file laid over the built-in policy and the home policy; or
+    /// the name of a shipped policy (lisa, codex, gemini) that replaces the
+    /// built-in one. A bare word is a name: write ./NAME for a file.
+    #[arg(long, global = true, value_name = "FILE|NAME")]
     policy: Option<PathBuf>,
     /// Do not read the home's context-policy.toml (to run once past a
     /// broken one).
@@ -231,13 +233,29 @@ fn builder(cli: &Cli) -> LoaderBuilder {
     if let Some(home) = &cli.home {
         builder = builder.home(absolute(home));
     }
-    if let Some(file) = &cli.policy {
-        builder = builder.policy_file(absolute(file));
+    match cli.policy.as_deref().and_then(shipped_name) {
+        Some(name) => builder = builder.shipped_policy(name),
+        None => {
+            if let Some(file) = &cli.policy {
+                builder = builder.policy_file(absolute(file));
+            }
+        }
     }
     if cli.no_home_policy {
         builder = builder.home_policy(false);
     }
     builder
+}
+
+/// `--policy` names a shipped policy when it is a bare word (letters,
+/// digits, `-`, `_`): no separator, no extension.
+fn shipped_name(arg: &std::path::Path) -> Option<&str> {
+    let word = arg.to_str()?;
+    let bare = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    bare.then_some(word)
 }
 
 /// The effective policy: built-in, then the home layer, then `--policy`.

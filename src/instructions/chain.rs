@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::origin::Origin;
-use crate::policy::Policy;
+use crate::policy::{ChainOrder, Names, Policy};
 use crate::sandbox::Roots;
 
 /// One path that may hold an instruction file.
@@ -22,16 +22,30 @@ pub(crate) struct Candidate {
     pub(crate) excluded: bool,
 }
 
-/// The candidates in read order: outermost first, the cwd's files last.
+/// A place's names: the policy's list, then the extra names it does not
+/// already hold.
+fn names<'a>(base: &'a Names, extra: &'a Names) -> Vec<&'a str> {
+    let mut out: Vec<&str> = base.iter().map(|n| n.get_ref().as_str()).collect();
+    for n in extra {
+        if !out.contains(&n.get_ref().as_str()) {
+            out.push(n.get_ref());
+        }
+    }
+    out
+}
+
+/// The candidates in read order: home files first, then the project's in
+/// the policy's order (by default outermost first, the cwd's files last).
 pub(crate) fn candidates(policy: &Policy, roots: &Roots) -> Vec<Candidate> {
+    let ins = &policy.instructions;
     let mut out = Vec::new();
     if let Some(home) = &roots.home {
-        for name in &policy.instructions.home_files {
+        for name in names(&ins.home_files, &ins.extra_home_files) {
             out.push(Candidate {
                 origin: Origin::Home,
                 level: 0,
-                rel: PathBuf::from(name.get_ref()),
-                path: home.path.join(name.get_ref()),
+                rel: PathBuf::from(name),
+                path: home.path.join(name),
                 excluded: false,
             });
         }
@@ -42,10 +56,12 @@ pub(crate) fn candidates(policy: &Policy, roots: &Roots) -> Vec<Candidate> {
         level_rel.push(c.as_os_str());
         levels.push(level_rel.clone());
     }
+    let level_names = names(&ins.level_files, &ins.extra_level_files);
+    let first_project = out.len();
     for (i, rel_dir) in levels.iter().enumerate() {
         let excluded = policy.is_level_excluded(&slash_path(rel_dir));
-        for name in &policy.instructions.level_files {
-            let rel = rel_dir.join(name.get_ref());
+        for name in &level_names {
+            let rel = rel_dir.join(name);
             out.push(Candidate {
                 origin: Origin::Project,
                 level: i + 1,
@@ -54,6 +70,15 @@ pub(crate) fn candidates(policy: &Policy, roots: &Roots) -> Vec<Candidate> {
                 excluded,
             });
         }
+    }
+    if ins.order == ChainOrder::SortedPaths {
+        // Byte order of the paths, as a string sort of them gives.
+        out[first_project..].sort_by(|a, b| {
+            a.path
+                .as_os_str()
+                .as_encoded_bytes()
+                .cmp(b.path.as_os_str().as_encoded_bytes())
+        });
     }
     out
 }

@@ -26,7 +26,7 @@ pub use records::{Block, Budget, Considered, Deduped, Skipped, Status};
 use crate::fingerprint::{Place, Trace};
 use crate::hidden::{self, HiddenFinding, HiddenReport};
 use crate::origin::Origin;
-use crate::policy::{BudgetOrder, HardLinkRule, Policy};
+use crate::policy::{BudgetOrder, BudgetScope, ChainOrder, HardLinkRule, Pick, Policy};
 use crate::reason::Reason;
 use crate::sandbox::{OpenFile, Opened, Roots, Stamp};
 use crate::trust::{self, Gate, ItemKind};
@@ -81,9 +81,13 @@ pub(crate) fn select(
 fn grant_order(policy: &Policy, candidates: &[Candidate]) -> Vec<usize> {
     let mut grant: Vec<usize> = (0..candidates.len()).collect();
     let nearest_first = policy.instructions.budget_order == BudgetOrder::NearestFirst;
+    let sorted = policy.instructions.order == ChainOrder::SortedPaths;
     grant.sort_by_key(|&i| {
         let c = &candidates[i];
-        let level = if nearest_first {
+        let level = if sorted {
+            // Sorted paths have no levels to go by: read order.
+            0
+        } else if nearest_first {
             usize::MAX - c.level
         } else {
             c.level
@@ -131,6 +135,9 @@ struct Selector<'p> {
     /// The longest file kept so far: a later copy of it must be read far
     /// enough to be recognised as one, whatever budget is left.
     longest_kept: u64,
+    /// For each place (the home root, each level) that picks one name, the
+    /// file that took it.
+    picked: HashMap<(Origin, usize), PathBuf>,
 }
 
 impl<'p> Selector<'p> {
@@ -155,6 +162,34 @@ impl<'p> Selector<'p> {
             used: 0,
             exhausted: false,
             longest_kept: 0,
+            picked: HashMap::new(),
+        }
+    }
+
+    /// How a candidate's place picks among its names.
+    fn pick(&self, cand: &Candidate) -> Pick {
+        match cand.origin {
+            Origin::Home => self.policy.instructions.home_pick,
+            Origin::Project => self.policy.instructions.level_pick,
+        }
+    }
+
+    /// Notes that `cand` took its place's one slot, when the place picks
+    /// `rule`.
+    fn take_slot(&mut self, cand: &Candidate, rule: Pick) {
+        if self.pick(cand) == rule {
+            self.picked
+                .entry((cand.origin, cand.level))
+                .or_insert_with(|| cand.path.clone());
+        }
+    }
+
+    /// Whether the budget counts a file of `origin`.
+    fn charged(&self, origin: Origin) -> bool {
+        match self.policy.instructions.budget_scope {
+            BudgetScope::All => true,
+            BudgetScope::Project => origin == Origin::Project,
+            BudgetScope::None => false,
         }
     }
 
@@ -197,6 +232,13 @@ impl<'p> Selector<'p> {
             self.skip(i, cand, Reason::Excluded);
             return;
         }
+        // Another name of this place was picked: this one is not looked at
+        // (its absence or presence cannot change the output while the
+        // picked file stays, and the picked file is traced).
+        if let Some(winner) = self.picked.get(&(cand.origin, cand.level)) {
+            self.statuses[i] = Some(Status::NotPicked(winner.clone()));
+            return;
+        }
         let file = match root.open_file(&cand.rel, self.policy.trust.symlinks) {
             Opened::Absent => {
                 if cand.origin == Origin::Project {
@@ -211,11 +253,17 @@ impl<'p> Selector<'p> {
                     gate.missing(&cand.rel, &cand.path);
                 }
                 trace.push(place, &cand.rel, root.stamp(&cand.rel), None);
+                // A link the sandbox refuses would have been a file to a
+                // program that follows it: it takes the place's slot.
+                if matches!(reason, Reason::SymlinkEscape | Reason::SymlinkRefused) {
+                    self.take_slot(cand, Pick::FirstFile);
+                }
                 self.skip(i, cand, reason);
                 return;
             }
             Opened::File(file) => file,
         };
+        self.take_slot(cand, Pick::FirstFile);
         let stamp = file.stamp();
         // A project file with more than one hard link may be a link to a
         // file outside the repository: always reported, refused per policy.
@@ -231,6 +279,7 @@ impl<'p> Selector<'p> {
         // the root) is folded without reading it again.
         if let Some(same) = stamp
             .identity()
+            .filter(|_| self.policy.instructions.fold_same_file)
             .and_then(|id| self.kept_by_identity.get(&id).cloned())
         {
             trace.push(
@@ -265,7 +314,7 @@ impl<'p> Selector<'p> {
         // A pinned project file is read as far as an approval reads it (the
         // per-file limit), so that its hash is the one approved.
         let pinned = gate.pinned() && cand.origin == Origin::Project;
-        let read_limit = if pinned {
+        let read_limit = if pinned || !self.charged(cand.origin) {
             self.max_file
         } else {
             self.file_cap.min(want)
@@ -330,6 +379,9 @@ impl<'p> Selector<'p> {
             self.skip(i, cand, Reason::Empty);
             return;
         }
+        if !trimmed.is_empty() {
+            self.take_slot(cand, Pick::FirstNonBlank);
+        }
         // Step 3: the same text as a kept file. A file read only in part
         // cannot be shown equal to anything.
         let text_key = xxhash_rust::xxh3::xxh3_128(trimmed.as_bytes());
@@ -340,8 +392,13 @@ impl<'p> Selector<'p> {
             self.fold(i, cand, same.clone(), Status::Deduped(same));
             return;
         }
-        // Step 4: the budget.
-        let remaining = self.limit.saturating_sub(self.used);
+        // Step 4: the budget, for the files it counts.
+        let charged = self.charged(cand.origin);
+        let remaining = if charged {
+            self.limit.saturating_sub(self.used)
+        } else {
+            u64::MAX
+        };
         let cut =
             text::floor_char_boundary(trimmed, usize::try_from(remaining).unwrap_or(usize::MAX));
         if cut == 0 {
@@ -353,7 +410,9 @@ impl<'p> Selector<'p> {
         // budget cut too, even when what was read happened to fit.
         let budget_cut = cut < trimmed.len() || (read_cut && !file_limit_cut);
         self.exhausted |= budget_cut;
-        self.used += cut as u64;
+        if charged {
+            self.used += cut as u64;
+        }
         let text_bytes = trimmed.len() as u64;
         if !report.is_empty() {
             self.hidden.push((

@@ -98,6 +98,8 @@ pub enum Status {
     SameFile(PathBuf),
     /// Not used.
     Skipped(Reason),
+    /// Not looked at: its place uses one name, and this file took it.
+    NotPicked(PathBuf),
 }
 
 /// One candidate and what happened to it.

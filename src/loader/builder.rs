@@ -58,6 +58,9 @@ pub(super) struct Bootstrap {
     home: Option<PathBuf>,
     /// The command line's policy file, if any.
     policy_file: Option<PathBuf>,
+    /// The shipped policy that stands for the built-in one (`--policy
+    /// NAME`), if any.
+    base: Option<String>,
     /// Whether the home's `context-policy.toml` is read (true but for a
     /// one-run bypass of a broken file).
     home_policy: bool,
@@ -91,6 +94,15 @@ impl Bootstrap {
         }
     }
 
+    /// The lowest layer: the shipped policy named, else the built-in one.
+    fn base_source(&self) -> Result<PolicySource, BootstrapError> {
+        match &self.base {
+            None => Ok(PolicySource::builtin()),
+            Some(name) => PolicySource::shipped(name)
+                .ok_or_else(|| BootstrapError::UnknownPolicy { name: name.clone() }),
+        }
+    }
+
     /// Loads the layered policy: the policy file (for the home candidates),
     /// the home, the home's policy file, and the merge of all of them. The
     /// files are read even when an earlier one is broken, as far as the home
@@ -107,13 +119,16 @@ impl Bootstrap {
         };
         // Where the home is comes from the layers that do not live in it; a
         // broken policy file leaves only an explicit home known.
-        let home = match &file {
-            Ok(file) => {
-                let mut outside = vec![PolicySource::builtin()];
+        let base = self.base_source();
+        let home = match (&file, &base) {
+            (Ok(file), Ok(base)) => {
+                let mut outside = vec![base.clone()];
                 outside.extend(file.clone());
-                Policy::from_sources(&outside).map(|p| self.home_for(&p))
+                Policy::from_sources(&outside)
+                    .map(|p| self.home_for(&p))
+                    .map_err(BootstrapError::from)
             }
-            Err(_) => Ok(self.home.as_deref().map(sandbox::normalize)),
+            _ => Ok(self.home.as_deref().map(sandbox::normalize)),
         };
         let home_file = match &home {
             _ if !self.home_policy => None,
@@ -129,7 +144,7 @@ impl Bootstrap {
         let result = (|| {
             let file = file?;
             let home = home?;
-            let mut sources = vec![PolicySource::builtin()];
+            let mut sources = vec![base?];
             if let Some(path) = &home_file {
                 sources.extend(PolicySource::read(Layer::Home, path, false)?);
             }
@@ -182,6 +197,7 @@ impl LoaderBuilder {
             bootstrap: Bootstrap {
                 home: None,
                 policy_file: None,
+                base: None,
                 home_policy: true,
                 env: Box::new(|name| std::env::var_os(name)),
             },
@@ -203,6 +219,15 @@ impl LoaderBuilder {
     /// command line's `--policy FILE`). It must exist.
     pub fn policy_file(mut self, path: impl Into<PathBuf>) -> Self {
         self.bootstrap.policy_file = Some(path.into());
+        self
+    }
+
+    /// Uses the shipped policy `name` (`lisa`, `codex`, `gemini`: see
+    /// [`SHIPPED`](crate::policy::SHIPPED)) in place of the built-in one, as
+    /// `--policy NAME` does. The home policy and any
+    /// [`policy_file`](Self::policy_file) are still laid over it.
+    pub fn shipped_policy(mut self, name: impl Into<String>) -> Self {
+        self.bootstrap.base = Some(name.into());
         self
     }
 

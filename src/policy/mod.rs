@@ -26,8 +26,8 @@ use crate::sandbox::{self, UserFileError};
 
 pub use diagnostic::{InvalidPolicy, PolicyError, Problem, ProblemKind};
 pub use schema::{
-    BudgetOrder, FrontmatterMode, HardLinkRule, HiddenText, Instructions, MarkerKind, Names,
-    ProjectTrust, Roots, SkillSource, Skills, SymlinkRule, Templates, Trust,
+    BudgetOrder, BudgetScope, ChainOrder, FrontmatterMode, HardLinkRule, HiddenText, Instructions,
+    MarkerKind, Names, Pick, ProjectTrust, Roots, SkillSource, Skills, SymlinkRule, Templates, Trust,
 };
 pub(crate) use schema::{
     InstructionsLayer, PolicyLayer, RootsLayer, SkillsLayer, TemplatesLayer, TrustLayer,
@@ -37,6 +37,21 @@ pub use validate::{MAX_BUDGET_BYTES, MAX_FILE_BYTES, SUPPORTED_VERSION};
 
 /// The default policy, reproducing Lisa's loader.
 pub const BUILTIN_POLICY: &str = include_str!("../../policies/lisa.toml");
+
+/// The policies shipped in the binary, by name: the built-in one (Lisa's)
+/// and the compat policies that reproduce other harnesses' discovery.
+/// `--policy NAME` and `extends = "NAME"` pick one as the base.
+pub const SHIPPED: &[(&str, &str)] = &[
+    ("lisa", BUILTIN_POLICY),
+    ("codex", include_str!("../../policies/codex.toml")),
+    ("gemini", include_str!("../../policies/gemini.toml")),
+];
+
+/// The names of [`SHIPPED`], in order.
+pub const SHIPPED_NAMES: &[&str] = &["lisa", "codex", "gemini"];
+
+/// How many shipped policies may extend one another in a chain.
+const MAX_EXTENDS_DEPTH: usize = 4;
 
 /// The name of the team policy file inside the home root.
 pub const HOME_POLICY_FILE: &str = "context-policy.toml";
@@ -91,6 +106,18 @@ impl PolicySource {
             path: None,
             text: BUILTIN_POLICY.into(),
         }
+    }
+
+    /// A shipped policy by name (see [`SHIPPED`]), as a built-in layer;
+    /// `None` for a name not shipped.
+    pub fn shipped(name: &str) -> Option<Self> {
+        let (name, text) = SHIPPED.iter().find(|(n, _)| *n == name)?;
+        Some(Self {
+            layer: Layer::Builtin,
+            name: format!("<built-in policies/{name}.toml>"),
+            path: None,
+            text: (*text).into(),
+        })
     }
 
     /// A policy layer from TOML text.
@@ -178,6 +205,49 @@ impl PolicySource {
         problems.sort_by_key(|p| p.span.start);
         Err(invalid(problems))
     }
+}
+
+/// The sources with their base resolved: when a file above the built-in
+/// layer names a shipped policy with `extends` (the highest such file wins),
+/// that policy replaces the built-in layer; a built-in layer that itself
+/// extends another shipped policy is laid over it. Sources come sorted by
+/// layer.
+fn with_base(sources: Vec<PolicySource>) -> Result<Vec<PolicySource>, PolicyError> {
+    let mut named = None;
+    for s in sources.iter().rev().filter(|s| s.layer != Layer::Builtin) {
+        if let Some(base) = s.parse()?.extends {
+            named = Some(base.into_inner());
+            break;
+        }
+    }
+    let (mut base, rest): (Vec<_>, Vec<_>) = sources
+        .into_iter()
+        .partition(|s| s.layer == Layer::Builtin);
+    if let Some(name) = named {
+        // The word was checked against SHIPPED_NAMES when the file parsed.
+        base = PolicySource::shipped(&name).into_iter().collect();
+    }
+    let mut out = Vec::new();
+    for source in base {
+        let mut chain = vec![source];
+        while let Some(parent) = chain
+            .last()
+            .map(PolicySource::parse)
+            .transpose()?
+            .and_then(|l| l.extends)
+        {
+            if chain.len() > MAX_EXTENDS_DEPTH {
+                break;
+            }
+            match PolicySource::shipped(parent.get_ref()) {
+                Some(p) => chain.push(p),
+                None => break,
+            }
+        }
+        out.extend(chain.into_iter().rev());
+    }
+    out.extend(rest);
+    Ok(out)
 }
 
 /// Turns a TOML deserialization error into a labelled problem.
@@ -298,6 +368,7 @@ impl Policy {
         let mut ordered = sources.to_vec();
         // A stable sort: sources of one layer keep the order they were given in.
         ordered.sort_by_key(|s| s.layer);
+        let ordered = with_base(ordered)?;
         let sources: Arc<[PolicySource]> = ordered.into();
 
         let mut roots = RootsLayer::default();

@@ -286,6 +286,32 @@ section! {
         /// In which order the budget is granted: `outermost-first` or
         /// `nearest-first`. Blocks are rendered outermost-first either way.
         budget_order: BudgetOrder => "budget-order",
+        /// More file names read in the home root after `home-files`: where a
+        /// user's own settings add names (Gemini's `context.fileName`)
+        /// without restating the shipped list. Plain names.
+        extra_home_files: Names => "extra-home-files",
+        /// More file names read at each level after `level-files` (Codex's
+        /// `project_doc_fallback_filenames`, Gemini's `context.fileName`).
+        /// Plain names.
+        extra_level_files: Names => "extra-level-files",
+        /// Which of the home root's names are used: `all`, `first-file` (the
+        /// first that exists as a file, even a blank one) or `first-non-blank`
+        /// (the first whose text is not blank).
+        home_pick: Pick => "home-pick",
+        /// Which of a level's names are used: `all`, `first-file` or
+        /// `first-non-blank` (see `home-pick`).
+        level_pick: Pick => "level-pick",
+        /// The order of the project's files: `root-to-cwd` (level by level,
+        /// names in policy order) or `sorted-paths` (by path, as strings).
+        /// Home files always come first.
+        order: ChainOrder => "order",
+        /// Fold a file reached twice (the same device and inode, through a
+        /// hard link or a link inside the root) into its first block.
+        fold_same_file: bool => "fold-same-file",
+        /// Which files the budget counts: `all`, `project` (home files go in
+        /// whole, up to `max-file-bytes`) or `none` (no budget: every file
+        /// up to `max-file-bytes`).
+        budget_scope: BudgetScope => "budget-scope",
     }
 }
 
@@ -426,6 +452,48 @@ words! {
 }
 
 words! {
+    /// Which of the candidate names of one place (the home root, or one
+    /// level) are used.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum Pick {
+        /// Every name that holds a usable file.
+        All => "all",
+        /// The first name that exists as a file (a refused link counts:
+        /// it would have been that file), even when it is blank; the rest
+        /// of the place is passed over.
+        FirstFile => "first-file",
+        /// The first name whose text is not blank.
+        FirstNonBlank => "first-non-blank",
+    }
+}
+
+words! {
+    /// The order of the project's instruction files.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum ChainOrder {
+        /// Level by level from the repository root down to the cwd; within
+        /// a level, the policy's name order.
+        RootToCwd => "root-to-cwd",
+        /// By path, compared as strings (Gemini CLI's order).
+        SortedPaths => "sorted-paths",
+    }
+}
+
+words! {
+    /// Which instruction files the budget counts.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum BudgetScope {
+        /// Home and project files share the budget.
+        All => "all",
+        /// Only project files; home files go in whole (up to
+        /// `max-file-bytes`).
+        Project => "project",
+        /// No budget: every file goes in up to `max-file-bytes`.
+        None => "none",
+    }
+}
+
+words! {
     /// Which symlinks are followed.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
     pub enum SymlinkRule {
@@ -553,6 +621,10 @@ impl SkillSource {
 pub(crate) struct PolicyLayer {
     /// The schema version; must be `1`. Required in every policy file.
     pub version: Spanned<i64>,
+    /// The shipped policy this file is laid over (`lisa`, `codex`,
+    /// `gemini`...) instead of the built-in one.
+    #[serde(default)]
+    pub extends: Option<Spanned<String>>,
     /// `[roots]`.
     #[serde(default)]
     pub roots: RootsLayer,
@@ -578,6 +650,11 @@ impl PolicyLayer {
             key: "version",
             shape: <Spanned<i64> as Shaped>::SHAPE,
             required: true,
+        },
+        Field {
+            key: "extends",
+            shape: Shape::Word(super::SHIPPED_NAMES),
+            required: false,
         },
         Field {
             key: RootsLayer::NAME,
@@ -744,6 +821,9 @@ mod tests {
         check_words::<HardLinkRule>();
         check_words::<FrontmatterMode>();
         check_words::<ProjectTrust>();
+        check_words::<Pick>();
+        check_words::<ChainOrder>();
+        check_words::<BudgetScope>();
         for (all, words) in [
             (
                 MarkerKind::ALL.iter().map(|v| v.word()).collect::<Vec<_>>(),

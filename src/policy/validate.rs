@@ -304,13 +304,16 @@ pub(crate) fn check_layer(
             "empty list",
         );
     }
-    c.file_names("roots.repo-markers", &r.repo_markers, false);
+    // No marker at all: every cwd is its own root (Codex's `[]`).
+    c.file_names("roots.repo-markers", &r.repo_markers, true);
     c.absolute_paths("roots.safe-directories", &r.safe_directories, true);
     c.absolute_paths("roots.ceiling-directories", &r.ceiling_directories, false);
 
     let i = &layer.instructions;
     c.file_names("instructions.home-files", &i.home_files, true);
     c.file_names("instructions.level-files", &i.level_files, true);
+    c.file_names("instructions.extra-home-files", &i.extra_home_files, true);
+    c.file_names("instructions.extra-level-files", &i.extra_level_files, true);
     if let Some(globs) = &i.exclude_levels {
         for g in globs.get_ref() {
             if let Err(e) = compile_glob(g.get_ref()) {
