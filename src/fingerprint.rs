@@ -12,14 +12,14 @@ use std::time::{Duration, SystemTime};
 
 use xxhash_rust::xxh3::Xxh3;
 
-use crate::origin::Origin;
+use crate::origin::RootId;
 use crate::sandbox::Stamp;
 
 /// Where a traced path was examined, and so how it is examined again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum Place {
     /// Under a root, relative to it.
-    Within(Origin),
+    Within(RootId),
     /// A repository marker: an absolute path outside every root, final link
     /// not followed.
     Marker,
@@ -32,14 +32,15 @@ pub(crate) enum Place {
 }
 
 impl Place {
-    /// The byte that stands for the place in the fingerprint.
-    fn code(self) -> u8 {
+    /// The number that stands for the place in the fingerprint.
+    fn code(self) -> u64 {
         match self {
-            Place::Within(Origin::Home) => 0,
-            Place::Within(Origin::Project) => 1,
+            Place::Within(RootId::Home) => 0,
+            Place::Within(RootId::Repo) => 1,
             Place::Marker => 2,
             Place::Directory => 3,
             Place::Owner => 4,
+            Place::Within(RootId::Named(i)) => 5 + i as u64,
         }
     }
 }
@@ -137,7 +138,10 @@ impl Trace {
             field(&mut h, c.as_bytes());
         }
         for e in &self.entries {
-            field(&mut h, &[e.place.code()]);
+            match u8::try_from(e.place.code()) {
+                Ok(code) if code < 5 => field(&mut h, &[code]),
+                _ => field(&mut h, &e.place.code().to_le_bytes()),
+            }
             field(&mut h, e.rel.as_os_str().as_encoded_bytes());
             match e.stamp {
                 Stamp::Absent => field(&mut h, b"absent"),
@@ -219,7 +223,7 @@ mod tests {
         assert!(cwd.unchanged(&dir(7, 99)));
         assert!(!cwd.unchanged(&dir(8, 1)));
         // Inside a root, every field counts.
-        let file = entry(Place::Within(Origin::Project), dir(7, 1));
+        let file = entry(Place::Within(RootId::Repo), dir(7, 1));
         assert!(!file.unchanged(&dir(7, 2)));
     }
 
@@ -229,7 +233,7 @@ mod tests {
             let mut t = Trace::default();
             t.push(Place::Marker, Path::new("/r/.git"), stamp, None);
             t.push(
-                Place::Within(Origin::Project),
+                Place::Within(RootId::Repo),
                 Path::new("AGENTS.md"),
                 Stamp::Absent,
                 content,

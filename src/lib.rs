@@ -63,7 +63,7 @@ pub use origin::Origin;
 pub use reason::Reason;
 pub use sandbox::RACY_WINDOW;
 pub use skills::{Frontmatter, FrontmatterError, Rejected, Shadowed, Skill};
-pub use snapshot::Snapshot;
+pub use snapshot::{NamedRootPlace, Snapshot};
 pub use trust::{
     Change, ItemKind, Selection, TrustError, TrustItem, TrustState, TrustStatus, Unapproved,
 };

@@ -31,19 +31,29 @@ impl Origin {
         self.into()
     }
 
-    /// The word a policy writes for this root (`root = "home" | "repo"`).
-    pub(crate) fn policy_word(self) -> &'static str {
-        match self {
-            Origin::Home => "home",
-            Origin::Project => "repo",
-        }
-    }
+}
 
-    /// The root a policy's word names.
-    pub(crate) fn from_policy_word(word: &str) -> Option<Origin> {
-        [Origin::Home, Origin::Project]
-            .into_iter()
-            .find(|o| o.policy_word() == word)
+/// Which opened root a file lives under: the home root, the repository
+/// root, or one of the policy's named roots (`[[roots.named]]`, by its
+/// index there). Named roots hold the user's or an administrator's files,
+/// so they are trusted as the home is: their [`Origin`] is `Home`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum RootId {
+    /// The home root.
+    Home,
+    /// The repository root.
+    Repo,
+    /// `roots.named[i]`.
+    Named(usize),
+}
+
+impl RootId {
+    /// How far files under this root are trusted.
+    pub(crate) fn origin(self) -> Origin {
+        match self {
+            RootId::Repo => Origin::Project,
+            RootId::Home | RootId::Named(_) => Origin::Home,
+        }
     }
 }
 

@@ -10,7 +10,7 @@ use crate::error::SnapshotError;
 use crate::fingerprint::{Place, Trace};
 use crate::hidden::HiddenFinding;
 use crate::instructions::{self, Block, Budget, Considered, Deduped, Skipped, chain};
-use crate::origin::Origin;
+use crate::origin::RootId;
 use crate::policy::Policy;
 use crate::render;
 use crate::sandbox::{self, Handles, Roots, Stamp, open_roots};
@@ -36,6 +36,9 @@ pub struct Snapshot {
     /// The working directory.
     #[serde(serialize_with = "crate::paths::lossy")]
     pub cwd: PathBuf,
+    /// The policy's named roots (`[[roots.named]]`), in its order, with
+    /// where each was found (`null`: nowhere, or not a directory).
+    pub named_roots: Vec<NamedRootPlace>,
     /// Kept instruction files, in read order (outermost first).
     pub instruction_files: Vec<Block>,
     /// Files folded into an identical kept one.
@@ -71,6 +74,25 @@ pub struct Snapshot {
     /// (16 hex digits). Not part of the JSON.
     #[serde(skip)]
     pub nonce: String,
+}
+
+/// Where one named root of the policy was found.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct NamedRootPlace {
+    /// Its name in the policy.
+    pub name: String,
+    /// Its directory, when it exists.
+    #[serde(serialize_with = "crate::paths::lossy_opt")]
+    pub path: Option<PathBuf>,
+}
+
+impl Snapshot {
+    /// The named roots' paths, in policy order (`None` where absent).
+    pub(crate) fn named_paths(&self) -> Vec<Option<PathBuf>> {
+        self.named_roots.iter().map(|n| n.path.clone()).collect()
+    }
 }
 
 /// A snapshot together with what it examined, for caching. It holds no
@@ -184,11 +206,22 @@ fn build_inner(
             blake3::hash(&key).to_hex().as_str(),
         ],
     );
+    let named_roots = policy
+        .roots
+        .named
+        .iter()
+        .zip(&roots.named)
+        .map(|(n, r)| NamedRootPlace {
+            name: n.name.get_ref().clone(),
+            path: r.as_ref().map(|r| r.path.clone()),
+        })
+        .collect();
     let snapshot = Snapshot {
         fingerprint,
         home,
         repo_root: roots.repo.path.clone(),
         cwd: roots.cwd.clone(),
+        named_roots,
         instruction_files: sel.blocks,
         deduped: sel.deduped,
         skipped: sel.skipped,
@@ -241,7 +274,7 @@ fn nonce_key(policy: &Policy, roots: &Roots, trace: &mut Trace) -> [u8; sandbox:
     };
     // The key file's stamp tells a cached build that the key was replaced;
     // the key itself enters the fingerprint through its hash (below).
-    trace.push(Place::Within(Origin::Home), rel, stamp, None);
+    trace.push(Place::Within(RootId::Home), rel, stamp, None);
     key
 }
 

@@ -3,14 +3,16 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::origin::Origin;
+use crate::origin::{Origin, RootId};
 use crate::policy::{ChainOrder, Names, Policy};
 use crate::sandbox::Roots;
 
 /// One path that may hold an instruction file.
 #[derive(Debug, Clone)]
 pub(crate) struct Candidate {
-    /// Home or project.
+    /// The root it lives under.
+    pub(crate) root: RootId,
+    /// Home or project (the root's trust).
     pub(crate) origin: Origin,
     /// 0 for home, 1 for the repository root, and one more per level below.
     pub(crate) level: usize,
@@ -39,9 +41,27 @@ fn names<'a>(base: &'a Names, extra: &'a Names) -> Vec<&'a str> {
 pub(crate) fn candidates(policy: &Policy, roots: &Roots) -> Vec<Candidate> {
     let ins = &policy.instructions;
     let mut out = Vec::new();
+    // The named roots' files, then the home's: the user's and an
+    // administrator's own files, before any project file.
+    for (i, named) in policy.roots.named.iter().enumerate() {
+        let Some(root) = roots.get(RootId::Named(i)) else {
+            continue;
+        };
+        for name in &named.files {
+            out.push(Candidate {
+                root: RootId::Named(i),
+                origin: Origin::Home,
+                level: 0,
+                rel: PathBuf::from(name.get_ref()),
+                path: root.path.join(name.get_ref()),
+                excluded: false,
+            });
+        }
+    }
     if let Some(home) = &roots.home {
         for name in names(&ins.home_files, &ins.extra_home_files) {
             out.push(Candidate {
+                root: RootId::Home,
                 origin: Origin::Home,
                 level: 0,
                 rel: PathBuf::from(name),
@@ -63,6 +83,7 @@ pub(crate) fn candidates(policy: &Policy, roots: &Roots) -> Vec<Candidate> {
         for name in &level_names {
             let rel = rel_dir.join(name);
             out.push(Candidate {
+                root: RootId::Repo,
                 origin: Origin::Project,
                 level: i + 1,
                 path: roots.repo.path.join(&rel),

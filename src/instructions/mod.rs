@@ -25,7 +25,7 @@ pub use records::{Block, Budget, Considered, Deduped, Skipped, Status};
 
 use crate::fingerprint::{Place, Trace};
 use crate::hidden::{self, HiddenFinding, HiddenReport};
-use crate::origin::Origin;
+use crate::origin::{Origin, RootId};
 use crate::policy::{BudgetOrder, BudgetScope, ChainOrder, HardLinkRule, Pick, Policy};
 use crate::reason::Reason;
 use crate::sandbox::{OpenFile, Opened, Roots, Stamp};
@@ -137,7 +137,7 @@ struct Selector<'p> {
     longest_kept: u64,
     /// For each place (the home root, each level) that picks one name, the
     /// file that took it.
-    picked: HashMap<(Origin, usize), PathBuf>,
+    picked: HashMap<(RootId, usize), PathBuf>,
 }
 
 impl<'p> Selector<'p> {
@@ -179,7 +179,7 @@ impl<'p> Selector<'p> {
     fn take_slot(&mut self, cand: &Candidate, rule: Pick) {
         if self.pick(cand) == rule {
             self.picked
-                .entry((cand.origin, cand.level))
+                .entry((cand.root, cand.level))
                 .or_insert_with(|| cand.path.clone());
         }
     }
@@ -224,10 +224,10 @@ impl<'p> Selector<'p> {
         trace: &mut Trace,
         gate: &mut Gate,
     ) {
-        let Some(root) = roots.get(cand.origin) else {
+        let Some(root) = roots.get(cand.root) else {
             return;
         };
-        let place = Place::Within(cand.origin);
+        let place = Place::Within(cand.root);
         if cand.excluded {
             self.skip(i, cand, Reason::Excluded);
             return;
@@ -235,7 +235,7 @@ impl<'p> Selector<'p> {
         // Another name of this place was picked: this one is not looked at
         // (its absence or presence cannot change the output while the
         // picked file stays, and the picked file is traced).
-        if let Some(winner) = self.picked.get(&(cand.origin, cand.level)) {
+        if let Some(winner) = self.picked.get(&(cand.root, cand.level)) {
             self.statuses[i] = Some(Status::NotPicked(winner.clone()));
             return;
         }
@@ -445,6 +445,7 @@ impl<'p> Selector<'p> {
         self.blocks.push(Block {
             path: cand.path.clone(),
             origin: cand.origin,
+            root: self.policy.root_name(cand.root).to_string(),
             bytes: size,
             text_bytes,
             included_bytes: cut as u64,

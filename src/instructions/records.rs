@@ -18,6 +18,8 @@ pub struct Block {
     pub path: PathBuf,
     /// Home or project.
     pub origin: Origin,
+    /// The root it was read under: `home`, `repo`, or a named root's name.
+    pub root: String,
     /// The file's size on disk.
     pub bytes: u64,
     /// The file's text, in UTF-8 bytes, as it would enter the prompt:

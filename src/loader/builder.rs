@@ -149,7 +149,8 @@ impl Bootstrap {
                 sources.extend(PolicySource::read(Layer::Home, path, false)?);
             }
             sources.extend(file);
-            let policy = Policy::from_sources(&sources)?;
+            let mut policy = Policy::from_sources(&sources)?;
+            policy.locate_named_roots(&*self.env);
             if policy
                 .definition("roots.home")
                 .is_some_and(|d| d.layer == Layer::Home)
@@ -317,7 +318,9 @@ impl LoaderBuilder {
         if let Some(policy) = &self.policy {
             // A ready policy: the home is only a root, which may appear later.
             let home = self.bootstrap.home_for(policy);
-            return Ok((policy.clone(), home));
+            let mut policy = policy.clone();
+            policy.locate_named_roots(&*self.bootstrap.env);
+            return Ok((policy, home));
         }
         self.check_explicit_home()?;
         self.bootstrap.load().result
@@ -337,7 +340,8 @@ impl LoaderBuilder {
     pub fn build(self) -> Result<Loader, BootstrapError> {
         if let Some(policy) = &self.policy {
             let home = self.bootstrap.home_for(policy);
-            let policy = policy.clone();
+            let mut policy = policy.clone();
+            policy.locate_named_roots(&*self.bootstrap.env);
             return Ok(Loader::fixed(
                 policy,
                 home,

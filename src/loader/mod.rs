@@ -301,7 +301,12 @@ impl Loader {
         let mut tries = 0;
         let content = loop {
             tries += 1;
-            let roots = sandbox::attach(&self.handles, snap.home.as_deref(), &snap.repo_root)
+            let roots = sandbox::attach(
+                &self.handles,
+                snap.home.as_deref(),
+                &snap.named_paths(),
+                &snap.repo_root,
+            )
                 .map_err(|e| match e {
                     e if sandbox::is_exhaustion(&e) => SnapshotError::ResourceExhausted {
                         path: snap.repo_root.clone(),
@@ -309,7 +314,7 @@ impl Loader {
                     },
                     e => unreadable(format!("its root cannot be opened: {e}")),
                 })?;
-            let Some(skill_root) = roots.get(skill.origin) else {
+            let Some(skill_root) = roots.get(skill.root_id) else {
                 return Err(unreadable("its root is gone".into()));
             };
             let read = skills::whole_file(&force.policy, skill_root, &skill.rel);
@@ -503,7 +508,12 @@ impl Loader {
         }
         // The roots' handles may have been shed since: take them again.
         let snap = &built.snapshot;
-        let Ok(roots) = sandbox::attach(&self.handles, snap.home.as_deref(), &snap.repo_root)
+        let Ok(roots) = sandbox::attach(
+                &self.handles,
+                snap.home.as_deref(),
+                &snap.named_paths(),
+                &snap.repo_root,
+            )
         else {
             return false;
         };

@@ -22,15 +22,16 @@ use miette::NamedSource;
 use regex::Regex;
 use serde::Deserialize;
 
+use crate::origin::RootId;
 use crate::sandbox::{self, UserFileError};
 
 pub use diagnostic::{InvalidPolicy, PolicyError, Problem, ProblemKind};
 pub use schema::{
     BudgetOrder, BudgetScope, ChainOrder, FrontmatterMode, HardLinkRule, HiddenText, Instructions,
-    MarkerKind, Names, Pick, ProjectTrust, Roots, SkillSource, Skills, SymlinkRule, Templates, Trust,
+    MarkerKind, NamedRoot, Names, Pick, ProjectTrust, Roots, SourceLevels, SkillSource, Skills, SymlinkRule, Templates, Trust,
 };
 pub(crate) use schema::{
-    InstructionsLayer, PolicyLayer, RootsLayer, SkillsLayer, TemplatesLayer, TrustLayer,
+    ROOT_WORDS, InstructionsLayer, PolicyLayer, RootsLayer, SkillsLayer, TemplatesLayer, TrustLayer,
 };
 pub use template::{Template, TemplateSyntaxError};
 pub use validate::{MAX_BUDGET_BYTES, MAX_FILE_BYTES, SUPPORTED_VERSION};
@@ -250,6 +251,31 @@ fn with_base(sources: Vec<PolicySource>) -> Result<Vec<PolicySource>, PolicyErro
     Ok(out)
 }
 
+/// The root `word` names among `roots`.
+fn root_id(roots: &Roots, word: &str) -> Option<RootId> {
+    match word {
+        "home" => Some(RootId::Home),
+        "repo" => Some(RootId::Repo),
+        _ => roots
+            .named
+            .iter()
+            .position(|n| n.name.get_ref() == word)
+            .map(RootId::Named),
+    }
+}
+
+/// Expands each named root's candidates with `env`.
+fn named_root_paths(
+    roots: &Roots,
+    env: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+) -> Vec<Option<PathBuf>> {
+    roots
+        .named
+        .iter()
+        .map(|n| sandbox::first_candidate(n.candidates.iter().map(|c| c.get_ref().as_str()), env))
+        .collect()
+}
+
 /// Turns a TOML deserialization error into a labelled problem.
 fn toml_problem(src: &NamedSource<String>, text: &str, e: &toml::de::Error) -> Problem {
     let message = e.message().trim().to_string();
@@ -333,6 +359,8 @@ pub struct Policy {
     exclude_levels: GlobSet,
     /// `roots.safe-directories`, compiled (`None`: `"*"`, every directory).
     safe_directories: Option<GlobSet>,
+    /// Where each `[[roots.named]]` entry is, its candidates expanded.
+    named_paths: Vec<Option<PathBuf>>,
     digest: u128,
 }
 
@@ -500,6 +528,36 @@ impl Policy {
             })?)
         };
 
+        // Every skill source names a root this policy has.
+        let unknown: Vec<_> = skills
+            .sources
+            .iter()
+            .filter(|s| root_id(&roots, s.root.get_ref()).is_none())
+            .map(|s| {
+                let known: Vec<&str> = ROOT_WORDS
+                    .iter()
+                    .copied()
+                    .chain(roots.named.iter().map(|n| n.name.get_ref().as_str()))
+                    .collect();
+                let hint = structure::closest(s.root.get_ref(), &known)
+                    .map(|k| format!(" (did you mean `{k}`?)"))
+                    .unwrap_or_default();
+                (
+                    Some(s.root.span()),
+                    format!(
+                        "skill source root `{}` is not a root of this policy: {}{hint}",
+                        s.root.get_ref(),
+                        known.join(", ")
+                    ),
+                )
+            })
+            .collect();
+        if !unknown.is_empty() {
+            let at = (ProblemKind::InvalidValue, "unknown root");
+            return Err(problems_at(&sources, &definitions, "skills.sources", at, unknown).into());
+        }
+
+        let named_paths = named_root_paths(&roots, &|name| std::env::var_os(name));
         let mut policy = Self {
             roots,
             instructions,
@@ -512,10 +570,52 @@ impl Policy {
             name_rule,
             exclude_levels,
             safe_directories,
+            named_paths,
             digest: 0,
         };
-        policy.digest = xxhash_rust::xxh3::xxh3_128(policy.to_toml().as_bytes());
+        policy.digest = policy.compute_digest();
         Ok(policy)
+    }
+
+    /// The digest of the policy's values and of where its named roots are.
+    fn compute_digest(&self) -> u128 {
+        let mut text = self.to_toml();
+        for p in &self.named_paths {
+            text.push('\n');
+            text.push_str(&p.as_deref().map(|p| p.to_string_lossy()).unwrap_or_default());
+        }
+        xxhash_rust::xxh3::xxh3_128(text.as_bytes())
+    }
+
+    /// Expands the named roots' candidates with `env` (a loader's
+    /// environment) rather than the process's.
+    pub(crate) fn locate_named_roots(&mut self, env: &dyn Fn(&str) -> Option<std::ffi::OsString>) {
+        self.named_paths = named_root_paths(&self.roots, env);
+        self.digest = self.compute_digest();
+    }
+
+    /// Where each `[[roots.named]]` entry is (`None`: no candidate
+    /// expands), in declaration order.
+    pub fn named_root_paths(&self) -> &[Option<PathBuf>] {
+        &self.named_paths
+    }
+
+    /// The root a skill source's `root` word names.
+    pub(crate) fn root_id(&self, word: &str) -> Option<RootId> {
+        root_id(&self.roots, word)
+    }
+
+    /// The name of a root, as policies and snapshots write it.
+    pub(crate) fn root_name(&self, id: RootId) -> &str {
+        match id {
+            RootId::Home => "home",
+            RootId::Repo => "repo",
+            RootId::Named(i) => self
+                .roots
+                .named
+                .get(i)
+                .map_or("", |n| n.name.get_ref().as_str()),
+        }
     }
 
     /// Loads the effective policy for a home root: the built-in policy, then

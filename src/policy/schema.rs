@@ -23,7 +23,6 @@ use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
 use super::template::Template;
-use crate::origin::Origin;
 
 /// A list of strings, each remembering its span in the policy file that set it.
 pub type Names = Vec<Spanned<String>>;
@@ -95,6 +94,10 @@ impl<T: Shaped> Shaped for Spanned<T> {
 
 impl Shaped for Vec<SkillSource> {
     const SHAPE: Shape = Shape::Tables(SkillSource::FIELDS);
+}
+
+impl Shaped for Vec<NamedRoot> {
+    const SHAPE: Shape = Shape::Tables(NamedRoot::FIELDS);
 }
 
 /// Declares a setting enum whose variants are written as words in a policy
@@ -261,6 +264,11 @@ section! {
         /// enters (git's `GIT_CEILING_DIRECTORIES`): the search stops below
         /// them. The cwd itself is always examined.
         ceiling_directories: Names => "ceiling-directories",
+        /// Roots beyond the home and the repository (`[[roots.named]]`):
+        /// the user's own `~` for `~/.agents/skills`, `$CODEX_HOME`, an
+        /// administrator's `/etc/codex`... Each is its own sandbox, trusted
+        /// as the home is, named by skill sources' `root` and in snapshots.
+        named: Vec<NamedRoot> => "named",
     }
 }
 
@@ -552,29 +560,68 @@ words! {
     }
 }
 
-/// The words a policy writes for a root in `[[skills.sources]]`: the
-/// repository root is `"repo"` there, [`Origin::Project`] everywhere else.
+/// The root words every policy knows; `[[roots.named]]` adds more.
 pub(crate) const ROOT_WORDS: &[&str] = &["home", "repo"];
 
-impl Shaped for Origin {
-    const SHAPE: Shape = Shape::Word(ROOT_WORDS);
+/// One root beyond the home and the repository.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+#[non_exhaustive]
+pub struct NamedRoot {
+    /// The name skill sources and snapshots use (lowercase letters, digits
+    /// and `-`; not `home` or `repo`).
+    #[serde(rename = "name")]
+    pub name: Spanned<String>,
+    /// Where it is: candidates tried in order as for `roots.home` (`$NAME`,
+    /// `${NAME}`, a leading `~`); the first that expands wins. A root
+    /// whose candidates do not expand, or whose directory is missing,
+    /// holds nothing.
+    #[serde(rename = "candidates")]
+    pub candidates: Names,
+    /// Instruction files read in this root, before the home root's. Plain
+    /// names; empty by default.
+    #[serde(rename = "files", default)]
+    pub files: Names,
 }
 
-/// Reads and writes an [`Origin`] as a policy's root word.
-mod root_word {
-    use serde::{Deserialize, Deserializer, Serializer, de::Error as _};
+impl NamedRoot {
+    /// The keys of one `[[roots.named]]` entry.
+    pub(crate) const FIELDS: &'static [Field] = &[
+        Field {
+            key: "name",
+            shape: <Spanned<String> as Shaped>::SHAPE,
+            required: true,
+        },
+        Field {
+            key: "candidates",
+            shape: <Names as Shaped>::SHAPE,
+            required: true,
+        },
+        Field {
+            key: "files",
+            shape: <Names as Shaped>::SHAPE,
+            required: false,
+        },
+    ];
+}
 
-    use crate::origin::Origin;
-
-    pub(crate) fn serialize<S: Serializer>(origin: &Origin, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(origin.policy_word())
+words! {
+    /// Where in the repository a skill source's path is looked for.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+    pub enum SourceLevels {
+        /// Relative to its root only.
+        #[default]
+        Root => "root",
+        /// At every level from the repository root down to the cwd (a
+        /// project source; Codex's `.agents/skills`).
+        EveryLevel => "every-level",
+        /// At the cwd only (a project source; Gemini's workspace skills).
+        Cwd => "cwd",
     }
+}
 
-    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Origin, D::Error> {
-        let word = String::deserialize(d)?;
-        Origin::from_policy_word(&word)
-            .ok_or_else(|| D::Error::unknown_variant(&word, super::ROOT_WORDS))
-    }
+fn one() -> Spanned<i64> {
+    Spanned::new(0..0, 1)
 }
 
 /// One place skills are found.
@@ -582,15 +629,25 @@ mod root_word {
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 #[non_exhaustive]
 pub struct SkillSource {
-    /// The root the path is relative to.
-    #[serde(rename = "root", with = "root_word")]
-    pub root: Origin,
+    /// The root the path is relative to: `home`, `repo`, or the name of a
+    /// `[[roots.named]]` entry.
+    #[serde(rename = "root")]
+    pub root: Spanned<String>,
     /// The folder holding one sub-folder per skill, relative to the root.
     #[serde(rename = "path")]
     pub path: Spanned<String>,
     /// Lower ranks claim a name first.
     #[serde(rename = "rank")]
     pub rank: Spanned<i64>,
+    /// For a `repo` source: where in the repository `path` is looked for
+    /// (`root`, `every-level`, `cwd`). Default `root`.
+    #[serde(rename = "levels", default)]
+    pub levels: SourceLevels,
+    /// How deep below `path` a `SKILL.md` is looked for: 1 is
+    /// `path/NAME/SKILL.md` only; more walks nested folders (dot folders
+    /// skipped, `skills.max-entries-per-source` folders at most). Default 1.
+    #[serde(rename = "depth", default = "one")]
+    pub depth: Spanned<i64>,
 }
 
 impl SkillSource {
@@ -599,7 +656,7 @@ impl SkillSource {
     pub(crate) const FIELDS: &'static [Field] = &[
         Field {
             key: "root",
-            shape: <Origin as Shaped>::SHAPE,
+            shape: <Spanned<String> as Shaped>::SHAPE,
             required: true,
         },
         Field {
@@ -611,6 +668,16 @@ impl SkillSource {
             key: "rank",
             shape: <Spanned<i64> as Shaped>::SHAPE,
             required: true,
+        },
+        Field {
+            key: "levels",
+            shape: <SourceLevels as Shaped>::SHAPE,
+            required: false,
+        },
+        Field {
+            key: "depth",
+            shape: <Spanned<i64> as Shaped>::SHAPE,
+            required: false,
         },
     ];
 }
@@ -774,6 +841,7 @@ mod tests {
             serde_names::<TemplatesLayer>()
         );
         assert_eq!(keys(SkillSource::FIELDS), serde_names::<SkillSource>());
+        assert_eq!(keys(NamedRoot::FIELDS), serde_names::<NamedRoot>());
         for (layer, keys) in [
             (RootsLayer::FIELDS, RootsLayer::KEYS),
             (InstructionsLayer::FIELDS, InstructionsLayer::KEYS),
@@ -856,9 +924,6 @@ mod tests {
         ] {
             assert_eq!(all, words.to_vec());
         }
-        for origin in [Origin::Home, Origin::Project] {
-            assert_eq!(Origin::from_policy_word(origin.policy_word()), Some(origin));
-            assert!(ROOT_WORDS.contains(&origin.policy_word()));
-        }
+        check_words::<SourceLevels>();
     }
 }

@@ -10,7 +10,7 @@ use miette::NamedSource;
 use toml::Spanned;
 
 use super::diagnostic::{Problem, ProblemKind};
-use super::schema::{Names, PolicyLayer, SkillSource};
+use super::schema::{NamedRoot, Names, PolicyLayer, ROOT_WORDS, SkillSource, SourceLevels};
 use super::template::Template;
 
 /// The schema version this build reads.
@@ -253,6 +253,29 @@ impl Checker<'_> {
             } else {
                 seen.insert(rank, s.rank.span());
             }
+            let depth = *s.depth.get_ref();
+            if !(1..=MAX_SOURCE_DEPTH).contains(&depth) {
+                self.push_help(
+                    ProblemKind::OutOfRange,
+                    s.depth.span(),
+                    format!("skill source depth {depth} is outside 1..={MAX_SOURCE_DEPTH}"),
+                    "out of range",
+                    "1 looks for PATH/NAME/SKILL.md only".into(),
+                );
+            }
+            if s.levels != SourceLevels::Root && s.root.get_ref() != "repo" {
+                self.push_help(
+                    ProblemKind::InvalidValue,
+                    s.root.span(),
+                    format!(
+                        "`levels = \"{}\"` walks the repository's levels, but this source's root is `{}`",
+                        s.levels.word(),
+                        s.root.get_ref()
+                    ),
+                    "not the repository",
+                    "use `root = \"repo\"`, or leave `levels` out".into(),
+                );
+            }
             let p = s.path.get_ref();
             let escapes = p.is_empty()
                 || p.starts_with('/')
@@ -267,6 +290,64 @@ impl Checker<'_> {
                     "write a path relative to the root, such as \".lisa/skills\", without `..` or a leading `/`".into(),
                 );
             }
+        }
+    }
+}
+
+/// The deepest skill source walk accepted.
+pub const MAX_SOURCE_DEPTH: i64 = 16;
+
+impl Checker<'_> {
+    /// `[[roots.named]]`: names that are words, distinct and not `home` or
+    /// `repo`; at least one candidate; plain file names.
+    fn named_roots(&mut self, named: &Option<Spanned<Vec<NamedRoot>>>) {
+        let Some(list) = named else { return };
+        let mut seen: HashMap<&str, Range<usize>> = HashMap::new();
+        for root in list.get_ref() {
+            let name = root.name.get_ref();
+            let word = !name.is_empty()
+                && name.starts_with(|c: char| c.is_ascii_lowercase())
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+            if !word {
+                self.push_help(
+                    ProblemKind::InvalidValue,
+                    root.name.span(),
+                    format!("named root {name:?} is not a name"),
+                    "not a name",
+                    "use lowercase letters, digits and `-`, starting with a letter".into(),
+                );
+            } else if ROOT_WORDS.contains(&name.as_str()) {
+                self.push(
+                    ProblemKind::InvalidValue,
+                    root.name.span(),
+                    format!("`{name}` is already a root; a named root needs a name of its own"),
+                    "taken",
+                );
+            } else if let Some(first) = seen.get(name.as_str()) {
+                let problem = Problem::new(
+                    self.src,
+                    ProblemKind::InvalidValue,
+                    root.name.span(),
+                    format!("two named roots are called `{name}`"),
+                    "second",
+                )
+                .with_label(first.clone(), "first");
+                self.problems.push(problem);
+            } else {
+                seen.insert(name, root.name.span());
+            }
+            if root.candidates.is_empty() {
+                self.push(
+                    ProblemKind::InvalidValue,
+                    root.name.span(),
+                    format!("named root `{name}` lists no candidates"),
+                    "no candidates",
+                );
+            }
+            let files = Some(Spanned::new(0..0, root.files.clone()));
+            self.file_names("roots.named.files", &files, true);
         }
     }
 }
@@ -308,6 +389,7 @@ pub(crate) fn check_layer(
     c.file_names("roots.repo-markers", &r.repo_markers, true);
     c.absolute_paths("roots.safe-directories", &r.safe_directories, true);
     c.absolute_paths("roots.ceiling-directories", &r.ceiling_directories, false);
+    c.named_roots(&r.named);
 
     let i = &layer.instructions;
     c.file_names("instructions.home-files", &i.home_files, true);

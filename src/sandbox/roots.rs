@@ -10,7 +10,7 @@ use super::home::normalize;
 use super::{Root, Shortage, Stamp, ambient, open};
 use crate::error::SnapshotError;
 use crate::fingerprint::Place;
-use crate::origin::Origin;
+use crate::origin::RootId;
 use crate::policy::{MarkerKind, Policy};
 use crate::warning::{Warning, WarningKind};
 
@@ -21,6 +21,8 @@ pub(crate) struct Roots {
     pub(crate) home: Option<Root>,
     /// The repository root (the cwd itself when no marker was found).
     pub(crate) repo: Root,
+    /// The policy's named roots, in its order (`None`: not there).
+    pub(crate) named: Vec<Option<Root>>,
     /// The working directory, absolute.
     pub(crate) cwd: PathBuf,
     /// The working directory relative to the repository root.
@@ -42,11 +44,12 @@ pub(crate) struct Roots {
 }
 
 impl Roots {
-    /// The root a file of `origin` lives under (`None`: no home root).
-    pub(crate) fn get(&self, origin: Origin) -> Option<&Root> {
-        match origin {
-            Origin::Home => self.home.as_ref(),
-            Origin::Project => Some(&self.repo),
+    /// The root `id` names (`None`: that root is not there).
+    pub(crate) fn get(&self, id: RootId) -> Option<&Root> {
+        match id {
+            RootId::Home => self.home.as_ref(),
+            RootId::Repo => Some(&self.repo),
+            RootId::Named(i) => self.named.get(i)?.as_ref(),
         }
     }
 
@@ -63,14 +66,16 @@ impl Roots {
 pub(crate) struct Attached {
     home: Option<Root>,
     repo: Root,
+    named: Vec<Option<Root>>,
 }
 
 impl Attached {
-    /// The root a file of `origin` lives under (`None`: no home root).
-    pub(crate) fn get(&self, origin: Origin) -> Option<&Root> {
-        match origin {
-            Origin::Home => self.home.as_ref(),
-            Origin::Project => Some(&self.repo),
+    /// The root `id` names (`None`: that root is not there).
+    pub(crate) fn get(&self, id: RootId) -> Option<&Root> {
+        match id {
+            RootId::Home => self.home.as_ref(),
+            RootId::Repo => Some(&self.repo),
+            RootId::Named(i) => self.named.get(i)?.as_ref(),
         }
     }
 
@@ -78,7 +83,7 @@ impl Attached {
     /// `None` when its root no longer exists in these roots.
     pub(crate) fn restamp(&self, place: Place, rel: &Path) -> Option<Stamp> {
         Some(match place {
-            Place::Within(origin) => self.get(origin)?.stamp(rel),
+            Place::Within(id) => self.get(id)?.stamp(rel),
             Place::Marker => ambient::marker_stamp(rel),
             Place::Directory | Place::Owner => ambient::directory_stamp(rel),
         })
@@ -91,17 +96,27 @@ impl Attached {
 }
 
 /// Takes the roots of a cached build from `handles` (reopening any that
-/// were shed): the repository root, and the home root when the build had
-/// one.
-pub(crate) fn attach(handles: &Handles, home: Option<&Path>, repo: &Path) -> io::Result<Attached> {
+/// were shed): the repository root, and the home and named roots the
+/// build had.
+pub(crate) fn attach(
+    handles: &Handles,
+    home: Option<&Path>,
+    named: &[Option<PathBuf>],
+    repo: &Path,
+) -> io::Result<Attached> {
     let shortage = Arc::new(Shortage::default());
     let home = match home {
         Some(h) => Some(handles.root(h, &shortage)?),
         None => None,
     };
+    let named = named
+        .iter()
+        .map(|p| p.as_deref().map(|p| handles.root(p, &shortage)).transpose())
+        .collect::<io::Result<_>>()?;
     Ok(Attached {
         home,
         repo: handles.root(repo, &shortage)?,
+        named,
     })
 }
 
@@ -157,6 +172,9 @@ pub(crate) fn open_roots(
     if let Some(h) = home {
         dir_probes.push((h.to_path_buf(), ambient::directory_stamp(h)));
     }
+    for p in policy.named_root_paths().iter().flatten() {
+        dir_probes.push((p.clone(), ambient::directory_stamp(p)));
+    }
     let mut marker_probes = Vec::new();
     let mut owner_probes = Vec::new();
     let mut warnings = Vec::new();
@@ -207,8 +225,24 @@ pub(crate) fn open_roots(
     if let Some(h) = &home {
         warnings.extend(overlap(&h.path, &repo_path));
     }
+    let mut named = Vec::new();
+    for p in policy.named_root_paths() {
+        named.push(match p {
+            Some(p) => match handles.open(p) {
+                Ok(dir) => Some(Root {
+                    path: p.clone(),
+                    dir,
+                    shortage: shortage.clone(),
+                }),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                Err(e) => return Err(open_root_error(p.clone(), e)),
+            },
+            None => None,
+        });
+    }
     Ok(Roots {
         home,
+        named,
         repo: Root {
             path: repo_path,
             dir: repo_dir,

@@ -7,7 +7,7 @@ use super::cache::ParseCache;
 use super::frontmatter::Frontmatter;
 use super::read;
 use crate::fingerprint::{Place, Trace};
-use crate::origin::Origin;
+use crate::origin::{Origin, RootId};
 use crate::policy::{FrontmatterMode, HardLinkRule, Policy, SkillSource, SymlinkRule};
 use crate::reason::Reason;
 use crate::sandbox::{Opened, Root, Roots, Stamp};
@@ -27,6 +27,8 @@ pub(crate) struct Found {
     /// The parsed frontmatter.
     pub(crate) frontmatter: Frontmatter,
     /// The root of its source.
+    pub(crate) root: RootId,
+    /// That root's trust.
     pub(crate) origin: Origin,
     /// The source's path, as the policy writes it.
     pub(crate) source: String,
@@ -65,8 +67,10 @@ pub(crate) fn discover(
     let mut found = Vec::new();
     let mut rejected = Vec::new();
     for source in sources {
-        let origin = source.root;
-        let Some(root) = roots.get(origin) else {
+        let Some(id) = policy.root_id(source.root.get_ref()) else {
+            continue;
+        };
+        let Some(root) = roots.get(id) else {
             continue;
         };
         let ctx = SourceCtx {
@@ -74,7 +78,8 @@ pub(crate) fn discover(
             policy,
             cache,
             root,
-            origin,
+            id,
+            origin: id.origin(),
             source,
         };
         ctx.scan(trace, &mut found, &mut rejected);
@@ -87,13 +92,14 @@ struct SourceCtx<'a> {
     policy: &'a Policy,
     cache: &'a ParseCache,
     root: &'a Root,
+    id: RootId,
     origin: Origin,
     source: &'a SkillSource,
 }
 
 impl SourceCtx<'_> {
     fn place(&self) -> Place {
-        Place::Within(self.origin)
+        Place::Within(self.id)
     }
 
     fn reject(&self, rejected: &mut Vec<Rejected>, rel: &Path, reason: Reason) {
@@ -271,6 +277,7 @@ impl SourceCtx<'_> {
         Ok(Found {
             name: name.to_string(),
             frontmatter: fm,
+            root: self.id,
             origin: self.origin,
             source: self.source.path.get_ref().clone(),
             rank: *self.source.rank.get_ref(),

@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::discover::{Found, Rejected};
 use super::frontmatter::Frontmatter;
 use crate::hidden::HiddenFinding;
-use crate::origin::Origin;
+use crate::origin::{Origin, RootId};
 use crate::policy::Policy;
 
 /// A skill that won its name.
@@ -23,6 +23,8 @@ pub struct Skill {
     pub description: String,
     /// Home or project.
     pub origin: Origin,
+    /// The root of its source: `home`, `repo`, or a named root's name.
+    pub root: String,
     /// The source path, as the policy writes it.
     pub source: String,
     /// The source's rank.
@@ -40,6 +42,9 @@ pub struct Skill {
     /// The `SKILL.md`, relative to its root.
     #[serde(skip)]
     pub(crate) rel: PathBuf,
+    /// Its root.
+    #[serde(skip)]
+    pub(crate) root_id: RootId,
 }
 
 /// A skill that lost its name to a lower rank.
@@ -113,6 +118,7 @@ pub(crate) fn resolve(policy: &Policy, found: Vec<Found>, rejected: Vec<Rejected
             name,
             description: winner.frontmatter.description.clone(),
             origin: winner.origin,
+            root: policy.root_name(winner.root).to_string(),
             source: winner.source,
             rank: winner.rank,
             path: winner.path,
@@ -120,6 +126,7 @@ pub(crate) fn resolve(policy: &Policy, found: Vec<Found>, rejected: Vec<Rejected
             listed,
             frontmatter: winner.frontmatter,
             rel: winner.rel,
+            root_id: winner.root,
         });
     }
     SkillSet {

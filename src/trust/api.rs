@@ -8,7 +8,6 @@ use serde::Serialize;
 use super::store::{Approval, StoreFile, repo_key};
 use super::{ItemKind, Seen, hex};
 use crate::error::SnapshotError;
-use crate::origin::Origin;
 use crate::policy::Policy;
 use crate::sandbox::{self, Handles, StoreIoError};
 use crate::skills::ParseCache;
@@ -280,13 +279,13 @@ fn locked_update<T>(
     let (Some(home), Some(store_path)) = (home, first.store.clone()) else {
         return Err(TrustError::NoHome);
     };
-    let attached = sandbox::attach(handles, Some(home), &first.repo_root).map_err(|source| {
+    let attached = sandbox::attach(handles, Some(home), &[], &first.repo_root).map_err(|source| {
         SnapshotError::OpenRoot {
             path: home.to_path_buf(),
             source,
         }
     })?;
-    let Some(home_root) = attached.get(Origin::Home) else {
+    let Some(home_root) = attached.get(crate::origin::RootId::Home) else {
         return Err(TrustError::NoHome);
     };
     let rel = Path::new(&policy.trust.store_file);

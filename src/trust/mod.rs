@@ -28,7 +28,6 @@ pub use api::{Selection, TrustError, TrustItem, TrustState, TrustStatus};
 pub(crate) use store::{Approval, load_repo};
 
 use crate::fingerprint::{Place, Trace};
-use crate::origin::Origin;
 use crate::policy::{Policy, ProjectTrust};
 use crate::sandbox::Roots;
 use crate::warning::{Warning, WarningKind};
@@ -144,7 +143,7 @@ impl Gate {
         };
         let rel = Path::new(&policy.trust.store_file);
         gate.store_path = home.path.join(rel);
-        let place = Place::Within(Origin::Home);
+        let place = Place::Within(crate::origin::RootId::Home);
         match load_repo(home, rel, &roots.repo.path) {
             Ok((approvals, stamp)) => {
                 let content = serde_json::to_vec(&approvals).unwrap_or_default();
