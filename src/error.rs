@@ -144,7 +144,9 @@ pub enum BootstrapError {
     #[error("no policy named `{name}` is shipped (shipped: {})", crate::policy::SHIPPED_NAMES.join(", "))]
     #[diagnostic(
         code("bootstrap::unknown-policy"),
-        help("give a shipped name, or a path to a policy file (write ./{name} for a file of that name)")
+        help(
+            "give a shipped name, or a path to a policy file (write ./{name} for a file of that name)"
+        )
     )]
     UnknownPolicy {
         /// The name given.

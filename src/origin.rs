@@ -30,7 +30,6 @@ impl Origin {
     pub fn as_str(self) -> &'static str {
         self.into()
     }
-
 }
 
 /// Which opened root a file lives under: the home root, the repository

@@ -307,13 +307,13 @@ impl Loader {
                 &snap.named_paths(),
                 &snap.repo_root,
             )
-                .map_err(|e| match e {
-                    e if sandbox::is_exhaustion(&e) => SnapshotError::ResourceExhausted {
-                        path: snap.repo_root.clone(),
-                        source: e,
-                    },
-                    e => unreadable(format!("its root cannot be opened: {e}")),
-                })?;
+            .map_err(|e| match e {
+                e if sandbox::is_exhaustion(&e) => SnapshotError::ResourceExhausted {
+                    path: snap.repo_root.clone(),
+                    source: e,
+                },
+                e => unreadable(format!("its root cannot be opened: {e}")),
+            })?;
             let Some(skill_root) = roots.get(skill.root_id) else {
                 return Err(unreadable("its root is gone".into()));
             };
@@ -509,12 +509,11 @@ impl Loader {
         // The roots' handles may have been shed since: take them again.
         let snap = &built.snapshot;
         let Ok(roots) = sandbox::attach(
-                &self.handles,
-                snap.home.as_deref(),
-                &snap.named_paths(),
-                &snap.repo_root,
-            )
-        else {
+            &self.handles,
+            snap.home.as_deref(),
+            &snap.named_paths(),
+            &snap.repo_root,
+        ) else {
             return false;
         };
         // The cwd, the home and the repository root are among the traced

@@ -27,11 +27,12 @@ use crate::sandbox::{self, UserFileError};
 
 pub use diagnostic::{InvalidPolicy, PolicyError, Problem, ProblemKind};
 pub use schema::{
-    BudgetOrder, BudgetScope, ChainOrder, FrontmatterMode, HardLinkRule, HiddenText, Instructions,
-    MarkerKind, NamedRoot, Names, Pick, ProjectTrust, Roots, SourceLevels, SkillSource, Skills, SymlinkRule, Templates, Trust,
+    BudgetOrder, BudgetScope, ChainOrder, Conflict, FrontmatterMode, HardLinkRule, HiddenText,
+    Instructions, LongDescription, MarkerKind, NameFrom, NamedRoot, Names, Pick, ProjectTrust,
+    Roots, SkillSource, Skills, SourceLevels, SymlinkRule, Templates, Trust,
 };
 pub(crate) use schema::{
-    ROOT_WORDS, InstructionsLayer, PolicyLayer, RootsLayer, SkillsLayer, TemplatesLayer, TrustLayer,
+    InstructionsLayer, PolicyLayer, ROOT_WORDS, RootsLayer, SkillsLayer, TemplatesLayer, TrustLayer,
 };
 pub use template::{Template, TemplateSyntaxError};
 pub use validate::{MAX_BUDGET_BYTES, MAX_FILE_BYTES, SUPPORTED_VERSION};
@@ -221,9 +222,8 @@ fn with_base(sources: Vec<PolicySource>) -> Result<Vec<PolicySource>, PolicyErro
             break;
         }
     }
-    let (mut base, rest): (Vec<_>, Vec<_>) = sources
-        .into_iter()
-        .partition(|s| s.layer == Layer::Builtin);
+    let (mut base, rest): (Vec<_>, Vec<_>) =
+        sources.into_iter().partition(|s| s.layer == Layer::Builtin);
     if let Some(name) = named {
         // The word was checked against SHIPPED_NAMES when the file parsed.
         base = PolicySource::shipped(&name).into_iter().collect();
@@ -582,7 +582,11 @@ impl Policy {
         let mut text = self.to_toml();
         for p in &self.named_paths {
             text.push('\n');
-            text.push_str(&p.as_deref().map(|p| p.to_string_lossy()).unwrap_or_default());
+            text.push_str(
+                &p.as_deref()
+                    .map(|p| p.to_string_lossy())
+                    .unwrap_or_default(),
+            );
         }
         xxhash_rust::xxh3::xxh3_128(text.as_bytes())
     }

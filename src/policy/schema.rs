@@ -350,6 +350,19 @@ section! {
         /// A file that makes a *home* skill executable (never a project one).
         /// Empty: no skill is executable.
         executable_file: String => "executable-file",
+        /// Where a skill's name comes from: `folder-and-frontmatter` (both,
+        /// and they must agree), `frontmatter`, `frontmatter-else-folder`,
+        /// or `folder`. Whichever it is must follow `name-rule` and
+        /// `name-max-chars`.
+        name_from: NameFrom => "name-from",
+        /// What happens when several sources hold a skill of one name:
+        /// `lowest-rank` (the lowest rank claims it, the others are
+        /// shadowed) or `list-all` (every copy is listed).
+        conflict: Conflict => "conflict",
+        /// A description longer than `description-max-chars`: `refuse`
+        /// the skill (`description-too-long`) or `cut` it, ending it with
+        /// `templates.description-cut-suffix`.
+        long_description: LongDescription => "long-description",
     }
 }
 
@@ -427,6 +440,10 @@ section! {
         /// The line that stands for the project skills not listed.
         /// Placeholders: `{count}`.
         more_skills: Template => "more-skills",
+        /// Put at the end of a description cut to `skills.description-max-chars`
+        /// (under `skills.long-description = "cut"`); counted in the limit.
+        /// Placeholders: none.
+        description_cut_suffix: Template => "description-cut-suffix",
         /// Under `trust.project = "pinned"`, the line that says how many
         /// project items were left out awaiting the user's review.
         /// Placeholders: `{count}`, `{command}` (`trust.review-command`).
@@ -498,6 +515,43 @@ words! {
         Project => "project",
         /// No budget: every file goes in up to `max-file-bytes`.
         None => "none",
+    }
+}
+
+words! {
+    /// Where a skill's name comes from.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum NameFrom {
+        /// The folder's name, which the frontmatter's `name` must equal.
+        FolderAndFrontmatter => "folder-and-frontmatter",
+        /// The frontmatter's `name` (required); the folder's is not used.
+        Frontmatter => "frontmatter",
+        /// The frontmatter's `name`, else the folder's.
+        FrontmatterElseFolder => "frontmatter-else-folder",
+        /// The folder's name; a frontmatter `name` is not needed.
+        Folder => "folder",
+    }
+}
+
+words! {
+    /// What happens to skills of one name found in several places.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum Conflict {
+        /// The lowest rank claims the name; the others are shadowed.
+        LowestRank => "lowest-rank",
+        /// Every copy is listed.
+        ListAll => "list-all",
+    }
+}
+
+words! {
+    /// What happens to a description over the limit.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum LongDescription {
+        /// The skill is refused.
+        Refuse => "refuse",
+        /// The description is cut to the limit.
+        Cut => "cut",
     }
 }
 
@@ -648,6 +702,10 @@ pub struct SkillSource {
     /// skipped, `skills.max-entries-per-source` folders at most). Default 1.
     #[serde(rename = "depth", default = "one")]
     pub depth: Spanned<i64>,
+    /// Whether a `SKILL.md` directly in `path` is a skill too (its folder
+    /// name is the last component of `path`). Default false.
+    #[serde(rename = "source-skill", default)]
+    pub source_skill: bool,
 }
 
 impl SkillSource {
@@ -677,6 +735,11 @@ impl SkillSource {
         Field {
             key: "depth",
             shape: <Spanned<i64> as Shaped>::SHAPE,
+            required: false,
+        },
+        Field {
+            key: "source-skill",
+            shape: <bool as Shaped>::SHAPE,
             required: false,
         },
     ];
@@ -925,5 +988,8 @@ mod tests {
             assert_eq!(all, words.to_vec());
         }
         check_words::<SourceLevels>();
+        check_words::<NameFrom>();
+        check_words::<Conflict>();
+        check_words::<LongDescription>();
     }
 }

@@ -51,6 +51,7 @@ pub(crate) const TEMPLATE_RULES: &[(&str, &[&str], &[&str])] = &[
     ("project-skill-label", &[], &[]),
     ("more-skills", &["count"], &[]),
     ("unapproved-note", &["count", "command"], &[]),
+    ("description-cut-suffix", &[], &[]),
 ];
 
 /// Compiles an `exclude-levels` glob: `*` never crosses a `/`.

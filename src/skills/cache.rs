@@ -37,7 +37,9 @@ impl ParseCache {
         if let Some(hit) = self.lock().get(&key) {
             return hit.clone();
         }
-        let parsed = frontmatter::parse_or_lenient(&String::from_utf8_lossy(bytes), lenient);
+        // A nameless frontmatter is kept as such: whether the folder's name
+        // stands in is the policy's call, made by the caller.
+        let parsed = frontmatter::parse_or_lenient_fields(&String::from_utf8_lossy(bytes), lenient);
         self.lock().put(key, parsed.clone());
         parsed
     }

@@ -8,7 +8,10 @@ use super::frontmatter::Frontmatter;
 use super::read;
 use crate::fingerprint::{Place, Trace};
 use crate::origin::{Origin, RootId};
-use crate::policy::{FrontmatterMode, HardLinkRule, Policy, SkillSource, SymlinkRule};
+use crate::policy::{
+    FrontmatterMode, HardLinkRule, LongDescription, NameFrom, Policy, SkillSource, SourceLevels,
+    SymlinkRule,
+};
 use crate::reason::Reason;
 use crate::sandbox::{Opened, Root, Roots, Stamp};
 use crate::warning::{Warning, WarningKind};
@@ -40,6 +43,10 @@ pub(crate) struct Found {
     pub(crate) path: PathBuf,
     /// A home skill shipping the policy's executable file.
     pub(crate) executable: bool,
+    /// For a source looked for at several levels, the level it was found
+    /// at (0 for the repository root): among equal ranks, the nearest
+    /// level wins.
+    pub(crate) level: usize,
 }
 
 /// A folder or file that was examined and refused.
@@ -82,9 +89,32 @@ pub(crate) fn discover(
             origin: id.origin(),
             source,
         };
-        ctx.scan(trace, &mut found, &mut rejected);
+        for (level, rel_source) in source_dirs(source, &roots.cwd_rel) {
+            ctx.scan(&rel_source, level, trace, &mut found, &mut rejected);
+        }
     }
     (found, rejected, warnings.into_inner())
+}
+
+/// The folders a source is looked for in, with their level: its path
+/// under its root, or under every level from the repository root to the
+/// cwd, or under the cwd.
+fn source_dirs(source: &SkillSource, cwd_rel: &Path) -> Vec<(usize, PathBuf)> {
+    let path = Path::new(source.path.get_ref());
+    let levels = cwd_rel.components().count();
+    match source.levels {
+        SourceLevels::Root => vec![(0, path.to_path_buf())],
+        SourceLevels::Cwd => vec![(levels, cwd_rel.join(path))],
+        SourceLevels::EveryLevel => {
+            let mut dir = PathBuf::new();
+            let mut out = vec![(0, path.to_path_buf())];
+            for (i, c) in cwd_rel.components().enumerate() {
+                dir.push(c.as_os_str());
+                out.push((i + 1, dir.join(path)));
+            }
+            out
+        }
+    }
 }
 
 struct SourceCtx<'a> {
@@ -109,42 +139,99 @@ impl SourceCtx<'_> {
         });
     }
 
-    fn scan(&self, trace: &mut Trace, found: &mut Vec<Found>, rejected: &mut Vec<Rejected>) {
-        let rel_source = PathBuf::from(self.source.path.get_ref());
-        let source_stamp = self.root.stamp(&rel_source);
-        trace.push(self.place(), &rel_source, source_stamp, None);
+    fn scan(
+        &self,
+        rel_source: &Path,
+        level: usize,
+        trace: &mut Trace,
+        found: &mut Vec<Found>,
+        rejected: &mut Vec<Rejected>,
+    ) {
+        let source_stamp = self.root.stamp(rel_source);
+        trace.push(self.place(), rel_source, source_stamp, None);
         let never_follow = self.policy.trust.symlinks == SymlinkRule::Never;
-        if never_follow && self.root.is_symlink(&rel_source) {
-            self.reject(rejected, &rel_source, Reason::SymlinkRefused);
+        if never_follow && self.root.is_symlink(rel_source) {
+            self.reject(rejected, rel_source, Reason::SymlinkRefused);
             return;
         }
         // A file, FIFO or socket where the source folder should be is
         // reported, not passed over in silence.
         if matches!(source_stamp, Stamp::Present { .. }) && !source_stamp.is_dir() {
-            self.reject(rejected, &rel_source, Reason::NotADirectory);
+            self.reject(rejected, rel_source, Reason::NotADirectory);
             return;
         }
+        if !source_stamp.is_dir() {
+            return;
+        }
+        if self.source.source_skill {
+            let name = rel_source
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or_default()
+                .to_string();
+            let rel = rel_source.join(SKILL_FILE);
+            match self.root.open_file(&rel, self.policy.trust.symlinks) {
+                Opened::Absent => trace.push(self.place(), &rel, Stamp::Absent, None),
+                _ => match self.examine(&name, rel_source, level, trace) {
+                    Ok(f) => found.push(f),
+                    Err((rel, reason)) => self.reject(rejected, &rel, reason),
+                },
+            }
+        }
+        let depth = usize::try_from(*self.source.depth.get_ref()).unwrap_or(1);
+        if depth <= 1 {
+            self.scan_children(rel_source, level, trace, found, rejected);
+        } else {
+            self.walk(rel_source, depth, level, trace, found, rejected);
+        }
+    }
+
+    /// The source's entries, sorted by name, at most the policy's cap of
+    /// them; `None` when the folder cannot be listed (the reason is
+    /// recorded).
+    fn entries(
+        &self,
+        rel_dir: &Path,
+        rejected: &mut Vec<Rejected>,
+    ) -> Option<Vec<crate::sandbox::Listed>> {
         // Names are cheap (no file is opened to list them), so up to
         // LISTING_FACTOR times the cap are listed and sorted, and the first
         // `cap` in name order are examined: the choice does not depend on the
         // file system's directory order unless the folder is huge.
         let cap = usize::try_from(self.policy.skills.max_entries_per_source).unwrap_or(usize::MAX);
-        let mut names = match self
-            .root
-            .list(&rel_source, cap.saturating_mul(LISTING_FACTOR))
-        {
+        let mut names = match self.root.list(rel_dir, cap.saturating_mul(LISTING_FACTOR)) {
             Ok(Some(names)) => names,
-            Ok(None) => return,
+            Ok(None) => return None,
             Err(reason) => {
-                self.reject(rejected, &rel_source, reason);
-                return;
+                self.reject(rejected, rel_dir, reason);
+                return None;
             }
         };
         names.sort();
         if names.len() > cap {
             names.truncate(cap);
-            self.reject(rejected, &rel_source, Reason::ScanLimit);
+            self.reject(rejected, rel_dir, Reason::ScanLimit);
         }
+        Some(names)
+    }
+
+    /// Depth 1: every sub-folder of the source is a skill folder.
+    fn scan_children(
+        &self,
+        rel_source: &Path,
+        level: usize,
+        trace: &mut Trace,
+        found: &mut Vec<Found>,
+        rejected: &mut Vec<Rejected>,
+    ) {
+        let Some(names) = self.entries(rel_source, rejected) else {
+            return;
+        };
+        let never_follow = self.policy.trust.symlinks == SymlinkRule::Never;
+        let folder_named = matches!(
+            self.policy.skills.name_from,
+            NameFrom::FolderAndFrontmatter | NameFrom::Folder
+        );
         for entry in names {
             let rel_folder = rel_source.join(&entry.name);
             let Some(name) = entry.name.to_str().map(str::to_string) else {
@@ -155,7 +242,7 @@ impl SourceCtx<'_> {
                 self.reject(rejected, &rel_folder, Reason::DotFolder);
                 continue;
             }
-            if !self.policy.is_valid_skill_name(&name) {
+            if folder_named && !self.policy.is_valid_skill_name(&name) {
                 self.reject(rejected, &rel_folder, Reason::InvalidName);
                 continue;
             }
@@ -163,9 +250,63 @@ impl SourceCtx<'_> {
                 self.reject(rejected, &rel_folder, Reason::SymlinkRefused);
                 continue;
             }
-            match self.examine(&name, &rel_folder, trace) {
+            match self.examine(&name, &rel_folder, level, trace) {
                 Ok(f) => found.push(f),
                 Err((rel, reason)) => self.reject(rejected, &rel, reason),
+            }
+        }
+    }
+
+    /// Depth 2 and more: folders are walked breadth first, dot folders
+    /// skipped, at most `max-entries-per-source` folders listed in all; a
+    /// folder holding a `SKILL.md` is a skill (and is walked on), one
+    /// without is only walked.
+    fn walk(
+        &self,
+        rel_source: &Path,
+        depth: usize,
+        level: usize,
+        trace: &mut Trace,
+        found: &mut Vec<Found>,
+        rejected: &mut Vec<Rejected>,
+    ) {
+        let cap = usize::try_from(self.policy.skills.max_entries_per_source).unwrap_or(usize::MAX);
+        let never_follow = self.policy.trust.symlinks == SymlinkRule::Never;
+        let mut queue = std::collections::VecDeque::from([(rel_source.to_path_buf(), 0usize)]);
+        let mut listed = 0usize;
+        while let Some((dir, at)) = queue.pop_front() {
+            if listed >= cap {
+                self.reject(rejected, &dir, Reason::ScanLimit);
+                break;
+            }
+            listed += 1;
+            let Some(names) = self.entries(&dir, rejected) else {
+                continue;
+            };
+            for entry in names {
+                let rel_folder = dir.join(&entry.name);
+                let Some(name) = entry.name.to_str().map(str::to_string) else {
+                    continue;
+                };
+                if name.starts_with('.') || (entry.is_link && never_follow) {
+                    continue;
+                }
+                let stamp = self.root.stamp(&rel_folder);
+                if !stamp.is_dir() {
+                    continue;
+                }
+                trace.push(self.place(), &rel_folder, stamp, None);
+                let rel = rel_folder.join(SKILL_FILE);
+                match self.root.open_file(&rel, self.policy.trust.symlinks) {
+                    Opened::Absent => trace.push(self.place(), &rel, Stamp::Absent, None),
+                    _ => match self.examine(&name, &rel_folder, level, trace) {
+                        Ok(f) => found.push(f),
+                        Err((rel, reason)) => self.reject(rejected, &rel, reason),
+                    },
+                }
+                if at + 1 < depth {
+                    queue.push_back((rel_folder, at + 1));
+                }
             }
         }
     }
@@ -202,8 +343,9 @@ impl SourceCtx<'_> {
 
     fn examine(
         &self,
-        name: &str,
+        folder: &str,
         rel_folder: &Path,
+        level: usize,
         trace: &mut Trace,
     ) -> Result<Found, (PathBuf, Reason)> {
         // Open the SKILL.md straight away: for a good skill that is the only
@@ -249,8 +391,24 @@ impl SourceCtx<'_> {
             .cache
             .parse(&bytes, lenient)
             .map_err(|e| (rel.clone(), e.reason()))?;
-        if fm.name != name {
-            return Err((rel_folder.to_path_buf(), Reason::Impostor));
+        let mut fm = fm;
+        let name = match self.policy.skills.name_from {
+            NameFrom::FolderAndFrontmatter if fm.name.is_empty() => {
+                return Err((rel, Reason::MissingName));
+            }
+            NameFrom::FolderAndFrontmatter if fm.name != folder => {
+                return Err((rel_folder.to_path_buf(), Reason::Impostor));
+            }
+            NameFrom::Frontmatter if fm.name.is_empty() => {
+                return Err((rel, Reason::MissingName));
+            }
+            NameFrom::FolderAndFrontmatter | NameFrom::Folder => folder.to_string(),
+            NameFrom::Frontmatter => fm.name.clone(),
+            NameFrom::FrontmatterElseFolder if fm.name.is_empty() => folder.to_string(),
+            NameFrom::FrontmatterElseFolder => fm.name.clone(),
+        };
+        if !self.policy.is_valid_skill_name(&name) {
+            return Err((rel, Reason::InvalidName));
         }
         if let Some(strict_error) = strict_error {
             self.warnings.borrow_mut().push(Warning::new(
@@ -265,7 +423,20 @@ impl SourceCtx<'_> {
         let max_desc =
             usize::try_from(self.policy.skills.description_max_chars).unwrap_or(usize::MAX);
         if fm.description.chars().count() > max_desc {
-            return Err((rel, Reason::DescriptionTooLong));
+            match self.policy.skills.long_description {
+                LongDescription::Refuse => return Err((rel, Reason::DescriptionTooLong)),
+                LongDescription::Cut => {
+                    let suffix = self
+                        .policy
+                        .templates
+                        .description_cut_suffix
+                        .render(|_| None);
+                    let keep = max_desc.saturating_sub(suffix.chars().count());
+                    let mut cut: String = fm.description.chars().take(keep).collect();
+                    cut.push_str(&suffix);
+                    fm.description = cut;
+                }
+            }
         }
         let executable =
             self.origin == Origin::Home && !self.policy.skills.executable_file.is_empty() && {
@@ -275,7 +446,8 @@ impl SourceCtx<'_> {
                 exe_stamp.is_file()
             };
         Ok(Found {
-            name: name.to_string(),
+            name,
+            level,
             frontmatter: fm,
             root: self.id,
             origin: self.origin,

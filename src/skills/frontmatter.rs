@@ -158,6 +158,17 @@ pub fn frontmatter_end(bytes: &[u8]) -> Option<usize> {
 /// it (or only comments) reads as an empty mapping, and so fails with
 /// [`FrontmatterError::MissingName`].
 pub fn parse(text: &str) -> Result<Frontmatter, FrontmatterError> {
+    let fm = parse_fields(text)?;
+    if fm.name.is_empty() {
+        return Err(FrontmatterError::MissingName);
+    }
+    Ok(fm)
+}
+
+/// Parses like [`parse`], but a frontmatter without a `name` (or with a
+/// blank one) comes back with an empty `name`: the caller decides whether
+/// a name is required (a policy may take the folder's name instead).
+pub(crate) fn parse_fields(text: &str) -> Result<Frontmatter, FrontmatterError> {
     let block = locate(text.as_bytes(), true)?;
     // Both ends of the range sit just after a `\n` or the BOM, or on the
     // start of a line, so they are character boundaries; `get` keeps that
@@ -183,7 +194,20 @@ pub fn parse_or_lenient(
     text: &str,
     lenient: bool,
 ) -> Result<(Frontmatter, Option<String>), FrontmatterError> {
-    match parse(text) {
+    let (fm, strict) = parse_or_lenient_fields(text, lenient)?;
+    if fm.name.is_empty() {
+        return Err(FrontmatterError::MissingName);
+    }
+    Ok((fm, strict))
+}
+
+/// [`parse_or_lenient`], but a missing name comes back empty (see
+/// [`parse_fields`]).
+pub(crate) fn parse_or_lenient_fields(
+    text: &str,
+    lenient: bool,
+) -> Result<(Frontmatter, Option<String>), FrontmatterError> {
+    match parse_fields(text) {
         Err(FrontmatterError::Yaml(strict)) if lenient => {
             let block = locate(text.as_bytes(), true)?;
             let yaml = text
@@ -508,19 +532,26 @@ fn build(
         }
     }
 
+    // A missing name is reported before a missing description; a
+    // frontmatter with a description but no name comes back nameless.
     fm.name = match name {
         Some(Node::String(name)) if !name.trim().is_empty() => name,
-        _ => return Err(FrontmatterError::MissingName),
+        _ => String::new(),
+    };
+    let missing = if fm.name.is_empty() {
+        FrontmatterError::MissingName
+    } else {
+        FrontmatterError::MissingDescription
     };
     fm.description = match description {
         Some(Node::String(text)) => {
             let text = text.trim_end_matches(['\n', '\r']);
             if text.trim().is_empty() {
-                return Err(FrontmatterError::MissingDescription);
+                return Err(missing);
             }
             text.to_owned()
         }
-        _ => return Err(FrontmatterError::MissingDescription),
+        _ => return Err(missing),
     };
     Ok(fm)
 }

@@ -143,12 +143,17 @@ fn build(entries: Vec<(String, Option<String>)>) -> Result<Frontmatter, Frontmat
         }
     }
     fm.extra = extra;
-    fm.name = name
-        .filter(|n| !n.trim().is_empty())
-        .ok_or(FrontmatterError::MissingName)?;
+    // As the strict reader: a missing name is reported first, and a
+    // frontmatter with only a description comes back nameless.
+    fm.name = name.filter(|n| !n.trim().is_empty()).unwrap_or_default();
+    let missing = if fm.name.is_empty() {
+        FrontmatterError::MissingName
+    } else {
+        FrontmatterError::MissingDescription
+    };
     fm.description = description
         .filter(|d| !d.trim().is_empty())
-        .ok_or(FrontmatterError::MissingDescription)?;
+        .ok_or(missing)?;
     Ok(fm)
 }
 

@@ -10,7 +10,7 @@ use super::discover::{Found, Rejected};
 use super::frontmatter::Frontmatter;
 use crate::hidden::HiddenFinding;
 use crate::origin::{Origin, RootId};
-use crate::policy::Policy;
+use crate::policy::{Conflict, Policy};
 
 /// A skill that won its name.
 #[derive(Debug, Clone, Serialize)]
@@ -91,43 +91,57 @@ pub(crate) fn resolve(policy: &Policy, found: Vec<Found>, rejected: Vec<Rejected
     let mut project_listed = 0usize;
     let mut hidden_project = 0usize;
     for (name, mut claims) in by_name {
-        claims.sort_by_key(|f| f.rank);
-        let mut claims = claims.into_iter();
-        let Some(winner) = claims.next() else {
-            continue;
+        // The lowest rank first; within one source looked for at several
+        // levels, the nearest level first.
+        claims.sort_by_key(|f| (f.rank, std::cmp::Reverse(f.level)));
+        let winners = match policy.skills.conflict {
+            Conflict::LowestRank => {
+                let mut claims = claims.into_iter();
+                let Some(winner) = claims.next() else {
+                    continue;
+                };
+                for loser in claims {
+                    shadowed.push(Shadowed {
+                        name: name.clone(),
+                        path: loser.path,
+                        shadowed_by: winner.path.clone(),
+                    });
+                }
+                vec![winner]
+            }
+            Conflict::ListAll => {
+                claims.sort_by(|a, b| (a.rank, &a.path).cmp(&(b.rank, &b.path)));
+                claims.dedup_by(|a, b| a.path == b.path);
+                claims
+            }
         };
-        for loser in claims {
-            shadowed.push(Shadowed {
+        for winner in winners {
+            let listed = match winner.origin {
+                Origin::Home => true,
+                Origin::Project if project_listed < max_project => {
+                    project_listed += 1;
+                    true
+                }
+                Origin::Project => {
+                    hidden_project += 1;
+                    false
+                }
+            };
+            skills.push(Skill {
                 name: name.clone(),
-                path: loser.path,
-                shadowed_by: winner.path.clone(),
+                description: winner.frontmatter.description.clone(),
+                origin: winner.origin,
+                root: policy.root_name(winner.root).to_string(),
+                source: winner.source,
+                rank: winner.rank,
+                path: winner.path,
+                executable: winner.executable && winner.origin == Origin::Home,
+                listed,
+                frontmatter: winner.frontmatter,
+                rel: winner.rel,
+                root_id: winner.root,
             });
         }
-        let listed = match winner.origin {
-            Origin::Home => true,
-            Origin::Project if project_listed < max_project => {
-                project_listed += 1;
-                true
-            }
-            Origin::Project => {
-                hidden_project += 1;
-                false
-            }
-        };
-        skills.push(Skill {
-            name,
-            description: winner.frontmatter.description.clone(),
-            origin: winner.origin,
-            root: policy.root_name(winner.root).to_string(),
-            source: winner.source,
-            rank: winner.rank,
-            path: winner.path,
-            executable: winner.executable && winner.origin == Origin::Home,
-            listed,
-            frontmatter: winner.frontmatter,
-            rel: winner.rel,
-            root_id: winner.root,
-        });
     }
     SkillSet {
         skills,

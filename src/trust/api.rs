@@ -279,12 +279,13 @@ fn locked_update<T>(
     let (Some(home), Some(store_path)) = (home, first.store.clone()) else {
         return Err(TrustError::NoHome);
     };
-    let attached = sandbox::attach(handles, Some(home), &[], &first.repo_root).map_err(|source| {
-        SnapshotError::OpenRoot {
-            path: home.to_path_buf(),
-            source,
-        }
-    })?;
+    let attached =
+        sandbox::attach(handles, Some(home), &[], &first.repo_root).map_err(|source| {
+            SnapshotError::OpenRoot {
+                path: home.to_path_buf(),
+                source,
+            }
+        })?;
     let Some(home_root) = attached.get(crate::origin::RootId::Home) else {
         return Err(TrustError::NoHome);
     };
