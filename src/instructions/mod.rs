@@ -26,7 +26,7 @@ pub use records::{Block, Budget, Considered, Deduped, Skipped, Status};
 use crate::fingerprint::{Place, Trace};
 use crate::hidden::{self, HiddenFinding, HiddenReport};
 use crate::origin::{Origin, RootId};
-use crate::policy::{BudgetOrder, BudgetScope, ChainOrder, HardLinkRule, Pick, Policy};
+use crate::policy::{BudgetCounts, BudgetOrder, BudgetScope, ChainOrder, HardLinkRule, Pick, Policy};
 use crate::reason::Reason;
 use crate::sandbox::{OpenFile, Opened, Roots, Stamp};
 use crate::trust::{self, Gate, ItemKind};
@@ -399,8 +399,14 @@ impl<'p> Selector<'p> {
         } else {
             u64::MAX
         };
-        let cut =
-            text::floor_char_boundary(trimmed, usize::try_from(remaining).unwrap_or(usize::MAX));
+        // Counting file bytes, the whitespace before the text uses budget.
+        let by_file = ins.budget_counts == BudgetCounts::File;
+        let room = if by_file {
+            remaining.saturating_sub(start as u64)
+        } else {
+            remaining
+        };
+        let cut = text::floor_char_boundary(trimmed, usize::try_from(room).unwrap_or(usize::MAX));
         if cut == 0 {
             self.exhausted = true;
             self.skip(i, cand, Reason::BudgetExhausted);
@@ -411,7 +417,11 @@ impl<'p> Selector<'p> {
         let budget_cut = cut < trimmed.len() || (read_cut && !file_limit_cut);
         self.exhausted |= budget_cut;
         if charged {
-            self.used += cut as u64;
+            self.used += if by_file {
+                size.min(remaining)
+            } else {
+                cut as u64
+            };
         }
         let text_bytes = trimmed.len() as u64;
         if !report.is_empty() {

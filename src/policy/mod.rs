@@ -27,7 +27,7 @@ use crate::sandbox::{self, UserFileError};
 
 pub use diagnostic::{InvalidPolicy, PolicyError, Problem, ProblemKind};
 pub use schema::{
-    BudgetOrder, BudgetScope, ChainOrder, Conflict, FrontmatterMode, HardLinkRule, HiddenText,
+    BudgetCounts, BudgetOrder, BudgetScope, ChainOrder, Conflict, FrontmatterMode, HardLinkRule, HiddenText,
     Instructions, LongDescription, MarkerKind, NameFrom, NamedRoot, Names, Pick, ProjectTrust,
     Roots, SkillSource, Skills, SourceLevels, SymlinkRule, Templates, Trust,
 };

@@ -320,6 +320,10 @@ section! {
         /// whole, up to `max-file-bytes`) or `none` (no budget: every file
         /// up to `max-file-bytes`).
         budget_scope: BudgetScope => "budget-scope",
+        /// What the budget counts: `text` (the bytes of text that enter the
+        /// prompt, trimmed) or `file` (the bytes of the file itself, as
+        /// Codex counts `project_doc_max_bytes`).
+        budget_counts: BudgetCounts => "budget-counts",
     }
 }
 
@@ -552,6 +556,17 @@ words! {
         Refuse => "refuse",
         /// The description is cut to the limit.
         Cut => "cut",
+    }
+}
+
+words! {
+    /// What the instruction budget counts.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum BudgetCounts {
+        /// The bytes of text that enter the prompt.
+        Text => "text",
+        /// The bytes of the file on disk (surrounding whitespace included).
+        File => "file",
     }
 }
 
@@ -989,6 +1004,7 @@ mod tests {
         }
         check_words::<SourceLevels>();
         check_words::<NameFrom>();
+        check_words::<BudgetCounts>();
         check_words::<Conflict>();
         check_words::<LongDescription>();
     }

@@ -160,10 +160,7 @@ impl SourceCtx<'_> {
             self.reject(rejected, rel_source, Reason::NotADirectory);
             return;
         }
-        if !source_stamp.is_dir() {
-            return;
-        }
-        if self.source.source_skill {
+        if self.source.source_skill && source_stamp.is_dir() {
             let name = rel_source
                 .file_name()
                 .and_then(|n| n.to_str())
