@@ -58,7 +58,9 @@ function prose(n, seed = 'word') {
   let out = seed;
   let i = 0;
   while (out.length < n) out += ' ' + words[i++ % words.length];
-  return out.slice(0, n);
+  out = out.slice(0, n);
+  // YAML drops a trailing space from a plain scalar: end on a letter.
+  return out.endsWith(' ') ? out.slice(0, -1) + 'x' : out;
 }
 
 // ---------------------------------------------------------------- fixtures
@@ -544,6 +546,13 @@ fixture({
     link('repo/.agents/skills/linked-file/SKILL.md', '../../../skill-src/real/SKILL.md'),
     link('repo/.gemini/skills/shared', '../../../outside/shared-skill'),
     link('repo/.agents/skills/dangling', '../../nowhere'),
+    skill('outside/solo-skill/SKILL.md', 'solo', 'outside, linked from the repository only'),
+    link('repo/.agents/skills/solo', '../../../outside/solo-skill'),
+    skill('outside/home-only/SKILL.md', 'home-solo', 'outside, linked from the user folder only'),
+    link('home/.agents/skills/home-solo', '../../../outside/home-only'),
+    skill('home/skill-src/real/SKILL.md', 'home-linked-file', 'a user SKILL.md that is itself a link'),
+    dir('home/.agents/skills/home-linked-file'),
+    link('home/.agents/skills/home-linked-file/SKILL.md', '../../../skill-src/real/SKILL.md'),
   ],
   cwd: 'repo',
 });
