@@ -2,7 +2,7 @@
 // Records what the REAL peer programs load on each fixture (see README.md).
 //
 //   node tests/compat/record.mjs [--peer codex|gemini|both] [--out DIR]
-//        [--codex PREFIX] [--gemini PREFIX] [--only NAME[,NAME...]] [--keep]
+//        [--codex PREFIX] [--gemini PREFIX] [--only NAME[,NAME...]] [--keep] [--isolate]
 //
 // PREFIX is an `npm install --prefix` folder holding the peer package
 // (`@openai/codex`, `@google/gemini-cli-core`); by default the pinned versions
@@ -11,8 +11,9 @@
 //
 // Codex runs as a child process (`codex debug prompt-input`) with HOME and
 // CODEX_HOME inside the fixture and a model provider on a closed local port:
-// nothing leaves the machine. Gemini CLI's core library runs in a fresh Node
-// child per fixture (its context-file names are process-wide state).
+// nothing leaves the machine. Gemini CLI's core library runs in one child
+// Node process that handles every fixture in turn (`--isolate`: a fresh
+// process per fixture, same answers, much slower).
 //
 // The recorder reads only what the program shows: any output it cannot parse
 // is an error, never an empty list.
@@ -45,7 +46,7 @@ const fail = (msg) => { throw new RecordError(msg); };
 // ------------------------------------------------------------------ main
 
 function parseArgs(argv) {
-  const o = { peer: 'both', out: join(here, 'expected'), codex: DEFAULT_PREFIX.codex, gemini: DEFAULT_PREFIX.gemini, only: null, keep: false };
+  const o = { peer: 'both', out: join(here, 'expected'), codex: DEFAULT_PREFIX.codex, gemini: DEFAULT_PREFIX.gemini, only: null, keep: false, isolate: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const val = () => argv[++i] ?? fail(`${a} needs a value`);
@@ -55,6 +56,7 @@ function parseArgs(argv) {
     else if (a === '--gemini') o.gemini = val();
     else if (a === '--only') o.only = val().split(',');
     else if (a === '--keep') o.keep = true;
+    else if (a === '--isolate') o.isolate = true;
     else if (a === '-h' || a === '--help') {
       console.log(readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(1, 11).map((l) => l.replace(/^\/\/ ?/, '')).join('\n'));
       process.exit(0);
@@ -69,7 +71,7 @@ async function main(opts) {
   const peers = opts.peer === 'both' ? ['codex', 'gemini'] : [opts.peer];
   checkNoSystemSources();
   for (const peer of peers) {
-    const tool = peer === 'codex' ? codexTool(opts.codex) : geminiTool(opts.gemini);
+    const tool = peer === 'codex' ? codexTool(opts.codex) : geminiTool(opts.gemini, opts.isolate);
     console.log(`${peer} ${tool.version} (${tool.where})`);
     const outDir = join(opts.out, peer);
     mkdirSync(outDir, { recursive: true });
@@ -80,22 +82,35 @@ async function main(opts) {
         if (old.endsWith('.json') && !names.has(old.slice(0, -5))) rmSync(join(outDir, old));
       }
     }
-    const results = await pool(mine, peer === 'gemini' ? 2 : 1, async (f) => {
-      const root = materialize(f);
-      try {
-        const answer = await tool.record(f, root);
-        const text = render({ peer, version: tool.version, fixture: f.name, ...answer });
-        writeFileSync(join(outDir, `${f.name}.json`), text);
-        return `  ${f.name.padEnd(22)} ${answer.instructions.length} files, ${answer.skills.length} skills`;
-      } catch (e) {
-        if (e instanceof RecordError) e.message = `${peer} on ${f.name}: ${e.message}${opts.keep ? ` (tree kept at ${root})` : ''}`;
-        throw e;
-      } finally {
-        if (!opts.keep) rmSync(root, { recursive: true, force: true });
-      }
-    });
-    for (const line of results) console.log(line);
+    const runs = [];
+    try {
+      for (const f of mine) runs.push({ f, root: materialize(f) });
+      const answers = await tool.recordAll(runs);
+      runs.forEach(({ f }, i) => {
+        const a = answers[i];
+        writeFileSync(join(outDir, `${f.name}.json`), render({ peer, version: tool.version, fixture: f.name, ...a }));
+        console.log(`  ${f.name.padEnd(22)} ${a.instructions.length} files, ${a.skills.length} skills`);
+      });
+    } catch (e) {
+      if (e instanceof RecordError && opts.keep) e.message += ` (trees kept under ${tmpdir()})`;
+      throw e;
+    } finally {
+      if (!opts.keep) for (const { root } of runs) rmSync(root, { recursive: true, force: true });
+    }
   }
+}
+
+/** Runs `fn` on each run in turn, naming the fixture in any error. */
+async function eachRun(peer, runs, width, fn) {
+  return pool(runs, width, async (run) => {
+    const { f, root } = run;
+    try {
+      return await fn(f, root, run);
+    } catch (e) {
+      if (e instanceof RecordError) e.message = `${peer} on ${f.name}: ${e.message}`;
+      throw e;
+    }
+  });
 }
 
 async function pool(items, width, fn) {
@@ -196,7 +211,7 @@ function codexTool(prefix) {
   const v = spawnSync(bin, ['--version'], { encoding: 'utf8', env: cleanEnv({}) });
   const m = /^codex-cli (\S+)\s*$/.exec(v.stdout ?? '');
   if (v.status !== 0 || !m) fail(`\`${bin} --version\` said: ${v.stdout}${v.stderr}`);
-  return { version: m[1], where: bin, record: (f, root) => recordCodex(bin, f, root) };
+  return { version: m[1], where: bin, recordAll: (runs) => eachRun('codex', runs, 1, (f, root) => recordCodex(bin, f, root)) };
 }
 
 /** A child environment with nothing from ours but PATH (and TMPDIR). */
@@ -393,84 +408,112 @@ function parseCodexSkills(root, text) {
 
 // ------------------------------------------------------------------ gemini
 
-function geminiTool(prefix) {
+function geminiTool(prefix, isolate) {
   const pkg = [join(prefix, 'node_modules', '@google', 'gemini-cli-core'), prefix]
     .find((p) => existsSync(join(p, 'package.json')) && JSON.parse(readFileSync(join(p, 'package.json'), 'utf8')).name === '@google/gemini-cli-core');
   if (!pkg) fail(`no @google/gemini-cli-core under ${prefix}; install it with: npm install --prefix ${prefix} @google/gemini-cli-core@${PINNED.gemini}`);
   const version = JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8')).version;
-  return { version, where: pkg, record: (f, root) => recordGemini(pkg, f, root) };
+  const recordAll = isolate
+    // One fresh process per fixture (slow: the library takes seconds to load).
+    ? (runs) => eachRun('gemini', runs, 2, async (f, root) => parseGemini(f, root, (await geminiProcess(pkg, [geminiJob(f, root)]))[0]))
+    // One process for all fixtures; the child resets every process-wide input.
+    : async (runs) => {
+      const raws = await geminiProcess(pkg, runs.map(({ f, root }) => geminiJob(f, root)));
+      const withRaw = runs.map((r, i) => ({ ...r, raw: raws[i] }));
+      return eachRun('gemini', withRaw, 1, (f, root, run) => parseGemini(f, root, run.raw));
+    };
+  return { version, where: pkg, recordAll };
 }
 
-function recordGemini(pkg, f, root) {
-  const home = join(root, 'home');
-  const cwd = join(root, ...f.cwd.split('/'));
-  const outFile = join(root, '.gemini-answer.json');
-  const job = { pkg, cwd, outFile, settings: f.settings };
+function geminiJob(f, root) {
+  return {
+    name: f.name,
+    home: join(root, 'home'),
+    cwd: join(root, ...f.cwd.split('/')),
+    outFile: join(root, '.gemini-answer.json'),
+    settings: f.settings,
+  };
+}
+
+/** Runs the jobs in one child Node process; returns its raw answers. */
+function geminiProcess(pkg, jobs) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--gemini-child', JSON.stringify(job)], {
-      cwd, env: cleanEnv({ HOME: home }), stdio: ['ignore', 'pipe', 'pipe'],
+    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--gemini-child', JSON.stringify({ pkg, jobs })], {
+      cwd: jobs[0].cwd, env: cleanEnv({ HOME: jobs[0].home }), stdio: ['ignore', 'pipe', 'pipe'],
     });
     let log = '';
     child.stdout.on('data', (d) => { log += d; });
     child.stderr.on('data', (d) => { log += d; });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), 300_000);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       try {
-        if (code !== 0) fail(`gemini child failed (${signal ?? code}):\n${log.slice(-3000)}`);
-        const raw = JSON.parse(readFileSync(outFile, 'utf8'));
-        rmSync(outFile);
-        resolve(parseGemini(f, root, raw));
+        if (code !== 0) fail(`gemini child failed (${signal ?? code}) on ${jobs.map((j) => j.name).join(', ')}:\n${log.slice(-3000)}`);
+        resolve(jobs.map((j) => {
+          const raw = JSON.parse(readFileSync(j.outFile, 'utf8'));
+          rmSync(j.outFile);
+          return raw;
+        }));
       } catch (e) { reject(e); }
     });
   });
 }
 
-/** Runs inside a fresh Node process, in the fixture's cwd, with HOME set. */
-async function geminiChild(job) {
-  const load = (p) => import(pathToFileURL(join(job.pkg, 'dist', 'src', p)).href);
+/**
+ * Runs inside a child Node process. For each job: HOME (read by os.homedir()
+ * on every call), the working directory and the context-file names (the only
+ * module-level state on this path) are set afresh, then a new Config is built.
+ */
+async function geminiChild({ pkg, jobs }) {
+  const load = (p) => import(pathToFileURL(join(pkg, 'dist', 'src', p)).href);
   const { Config } = await load('config/config.js');
   const { MemoryContextManager } = await load('context/memoryContextManager.js');
   const memoryTool = await load('tools/memoryTool.js');
-  const names = job.settings.extraNames ? ['GEMINI.md', ...job.settings.extraNames] : undefined;
-  // What the CLI's loadCliConfig does with settings.context.fileName.
-  if (names) memoryTool.setGeminiMdFilename(names);
-  else memoryTool.resetGeminiMdFilename(memoryTool.DEFAULT_CONTEXT_FILENAME);
-  const config = new Config({
-    sessionId: 'lisa-compat-record',
-    targetDir: job.cwd,
-    cwd: job.cwd,
-    debugMode: false,
-    model: 'gemini-2.5-pro',
-    contextFileName: names,
-    memoryBoundaryMarkers: job.settings.markers,
-    trustedFolder: true,
-    folderTrust: false,
-    usageStatisticsEnabled: false,
-    telemetry: { enabled: false },
-  });
-  if (!config.isTrustedFolder()) throw new Error('the fixture folder is not trusted: workspace skills and project memory would be skipped');
-  await config.storage.initialize();
-  const memory = new MemoryContextManager(config);
-  await memory.refresh();
-  const skills = config.getSkillManager();
-  await skills.discoverSkills(config.storage, [], config.isTrustedFolder());
-  const builtinDir = join(job.pkg, 'dist', 'src', 'skills', 'builtin') + sep;
-  const answer = {
-    fileNames: memoryTool.getAllGeminiMdFilenames(),
-    global: memory.getGlobalMemory(),
-    extension: memory.getExtensionMemory(),
-    project: memory.getEnvironmentMemory(),
-    userProject: memory.getUserProjectMemory(),
-    skills: skills.getSkills().map((s) => ({
-      name: s.name,
-      description: s.description,
-      location: s.location,
-      builtin: Boolean(s.isBuiltin),
-      bundledPath: s.location.startsWith(builtinDir) ? s.location.slice(builtinDir.length) : null,
-    })),
-  };
-  writeFileSync(job.outFile, JSON.stringify(answer));
+  const builtinDir = join(pkg, 'dist', 'src', 'skills', 'builtin') + sep;
+  for (const job of jobs) {
+    process.env.HOME = job.home;
+    delete process.env.GEMINI_CLI_HOME;
+    process.chdir(job.cwd);
+    const names = job.settings.extraNames ? ['GEMINI.md', ...job.settings.extraNames] : undefined;
+    // What the CLI's loadCliConfig does with settings.context.fileName; the
+    // reset first, so one job's names never leak into the next.
+    memoryTool.resetGeminiMdFilename(memoryTool.DEFAULT_CONTEXT_FILENAME);
+    if (names) memoryTool.setGeminiMdFilename(names);
+    const config = new Config({
+      sessionId: 'lisa-compat-record',
+      targetDir: job.cwd,
+      cwd: job.cwd,
+      debugMode: false,
+      model: 'gemini-2.5-pro',
+      contextFileName: names,
+      memoryBoundaryMarkers: job.settings.markers,
+      trustedFolder: true,
+      folderTrust: false,
+      usageStatisticsEnabled: false,
+      telemetry: { enabled: false },
+    });
+    if (!config.isTrustedFolder()) throw new Error(`${job.name}: the fixture folder is not trusted: workspace skills and project memory would be skipped`);
+    await config.storage.initialize();
+    const memory = new MemoryContextManager(config);
+    await memory.refresh();
+    const skills = config.getSkillManager();
+    await skills.discoverSkills(config.storage, [], config.isTrustedFolder());
+    const answer = {
+      fileNames: memoryTool.getAllGeminiMdFilenames(),
+      global: memory.getGlobalMemory(),
+      extension: memory.getExtensionMemory(),
+      project: memory.getEnvironmentMemory(),
+      userProject: memory.getUserProjectMemory(),
+      skills: skills.getSkills().map((s) => ({
+        name: s.name,
+        description: s.description,
+        location: s.location,
+        builtin: Boolean(s.isBuiltin),
+        bundledPath: s.location.startsWith(builtinDir) ? s.location.slice(builtinDir.length) : null,
+      })),
+    };
+    writeFileSync(job.outFile, JSON.stringify(answer));
+  }
 }
 
 function parseGemini(f, root, raw) {
