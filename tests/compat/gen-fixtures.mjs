@@ -135,6 +135,22 @@ fixture({
 });
 
 fixture({
+  name: 'extra-names-odd',
+  about: 'extra names that are not plain names: empty, a parent reference, a subfolder path, a repeat of AGENTS.md',
+  peers: BOTH,
+  settings: { extraNames: ['', '../UP.md', 'docs/IN.md', 'AGENTS.md', 'TEAM.md'] },
+  tree: [
+    doc('UP.md', 'Above the repository: reachable from the root as ../UP.md.'),
+    dir('repo/.git'),
+    doc('repo/UP.md', 'Root UP: reachable from level a as ../UP.md.'),
+    doc('repo/a/docs/IN.md', 'Level a docs/IN.md.'),
+    doc('repo/a/TEAM.md', 'Level a TEAM.'),
+    doc('repo/TEAM.md', 'Root TEAM.'),
+  ],
+  cwd: 'repo/a',
+});
+
+fixture({
   name: 'blank-override',
   about: 'a blank winner still takes its directory slot (Codex); blank files add nothing (Gemini)',
   peers: BOTH,
@@ -521,6 +537,10 @@ fixture({
       '  line one',
       '  line two',
     ]),
+    skillFile('repo/.agents/skills/spaces/SKILL.md', [
+      'name: spaces',
+      'description: "tab\\there,  two  spaces, trailing space "',
+    ]),
     skillFile('repo/.agents/skills/extra/SKILL.md', [
       'name: extra',
       'description: has license and metadata',
@@ -553,6 +573,11 @@ fixture({
     skill('home/skill-src/real/SKILL.md', 'home-linked-file', 'a user SKILL.md that is itself a link'),
     dir('home/.agents/skills/home-linked-file'),
     link('home/.agents/skills/home-linked-file/SKILL.md', '../../../skill-src/real/SKILL.md'),
+    skill('outside/twin/SKILL.md', 'twin', 'one folder linked from four sources'),
+    link('repo/.codex/skills/twin', '../../../outside/twin'),
+    link('home/.codex/skills/twin', '../../../outside/twin'),
+    link('home/.gemini/skills/twin', '../../../outside/twin'),
+    link('repo/.agents/skills/twin', '../../../outside/twin'),
   ],
   cwd: 'repo',
 });
