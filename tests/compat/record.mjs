@@ -1,0 +1,574 @@
+#!/usr/bin/env node
+// Records what the REAL peer programs load on each fixture (see README.md).
+//
+//   node tests/compat/record.mjs [--peer codex|gemini|both] [--out DIR]
+//        [--codex PREFIX] [--gemini PREFIX] [--only NAME[,NAME...]] [--keep] [--isolate]
+//
+// PREFIX is an `npm install --prefix` folder holding the peer package
+// (`@openai/codex`, `@google/gemini-cli-core`); by default the pinned versions
+// under ${XDG_CACHE_HOME:-~/.cache}/lisa-context-peers/. The output is
+// DIR/<peer>/<fixture>.json (DIR defaults to tests/compat/expected).
+//
+// Codex runs as a child process (`codex debug prompt-input`) with HOME and
+// CODEX_HOME inside the fixture and a model provider on a closed local port:
+// nothing leaves the machine. Gemini CLI's core library runs in one child
+// Node process that handles every fixture in turn (`--isolate`: a fresh
+// process per fixture, same answers, much slower).
+//
+// The recorder reads only what the program shows: any output it cannot parse
+// is an error, never an empty list.
+
+import { spawn, spawnSync } from 'node:child_process';
+import {
+  existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync,
+  rmSync, statSync, symlinkSync, writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative, sep } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const PINNED = { codex: '0.171.0', gemini: '0.61.0' };
+const cacheRoot = join(process.env.XDG_CACHE_HOME || join(process.env.HOME || tmpdir(), '.cache'), 'lisa-context-peers');
+const DEFAULT_PREFIX = {
+  codex: join(cacheRoot, `@openai+codex@${PINNED.codex}`),
+  gemini: join(cacheRoot, `@google+gemini-cli-core@${PINNED.gemini}`),
+};
+// Prompt separators and frames, as each program writes them.
+const CODEX_PROJECT_SEP = '\n\n--- project-doc ---\n\n';
+const CODEX_DOC_SEP = '\n\n';
+const CODEX_HOME_NAMES = ['AGENTS.override.md', 'AGENTS.md'];
+const GEMINI_BLOCK_SEP = '\n\n';
+
+class RecordError extends Error {}
+const fail = (msg) => { throw new RecordError(msg); };
+
+// ------------------------------------------------------------------ main
+
+function parseArgs(argv) {
+  const o = { peer: 'both', out: join(here, 'expected'), codex: DEFAULT_PREFIX.codex, gemini: DEFAULT_PREFIX.gemini, only: null, keep: false, isolate: false };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const val = () => argv[++i] ?? fail(`${a} needs a value`);
+    if (a === '--peer') o.peer = val();
+    else if (a === '--out') o.out = val();
+    else if (a === '--codex') o.codex = val();
+    else if (a === '--gemini') o.gemini = val();
+    else if (a === '--only') o.only = val().split(',');
+    else if (a === '--keep') o.keep = true;
+    else if (a === '--isolate') o.isolate = true;
+    else if (a === '-h' || a === '--help') {
+      console.log(readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(1, 11).map((l) => l.replace(/^\/\/ ?/, '')).join('\n'));
+      process.exit(0);
+    } else fail(`unknown argument ${a}`);
+  }
+  if (!['codex', 'gemini', 'both'].includes(o.peer)) fail(`--peer must be codex, gemini or both, not ${o.peer}`);
+  return o;
+}
+
+async function main(opts) {
+  const fixtures = loadFixtures(opts.only);
+  const peers = opts.peer === 'both' ? ['codex', 'gemini'] : [opts.peer];
+  checkNoSystemSources();
+  for (const peer of peers) {
+    const tool = peer === 'codex' ? codexTool(opts.codex) : geminiTool(opts.gemini, opts.isolate);
+    console.log(`${peer} ${tool.version} (${tool.where})`);
+    const outDir = join(opts.out, peer);
+    mkdirSync(outDir, { recursive: true });
+    const mine = fixtures.filter((f) => f.peers.includes(peer));
+    const names = new Set(mine.map((f) => f.name));
+    if (!opts.only) {
+      for (const old of readdirSync(outDir)) {
+        if (old.endsWith('.json') && !names.has(old.slice(0, -5))) rmSync(join(outDir, old));
+      }
+    }
+    const runs = [];
+    try {
+      for (const f of mine) runs.push({ f, root: materialize(f) });
+      const answers = await tool.recordAll(runs);
+      runs.forEach(({ f }, i) => {
+        const a = answers[i];
+        writeFileSync(join(outDir, `${f.name}.json`), render({ peer, version: tool.version, fixture: f.name, ...a }));
+        console.log(`  ${f.name.padEnd(22)} ${a.instructions.length} files, ${a.skills.length} skills`);
+      });
+    } catch (e) {
+      if (e instanceof RecordError && opts.keep) e.message += ` (trees kept under ${tmpdir()})`;
+      throw e;
+    } finally {
+      if (!opts.keep) for (const { root } of runs) rmSync(root, { recursive: true, force: true });
+    }
+  }
+}
+
+/** Runs `fn` on each run in turn, naming the fixture in any error. */
+async function eachRun(peer, runs, width, fn) {
+  return pool(runs, width, async (run) => {
+    const { f, root } = run;
+    try {
+      return await fn(f, root, run);
+    } catch (e) {
+      if (e instanceof RecordError) e.message = `${peer} on ${f.name}: ${e.message}`;
+      throw e;
+    }
+  });
+}
+
+async function pool(items, width, fn) {
+  const out = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(width, items.length) }, worker));
+  return out;
+}
+
+function loadFixtures(only) {
+  const dir = join(here, 'fixtures');
+  const all = readdirSync(dir).filter((n) => n.endsWith('.json')).sort()
+    .map((n) => JSON.parse(readFileSync(join(dir, n), 'utf8')));
+  if (!only) return all;
+  for (const n of only) if (!all.some((f) => f.name === n)) fail(`no fixture named ${n}`);
+  return all.filter((f) => only.includes(f.name));
+}
+
+/** Answers are written with a fixed key order and a trailing newline. */
+function render(a) {
+  const ordered = {
+    peer: a.peer,
+    version: a.version,
+    fixture: a.fixture,
+    instructions: a.instructions.map((i) => ({ path: i.path, includedBytes: i.includedBytes })),
+    skills: [...a.skills]
+      .sort((x, y) => Buffer.compare(Buffer.from(x.name), Buffer.from(y.name)) || Buffer.compare(Buffer.from(x.path), Buffer.from(y.path)))
+      .map((s) => ({ name: s.name, path: s.path, description: s.description, ...(s.system ? { system: true } : {}) })),
+  };
+  return JSON.stringify(ordered, null, 2) + '\n';
+}
+
+/** Machine-wide skill folders would leak into every recording. */
+function checkNoSystemSources() {
+  for (const p of ['/etc/codex/skills', '/etc/codex']) {
+    if (existsSync(p)) fail(`${p} exists on this machine: Codex would add its skills/config to every recording; record elsewhere`);
+  }
+}
+
+// ------------------------------------------------------------------ trees
+
+/** Writes a fixture into a fresh temporary folder; returns its real path. */
+function materialize(f) {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), `lisa-compat-${f.name}-`)));
+  mkdirSync(join(root, 'home'));
+  mkdirSync(join(root, 'repo'));
+  for (const e of f.tree) {
+    if (e.path.startsWith('/') || e.path.split('/').includes('..')) fail(`${f.name}: path ${e.path} leaves the fixture`);
+    const p = join(root, ...e.path.split('/'));
+    mkdirSync(dirname(p), { recursive: true });
+    if (e.dir) mkdirSync(p, { recursive: true });
+    else if (typeof e.text === 'string') writeFileSync(p, e.text);
+    else if (e.fill) {
+      const head = Buffer.from(e.fill.head, 'utf8');
+      const byte = Buffer.from(e.fill.byte, 'utf8');
+      if (byte.length !== 1) fail(`${f.name}: fill byte of ${e.path} must be one byte`);
+      if (e.fill.size < head.length) fail(`${f.name}: fill size of ${e.path} is smaller than its head`);
+      writeFileSync(p, Buffer.concat([head, Buffer.alloc(e.fill.size - head.length, byte)]));
+    } else if (typeof e.symlink === 'string') symlinkSync(e.symlink, p);
+    else fail(`${f.name}: entry ${e.path} is none of dir, text, fill, symlink`);
+  }
+  mkdirSync(join(root, ...f.cwd.split('/')), { recursive: true });
+  // A marker above the fixture (say /tmp/.git) would move the project root.
+  const markers = f.settings.markers ?? ['.git'];
+  for (let d = dirname(root); ; d = dirname(d)) {
+    for (const m of markers) if (existsSync(join(d, m))) fail(`marker ${m} exists in ${d}, above the fixture root; set TMPDIR elsewhere`);
+    if (dirname(d) === d) break;
+  }
+  return root;
+}
+
+/** Fixture-relative spelling of an absolute path the program printed. */
+function relPath(root, abs, what) {
+  const r = relative(root, abs);
+  if (r === '' || r.startsWith('..') || r.startsWith(sep)) fail(`${what} ${abs} is outside the fixture root ${root}`);
+  return r.split(sep).join('/');
+}
+
+/** The content bytes of a fixture file, by fixture-relative path. */
+function fileBytes(f, root, p) {
+  const e = f.tree.find((x) => x.path === p);
+  if (!e || !(typeof e.text === 'string' || e.fill)) fail(`the prompt names ${p}, which is not a file of the fixture`);
+  return readFileSync(join(root, ...p.split('/')));
+}
+
+// ------------------------------------------------------------------ codex
+
+function codexTool(prefix) {
+  const bin = [join(prefix, 'node_modules', '.bin', 'codex'), join(prefix, 'bin', 'codex.js'), prefix]
+    .find((p) => existsSync(p) && statSync(p).isFile());
+  if (!bin) fail(`no codex under ${prefix}; install it with: npm install --prefix ${prefix} @openai/codex@${PINNED.codex}`);
+  const v = spawnSync(bin, ['--version'], { encoding: 'utf8', env: cleanEnv({}) });
+  const m = /^codex-cli (\S+)\s*$/.exec(v.stdout ?? '');
+  if (v.status !== 0 || !m) fail(`\`${bin} --version\` said: ${v.stdout}${v.stderr}`);
+  return { version: m[1], where: bin, recordAll: (runs) => eachRun('codex', runs, 1, (f, root) => recordCodex(bin, f, root)) };
+}
+
+/** A child environment with nothing from ours but PATH (and TMPDIR). */
+function cleanEnv(extra) {
+  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8' };
+  if (process.env.TMPDIR) env.TMPDIR = process.env.TMPDIR;
+  return { ...env, ...extra };
+}
+
+const tomlString = (s) => JSON.stringify(s); // a TOML basic string has JSON's escapes for these
+function codexConfig(settings) {
+  const lines = [
+    '# written by tests/compat/record.mjs: offline, nothing can reach a model',
+    'model_provider = "compat_offline"',
+    'model = "gpt-5"',
+  ];
+  if (settings.maxBytes !== undefined) lines.push(`project_doc_max_bytes = ${settings.maxBytes}`);
+  if (settings.extraNames) lines.push(`project_doc_fallback_filenames = [${settings.extraNames.map(tomlString).join(', ')}]`);
+  if (settings.markers) lines.push(`project_root_markers = [${settings.markers.map(tomlString).join(', ')}]`);
+  lines.push('', '[model_providers.compat_offline]', 'name = "offline"', 'base_url = "http://127.0.0.1:9/v1"', 'wire_api = "responses"', '');
+  return lines.join('\n');
+}
+
+function recordCodex(bin, f, root) {
+  const home = join(root, 'home');
+  const codexHome = join(home, '.codex');
+  mkdirSync(codexHome, { recursive: true });
+  const cfg = join(codexHome, 'config.toml');
+  if (existsSync(cfg)) fail('the fixture has its own home/.codex/config.toml; the recorder writes that file');
+  writeFileSync(cfg, codexConfig(f.settings));
+  const cwd = join(root, ...f.cwd.split('/'));
+  const run = spawnSync(bin, ['debug', 'prompt-input'], {
+    cwd, encoding: 'utf8', timeout: 60_000, maxBuffer: 64 << 20,
+    env: cleanEnv({ HOME: home, CODEX_HOME: codexHome }),
+  });
+  if (run.error) fail(`codex did not run: ${run.error.message}`);
+  if (run.status !== 0) fail(`codex exited with ${run.status}: ${run.stderr}`);
+  let items;
+  try { items = JSON.parse(run.stdout); } catch (e) { fail(`codex output is not JSON (${e.message}): ${run.stdout.slice(0, 400)}`); }
+  if (!Array.isArray(items)) fail('codex output is not a list of prompt items');
+  const texts = [];
+  for (const it of items) {
+    if (it.type !== 'message' || !Array.isArray(it.content)) continue;
+    for (const c of it.content) if (typeof c.text === 'string') texts.push(c.text);
+  }
+  if (!texts.some((t) => t.includes('<environment_context>'))) fail('codex prompt has no <environment_context>: output format changed');
+  const instr = texts.filter((t) => t.includes('<INSTRUCTIONS>'));
+  if (instr.length > 1) fail(`codex prompt has ${instr.length} instruction messages`);
+  const skills = texts.filter((t) => t.includes('<skills_instructions>'));
+  // Codex always lists its bundled skills: no skills message means a new format.
+  if (skills.length !== 1) fail(`codex prompt has ${skills.length} skills messages (expected 1: the bundled skills are always listed)`);
+  return {
+    instructions: instr.length ? parseCodexInstructions(f, root, cwd, instr[0]) : [],
+    skills: parseCodexSkills(root, skills[0]),
+  };
+}
+
+function parseCodexInstructions(f, root, cwd, text) {
+  const head = `# AGENTS.md instructions for ${cwd}\n\n<INSTRUCTIONS>\n`;
+  const tail = '\n</INSTRUCTIONS>';
+  if (!text.startsWith(head) || !text.endsWith(tail)) fail(`codex instructions not framed as expected:\n${text.slice(0, 300)}`);
+  let body = text.slice(head.length, text.length - tail.length);
+  const out = [];
+  // Global part: the home file, trimmed by Codex, before the project marker.
+  const cut = body.indexOf(CODEX_PROJECT_SEP);
+  const firstTag = tagAt(body, 0);
+  let project = body;
+  if (cut >= 0 || (firstTag && firstTag.startsWith('home/.codex/'))) {
+    const global = cut >= 0 ? body.slice(0, cut) : body;
+    project = cut >= 0 ? body.slice(cut + CODEX_PROJECT_SEP.length) : '';
+    const tag = tagAt(global, 0) ?? fail(`codex global instructions do not open with a tag line: ${global.slice(0, 80)}`);
+    const bytes = fileBytes(f, root, tag);
+    const content = bytes.toString('utf8');
+    if (global !== content && global !== content.trim()) fail(`codex global text for ${tag} is neither the file nor the trimmed file`);
+    out.push({ path: spelledPath(f, root, tag, ['home/.codex'], CODEX_HOME_NAMES)[0], includedBytes: bytes.length });
+  }
+  // Project part: files joined by a blank line; only the last may be cut.
+  let pos = 0;
+  const seen = [];
+  while (project.length > 0 && pos < project.length) {
+    const tag = tagAt(project, pos) ?? fail(`codex project text at offset ${pos} does not open with a known tag line (a budget cut inside a tag line cannot be attributed): ${JSON.stringify(project.slice(pos, pos + 80))}`);
+    const bytes = fileBytes(f, root, tag);
+    const content = bytes.toString('utf8');
+    const rest = project.slice(pos);
+    let included;
+    if (rest.startsWith(content) && (rest.length === content.length || (rest.startsWith(CODEX_DOC_SEP, content.length) && tagAt(project, pos + content.length + CODEX_DOC_SEP.length)))) {
+      included = bytes.length;
+      pos += content.length;
+      if (pos < project.length) pos += CODEX_DOC_SEP.length;
+    } else {
+      included = cutLength(content, rest, tag);
+      pos = project.length;
+    }
+    seen.push({ tag, includedBytes: included });
+  }
+  // Map each shown text to the directory entry Codex found it through.
+  const ancestors = ancestorsOf(f.cwd);
+  const byTag = new Map();
+  for (const s of seen) byTag.set(s.tag, (byTag.get(s.tag) ?? 0) + 1);
+  const spelled = new Map();
+  for (const [tag, count] of byTag) {
+    const c = spelledPath(f, root, tag, ancestors, [...CODEX_HOME_NAMES, ...(f.settings.extraNames ?? [])]);
+    if (c.length !== count) fail(`codex shows ${tag} ${count} time(s) but ${c.length} entries on the cwd's ancestry lead to it (${c.join(', ')}): ambiguous`);
+    spelled.set(tag, c);
+  }
+  const used = new Map();
+  for (const s of seen) {
+    const i = used.get(s.tag) ?? 0;
+    used.set(s.tag, i + 1);
+    out.push({ path: spelled.get(s.tag)[i], includedBytes: s.includedBytes });
+  }
+  return out;
+}
+
+/** How many bytes of `content` the shown `rest` (a cut) carries. */
+function cutLength(content, rest, tag) {
+  if (content.startsWith(rest)) return Buffer.byteLength(rest);
+  // A cut inside a character is decoded lossily: one U+FFFD at the end.
+  if (rest.endsWith('\uFFFD')) {
+    const kept = rest.slice(0, -1);
+    if (content.startsWith(kept)) {
+      const next = content.codePointAt(kept.length);
+      const width = Buffer.byteLength(String.fromCodePoint(next));
+      if (width === 2) return Buffer.byteLength(kept) + 1;
+      fail(`codex cut ${tag} inside a ${width}-byte character: the number of bytes kept cannot be read from the prompt`);
+    }
+  }
+  fail(`codex text for ${tag} is neither the whole file nor a prefix of it: ${JSON.stringify(rest.slice(0, 120))}`);
+}
+
+/** The fixture path named by a tag line starting at `pos`, if any. */
+function tagAt(text, pos) {
+  const end = text.indexOf('\n', pos);
+  if (end < 0) return null;
+  const m = /^\[([^\]\n]+)\]$/.exec(text.slice(pos, end));
+  return m ? m[1] : null;
+}
+
+function ancestorsOf(cwd) {
+  const parts = cwd.split('/');
+  return parts.map((_, i) => parts.slice(0, i + 1).join('/'));
+}
+
+/**
+ * Entries of the tree (files or links) in one of `dirs`, named one of the
+ * `names` the program was configured to look for, that lead to the file
+ * `target`, root-most first: Codex prints a file's text, not the path it found
+ * it through, so a link is told apart from its target by where it sits.
+ */
+function spelledPath(f, root, target, dirs, names) {
+  const real = realpathSync(join(root, ...target.split('/')));
+  const hits = [];
+  for (const e of f.tree) {
+    if (e.dir || !dirs.includes(dirname(e.path)) || !names.includes(e.path.split('/').pop())) continue;
+    let r;
+    try { r = realpathSync(join(root, ...e.path.split('/'))); } catch { continue; }
+    if (r === real) hits.push(e.path);
+  }
+  if (hits.length === 0) fail(`no entry in ${dirs.join(', ')} leads to ${target}`);
+  return hits.sort((a, b) => a.split('/').length - b.split('/').length);
+}
+
+function parseCodexSkills(root, text) {
+  const lines = text.split('\n');
+  const rootsAt = lines.indexOf('### Skill roots');
+  const listAt = lines.indexOf('### Available skills');
+  if (rootsAt < 0 || listAt < rootsAt) fail(`codex skills message lacks "### Skill roots" / "### Available skills":\n${text.slice(0, 400)}`);
+  const roots = new Map();
+  for (const l of lines.slice(rootsAt + 1, listAt)) {
+    const m = /^- `(\w+)` = `(.+)`$/.exec(l);
+    if (!m) fail(`codex skill roots line not understood: ${l}`);
+    roots.set(m[1], m[2]);
+  }
+  const entries = [];
+  for (const l of lines.slice(listAt + 1)) {
+    if (l === '</skills_instructions>' || l.startsWith('#')) break;
+    if (l.startsWith('- ')) entries.push(l.slice(2));
+    else if (entries.length) entries[entries.length - 1] += '\n' + l;
+    else if (l.trim() !== '') fail(`codex skills list opens with an unexpected line: ${l}`);
+  }
+  if (entries.length === 0) fail('codex lists no skills at all, not even its bundled ones: format changed?');
+  const systemDir = join(root, 'home', '.codex', 'skills', '.system') + sep;
+  return entries.map((e) => {
+    const m = /^(.*?): ([\s\S]*) \(file: ([^()\s]+)\)$/.exec(e);
+    if (!m) fail(`codex skill entry not understood: ${e}`);
+    const [, name, description, short] = m;
+    const slash = short.indexOf('/');
+    const base = slash > 0 ? roots.get(short.slice(0, slash)) : undefined;
+    const abs = base !== undefined ? join(base, short.slice(slash + 1)) : short;
+    if (!abs.startsWith('/')) fail(`codex skill path ${short} names no known root`);
+    return { name, description, path: relPath(root, abs, 'codex skill'), system: abs.startsWith(systemDir) };
+  });
+}
+
+// ------------------------------------------------------------------ gemini
+
+function geminiTool(prefix, isolate) {
+  const pkg = [join(prefix, 'node_modules', '@google', 'gemini-cli-core'), prefix]
+    .find((p) => existsSync(join(p, 'package.json')) && JSON.parse(readFileSync(join(p, 'package.json'), 'utf8')).name === '@google/gemini-cli-core');
+  if (!pkg) fail(`no @google/gemini-cli-core under ${prefix}; install it with: npm install --prefix ${prefix} @google/gemini-cli-core@${PINNED.gemini}`);
+  const version = JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8')).version;
+  const recordAll = isolate
+    // One fresh process per fixture (slow: the library takes seconds to load).
+    ? (runs) => eachRun('gemini', runs, 2, async (f, root) => parseGemini(f, root, (await geminiProcess(pkg, [geminiJob(f, root)]))[0]))
+    // One process for all fixtures; the child resets every process-wide input.
+    : async (runs) => {
+      const raws = await geminiProcess(pkg, runs.map(({ f, root }) => geminiJob(f, root)));
+      const withRaw = runs.map((r, i) => ({ ...r, raw: raws[i] }));
+      return eachRun('gemini', withRaw, 1, (f, root, run) => parseGemini(f, root, run.raw));
+    };
+  return { version, where: pkg, recordAll };
+}
+
+function geminiJob(f, root) {
+  return {
+    name: f.name,
+    home: join(root, 'home'),
+    cwd: join(root, ...f.cwd.split('/')),
+    outFile: join(root, '.gemini-answer.json'),
+    settings: f.settings,
+  };
+}
+
+/** Runs the jobs in one child Node process; returns its raw answers. */
+function geminiProcess(pkg, jobs) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--gemini-child', JSON.stringify({ pkg, jobs })], {
+      cwd: jobs[0].cwd, env: cleanEnv({ HOME: jobs[0].home }), stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let log = '';
+    child.stdout.on('data', (d) => { log += d; });
+    child.stderr.on('data', (d) => { log += d; });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 300_000);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      try {
+        if (code !== 0) fail(`gemini child failed (${signal ?? code}) on ${jobs.map((j) => j.name).join(', ')}:\n${log.slice(-3000)}`);
+        resolve(jobs.map((j) => {
+          const raw = JSON.parse(readFileSync(j.outFile, 'utf8'));
+          rmSync(j.outFile);
+          return raw;
+        }));
+      } catch (e) { reject(e); }
+    });
+  });
+}
+
+/**
+ * Runs inside a child Node process. For each job: HOME (read by os.homedir()
+ * on every call), the working directory and the context-file names (the only
+ * module-level state on this path) are set afresh, then a new Config is built.
+ */
+async function geminiChild({ pkg, jobs }) {
+  const load = (p) => import(pathToFileURL(join(pkg, 'dist', 'src', p)).href);
+  const { Config } = await load('config/config.js');
+  const { MemoryContextManager } = await load('context/memoryContextManager.js');
+  const memoryTool = await load('tools/memoryTool.js');
+  const builtinDir = join(pkg, 'dist', 'src', 'skills', 'builtin') + sep;
+  for (const job of jobs) {
+    process.env.HOME = job.home;
+    delete process.env.GEMINI_CLI_HOME;
+    process.chdir(job.cwd);
+    const names = job.settings.extraNames ? ['GEMINI.md', ...job.settings.extraNames] : undefined;
+    // What the CLI's loadCliConfig does with settings.context.fileName; the
+    // reset first, so one job's names never leak into the next.
+    memoryTool.resetGeminiMdFilename(memoryTool.DEFAULT_CONTEXT_FILENAME);
+    if (names) memoryTool.setGeminiMdFilename(names);
+    const config = new Config({
+      sessionId: 'lisa-compat-record',
+      targetDir: job.cwd,
+      cwd: job.cwd,
+      debugMode: false,
+      model: 'gemini-2.5-pro',
+      contextFileName: names,
+      memoryBoundaryMarkers: job.settings.markers,
+      trustedFolder: true,
+      folderTrust: false,
+      usageStatisticsEnabled: false,
+      telemetry: { enabled: false },
+    });
+    if (!config.isTrustedFolder()) throw new Error(`${job.name}: the fixture folder is not trusted: workspace skills and project memory would be skipped`);
+    await config.storage.initialize();
+    const memory = new MemoryContextManager(config);
+    await memory.refresh();
+    const skills = config.getSkillManager();
+    await skills.discoverSkills(config.storage, [], config.isTrustedFolder());
+    const answer = {
+      fileNames: memoryTool.getAllGeminiMdFilenames(),
+      global: memory.getGlobalMemory(),
+      extension: memory.getExtensionMemory(),
+      project: memory.getEnvironmentMemory(),
+      userProject: memory.getUserProjectMemory(),
+      skills: skills.getSkills().map((s) => ({
+        name: s.name,
+        description: s.description,
+        location: s.location,
+        builtin: Boolean(s.isBuiltin),
+        bundledPath: s.location.startsWith(builtinDir) ? s.location.slice(builtinDir.length) : null,
+      })),
+    };
+    writeFileSync(job.outFile, JSON.stringify(answer));
+  }
+}
+
+function parseGemini(f, root, raw) {
+  if (raw.extension || raw.userProject) fail(`gemini loaded extension or user-project memory, which no fixture provides: ${raw.extension}${raw.userProject}`);
+  const instructions = [...parseGeminiBlocks(f, root, raw.global, 'global'), ...parseGeminiBlocks(f, root, raw.project, 'project')];
+  const skills = raw.skills.map((s) => {
+    if (s.builtin) {
+      if (!s.bundledPath) fail(`gemini built-in skill ${s.name} is not in the package's builtin folder: ${s.location}`);
+      return { name: s.name, description: s.description, path: `(bundled)/${s.bundledPath.split(sep).join('/')}`, system: true };
+    }
+    return { name: s.name, description: s.description, path: relPath(root, s.location, 'gemini skill') };
+  });
+  if (!skills.some((s) => s.system)) fail('gemini lists no built-in skills: format changed?');
+  return { instructions, skills };
+}
+
+/** Splits Gemini's `--- Context from: <path> ---` blocks, checking each. */
+function parseGeminiBlocks(f, root, text, part) {
+  const out = [];
+  let pos = 0;
+  while (pos < text.length) {
+    const open = /^--- Context from: (.+?) ---\n/.exec(text.slice(pos));
+    if (!open) fail(`gemini ${part} memory at offset ${pos} is not a context block: ${JSON.stringify(text.slice(pos, pos + 120))}`);
+    const abs = open[1];
+    const close = `\n--- End of Context from: ${abs} ---`;
+    const start = pos + open[0].length;
+    const end = text.indexOf(close, start);
+    if (end < 0) fail(`gemini ${part} block for ${abs} is not closed`);
+    const shown = text.slice(start, end);
+    const path = relPath(root, abs, `gemini ${part} file`);
+    const bytes = readFileSync(abs);
+    if (shown !== bytes.toString('utf8').trim()) fail(`gemini shows ${path} differently from the file's trimmed text`);
+    out.push({ path, includedBytes: bytes.length });
+    pos = end + close.length;
+    if (pos < text.length) {
+      if (!text.startsWith(GEMINI_BLOCK_SEP, pos)) fail(`gemini ${part} blocks not separated by a blank line after ${path}`);
+      pos += GEMINI_BLOCK_SEP.length;
+    }
+  }
+  return out;
+}
+
+// ------------------------------------------------------------------ entry
+
+// Last, so every top-level const above is initialized before use.
+if (process.argv[2] === '--gemini-child') {
+  await geminiChild(JSON.parse(process.argv[3]));
+} else {
+  try {
+    await main(parseArgs(process.argv.slice(2)));
+  } catch (e) {
+    if (e instanceof RecordError) {
+      console.error(`record.mjs: ${e.message}`);
+      process.exit(1);
+    }
+    throw e;
+  }
+}
