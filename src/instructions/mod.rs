@@ -26,7 +26,9 @@ pub use records::{Block, Budget, Considered, Deduped, Skipped, Status};
 use crate::fingerprint::{Place, Trace};
 use crate::hidden::{self, HiddenFinding, HiddenReport};
 use crate::origin::{Origin, RootId};
-use crate::policy::{BudgetCounts, BudgetOrder, BudgetScope, ChainOrder, HardLinkRule, Pick, Policy};
+use crate::policy::{
+    BudgetCounts, BudgetOrder, BudgetScope, ChainOrder, HardLinkRule, Pick, Policy,
+};
 use crate::reason::Reason;
 use crate::sandbox::{OpenFile, Opened, Roots, Stamp};
 use crate::trust::{self, Gate, ItemKind};

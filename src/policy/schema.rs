@@ -367,6 +367,10 @@ section! {
         /// the skill (`description-too-long`) or `cut` it, ending it with
         /// `templates.description-cut-suffix`.
         long_description: LongDescription => "long-description",
+        /// Whitespace in descriptions: `keep` it as the YAML gives it, or
+        /// `collapse` every run of it (line breaks, tabs) to one space and
+        /// trim the ends, before the length is checked.
+        description_whitespace: Whitespace => "description-whitespace",
     }
 }
 
@@ -567,6 +571,17 @@ words! {
         Text => "text",
         /// The bytes of the file on disk (surrounding whitespace included).
         File => "file",
+    }
+}
+
+words! {
+    /// What happens to the whitespace in a text.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum Whitespace {
+        /// Kept as written.
+        Keep => "keep",
+        /// Every run becomes one space; the ends are trimmed.
+        Collapse => "collapse",
     }
 }
 
@@ -1005,6 +1020,7 @@ mod tests {
         check_words::<SourceLevels>();
         check_words::<NameFrom>();
         check_words::<BudgetCounts>();
+        check_words::<Whitespace>();
         check_words::<Conflict>();
         check_words::<LongDescription>();
     }

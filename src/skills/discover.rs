@@ -10,7 +10,7 @@ use crate::fingerprint::{Place, Trace};
 use crate::origin::{Origin, RootId};
 use crate::policy::{
     FrontmatterMode, HardLinkRule, LongDescription, NameFrom, Policy, SkillSource, SourceLevels,
-    SymlinkRule,
+    SymlinkRule, Whitespace,
 };
 use crate::reason::Reason;
 use crate::sandbox::{Opened, Root, Roots, Stamp};
@@ -419,6 +419,13 @@ impl SourceCtx<'_> {
         }
         let max_desc =
             usize::try_from(self.policy.skills.description_max_chars).unwrap_or(usize::MAX);
+        if self.policy.skills.description_whitespace == Whitespace::Collapse {
+            fm.description = fm
+                .description
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ");
+        }
         if fm.description.chars().count() > max_desc {
             match self.policy.skills.long_description {
                 LongDescription::Refuse => return Err((rel, Reason::DescriptionTooLong)),
