@@ -255,6 +255,67 @@ proptest! {
     }
 }
 
+/// Policies beyond Lisa's that change what is examined: one name per
+/// place, sorted order, budgets over project file bytes, no folding, skill
+/// sources at every level walked deeper, every copy listed.
+const OTHER_POLICIES: &[&str] = &[
+    "version = 1\n[instructions]\nhome-pick = \"first-non-blank\"\nlevel-pick = \"first-file\"\n\
+     budget-scope = \"project\"\nbudget-counts = \"file\"\nbudget-bytes = 24\nfold-same-file = false\n\
+     dedup-by-content = false\n\
+     [skills]\nconflict = \"list-all\"\nname-from = \"frontmatter-else-folder\"\n\
+     [[skills.sources]]\nroot = \"repo\"\npath = \".lisa/skills\"\nlevels = \"every-level\"\ndepth = 3\n\
+     source-skill = true\nrank = 1\n\
+     [[skills.sources]]\nroot = \"home\"\npath = \"skills\"\ndepth = 2\nrank = 0\n",
+    "version = 1\n[instructions]\norder = \"sorted-paths\"\nbudget-scope = \"none\"\n\
+     [skills]\nname-from = \"frontmatter\"\n\
+     [[skills.sources]]\nroot = \"repo\"\npath = \".lisa/skills\"\nlevels = \"cwd\"\n\
+     source-skill = true\nrank = 1\n\
+     [[skills.sources]]\nroot = \"repo\"\npath = \".lisa\"\ndepth = 4\nrank = 2\n",
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+    /// The same property under policies that pick, sort, walk and list
+    /// differently.
+    #[test]
+    fn other_policies_too_answer_what_a_fresh_build_answers(
+        which in 0..OTHER_POLICIES.len(),
+        steps in proptest::collection::vec(proptest::collection::vec(change(), 1..3), 1..8)
+    ) {
+        let tree = Tree::new();
+        let policy = Policy::from_sources(&[
+            lisa_context::policy::PolicySource::builtin(),
+            lisa_context::policy::PolicySource::from_text(
+                lisa_context::policy::Layer::CommandLine,
+                "model.toml",
+                OTHER_POLICIES[which],
+            ),
+        ])
+        .unwrap();
+        let loader = Loader::builder()
+            .policy(policy.clone())
+            .home(tree.home())
+            .racy_window(Duration::ZERO)
+            .build()
+            .unwrap();
+        // The cwd is r/a/b: skills written under r/.lisa/skills sit at the
+        // root level, and under the cwd's `.lisa/skills` for `levels = "cwd"`
+        // only when the cwd is its own root.
+        let cwd = tree.cwd();
+        let _ = loader.snapshot(&cwd);
+        for (i, changes) in steps.iter().enumerate() {
+            for c in changes {
+                tree.apply(c);
+            }
+            next_timestamp_tick(&tree.base);
+            let fresh = answer(lisa_context::build(&policy, Some(&tree.home()), &cwd, None).map(Box::new));
+            let cached = answer(loader.snapshot(&cwd));
+            prop_assert_eq!(&cached, &fresh, "policy {} step {} after {:?}", which, i, changes);
+        }
+    }
+}
+
 /// The changes of the first test, and home policies written, edited into
 /// broken ones and removed; the home itself stays (it is given explicitly).
 fn change_with_policy() -> impl Strategy<Value = Change> {
