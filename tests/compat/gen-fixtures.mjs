@@ -553,6 +553,20 @@ fixture({
 });
 
 fixture({
+  name: 'skills-listing-budget',
+  about: 'forty skills whose descriptions together pass the listing budget (Codex: 8,000 characters)',
+  peers: CODEX,
+  tree: [
+    dir('repo/.git'),
+    ...Array.from({ length: 40 }, (_, i) => {
+      const n = String(i).padStart(2, '0');
+      return skill(`repo/.agents/skills/s${n}/SKILL.md`, `s${n}`, prose(300 + 7 * i, `skill${n}`));
+    }),
+  ],
+  cwd: 'repo',
+});
+
+fixture({
   name: 'skills-links',
   about: 'skill folders and SKILL.md files reached through links, one skill reachable twice',
   peers: BOTH,
