@@ -65,6 +65,18 @@ pub enum Reason {
     /// A project file under `trust.project = "pinned"` whose content the
     /// user has not approved (new, or changed since the approval).
     Unapproved,
+    /// An `@import` whose path leaves the importing file's root (`../`
+    /// above it, an absolute path elsewhere, a URL).
+    ImportOutsideRoot,
+    /// An `@import` of a file that is already being imported further up.
+    ImportCycle,
+    /// An `@import` past the policy's count or byte limit for one file.
+    ImportLimit,
+    /// An `@import` of a file that is not there.
+    ImportMissing,
+    /// An `@import` in a file imported as deep as the policy allows: left
+    /// as written.
+    ImportTooDeep,
 }
 
 impl Reason {

@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::error::SnapshotError;
 use crate::fingerprint::{Place, Trace};
 use crate::hidden::HiddenFinding;
-use crate::instructions::{self, Block, Budget, Considered, Deduped, Skipped, chain};
+use crate::instructions::{self, Block, Budget, Considered, Deduped, Import, Skipped, chain};
 use crate::origin::RootId;
 use crate::policy::Policy;
 use crate::render;
@@ -45,6 +45,10 @@ pub struct Snapshot {
     pub deduped: Vec<Deduped>,
     /// Files not used, with the reason.
     pub skipped: Vec<Skipped>,
+    /// Every `@path` import met in the instruction files (under a policy
+    /// that imports), in read order: what it named, and whether it was
+    /// inlined or why not.
+    pub imports: Vec<Import>,
     /// The instruction budget.
     pub budget: Budget,
     /// Skills that won their name, in name order.
@@ -225,6 +229,7 @@ fn build_inner(
         instruction_files: sel.blocks,
         deduped: sel.deduped,
         skipped: sel.skipped,
+        imports: sel.imports,
         budget: sel.budget,
         skills: set.skills,
         shadowed_project_skills: set.shadowed,

@@ -15,13 +15,17 @@
 //! order was.
 
 pub(crate) mod chain;
+mod imports;
 mod records;
 pub(crate) mod text;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 
+pub use imports::Import;
 pub use records::{Block, Budget, Considered, Deduped, Skipped, Status};
+
+use imports::Importer;
 
 use crate::fingerprint::{Place, Trace};
 use crate::hidden::{self, HiddenFinding, HiddenReport};
@@ -52,6 +56,8 @@ pub(crate) struct Selection {
     pub(crate) considered: Vec<Considered>,
     /// Hard-linked project files, in read order.
     pub(crate) warnings: Vec<Warning>,
+    /// Every `@path` import met, in read order.
+    pub(crate) imports: Vec<Import>,
 }
 
 /// Bytes read beyond what the budget can still use, so that a BOM, leading
@@ -140,6 +146,10 @@ struct Selector<'p> {
     /// For each place (the home root, each level) that picks one name, the
     /// file that took it.
     picked: HashMap<(RootId, usize), PathBuf>,
+    /// Imports met, by candidate.
+    imports: Vec<(usize, Import)>,
+    /// What is left of the chain's import limits (files, bytes).
+    import_left: (u64, u64),
 }
 
 impl<'p> Selector<'p> {
@@ -165,6 +175,8 @@ impl<'p> Selector<'p> {
             exhausted: false,
             longest_kept: 0,
             picked: HashMap::new(),
+            imports: Vec::new(),
+            import_left: Importer::limits(policy),
         }
     }
 
@@ -293,7 +305,7 @@ impl<'p> Selector<'p> {
             self.fold(i, cand, same.clone(), Status::SameFile(same));
             return;
         }
-        let Some(text) = self.read(i, file, place, cand, trace, gate) else {
+        let Some(text) = self.read(i, root, file, place, cand, trace, gate) else {
             return;
         };
         self.keep(i, cand, stamp, text);
@@ -301,9 +313,11 @@ impl<'p> Selector<'p> {
 
     /// Reads and decodes a candidate, as far as the budget can still use it;
     /// skips it (and says why) when it is not text.
+    #[allow(clippy::too_many_arguments)]
     fn read(
         &mut self,
         i: usize,
+        root: &crate::sandbox::Root,
         file: OpenFile,
         place: Place,
         cand: &Candidate,
@@ -342,10 +356,17 @@ impl<'p> Selector<'p> {
         }
         let read_cut = (bytes.len() as u64) < size;
         let file_limit_cut = read_cut && read_limit == self.max_file;
-        let Some(text) = text::decode(bytes, read_cut) else {
+        let Some(mut text) = text::decode(bytes, read_cut) else {
             self.skip(i, cand, Reason::NotText);
             return None;
         };
+        if Importer::enabled(self.policy) {
+            let mut importer = Importer::new(self.policy, root, cand.root, self.import_left);
+            text = importer.expand(&text, &cand.rel, trace, gate);
+            self.import_left = importer.left();
+            self.imports
+                .extend(importer.records.into_iter().map(|r| (i, r)));
+        }
         let (text, report) = if hidden::is_plain(&text) {
             (text, HiddenReport::default())
         } else {
@@ -499,6 +520,7 @@ impl<'p> Selector<'p> {
             hidden: in_read_order(self.hidden),
             considered,
             warnings: in_read_order(self.warnings),
+            imports: in_read_order(self.imports),
         }
     }
 }

@@ -28,9 +28,9 @@ use crate::sandbox::{self, UserFileError};
 pub use diagnostic::{InvalidPolicy, PolicyError, Problem, ProblemKind};
 pub use schema::{
     BudgetCounts, BudgetOrder, BudgetScope, ChainOrder, Conflict, FrontmatterMode, HardLinkRule,
-    HiddenText, Instructions, LongDescription, MarkerKind, NameFrom, NamedRoot, Names, Pick,
-    ProjectTrust, Roots, SkillSource, Skills, SourceLevels, SymlinkRule, Templates, Trust,
-    Whitespace,
+    HiddenText, ImportFailure, Instructions, LongDescription, MarkerKind, NameFrom, NamedRoot,
+    Names, Pick, ProjectTrust, Roots, SkillSource, Skills, SourceLevels, SymlinkRule, Templates,
+    Trust, Whitespace,
 };
 pub(crate) use schema::{
     InstructionsLayer, PolicyLayer, ROOT_WORDS, RootsLayer, SkillsLayer, TemplatesLayer, TrustLayer,

@@ -324,6 +324,17 @@ section! {
         /// prompt, trimmed) or `file` (the bytes of the file itself, as
         /// Codex counts `project_doc_max_bytes`).
         budget_counts: BudgetCounts => "budget-counts",
+        /// How deep `@path` imports are followed (0: imports are off and
+        /// `@` is plain text). 1 inlines the files a chain file names; more
+        /// follows their imports too.
+        import_depth: i64 => "import-depth",
+        /// What stands where an import failed: `literal` (the `@path` as
+        /// written) or `comment` (`templates.import-failed`).
+        import_failure: ImportFailure => "import-failure",
+        /// The most files one chain file may import, at every depth.
+        import_max_files: i64 => "import-max-files",
+        /// The most bytes read for one chain file's imports, at every depth.
+        import_max_bytes: i64 => "import-max-bytes",
     }
 }
 
@@ -452,6 +463,15 @@ section! {
         /// (under `skills.long-description = "cut"`); counted in the limit.
         /// Placeholders: none.
         description_cut_suffix: Template => "description-cut-suffix",
+        /// Put before an imported file's text. Placeholders: `{path}` (as
+        /// written after the `@`).
+        import_open: Template => "import-open",
+        /// Put after an imported file's text. Placeholders: `{path}`.
+        import_close: Template => "import-close",
+        /// Put in place of an import that failed, under
+        /// `instructions.import-failure = "comment"`. Placeholders: `{path}`,
+        /// `{reason}`.
+        import_failed: Template => "import-failed",
         /// Under `trust.project = "pinned"`, the line that says how many
         /// project items were left out awaiting the user's review.
         /// Placeholders: `{count}`, `{command}` (`trust.review-command`).
@@ -582,6 +602,17 @@ words! {
         Keep => "keep",
         /// Every run becomes one space; the ends are trimmed.
         Collapse => "collapse",
+    }
+}
+
+words! {
+    /// What stands where an `@path` import failed.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum ImportFailure {
+        /// The `@path` as written.
+        Literal => "literal",
+        /// `templates.import-failed`.
+        Comment => "comment",
     }
 }
 
@@ -1021,6 +1052,7 @@ mod tests {
         check_words::<NameFrom>();
         check_words::<BudgetCounts>();
         check_words::<Whitespace>();
+        check_words::<ImportFailure>();
         check_words::<Conflict>();
         check_words::<LongDescription>();
     }

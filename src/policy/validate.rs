@@ -52,6 +52,9 @@ pub(crate) const TEMPLATE_RULES: &[(&str, &[&str], &[&str])] = &[
     ("more-skills", &["count"], &[]),
     ("unapproved-note", &["count", "command"], &[]),
     ("description-cut-suffix", &[], &[]),
+    ("import-open", &["path"], &[]),
+    ("import-close", &["path"], &[]),
+    ("import-failed", &["path", "reason"], &[]),
 ];
 
 /// Compiles an `exclude-levels` glob: `*` never crosses a `/`.
@@ -422,6 +425,19 @@ pub(crate) fn check_layer(
         "instructions.max-file-bytes",
         &i.max_file_bytes,
         1,
+        MAX_FILE_BYTES,
+    );
+    c.range("instructions.import-depth", &i.import_depth, 0, 16);
+    c.range(
+        "instructions.import-max-files",
+        &i.import_max_files,
+        0,
+        100_000,
+    );
+    c.range(
+        "instructions.import-max-bytes",
+        &i.import_max_bytes,
+        0,
         MAX_FILE_BYTES,
     );
 

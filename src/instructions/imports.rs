@@ -1,0 +1,382 @@
+//! `@path` imports: an instruction file that names another file with `@`
+//! gets that file's text inlined where the name stands (Gemini CLI and Claude
+//! Code do this; Lisa does not, `instructions.import-depth = 0`).
+//!
+//! The syntax is Gemini CLI's: an `@` at the start of the text or after
+//! whitespace, followed by a path that starts with `.`, `/` or an ASCII
+//! letter and runs to the next whitespace; an `@` inside a code span or a
+//! fence (a run of backticks up to the same run) is text. The path is
+//! relative to the importing file's folder and must stay inside the
+//! importing file's root: it is opened through that root's sandbox like
+//! every other file, so `../` above the root, an absolute path elsewhere, a
+//! URL or a link leaving the root are refused. Nothing is `~`-expanded.
+//!
+//! Every outcome is recorded ([`Import`]); a failure leaves the `@path`
+//! as written or puts the policy's `import-failed` comment in its place,
+//! never nothing. Each imported file is traced (the fingerprint moves when
+//! it does) and its text is part of the importing file's block, so the
+//! budget counts it. What one chain imports is bounded: a depth, a number
+//! of files and a number of bytes, all from the policy.
+
+use std::path::{Component, Path, PathBuf};
+
+use serde::Serialize;
+
+use super::text;
+use crate::fingerprint::{Place, Trace};
+use crate::origin::{Origin, RootId};
+use crate::policy::{ImportFailure, Policy};
+use crate::reason::Reason;
+use crate::sandbox::{Opened, Root, Stamp};
+use crate::trust::{self, Gate, ItemKind};
+
+/// What became of one `@path` in an instruction file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct Import {
+    /// The file the `@path` was written in.
+    #[serde(serialize_with = "crate::paths::lossy")]
+    pub from: PathBuf,
+    /// The path as written after the `@`.
+    pub spec: String,
+    /// The file it named, when it could be placed inside the root.
+    #[serde(serialize_with = "crate::paths::lossy_opt")]
+    pub path: Option<PathBuf>,
+    /// How deep the importing file sits (0: a file of the chain).
+    pub depth: usize,
+    /// Bytes of the imported file that were inlined (0 when it was not).
+    pub bytes: u64,
+    /// `null` when the file was inlined; otherwise why not.
+    pub reason: Option<Reason>,
+}
+
+/// The limits and the running totals of one file's imports.
+pub(crate) struct Importer<'a> {
+    policy: &'a Policy,
+    root: &'a Root,
+    root_id: RootId,
+    max_depth: usize,
+    files_left: u64,
+    bytes_left: u64,
+    /// Every outcome, in document order.
+    pub(crate) records: Vec<Import>,
+}
+
+/// Whether `c` ends an import path (and may precede an `@`).
+fn is_space(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+/// The `@path` tokens of `text`: (start of the `@`, end of the path, path).
+pub(crate) fn find_imports(text: &str) -> Vec<(usize, usize, &str)> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while let Some(at) = memchr::memchr(b'@', &bytes[i..]).map(|k| i + k) {
+        if at > 0 && !is_space(bytes[at - 1]) {
+            i = at + 1;
+            continue;
+        }
+        let mut j = at + 1;
+        while j < bytes.len() && !is_space(bytes[j]) {
+            j += 1;
+        }
+        // `@` and the space bytes are ASCII, so both ends are boundaries.
+        let spec = &text[at + 1..j];
+        let first = spec.as_bytes().first().copied();
+        if first.is_some_and(|c| c == b'.' || c == b'/' || c.is_ascii_alphabetic()) {
+            out.push((at, j, spec));
+        }
+        i = j + 1;
+        if i >= bytes.len() {
+            break;
+        }
+    }
+    out
+}
+
+/// The byte ranges of code spans and fences: a run of backticks up to the
+/// next occurrence of the same run (a shorter run when the whole one never
+/// closes), as a lazy `(`+)[\s\S]*?\1` finds them.
+pub(crate) fn code_regions(text: &str) -> Vec<(usize, usize)> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while let Some(start) = memchr::memchr(b'`', &bytes[i..]).map(|k| i + k) {
+        let run = bytes[start..].iter().take_while(|&&b| b == b'`').count();
+        let mut next = start + 1;
+        for k in (1..=run).rev() {
+            let fence = &bytes[start..start + k];
+            if let Some(close) = memchr::memmem::find(&bytes[start + k..], fence) {
+                let end = start + k + close + k;
+                out.push((start, end));
+                next = end;
+                break;
+            }
+        }
+        i = next;
+        if i >= bytes.len() {
+            break;
+        }
+    }
+    out
+}
+
+impl<'a> Importer<'a> {
+    /// An importer for one file under `root`, with what is left of the
+    /// chain's import limits (files, bytes); [`left`](Self::left) gives
+    /// back what remains after it.
+    pub(crate) fn new(
+        policy: &'a Policy,
+        root: &'a Root,
+        root_id: RootId,
+        (files_left, bytes_left): (u64, u64),
+    ) -> Self {
+        Importer {
+            policy,
+            root,
+            root_id,
+            max_depth: usize::try_from(policy.instructions.import_depth).unwrap_or(0),
+            files_left,
+            bytes_left,
+            records: Vec::new(),
+        }
+    }
+
+    /// The chain's import limits at the start (files, bytes).
+    pub(crate) fn limits(policy: &Policy) -> (u64, u64) {
+        let ins = &policy.instructions;
+        (
+            u64::try_from(ins.import_max_files).unwrap_or(0),
+            u64::try_from(ins.import_max_bytes).unwrap_or(0),
+        )
+    }
+
+    /// What is left of the chain's limits (files, bytes).
+    pub(crate) fn left(&self) -> (u64, u64) {
+        (self.files_left, self.bytes_left)
+    }
+
+    /// Whether this policy imports at all.
+    pub(crate) fn enabled(policy: &Policy) -> bool {
+        policy.instructions.import_depth > 0
+    }
+
+    /// `text` (the file `rel`, under this root) with its imports inlined.
+    pub(crate) fn expand(
+        &mut self,
+        text: &str,
+        rel: &Path,
+        trace: &mut Trace,
+        gate: &mut Gate,
+    ) -> String {
+        let mut inside = Vec::new();
+        self.expand_at(text, rel, 0, &mut inside, trace, gate)
+    }
+
+    /// The root-relative path `spec` names from the folder of `from`, or
+    /// `None` when it does not stay inside the root.
+    fn place(&self, from: &Path, spec: &str) -> Option<PathBuf> {
+        let lower = spec.to_ascii_lowercase();
+        if ["file://", "http://", "https://"]
+            .iter()
+            .any(|s| lower.starts_with(s))
+        {
+            return None;
+        }
+        let joined = if spec.starts_with('/') {
+            Path::new(spec)
+                .strip_prefix(&self.root.path)
+                .ok()?
+                .to_path_buf()
+        } else {
+            from.parent().unwrap_or(Path::new("")).join(spec)
+        };
+        let mut out = PathBuf::new();
+        for c in joined.components() {
+            match c {
+                Component::Normal(n) => out.push(n),
+                Component::CurDir => {}
+                Component::ParentDir => {
+                    if !out.pop() {
+                        return None;
+                    }
+                }
+                Component::RootDir | Component::Prefix(_) => return None,
+            }
+        }
+        (!out.as_os_str().is_empty()).then_some(out)
+    }
+
+    fn record(&mut self, from: &Path, spec: &str, path: Option<PathBuf>, depth: usize) -> usize {
+        self.records.push(Import {
+            from: self.root.path.join(from),
+            spec: spec.to_string(),
+            path: path.map(|p| self.root.path.join(p)),
+            depth,
+            bytes: 0,
+            reason: None,
+        });
+        self.records.len() - 1
+    }
+
+    /// What stands in the text for an import that failed.
+    fn failed(&self, spec: &str, reason: Reason) -> String {
+        match self.policy.instructions.import_failure {
+            ImportFailure::Literal => format!("@{spec}"),
+            ImportFailure::Comment => {
+                self.policy
+                    .templates
+                    .import_failed
+                    .render(|name| match name {
+                        "path" => Some(spec.to_string()),
+                        "reason" => Some(reason.as_str().to_string()),
+                        _ => None,
+                    })
+            }
+        }
+    }
+
+    fn expand_at(
+        &mut self,
+        text: &str,
+        from: &Path,
+        depth: usize,
+        inside: &mut Vec<PathBuf>,
+        trace: &mut Trace,
+        gate: &mut Gate,
+    ) -> String {
+        let tokens = find_imports(text);
+        if tokens.is_empty() {
+            return text.to_string();
+        }
+        let code = code_regions(text);
+        let mut out = String::with_capacity(text.len());
+        let mut last = 0;
+        for (start, end, spec) in tokens {
+            if code.iter().any(|&(s, e)| start >= s && start < e) {
+                continue;
+            }
+            out.push_str(&text[last..start]);
+            last = end;
+            if depth >= self.max_depth {
+                let i = self.record(from, spec, self.place(from, spec), depth);
+                self.records[i].reason = Some(Reason::ImportTooDeep);
+                out.push_str(&text[start..end]);
+                continue;
+            }
+            match self.inline(spec, from, depth, inside, trace, gate) {
+                Ok(inlined) => out.push_str(&inlined),
+                Err(reason) => out.push_str(&self.failed(spec, reason)),
+            }
+        }
+        out.push_str(&text[last..]);
+        out
+    }
+
+    /// Reads and expands one import; the reason it failed otherwise (the
+    /// outcome is recorded either way).
+    fn inline(
+        &mut self,
+        spec: &str,
+        from: &Path,
+        depth: usize,
+        inside: &mut Vec<PathBuf>,
+        trace: &mut Trace,
+        gate: &mut Gate,
+    ) -> Result<String, Reason> {
+        let rel = self.place(from, spec);
+        let i = self.record(from, spec, rel.clone(), depth);
+        let fail = |me: &mut Self, reason: Reason| {
+            me.records[i].reason = Some(reason);
+            Err(reason)
+        };
+        let Some(rel) = rel else {
+            return fail(self, Reason::ImportOutsideRoot);
+        };
+        if inside.contains(&rel) {
+            return fail(self, Reason::ImportCycle);
+        }
+        if self.files_left == 0 || self.bytes_left == 0 {
+            return fail(self, Reason::ImportLimit);
+        }
+        let place = Place::Within(self.root_id);
+        let file = match self.root.open_file(&rel, self.policy.trust.symlinks) {
+            Opened::File(file) => file,
+            Opened::Absent => {
+                trace.push(place, &rel, Stamp::Absent, None);
+                return fail(self, Reason::ImportMissing);
+            }
+            Opened::Refused(reason) => {
+                trace.push(place, &rel, self.root.stamp(&rel), None);
+                return fail(self, reason);
+            }
+        };
+        self.files_left -= 1;
+        let cap = u64::try_from(self.policy.instructions.max_file_bytes)
+            .unwrap_or(0)
+            .min(self.bytes_left);
+        let stamp = file.stamp();
+        let Ok(bytes) = file.read_at_most(cap) else {
+            trace.push(place, &rel, stamp, None);
+            return fail(self, Reason::Unreadable);
+        };
+        trace.push(place, &rel, stamp, Some(&bytes));
+        let read_cut = (bytes.len() as u64) < file.len();
+        drop(file);
+        self.bytes_left = self.bytes_left.saturating_sub(bytes.len() as u64);
+        if self.root_id.origin() == Origin::Project && gate.pinned() {
+            let hash = trust::content_hash(&bytes);
+            let path = self.root.path.join(&rel);
+            let shown = || String::from_utf8_lossy(&bytes).into_owned();
+            if !gate.admit(ItemKind::Instruction, &rel, &path, hash, shown) {
+                return fail(self, Reason::Unapproved);
+            }
+        }
+        let read = bytes.len() as u64;
+        let Some(imported) = text::decode(bytes, read_cut) else {
+            return fail(self, Reason::NotText);
+        };
+        self.records[i].bytes = read;
+        inside.push(rel.clone());
+        let inner = self.expand_at(&imported, &rel, depth + 1, inside, trace, gate);
+        inside.pop();
+        let t = &self.policy.templates;
+        let name = |n: &str| (n == "path").then(|| spec.to_string());
+        Ok(format!(
+            "{}\n{}\n{}",
+            t.import_open.render(name),
+            inner,
+            t.import_close.render(name)
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_follow_whitespace_and_start_with_a_dot_slash_or_letter() {
+        let text = "@a.md x@b.md @./c.md\t@/d.md @1e.md @@f @\n@g";
+        let found: Vec<&str> = find_imports(text).into_iter().map(|t| t.2).collect();
+        assert_eq!(found, ["a.md", "./c.md", "/d.md", "g"]);
+    }
+
+    #[test]
+    fn code_regions_match_runs_of_backticks() {
+        let text = "a `@x` b ```\n@y\n``` c ``@z` d";
+        let regions = code_regions(text);
+        let inside = |needle: &str| {
+            let at = text.find(needle).unwrap_or(0);
+            regions.iter().any(|&(s, e)| at >= s && at < e)
+        };
+        assert!(inside("@x"));
+        assert!(inside("@y"));
+        // A run of two with no closing pair: its first backtick closes on
+        // its second, so what follows is text.
+        assert!(!inside("@z"));
+        assert!(!inside(" d"));
+    }
+}
