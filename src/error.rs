@@ -106,6 +106,22 @@ pub enum SnapshotError {
     #[error(transparent)]
     #[diagnostic(transparent)]
     PolicyInvalid(PolicyFailure),
+    /// An on-access path outside the session's repository root.
+    #[error(
+        "{} is outside the repository root {}",
+        crate::paths::shown(path),
+        crate::paths::shown(root)
+    )]
+    #[diagnostic(
+        code("access::outside-root"),
+        help("only paths under the repository root load instruction files on access")
+    )]
+    AccessOutsideRoot {
+        /// The path, absolute and normalized.
+        path: PathBuf,
+        /// The session's repository root.
+        root: PathBuf,
+    },
     /// The winning skill's file could not be read in full.
     #[error("cannot read skill file {}: {reason}", crate::paths::shown(path))]
     #[diagnostic(code("skill::unreadable"))]

@@ -38,6 +38,7 @@
 #[cfg(not(unix))]
 compile_error!("lisa-context supports Unix-like systems (Linux, macOS, the BSDs) only");
 
+mod access;
 mod error;
 mod fingerprint;
 mod hidden;
@@ -55,6 +56,7 @@ mod trust;
 mod unicode;
 mod warning;
 
+pub use access::{Access, Session};
 pub use error::{BootstrapError, PolicyFailure, SnapshotError};
 pub use hidden::{HiddenFinding, HiddenReport};
 pub use instructions::{Block, Budget, Considered, Deduped, Import, Skipped, Status};

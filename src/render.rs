@@ -42,6 +42,73 @@ pub(crate) fn nonce(key: &[u8; 32], policy: &Policy, blocks: &[Block], skills: &
         .collect()
 }
 
+/// Renders blocks alone (no heading, no preamble), framed with `nonce`:
+/// what on-access loading adds to a session whose section already carries
+/// that nonce. Blocks are separated by a blank line.
+pub(crate) fn render_blocks(policy: &Policy, nonce: &str, blocks: &[Block]) -> String {
+    let guards = guard_prefixes(policy);
+    let forged_prefix = policy.templates.forged_line_prefix.fill(&[]);
+    let mut out = String::new();
+    for (i, b) in blocks.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        render_block(policy, nonce, b, &guards, &forged_prefix, &mut out);
+    }
+    out
+}
+
+/// One block: header, guarded lines, footer, and the note of a cut.
+fn render_block(
+    policy: &Policy,
+    nonce: &str,
+    b: &Block,
+    guards: &[String],
+    forged_prefix: &str,
+    out: &mut String,
+) {
+    let t = &policy.templates;
+    let path = crate::paths::for_prompt(&b.path);
+    let header = match b.origin {
+        Origin::Home => &t.home_header,
+        Origin::Project => &t.project_header,
+    };
+    out.push_str(&header.fill(&[
+        ("path", &path),
+        ("origin", b.origin.as_str()),
+        ("nonce", nonce),
+    ]));
+    out.push('\n');
+    for line in b.text.split('\n') {
+        if looks_like_boundary(line, guards, nonce) {
+            out.push_str(forged_prefix);
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out.push_str(&t.footer.fill(&[("path", &path), ("nonce", nonce)]));
+    out.push('\n');
+    // The note says what cut the block: the per-file limit (the file's text
+    // size is then unknown, and no note claims it), or the budget.
+    if b.file_limit_cut {
+        out.push_str(&t.file_limit_note.fill(&[
+            ("path", &path),
+            ("bytes", &b.bytes.to_string()),
+            ("limit", &policy.instructions.max_file_bytes.to_string()),
+            ("included", &b.included_bytes.to_string()),
+        ]));
+        out.push('\n');
+    } else if b.truncated {
+        out.push_str(&t.truncation_note.fill(&[
+            ("path", &path),
+            ("bytes", &b.bytes.to_string()),
+            ("total", &b.text_bytes.to_string()),
+            ("included", &b.included_bytes.to_string()),
+        ]));
+        out.push('\n');
+    }
+}
+
 /// Renders the whole section with the given `nonce` (see [`nonce`]). Empty
 /// when there is nothing to show.
 pub(crate) fn render(
@@ -62,47 +129,8 @@ pub(crate) fn render(
         out.push_str(&t.preamble.fill(&[("nonce", nonce)]));
         out.push('\n');
         for b in blocks {
-            let path = crate::paths::for_prompt(&b.path);
-            let header = match b.origin {
-                Origin::Home => &t.home_header,
-                Origin::Project => &t.project_header,
-            };
             out.push('\n');
-            out.push_str(&header.fill(&[
-                ("path", &path),
-                ("origin", b.origin.as_str()),
-                ("nonce", nonce),
-            ]));
-            out.push('\n');
-            for line in b.text.split('\n') {
-                if looks_like_boundary(line, &guards, nonce) {
-                    out.push_str(&forged_prefix);
-                }
-                out.push_str(line);
-                out.push('\n');
-            }
-            out.push_str(&t.footer.fill(&[("path", &path), ("nonce", nonce)]));
-            out.push('\n');
-            // The note says what cut the block: the per-file limit (the
-            // file's text size is then unknown, and no note claims it), or
-            // the budget.
-            if b.file_limit_cut {
-                out.push_str(&t.file_limit_note.fill(&[
-                    ("path", &path),
-                    ("bytes", &b.bytes.to_string()),
-                    ("limit", &policy.instructions.max_file_bytes.to_string()),
-                    ("included", &b.included_bytes.to_string()),
-                ]));
-                out.push('\n');
-            } else if b.truncated {
-                out.push_str(&t.truncation_note.fill(&[
-                    ("path", &path),
-                    ("bytes", &b.bytes.to_string()),
-                    ("total", &b.text_bytes.to_string()),
-                    ("included", &b.included_bytes.to_string()),
-                ]));
-                out.push('\n');
-            }
+            render_block(policy, nonce, b, &guards, &forged_prefix, &mut out);
         }
     }
     let listed: Vec<&Skill> = skills.iter().filter(|s| s.listed).collect();

@@ -63,6 +63,8 @@ const KEYS: &[&str] = &[
     "import-open",
     "import-close",
     "import-failed",
+    "on-access",
+    "access-budget-bytes",
     "name-rule",
     "name-max-chars",
     "description-max-chars",
@@ -259,6 +261,8 @@ const SCHEMA: &[(&str, &[(&str, Kind)])] = &[
             ("import-failure", Kind::Word(&["literal", "comment"])),
             ("import-max-files", Kind::Int(-1, 200_000)),
             ("import-max-bytes", Kind::Int(-1, 1 << 25)),
+            ("on-access", Kind::Bool),
+            ("access-budget-bytes", Kind::Int(-1, 1 << 21)),
         ],
     ),
     (

@@ -71,6 +71,19 @@ enum Command {
         #[command(flatten)]
         place: Place,
     },
+    /// What touching PATH adds to a session in the cwd: the instruction
+    /// files of the folders between the repository root and PATH that the
+    /// cwd's chain does not hold (under a policy with
+    /// `instructions.on-access`, such as `--policy gemini`).
+    Access {
+        /// The path the agent touches (relative to the cwd, or absolute).
+        path: PathBuf,
+        #[command(flatten)]
+        place: Place,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+    },
     /// Inspect the policy.
     Policy {
         #[command(subcommand)]
@@ -289,6 +302,30 @@ fn dispatch(cli: Cli) -> miette::Result<u8> {
                 Format::Json => {
                     let json = serde_json::to_string_pretty(&*snap)
                         .map_err(|e| miette::miette!("cannot encode the snapshot: {e}"))?;
+                    write_out(&mut out, format!("{json}\n").as_bytes())
+                }
+            }
+        }
+        Command::Access {
+            path,
+            place,
+            format,
+        } => {
+            let loader = loader(&cli)?;
+            let cwd = cwd_of(place)?;
+            let root = place.root.as_deref().map(absolute);
+            let mut session = lisa_context::Session::new(cwd, root);
+            let path = if path.is_absolute() {
+                path.clone()
+            } else {
+                session.cwd().join(path)
+            };
+            let access = loader.access(&mut session, &path)?;
+            match format {
+                Format::Text => write_out(&mut out, access.prompt.as_bytes()),
+                Format::Json => {
+                    let json = serde_json::to_string_pretty(&access)
+                        .map_err(|e| miette::miette!("cannot encode the access: {e}"))?;
                     write_out(&mut out, format!("{json}\n").as_bytes())
                 }
             }

@@ -104,6 +104,48 @@ pub(crate) fn candidates(policy: &Policy, roots: &Roots) -> Vec<Candidate> {
     out
 }
 
+/// The candidates of the levels between the repository root and
+/// `target` (a root-relative folder) that are not levels of the chain to
+/// the cwd: what accessing `target` adds. Outermost first; `sorted-paths`
+/// sorts them as the chain's.
+pub(crate) fn below(policy: &Policy, roots: &Roots, target: &Path) -> Vec<Candidate> {
+    let ins = &policy.instructions;
+    let level_names = names(&ins.level_files, &ins.extra_level_files);
+    let mut out = Vec::new();
+    let mut dir = PathBuf::new();
+    let mut levels = vec![PathBuf::new()];
+    for c in target.components() {
+        dir.push(c.as_os_str());
+        levels.push(dir.clone());
+    }
+    for (i, rel_dir) in levels.iter().enumerate() {
+        if roots.cwd_rel.starts_with(rel_dir) {
+            continue;
+        }
+        let excluded = policy.is_level_excluded(&slash_path(rel_dir));
+        for name in &level_names {
+            let rel = rel_dir.join(name);
+            out.push(Candidate {
+                root: RootId::Repo,
+                origin: Origin::Project,
+                level: i + 1,
+                path: roots.repo.path.join(&rel),
+                rel,
+                excluded,
+            });
+        }
+    }
+    if ins.order == ChainOrder::SortedPaths {
+        out.sort_by(|a, b| {
+            a.path
+                .as_os_str()
+                .as_encoded_bytes()
+                .cmp(b.path.as_os_str().as_encoded_bytes())
+        });
+    }
+    out
+}
+
 /// A relative path with `/` separators, as globs expect.
 pub(crate) fn slash_path(p: &Path) -> String {
     p.components()

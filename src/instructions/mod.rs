@@ -73,7 +73,20 @@ pub(crate) fn select(
     trace: &mut Trace,
     gate: &mut Gate,
 ) -> Selection {
-    let mut run = Selector::new(policy, candidates.len());
+    let limit = u64::try_from(policy.instructions.budget_bytes).unwrap_or(0);
+    select_within(policy, roots, candidates, trace, gate, limit)
+}
+
+/// [`select`] with another budget: what on-access loading has left.
+pub(crate) fn select_within(
+    policy: &Policy,
+    roots: &Roots,
+    candidates: &[Candidate],
+    trace: &mut Trace,
+    gate: &mut Gate,
+    limit: u64,
+) -> Selection {
+    let mut run = Selector::new(policy, candidates.len(), limit);
     for i in grant_order(policy, candidates) {
         run.consider(roots, i, &candidates[i], trace, gate);
     }
@@ -153,9 +166,8 @@ struct Selector<'p> {
 }
 
 impl<'p> Selector<'p> {
-    fn new(policy: &'p Policy, count: usize) -> Self {
+    fn new(policy: &'p Policy, count: usize, limit: u64) -> Self {
         let ins = &policy.instructions;
-        let limit = u64::try_from(ins.budget_bytes).unwrap_or(0);
         let max_file = u64::try_from(ins.max_file_bytes).unwrap_or(0);
         let file_cap = max_file.min(limit + READ_SLACK);
         Self {

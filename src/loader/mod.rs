@@ -18,6 +18,7 @@ use serde::Serialize;
 pub use builder::LoaderBuilder;
 use policies::{InForce, Policies};
 
+use crate::access::{Access, Session};
 use crate::error::SnapshotError;
 use crate::origin::Origin;
 use crate::policy::Policy;
@@ -229,6 +230,44 @@ impl Loader {
     /// snapshot that would be built now.
     pub fn fingerprint(&self, cwd: &Path) -> Result<String, SnapshotError> {
         self.fingerprint_in(cwd, None)
+    }
+
+    /// What touching `path` adds to `session` (see [`Session`]): the
+    /// instruction files of the folders between the repository root and
+    /// `path` that the session's chain did not hold and that it was not
+    /// given before, under the policy's on-access budget, framed with the
+    /// session's nonce. A relative `path` is taken from the session's cwd;
+    /// a path outside the repository root is
+    /// [`SnapshotError::AccessOutsideRoot`]. Under a policy without
+    /// `instructions.on-access`, nothing is loaded.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # std::fs::create_dir_all(dir.path().join("repo/.git/x")).unwrap();
+    /// # std::fs::create_dir_all(dir.path().join("repo/pkg")).unwrap();
+    /// # std::fs::write(dir.path().join("repo/pkg/GEMINI.md"), "pkg rules").unwrap();
+    /// use lisa_context::{Loader, Session};
+    ///
+    /// let loader = Loader::builder().shipped_policy("gemini").home(dir.path()).build().unwrap();
+    /// let mut session = Session::new(dir.path().join("repo"), None);
+    /// let first = loader.access(&mut session, &dir.path().join("repo/pkg/main.rs")).unwrap();
+    /// assert_eq!(first.instruction_files.len(), 1);
+    /// // Once per session.
+    /// let again = loader.access(&mut session, &dir.path().join("repo/pkg")).unwrap();
+    /// assert!(again.instruction_files.is_empty());
+    /// ```
+    pub fn access(&self, session: &mut Session, path: &Path) -> Result<Access, SnapshotError> {
+        let force = self.policies.in_force()?;
+        let cwd = self.absolute(session.cwd())?;
+        let built = self.current_under(&force, &cwd, session.root())?;
+        crate::access::access(
+            &force.policy,
+            force.home.as_deref(),
+            &self.handles,
+            &built.snapshot,
+            session,
+            path,
+        )
     }
 
     /// [`fingerprint`](Self::fingerprint) with an explicit root.

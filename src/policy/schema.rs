@@ -335,6 +335,15 @@ section! {
         import_max_files: i64 => "import-max-files",
         /// The most bytes read for one chain file's imports, at every depth.
         import_max_bytes: i64 => "import-max-bytes",
+        /// Whether touching a path below the cwd (or elsewhere in the
+        /// repository) loads the instruction files of the folders between
+        /// the root and it (`Loader::access`, `serve` op `access`). When
+        /// false, an access loads nothing.
+        on_access: bool => "on-access",
+        /// The budget, in the units of `budget-counts`, for everything one
+        /// session loads on access (the chain's budget is apart), for the
+        /// files `budget-scope` counts.
+        access_budget_bytes: i64 => "access-budget-bytes",
     }
 }
 

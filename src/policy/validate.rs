@@ -429,6 +429,12 @@ pub(crate) fn check_layer(
     );
     c.range("instructions.import-depth", &i.import_depth, 0, 16);
     c.range(
+        "instructions.access-budget-bytes",
+        &i.access_budget_bytes,
+        0,
+        MAX_BUDGET_BYTES,
+    );
+    c.range(
         "instructions.import-max-files",
         &i.import_max_files,
         0,

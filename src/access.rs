@@ -1,0 +1,173 @@
+//! On-access loading: when the agent touches a path, the instruction files
+//! of the folders between the repository root and that path which the
+//! session's chain did not hold are loaded, once each per session (Gemini
+//! CLI and Claude Code load files below the cwd this way).
+//!
+//! The files go through the same steps as the chain's (the sandbox, pick
+//! rules, imports, hidden text, trust) under their own budget
+//! (`instructions.access-budget-bytes`, for the whole session), and are
+//! framed with the session's nonce: they read as more of the section the
+//! agent already has. A path outside the repository root loads nothing and
+//! is an error; `..` is resolved before the check, links are the sandbox's
+//! business (a linked folder leaving the root is refused like any other).
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::error::SnapshotError;
+use crate::fingerprint::Trace;
+use crate::instructions::{self, Block, Budget, Deduped, Import, Skipped, chain};
+use crate::policy::Policy;
+use crate::render;
+use crate::sandbox::{self, Handles, open_roots};
+use crate::snapshot::Snapshot;
+use crate::trust::Gate;
+
+/// One session's on-access state: where it works, and what it has been
+/// given so far.
+#[derive(Debug, Clone)]
+pub struct Session {
+    cwd: PathBuf,
+    root: Option<PathBuf>,
+    /// Files given on access so far.
+    delivered: BTreeSet<PathBuf>,
+    /// Budget used on access so far.
+    used: u64,
+}
+
+impl Session {
+    /// A session working in `cwd` (absolute), with the repository root
+    /// given or found as for a snapshot.
+    pub fn new(cwd: impl Into<PathBuf>, root: Option<PathBuf>) -> Self {
+        Session {
+            cwd: cwd.into(),
+            root,
+            delivered: BTreeSet::new(),
+            used: 0,
+        }
+    }
+
+    /// The session's working directory.
+    pub fn cwd(&self) -> &Path {
+        &self.cwd
+    }
+
+    /// The repository root the session named, if it named one.
+    pub fn root(&self) -> Option<&Path> {
+        self.root.as_deref()
+    }
+
+    /// The files given on access so far, in path order.
+    pub fn delivered(&self) -> impl Iterator<Item = &Path> {
+        self.delivered.iter().map(PathBuf::as_path)
+    }
+}
+
+/// What one access added to a session.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct Access {
+    /// The path accessed, absolute and normalized.
+    #[serde(serialize_with = "crate::paths::lossy")]
+    pub path: PathBuf,
+    /// Files loaded by this access, in order (each only once per session).
+    pub instruction_files: Vec<Block>,
+    /// Files folded into a kept one.
+    pub deduped: Vec<Deduped>,
+    /// Files not used, and why.
+    pub skipped: Vec<Skipped>,
+    /// Their `@path` imports.
+    pub imports: Vec<Import>,
+    /// The session's on-access budget after this access.
+    pub budget: Budget,
+    /// The blocks, framed with the session's nonce, to put where the
+    /// agent sees the tool's result. Empty when nothing was loaded.
+    pub prompt: String,
+}
+
+/// Loads what accessing `path` adds to `session`, whose current snapshot is
+/// `snap`.
+pub(crate) fn access(
+    policy: &Policy,
+    home: Option<&Path>,
+    handles: &Handles,
+    snap: &Snapshot,
+    session: &mut Session,
+    path: &Path,
+) -> Result<Access, SnapshotError> {
+    let absolute = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        snap.cwd.join(path)
+    };
+    let absolute = sandbox::normalize(&absolute);
+    let Ok(rel) = absolute
+        .strip_prefix(&snap.repo_root)
+        .map(Path::to_path_buf)
+    else {
+        return Err(SnapshotError::AccessOutsideRoot {
+            path: absolute,
+            root: snap.repo_root.clone(),
+        });
+    };
+    let limit = u64::try_from(policy.instructions.access_budget_bytes).unwrap_or(0);
+    let mut outcome = Access {
+        path: absolute,
+        instruction_files: Vec::new(),
+        deduped: Vec::new(),
+        skipped: Vec::new(),
+        imports: Vec::new(),
+        budget: Budget {
+            limit,
+            used: session.used,
+            exhausted: false,
+        },
+        prompt: String::new(),
+    };
+    if !policy.instructions.on_access {
+        return Ok(outcome);
+    }
+    let roots = open_roots(policy, home, &snap.cwd, Some(&snap.repo_root), handles)?;
+    // A folder loads its own files; a file (or a path not there yet) its
+    // folder's.
+    let target = if roots.repo.stamp(&rel).is_dir() {
+        rel
+    } else {
+        rel.parent().map(Path::to_path_buf).unwrap_or_default()
+    };
+    let candidates: Vec<_> = chain::below(policy, &roots, &target)
+        .into_iter()
+        .filter(|c| !session.delivered.contains(&c.path))
+        .collect();
+    let mut trace = Trace::default();
+    let mut gate = Gate::load(policy, &roots, &mut trace, false);
+    let left = limit.saturating_sub(session.used);
+    let sel = instructions::select_within(policy, &roots, &candidates, &mut trace, &mut gate, left);
+    if let Some(source) = roots.shortage() {
+        return Err(SnapshotError::ResourceExhausted {
+            path: roots.repo.path.clone(),
+            source,
+        });
+    }
+    session.used += sel.budget.used;
+    for b in &sel.blocks {
+        session.delivered.insert(b.path.clone());
+    }
+    for d in &sel.deduped {
+        session.delivered.insert(d.path.clone());
+    }
+    outcome.prompt = render::render_blocks(policy, &snap.nonce, &sel.blocks);
+    outcome.instruction_files = sel.blocks;
+    outcome.deduped = sel.deduped;
+    outcome.skipped = sel.skipped;
+    outcome.imports = sel.imports;
+    outcome.budget = Budget {
+        limit,
+        used: session.used,
+        exhausted: sel.budget.exhausted,
+    };
+    Ok(outcome)
+}
