@@ -134,15 +134,30 @@ pub(crate) fn access(
     // A folder loads its own files; a file (or a path not there yet) its
     // folder's.
     let target = if roots.repo.stamp(&rel).is_dir() {
-        rel
+        rel.clone()
     } else {
         rel.parent().map(Path::to_path_buf).unwrap_or_default()
     };
-    let candidates: Vec<_> = chain::below(policy, &roots, &target)
+    let mut trace = Trace::default();
+    let accessed = chain::slash_path(&rel);
+    let rules = snap
+        .scoped_rules
+        .iter()
+        .filter(|r| instructions::rules::matcher(&r.globs).is_match(&accessed))
+        .map(|r| chain::Candidate {
+            root: r.root,
+            origin: r.origin,
+            level: 0,
+            rel: r.rel.clone(),
+            path: r.path.clone(),
+            excluded: false,
+            on_access: true,
+        });
+    let candidates: Vec<_> = chain::below(policy, &roots, &target, &mut trace)
         .into_iter()
+        .chain(rules)
         .filter(|c| !session.delivered.contains(&c.path))
         .collect();
-    let mut trace = Trace::default();
     let mut gate = Gate::load(policy, &roots, &mut trace, false);
     let left = limit.saturating_sub(session.used);
     let sel = instructions::select_within(policy, &roots, &candidates, &mut trace, &mut gate, left);

@@ -41,6 +41,7 @@ impl Place {
             Place::Directory => 3,
             Place::Owner => 4,
             Place::Within(RootId::Named(i)) => 5 + i as u64,
+            Place::Within(RootId::Ancestor(k)) => (1 << 32) + k as u64,
         }
     }
 }

@@ -59,7 +59,7 @@ mod warning;
 pub use access::{Access, Session};
 pub use error::{BootstrapError, PolicyFailure, SnapshotError};
 pub use hidden::{HiddenFinding, HiddenReport};
-pub use instructions::{Block, Budget, Considered, Deduped, Import, Skipped, Status};
+pub use instructions::{Block, Budget, Considered, Deduped, Import, ScopedRule, Skipped, Status};
 pub use loader::{DEFAULT_CACHE_ENTRIES, DEFAULT_HANDLE_BUDGET, Loader, LoaderBuilder, SkillFile};
 pub use origin::Origin;
 pub use reason::Reason;

@@ -17,11 +17,15 @@ use serde::Serialize;
 )]
 #[serde(rename_all = "lowercase")]
 #[strum(serialize_all = "lowercase")]
+#[non_exhaustive]
 pub enum Origin {
     /// The user's home root: written by the user, for every project.
     Home,
     /// The repository root: the project's own stated conventions.
     Project,
+    /// A folder above the repository root (`instructions.ancestor-files`):
+    /// neither the user's home nor this repository.
+    Ancestor,
 }
 
 impl Origin {
@@ -44,6 +48,8 @@ pub(crate) enum RootId {
     Repo,
     /// `roots.named[i]`.
     Named(usize),
+    /// The `k`th folder above the repository root, root-most first.
+    Ancestor(usize),
 }
 
 impl RootId {
@@ -52,6 +58,7 @@ impl RootId {
         match self {
             RootId::Repo => Origin::Project,
             RootId::Home | RootId::Named(_) => Origin::Home,
+            RootId::Ancestor(_) => Origin::Ancestor,
         }
     }
 }
@@ -62,7 +69,7 @@ mod tests {
 
     #[test]
     fn words_match_their_json() {
-        for origin in [Origin::Home, Origin::Project] {
+        for origin in [Origin::Home, Origin::Project, Origin::Ancestor] {
             let json = serde_json::to_string(&origin).unwrap_or_default();
             assert_eq!(json, format!("\"{}\"", origin.as_str()));
         }

@@ -77,6 +77,9 @@ pub enum Reason {
     /// An `@import` in a file imported as deep as the policy allows: left
     /// as written.
     ImportTooDeep,
+    /// A rule whose frontmatter scopes it to some paths: listed in
+    /// `scopedRules`, loaded when one of them is accessed.
+    Scoped,
 }
 
 impl Reason {

@@ -72,6 +72,7 @@ fn render_block(
     let header = match b.origin {
         Origin::Home => &t.home_header,
         Origin::Project => &t.project_header,
+        Origin::Ancestor => &t.ancestor_header,
     };
     out.push_str(&header.fill(&[
         ("path", &path),
@@ -149,7 +150,9 @@ pub(crate) fn render(
             let one_line = collapse_whitespace(&s.description);
             let (description, label) = match s.origin {
                 Origin::Home => (one_line, ""),
-                Origin::Project => (cut_chars(&one_line, cap), label.as_str()),
+                // Skills never come from above the repository; were one to,
+                // it would read as a project's.
+                Origin::Project | Origin::Ancestor => (cut_chars(&one_line, cap), label.as_str()),
             };
             let entry = t.skill_entry.fill(&[
                 ("name", &s.name),
@@ -191,11 +194,16 @@ pub(crate) fn render(
 /// The literal starts of the header and footer templates, trimmed.
 fn guard_prefixes(policy: &Policy) -> Vec<String> {
     let t = &policy.templates;
-    [&t.home_header, &t.project_header, &t.footer]
-        .iter()
-        .map(|tpl| as_seen(tpl.literal_prefix()))
-        .filter(|p| !p.is_empty())
-        .collect()
+    [
+        &t.home_header,
+        &t.project_header,
+        &t.ancestor_header,
+        &t.footer,
+    ]
+    .iter()
+    .map(|tpl| as_seen(tpl.literal_prefix()))
+    .filter(|p| !p.is_empty())
+    .collect()
 }
 
 /// Whether a line of file text could pass for a header or footer: it

@@ -9,7 +9,9 @@ use serde::Serialize;
 use crate::error::SnapshotError;
 use crate::fingerprint::{Place, Trace};
 use crate::hidden::HiddenFinding;
-use crate::instructions::{self, Block, Budget, Considered, Deduped, Import, Skipped, chain};
+use crate::instructions::{
+    self, Block, Budget, Considered, Deduped, Import, ScopedRule, Skipped, chain,
+};
 use crate::origin::RootId;
 use crate::policy::Policy;
 use crate::render;
@@ -49,6 +51,9 @@ pub struct Snapshot {
     /// that imports), in read order: what it named, and whether it was
     /// inlined or why not.
     pub imports: Vec<Import>,
+    /// Rules scoped to some paths (`instructions.scoped-rules`), left out
+    /// of the prompt until a matching path is accessed.
+    pub scoped_rules: Vec<ScopedRule>,
     /// The instruction budget.
     pub budget: Budget,
     /// Skills that won their name, in name order.
@@ -74,6 +79,11 @@ pub struct Snapshot {
     /// Every instruction candidate and what happened to it (for `explain`).
     #[serde(skip)]
     pub considered: Vec<Considered>,
+    /// The folders above the repository root opened as roots (when the
+    /// policy reads files there), root-most first, for checking a cached
+    /// build again.
+    #[serde(skip)]
+    pub(crate) ancestor_paths: Vec<Option<PathBuf>>,
     /// The nonce carried by every block's header and footer in `prompt`
     /// (16 hex digits). Not part of the JSON.
     #[serde(skip)]
@@ -176,7 +186,7 @@ fn build_inner(
         trace.push(Place::Owner, path, *stamp, None);
     }
     let mut gate = Gate::load(policy, &roots, &mut trace, keep_text);
-    let candidates = chain::candidates(policy, &roots);
+    let candidates = chain::candidates(policy, &roots, &mut trace);
     let sel = instructions::select(policy, &roots, &candidates, &mut trace, &mut gate);
     let set = skills::skills(policy, &roots, &mut trace, cache, &mut gate);
     let store_error = gate.store_error.clone();
@@ -230,6 +240,7 @@ fn build_inner(
         deduped: sel.deduped,
         skipped: sel.skipped,
         imports: sel.imports,
+        scoped_rules: sel.scoped,
         budget: sel.budget,
         skills: set.skills,
         shadowed_project_skills: set.shadowed,
@@ -247,6 +258,11 @@ fn build_inner(
         unapproved,
         prompt,
         considered: sel.considered,
+        ancestor_paths: roots
+            .ancestors
+            .iter()
+            .map(|(p, r)| r.as_ref().map(|_| p.clone()))
+            .collect(),
         nonce,
     };
     if let Some(source) = roots.shortage() {

@@ -1,11 +1,27 @@
-//! The instruction chain: home files, then each level from the repository root
-//! down to the cwd, in the policy's order.
+//! The instruction chain: the named roots' and the home's files, then each
+//! level from the repository root down to the cwd, in the policy's order.
+//!
+//! A name is a file name, a path inside its folder (`.claude/CLAUDE.md`) or
+//! a glob (`.claude/rules/**/*.md`). A glob is expanded by listing the
+//! folders under its literal prefix through the sandbox (dot folders
+//! included: the glob said where to look), bounded in depth and entries;
+//! every folder listed is traced, so a file added later moves the
+//! fingerprint. Matches come in path order.
 
 use std::path::{Path, PathBuf};
 
+use globset::GlobMatcher;
+
+use crate::fingerprint::{Place, Trace};
 use crate::origin::{Origin, RootId};
 use crate::policy::{ChainOrder, Names, Policy};
-use crate::sandbox::Roots;
+use crate::sandbox::{Root, Roots};
+
+/// The most entries one glob expansion lists, over all its folders.
+const GLOB_ENTRIES: usize = 4096;
+
+/// How deep below its literal prefix a glob expansion walks.
+const GLOB_DEPTH: usize = 16;
 
 /// One path that may hold an instruction file.
 #[derive(Debug, Clone)]
@@ -22,6 +38,9 @@ pub(crate) struct Candidate {
     pub(crate) path: PathBuf,
     /// The level is excluded by `instructions.exclude-levels`.
     pub(crate) excluded: bool,
+    /// Loaded because a path was accessed: a scoped rule is read as any
+    /// file then.
+    pub(crate) on_access: bool,
 }
 
 /// A place's names: the policy's list, then the extra names it does not
@@ -36,71 +55,169 @@ fn names<'a>(base: &'a Names, extra: &'a Names) -> Vec<&'a str> {
     out
 }
 
-/// The candidates in read order: home files first, then the project's in
-/// the policy's order (by default outermost first, the cwd's files last).
-pub(crate) fn candidates(policy: &Policy, roots: &Roots) -> Vec<Candidate> {
-    let ins = &policy.instructions;
-    let mut out = Vec::new();
-    // The named roots' files, then the home's: the user's and an
-    // administrator's own files, before any project file.
-    for (i, named) in policy.roots.named.iter().enumerate() {
-        let Some(root) = roots.get(RootId::Named(i)) else {
+/// The paths `name` stands for in the folder `dir` of `root`: itself, or
+/// for a glob every file under its literal prefix that matches, in path
+/// order.
+fn expand(root: &Root, id: RootId, dir: &Path, name: &str, trace: &mut Trace) -> Vec<PathBuf> {
+    if !crate::policy::is_glob(name) {
+        return vec![dir.join(name)];
+    }
+    let Ok(glob) = crate::policy::compile_glob(name) else {
+        return Vec::new();
+    };
+    let matcher: GlobMatcher = glob.compile_matcher();
+    let prefix: PathBuf = name
+        .split('/')
+        .take_while(|c| !crate::policy::is_glob(c))
+        .collect();
+    let mut found = Vec::new();
+    let mut queue = std::collections::VecDeque::from([(prefix, 0usize)]);
+    let mut listed = 0usize;
+    while let Some((sub, depth)) = queue.pop_front() {
+        let folder = dir.join(&sub);
+        let stamp = root.stamp(&folder);
+        trace.push(Place::Within(id), &folder, stamp, None);
+        if !stamp.is_dir() || listed >= GLOB_ENTRIES {
+            continue;
+        }
+        let Ok(Some(mut entries)) = root.list(&folder, GLOB_ENTRIES - listed) else {
             continue;
         };
-        for name in &named.files {
-            out.push(Candidate {
-                root: RootId::Named(i),
-                origin: Origin::Home,
-                level: 0,
-                rel: PathBuf::from(name.get_ref()),
-                path: root.path.join(name.get_ref()),
-                excluded: false,
-            });
+        listed += entries.len();
+        entries.sort();
+        for entry in entries {
+            let rel = sub.join(&entry.name);
+            let Some(text) = rel.to_str() else {
+                continue;
+            };
+            if matcher.is_match(text) {
+                found.push(dir.join(&rel));
+            } else if depth + 1 < GLOB_DEPTH && !entry.is_link {
+                queue.push_back((rel, depth + 1));
+            }
         }
     }
-    if let Some(home) = &roots.home {
-        for name in names(&ins.home_files, &ins.extra_home_files) {
-            out.push(Candidate {
-                root: RootId::Home,
-                origin: Origin::Home,
-                level: 0,
-                rel: PathBuf::from(name),
-                path: home.path.join(name),
-                excluded: false,
-            });
+    found.sort();
+    found
+}
+
+/// Builds the candidates of one place.
+struct Places<'a> {
+    policy: &'a Policy,
+    roots: &'a Roots,
+    trace: &'a mut Trace,
+    out: Vec<Candidate>,
+}
+
+impl Places<'_> {
+    fn push(&mut self, id: RootId, level: usize, dir: &Path, names: &[&str], excluded: bool) {
+        let Some(root) = self.roots.get(id) else {
+            return;
+        };
+        for name in names {
+            for rel in expand(root, id, dir, name, self.trace) {
+                self.out.push(Candidate {
+                    root: id,
+                    origin: id.origin(),
+                    level,
+                    path: root.path.join(&rel),
+                    rel,
+                    excluded,
+                    on_access: false,
+                });
+            }
         }
     }
-    let mut level_rel = PathBuf::new();
-    let mut levels = vec![PathBuf::new()];
-    for c in roots.cwd_rel.components() {
-        level_rel.push(c.as_os_str());
-        levels.push(level_rel.clone());
-    }
-    let level_names = names(&ins.level_files, &ins.extra_level_files);
-    let first_project = out.len();
-    for (i, rel_dir) in levels.iter().enumerate() {
-        let excluded = policy.is_level_excluded(&slash_path(rel_dir));
-        for name in &level_names {
-            let rel = rel_dir.join(name);
-            out.push(Candidate {
-                root: RootId::Repo,
-                origin: Origin::Project,
-                level: i + 1,
-                path: roots.repo.path.join(&rel),
-                rel,
-                excluded,
-            });
+
+    /// The project's levels from the root to `to` (root-relative), less
+    /// those `skip` says are done.
+    fn levels(&mut self, to: &Path, names: &[&str], skip: &dyn Fn(&Path) -> bool) {
+        let mut dir = PathBuf::new();
+        let mut levels = vec![PathBuf::new()];
+        for c in to.components() {
+            dir.push(c.as_os_str());
+            levels.push(dir.clone());
+        }
+        for (i, rel_dir) in levels.iter().enumerate() {
+            if skip(rel_dir) {
+                continue;
+            }
+            let excluded = self.policy.is_level_excluded(&slash_path(rel_dir));
+            self.push(RootId::Repo, i + 1, rel_dir, names, excluded);
         }
     }
-    if ins.order == ChainOrder::SortedPaths {
+}
+
+/// Sorts the project's candidates by path under `sorted-paths`.
+fn order(policy: &Policy, project: &mut [Candidate]) {
+    if policy.instructions.order == ChainOrder::SortedPaths {
         // Byte order of the paths, as a string sort of them gives.
-        out[first_project..].sort_by(|a, b| {
+        project.sort_by(|a, b| {
             a.path
                 .as_os_str()
                 .as_encoded_bytes()
                 .cmp(b.path.as_os_str().as_encoded_bytes())
         });
     }
+}
+
+/// Whether any of `candidates` is there (a file, or anything a link
+/// names): the test for `fallback-level-files`.
+fn any_present(roots: &Roots, candidates: &[Candidate]) -> bool {
+    candidates.iter().any(|c| {
+        roots
+            .get(c.root)
+            .is_some_and(|r| !matches!(r.stamp(&c.rel), crate::sandbox::Stamp::Absent))
+    })
+}
+
+/// The candidates in read order: home files first, then the project's in
+/// the policy's order (by default outermost first, the cwd's files last).
+pub(crate) fn candidates(policy: &Policy, roots: &Roots, trace: &mut Trace) -> Vec<Candidate> {
+    let ins = &policy.instructions;
+    let mut places = Places {
+        policy,
+        roots,
+        trace,
+        out: Vec::new(),
+    };
+    // The named roots' files, then the home's: the user's and an
+    // administrator's own files, before any project file.
+    for (i, named) in policy.roots.named.iter().enumerate() {
+        let files: Vec<&str> = named.files.iter().map(|n| n.get_ref().as_str()).collect();
+        places.push(RootId::Named(i), 0, Path::new(""), &files, false);
+    }
+    let home_names = names(&ins.home_files, &ins.extra_home_files);
+    places.push(RootId::Home, 0, Path::new(""), &home_names, false);
+    let first_project = places.out.len();
+    // The folders above the repository root, root-most first.
+    let ancestor_names: Vec<&str> = ins
+        .ancestor_files
+        .iter()
+        .map(|n| n.get_ref().as_str())
+        .collect();
+    for k in 0..roots.ancestors.len() {
+        places.push(
+            RootId::Ancestor(k),
+            0,
+            Path::new(""),
+            &ancestor_names,
+            false,
+        );
+    }
+    let level_names = names(&ins.level_files, &ins.extra_level_files);
+    places.levels(&roots.cwd_rel, &level_names, &|_| false);
+    if !ins.fallback_level_files.is_empty() && !any_present(roots, &places.out[first_project..]) {
+        // No primary file at or above the cwd: the fallback names stand in.
+        let fallback: Vec<&str> = ins
+            .fallback_level_files
+            .iter()
+            .map(|n| n.get_ref().as_str())
+            .collect();
+        places.levels(&roots.cwd_rel, &fallback, &|_| false);
+    }
+    let mut out = places.out;
+    order(policy, &mut out[first_project..]);
     out
 }
 
@@ -108,41 +225,24 @@ pub(crate) fn candidates(policy: &Policy, roots: &Roots) -> Vec<Candidate> {
 /// `target` (a root-relative folder) that are not levels of the chain to
 /// the cwd: what accessing `target` adds. Outermost first; `sorted-paths`
 /// sorts them as the chain's.
-pub(crate) fn below(policy: &Policy, roots: &Roots, target: &Path) -> Vec<Candidate> {
+pub(crate) fn below(
+    policy: &Policy,
+    roots: &Roots,
+    target: &Path,
+    trace: &mut Trace,
+) -> Vec<Candidate> {
     let ins = &policy.instructions;
     let level_names = names(&ins.level_files, &ins.extra_level_files);
-    let mut out = Vec::new();
-    let mut dir = PathBuf::new();
-    let mut levels = vec![PathBuf::new()];
-    for c in target.components() {
-        dir.push(c.as_os_str());
-        levels.push(dir.clone());
-    }
-    for (i, rel_dir) in levels.iter().enumerate() {
-        if roots.cwd_rel.starts_with(rel_dir) {
-            continue;
-        }
-        let excluded = policy.is_level_excluded(&slash_path(rel_dir));
-        for name in &level_names {
-            let rel = rel_dir.join(name);
-            out.push(Candidate {
-                root: RootId::Repo,
-                origin: Origin::Project,
-                level: i + 1,
-                path: roots.repo.path.join(&rel),
-                rel,
-                excluded,
-            });
-        }
-    }
-    if ins.order == ChainOrder::SortedPaths {
-        out.sort_by(|a, b| {
-            a.path
-                .as_os_str()
-                .as_encoded_bytes()
-                .cmp(b.path.as_os_str().as_encoded_bytes())
-        });
-    }
+    let mut places = Places {
+        policy,
+        roots,
+        trace,
+        out: Vec::new(),
+    };
+    let cwd_rel = roots.cwd_rel.clone();
+    places.levels(target, &level_names, &|dir| cwd_rel.starts_with(dir));
+    let mut out = places.out;
+    order(policy, &mut out);
     out
 }
 

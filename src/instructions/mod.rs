@@ -17,6 +17,7 @@
 pub(crate) mod chain;
 mod imports;
 mod records;
+pub(crate) mod rules;
 pub(crate) mod text;
 
 use std::collections::HashMap;
@@ -24,6 +25,7 @@ use std::path::PathBuf;
 
 pub use imports::Import;
 pub use records::{Block, Budget, Considered, Deduped, Skipped, Status};
+pub use rules::ScopedRule;
 
 use imports::Importer;
 
@@ -58,6 +60,8 @@ pub(crate) struct Selection {
     pub(crate) warnings: Vec<Warning>,
     /// Every `@path` import met, in read order.
     pub(crate) imports: Vec<Import>,
+    /// Files whose frontmatter scopes them to some paths (left for access).
+    pub(crate) scoped: Vec<ScopedRule>,
 }
 
 /// Bytes read beyond what the budget can still use, so that a BOM, leading
@@ -161,6 +165,8 @@ struct Selector<'p> {
     picked: HashMap<(RootId, usize), PathBuf>,
     /// Imports met, by candidate.
     imports: Vec<(usize, Import)>,
+    /// Scoped rules met, by candidate.
+    scoped: Vec<(usize, ScopedRule)>,
     /// What is left of the chain's import limits (files, bytes).
     import_left: (u64, u64),
 }
@@ -188,6 +194,7 @@ impl<'p> Selector<'p> {
             longest_kept: 0,
             picked: HashMap::new(),
             imports: Vec::new(),
+            scoped: Vec::new(),
             import_left: Importer::limits(policy),
         }
     }
@@ -196,7 +203,7 @@ impl<'p> Selector<'p> {
     fn pick(&self, cand: &Candidate) -> Pick {
         match cand.origin {
             Origin::Home => self.policy.instructions.home_pick,
-            Origin::Project => self.policy.instructions.level_pick,
+            Origin::Project | Origin::Ancestor => self.policy.instructions.level_pick,
         }
     }
 
@@ -214,7 +221,9 @@ impl<'p> Selector<'p> {
     fn charged(&self, origin: Origin) -> bool {
         match self.policy.instructions.budget_scope {
             BudgetScope::All => true,
-            BudgetScope::Project => origin == Origin::Project,
+            // What the user did not write counts: the repository's files
+            // and those found above it.
+            BudgetScope::Project => origin != Origin::Home,
             BudgetScope::None => false,
         }
     }
@@ -291,6 +300,12 @@ impl<'p> Selector<'p> {
         };
         self.take_slot(cand, Pick::FirstFile);
         let stamp = file.stamp();
+        let skip_over = u64::try_from(self.policy.instructions.skip_larger_than).unwrap_or(0);
+        if skip_over > 0 && file.len() > skip_over {
+            trace.push(place, &cand.rel, stamp, None);
+            self.skip(i, cand, Reason::TooLarge);
+            return;
+        }
         // A project file with more than one hard link may be a link to a
         // file outside the repository: always reported, refused per policy.
         if cand.origin == Origin::Project && stamp.is_hard_linked() {
@@ -372,6 +387,25 @@ impl<'p> Selector<'p> {
             self.skip(i, cand, Reason::NotText);
             return None;
         };
+        // A scoped rule waits for a path it applies to (unless this is
+        // that access).
+        if self.policy.instructions.scoped_rules
+            && !cand.on_access
+            && let Some(globs) = rules::scope_of(&text)
+        {
+            self.scoped.push((
+                i,
+                ScopedRule {
+                    path: cand.path.clone(),
+                    origin: cand.origin,
+                    globs,
+                    root: cand.root,
+                    rel: cand.rel.clone(),
+                },
+            ));
+            self.skip(i, cand, Reason::Scoped);
+            return None;
+        }
         if Importer::enabled(self.policy) {
             let mut importer = Importer::new(self.policy, root, cand.root, self.import_left);
             text = importer.expand(&text, &cand.rel, trace, gate);
@@ -533,6 +567,7 @@ impl<'p> Selector<'p> {
             considered,
             warnings: in_read_order(self.warnings),
             imports: in_read_order(self.imports),
+            scoped: in_read_order(self.scoped),
         }
     }
 }

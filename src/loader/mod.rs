@@ -344,6 +344,7 @@ impl Loader {
                 &self.handles,
                 snap.home.as_deref(),
                 &snap.named_paths(),
+                &snap.ancestor_paths,
                 &snap.repo_root,
             )
             .map_err(|e| match e {
@@ -551,6 +552,7 @@ impl Loader {
             &self.handles,
             snap.home.as_deref(),
             &snap.named_paths(),
+            &snap.ancestor_paths,
             &snap.repo_root,
         ) else {
             return false;

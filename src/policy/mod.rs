@@ -37,6 +37,7 @@ pub(crate) use schema::{
 };
 pub use template::{Template, TemplateSyntaxError};
 pub use validate::{MAX_BUDGET_BYTES, MAX_FILE_BYTES, SUPPORTED_VERSION};
+pub(crate) use validate::{compile_glob, is_glob};
 
 /// The default policy, reproducing Lisa's loader.
 pub const BUILTIN_POLICY: &str = include_str!("../../policies/lisa.toml");
@@ -620,6 +621,7 @@ impl Policy {
                 .named
                 .get(i)
                 .map_or("", |n| n.name.get_ref().as_str()),
+            RootId::Ancestor(_) => "ancestor",
         }
     }
 

@@ -344,6 +344,24 @@ section! {
         /// session loads on access (the chain's budget is apart), for the
         /// files `budget-scope` counts.
         access_budget_bytes: i64 => "access-budget-bytes",
+        /// Names read at each level, like `level-files`, but only when no
+        /// `level-files` file (nor `ancestor-files` file) exists at or above
+        /// the cwd (Claude Code reads `AGENTS.md` only without a
+        /// `CLAUDE.md`).
+        fallback_level_files: Names => "fallback-level-files",
+        /// Names read in every folder above the repository root, up to the
+        /// file system's root or the nearest `roots.ceiling-directories`
+        /// entry (Claude Code reads every ancestor's `CLAUDE.md`). Each
+        /// folder is its own sandbox; its files are labelled `ancestor`.
+        /// Empty: nothing above the root is read.
+        ancestor_files: Names => "ancestor-files",
+        /// Whether a file whose frontmatter has `paths:` globs is a scoped
+        /// rule: not loaded with the chain, listed in `scopedRules`, loaded
+        /// on access to a matching path.
+        scoped_rules: bool => "scoped-rules",
+        /// A file larger than this many bytes is skipped (`too-large`)
+        /// rather than cut (0: never; Claude Code skips files over 4 MiB).
+        skip_larger_than: i64 => "skip-larger-than",
     }
 }
 
@@ -441,6 +459,10 @@ section! {
         /// The line opening a project file's block. Placeholders: `{path}`,
         /// `{origin}`, `{nonce}` (required).
         project_header: Template => "project-header",
+        /// The line opening a block read above the repository root
+        /// (`instructions.ancestor-files`). Placeholders: `{path}`,
+        /// `{origin}`, `{nonce}` (required).
+        ancestor_header: Template => "ancestor-header",
         /// The line closing every block. Placeholders: `{path}`, `{nonce}` (required).
         footer: Template => "footer",
         /// Put at the start of a file line that looks like a header or footer,

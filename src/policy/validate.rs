@@ -29,6 +29,7 @@ pub(crate) const TEMPLATE_RULES: &[(&str, &[&str], &[&str])] = &[
     ("preamble", &["nonce"], &[]),
     ("home-header", &["path", "origin", "nonce"], &["nonce"]),
     ("project-header", &["path", "origin", "nonce"], &["nonce"]),
+    ("ancestor-header", &["path", "origin", "nonce"], &["nonce"]),
     ("footer", &["path", "nonce"], &["nonce"]),
     ("forged-line-prefix", &[], &[]),
     (
@@ -56,6 +57,12 @@ pub(crate) const TEMPLATE_RULES: &[(&str, &[&str], &[&str])] = &[
     ("import-close", &["path"], &[]),
     ("import-failed", &["path", "reason"], &[]),
 ];
+
+/// Whether a file name of the chain is a glob (it holds `*`, `?`, `[` or
+/// `{`).
+pub(crate) fn is_glob(name: &str) -> bool {
+    name.contains(['*', '?', '[', '{'])
+}
 
 /// Compiles an `exclude-levels` glob: `*` never crosses a `/`.
 pub(crate) fn compile_glob(pattern: &str) -> Result<globset::Glob, globset::Error> {
@@ -129,6 +136,38 @@ impl Checker<'_> {
                     format!("`{key}` entry {n:?} is not a plain file name"),
                     "not a plain name",
                     "use a single path component, such as \"AGENTS.md\"".into(),
+                );
+            }
+        }
+    }
+
+    /// Paths relative to a place (the home root, a level): plain
+    /// components, no `.` or `..`, and globs (`.claude/rules/**/*.md`)
+    /// that compile.
+    fn relative_names(&mut self, key: &str, names: &Option<Spanned<Names>>) {
+        let Some(list) = names else { return };
+        for name in list.get_ref() {
+            let n = name.get_ref();
+            let bad = n.is_empty()
+                || n.starts_with('/')
+                || n.contains(['\\', '\0'])
+                || n.split('/').any(|c| c.is_empty() || c == "." || c == "..");
+            if bad {
+                self.push_help(
+                    ProblemKind::InvalidValue,
+                    name.span(),
+                    format!("`{key}` entry {n:?} is not a path inside its folder"),
+                    "not a relative path",
+                    "use a name such as \"AGENTS.md\", a path such as \".claude/CLAUDE.md\", or a glob such as \".claude/rules/**/*.md\" (no `..`)".into(),
+                );
+            } else if is_glob(n)
+                && let Err(e) = compile_glob(n)
+            {
+                self.push(
+                    ProblemKind::InvalidGlob,
+                    name.span(),
+                    format!("invalid glob in `{key}`: {}", e.kind()),
+                    "invalid glob",
                 );
             }
         }
@@ -351,7 +390,7 @@ impl Checker<'_> {
                 );
             }
             let files = Some(Spanned::new(0..0, root.files.clone()));
-            self.file_names("roots.named.files", &files, true);
+            self.relative_names("roots.named.files", &files);
         }
     }
 }
@@ -396,8 +435,16 @@ pub(crate) fn check_layer(
     c.named_roots(&r.named);
 
     let i = &layer.instructions;
-    c.file_names("instructions.home-files", &i.home_files, true);
-    c.file_names("instructions.level-files", &i.level_files, true);
+    c.relative_names("instructions.home-files", &i.home_files);
+    c.relative_names("instructions.level-files", &i.level_files);
+    c.relative_names("instructions.fallback-level-files", &i.fallback_level_files);
+    c.relative_names("instructions.ancestor-files", &i.ancestor_files);
+    c.range(
+        "instructions.skip-larger-than",
+        &i.skip_larger_than,
+        0,
+        1 << 40,
+    );
     c.file_names("instructions.extra-home-files", &i.extra_home_files, true);
     c.file_names("instructions.extra-level-files", &i.extra_level_files, true);
     if let Some(globs) = &i.exclude_levels {

@@ -23,6 +23,10 @@ pub(crate) struct Roots {
     pub(crate) repo: Root,
     /// The policy's named roots, in its order (`None`: not there).
     pub(crate) named: Vec<Option<Root>>,
+    /// The folders above the repository root whose files the policy reads
+    /// (`instructions.ancestor-files`), root-most first, each its own
+    /// sandbox (`None`: it could not be opened).
+    pub(crate) ancestors: Vec<(PathBuf, Option<Root>)>,
     /// The working directory, absolute.
     pub(crate) cwd: PathBuf,
     /// The working directory relative to the repository root.
@@ -50,6 +54,7 @@ impl Roots {
             RootId::Home => self.home.as_ref(),
             RootId::Repo => Some(&self.repo),
             RootId::Named(i) => self.named.get(i)?.as_ref(),
+            RootId::Ancestor(k) => self.ancestors.get(k)?.1.as_ref(),
         }
     }
 
@@ -67,6 +72,7 @@ pub(crate) struct Attached {
     home: Option<Root>,
     repo: Root,
     named: Vec<Option<Root>>,
+    ancestors: Vec<Option<Root>>,
 }
 
 impl Attached {
@@ -76,6 +82,7 @@ impl Attached {
             RootId::Home => self.home.as_ref(),
             RootId::Repo => Some(&self.repo),
             RootId::Named(i) => self.named.get(i)?.as_ref(),
+            RootId::Ancestor(k) => self.ancestors.get(k)?.as_ref(),
         }
     }
 
@@ -102,6 +109,7 @@ pub(crate) fn attach(
     handles: &Handles,
     home: Option<&Path>,
     named: &[Option<PathBuf>],
+    ancestors: &[Option<PathBuf>],
     repo: &Path,
 ) -> io::Result<Attached> {
     let shortage = Arc::new(Shortage::default());
@@ -113,10 +121,15 @@ pub(crate) fn attach(
         .iter()
         .map(|p| p.as_deref().map(|p| handles.root(p, &shortage)).transpose())
         .collect::<io::Result<_>>()?;
+    let ancestors = ancestors
+        .iter()
+        .map(|p| p.as_deref().map(|p| handles.root(p, &shortage)).transpose())
+        .collect::<io::Result<_>>()?;
     Ok(Attached {
         home,
         repo: handles.root(repo, &shortage)?,
         named,
+        ancestors,
     })
 }
 
@@ -240,9 +253,35 @@ pub(crate) fn open_roots(
             None => None,
         });
     }
+    // The folders above the root, when the policy reads files there: each
+    // stamped (a folder created or replaced later moves the fingerprint)
+    // and opened as its own sandbox, root-most first.
+    let mut ancestors = Vec::new();
+    if !policy.instructions.ancestor_files.is_empty() {
+        for dir in repo_path.ancestors().skip(1) {
+            if policy.is_ceiling(dir) {
+                break;
+            }
+            dir_probes.push((dir.to_path_buf(), ambient::directory_stamp(dir)));
+            let root = match handles.open(dir) {
+                Ok(handle) => Some(Root {
+                    path: dir.to_path_buf(),
+                    dir: handle,
+                    shortage: shortage.clone(),
+                }),
+                Err(e) if open::is_exhaustion(&e) => {
+                    return Err(open_root_error(dir.to_path_buf(), e));
+                }
+                Err(_) => None,
+            };
+            ancestors.push((dir.to_path_buf(), root));
+        }
+        ancestors.reverse();
+    }
     Ok(Roots {
         home,
         named,
+        ancestors,
         repo: Root {
             path: repo_path,
             dir: repo_dir,

@@ -118,11 +118,11 @@ pub(crate) fn resolve(policy: &Policy, found: Vec<Found>, rejected: Vec<Rejected
         for winner in winners {
             let listed = match winner.origin {
                 Origin::Home => true,
-                Origin::Project if project_listed < max_project => {
+                Origin::Project | Origin::Ancestor if project_listed < max_project => {
                     project_listed += 1;
                     true
                 }
-                Origin::Project => {
+                Origin::Project | Origin::Ancestor => {
                     hidden_project += 1;
                     false
                 }

@@ -280,7 +280,7 @@ fn locked_update<T>(
         return Err(TrustError::NoHome);
     };
     let attached =
-        sandbox::attach(handles, Some(home), &[], &first.repo_root).map_err(|source| {
+        sandbox::attach(handles, Some(home), &[], &[], &first.repo_root).map_err(|source| {
             SnapshotError::OpenRoot {
                 path: home.to_path_buf(),
                 source,
