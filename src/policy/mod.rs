@@ -49,10 +49,11 @@ pub const SHIPPED: &[(&str, &str)] = &[
     ("lisa", BUILTIN_POLICY),
     ("codex", include_str!("../../policies/codex.toml")),
     ("gemini", include_str!("../../policies/gemini.toml")),
+    ("claude-code", include_str!("../../policies/claude-code.toml")),
 ];
 
 /// The names of [`SHIPPED`], in order.
-pub const SHIPPED_NAMES: &[&str] = &["lisa", "codex", "gemini"];
+pub const SHIPPED_NAMES: &[&str] = &["lisa", "codex", "gemini", "claude-code"];
 
 /// How many shipped policies may extend one another in a chain.
 const MAX_EXTENDS_DEPTH: usize = 4;
