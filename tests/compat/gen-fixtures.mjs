@@ -923,7 +923,7 @@ fixture({
 
 fixture({
   name: 'access-outside',
-  about: 'touching paths outside the cwd: beside it in the project, above the project, in the home folder',
+  about: 'touching paths outside the cwd (beside it, above the project, in the home folder), in it, and below it',
   peers: GEMINI,
   tree: [
     doc('GEMINI.md', 'Fixture root, above the project.'),
@@ -935,9 +935,10 @@ fixture({
     doc('repo/a/GEMINI.md', 'Level a, the cwd.'),
     doc('repo/b/GEMINI.md', 'Level b, beside the cwd.'),
     doc('repo/b/c/GEMINI.md', 'Below b.'),
+    doc('repo/a/d/GEMINI.md', 'Below the cwd: the only file loaded on access.'),
   ],
   cwd: 'repo/a',
-  accesses: ['outside/f.ts', 'repo/b/c/f.ts', 'home/proj/f.ts', 'repo/f.ts', 'repo/a/f.ts'],
+  accesses: ['outside/f.ts', 'repo/b/c/f.ts', 'home/proj/f.ts', 'repo/f.ts', 'repo/a/f.ts', 'repo/a/d/f.ts'],
 });
 
 fixture({
