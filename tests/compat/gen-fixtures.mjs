@@ -861,6 +861,22 @@ fixture({
   cwd: 'repo/a',
 });
 
+fixture({
+  name: 'imports-only',
+  about: 'files that hold nothing but an import (no tag line): at offset 0, of an empty file, of a blank file',
+  peers: GEMINI,
+  tree: [
+    dir('repo/.git'),
+    raw('repo/GEMINI.md', '@notes.md\n'),
+    doc('repo/notes.md', 'Notes, the whole of the root file.'),
+    raw('repo/a/GEMINI.md', '  @empty.md  \n'),
+    raw('repo/a/empty.md', ''),
+    raw('repo/a/b/GEMINI.md', '\t@blank.md\r\n'),
+    raw('repo/a/b/blank.md', '\n  \n'),
+  ],
+  cwd: 'repo/a/b',
+});
+
 // ---------------------------------------------------------------- on access (Gemini)
 
 // `accesses`: paths a tool touches after the session starts, in order. The
