@@ -877,6 +877,40 @@ fixture({
   cwd: 'repo/a/b',
 });
 
+fixture({
+  name: 'imports-root-markers',
+  about: 'the import root follows the configured markers (a .git that is not a marker does not count)',
+  peers: GEMINI,
+  settings: { markers: ['ROOT.marker'] },
+  tree: [
+    raw('repo/ROOT.marker', ''),
+    doc('repo/top.md', 'At the marker root, above the inner .git.'),
+    dir('repo/pkg/.git'),
+    doc('repo/pkg/GEMINI.md', 'Up to the marker root: @../top.md'),
+  ],
+  cwd: 'repo/pkg',
+});
+
+fixture({
+  name: 'imports-odd-specs',
+  about: 'specs with percent escapes (decoded for the root check only), a #fragment, a CRLF line end',
+  peers: GEMINI,
+  tree: [
+    doc('outside/notes.md', 'Outside the repository.'),
+    dir('repo/.git'),
+    doc('repo/GEMINI.md',
+      'Literal percent name: @my%20notes.md',
+      'Escaped dots, no such folder: @sub/%2e%2e/notes.md',
+      'Escaped dots out: @a/%2e%2e/%2e%2e/outside/notes.md',
+      'Fragment: @notes.md#intro',
+      'CRLF: @notes.md\r',
+      'End.'),
+    doc('repo/my%20notes.md', 'A file whose name holds %20.'),
+    doc('repo/notes.md', 'Notes.'),
+  ],
+  cwd: 'repo',
+});
+
 // ---------------------------------------------------------------- on access (Gemini)
 
 // `accesses`: paths a tool touches after the session starts, in order. The
