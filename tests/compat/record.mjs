@@ -15,6 +15,9 @@
 // Node process that handles every fixture in turn (`--isolate`: a fresh
 // process per fixture, same answers, much slower).
 //
+// Gemini also shows what each of a fixture's `accesses` loads (its on-access
+// discovery) and how each file's `@` imports were expanded.
+//
 // The recorder reads only what the program shows: any output it cannot parse
 // is an error, never an empty list.
 
