@@ -75,6 +75,7 @@ function fixture(f) {
     settings: f.settings ?? {},
     tree: f.tree,
     cwd: f.cwd,
+    ...(f.accesses ? { accesses: f.accesses } : {}),
   });
 }
 
@@ -596,11 +597,493 @@ fixture({
   cwd: 'repo',
 });
 
+// ---------------------------------------------------------------- imports (Gemini)
+
+// `@path` imports inside GEMINI.md files (Gemini CLI's memoryImportProcessor,
+// "tree" format). Codex has no imports, so these are Gemini-only. Every file
+// still opens with its tag line; an import sits after whitespace (a line
+// start counts) so that Gemini's scanner sees it.
+
+fixture({
+  name: 'imports-basic',
+  about: 'imports relative to the importing file: plain, nested folder, ./, ../ within the root, out and back in',
+  peers: GEMINI,
+  tree: [
+    dir('repo/.git'),
+    doc('repo/GEMINI.md', 'Read @notes.md first.', 'Style: @./docs/style.md', 'Nested: @docs/api/rules.md'),
+    doc('repo/notes.md', 'Root notes, imported.'),
+    doc('repo/docs/style.md', 'Style guide, imported with ./.'),
+    doc('repo/docs/api/rules.md', 'API rules, two folders down.'),
+    doc('repo/a/GEMINI.md', 'Shared: @../shared/common.md', 'Out and back in: @../../repo/shared/other.md'),
+    doc('repo/shared/common.md', 'Common text, imported from level a with ../.'),
+    doc('repo/shared/other.md', 'Other text, reached through ../../repo/.'),
+  ],
+  cwd: 'repo/a',
+});
+
+fixture({
+  name: 'imports-nested',
+  about: 'imports three deep, each relative to the file that holds it',
+  peers: GEMINI,
+  tree: [
+    dir('repo/.git'),
+    doc('repo/GEMINI.md', 'Top: @lib/one.md', 'After the import.'),
+    doc('repo/lib/one.md', 'One, then @sub/two.md then more of one.'),
+    doc('repo/lib/sub/two.md', 'Two: @../../three.md'),
+    doc('repo/three.md', 'Three, the deepest.'),
+  ],
+  cwd: 'repo',
+});
+
+fixture({
+  name: 'imports-depth',
+  about: 'a chain of seven imports: the depth limit (5) leaves the rest of the chain unexpanded',
+  peers: GEMINI,
+  tree: [
+    dir('repo/.git'),
+    doc('repo/GEMINI.md', 'Chain start: @chain/c1.md'),
+    ...[1, 2, 3, 4, 5, 6].map((i) => doc(`repo/chain/c${i}.md`, `Link ${i}: @c${i + 1}.md`)),
+    doc('repo/chain/c7.md', 'Link 7, the end of the chain.'),
+  ],
+  cwd: 'repo',
+});
+
+fixture({
+  name: 'imports-cycle',
+  about: 'a two-file cycle (a, b, a), a three-file cycle, a file importing itself, GEMINI.md importing itself',
+  peers: GEMINI,
+  tree: [
+    dir('repo/.git'),
+    doc('repo/GEMINI.md', 'Pair: @cyc/a.md', 'Ring: @cyc/x.md', 'Self: @cyc/self.md', 'Me: @GEMINI.md'),
+    doc('repo/cyc/a.md', 'A imports @b.md'),
+    doc('repo/cyc/b.md', 'B imports @a.md'),
+    doc('repo/cyc/x.md', 'X imports @y.md'),
+    doc('repo/cyc/y.md', 'Y imports @z.md'),
+    doc('repo/cyc/z.md', 'Z imports @./x.md'),
+    doc('repo/cyc/self.md', 'Self imports @self.md'),
+  ],
+  cwd: 'repo',
+});
+
+fixture({
+  name: 'imports-cycle-back',
+  about: 'an imported file imports the GEMINI.md that imported it, and a link to itself',
+  peers: GEMINI,
+  tree: [
+    dir('repo/.git'),
+    doc('repo/GEMINI.md', 'Down: @sub/back.md', 'Alias: @sub/real.md'),
+    doc('repo/sub/back.md', 'Back up: @../GEMINI.md'),
+    doc('repo/sub/real.md', 'Real imports its alias @alias.md'),
+    link('repo/sub/alias.md', 'real.md'),
+  ],
+  cwd: 'repo',
+});
+
+{
+  const n = 50;
+  const name = (i) => `r${String(i).padStart(2, '0')}.md`;
+  fixture({
+    name: 'imports-cycle-long',
+    about: 'a ring of 50 files, each importing the next: the depth limit comes before the cycle',
+    peers: GEMINI,
+    tree: [
+      dir('repo/.git'),
+      doc('repo/GEMINI.md', `Ring: @ring/${name(1)}`),
+      ...Array.from({ length: n }, (_, k) => doc(`repo/ring/${name(k + 1)}`, `Ring ${k + 1}: @${name(((k + 1) % n) + 1)}`)),
+    ],
+    cwd: 'repo',
+  });
+}
+
+fixture({
+  name: 'imports-escape',
+  about: 'imports leaving the project root: ../, an absolute path, a link out (file and folder), URLs; a link inside is fine',
+  peers: GEMINI,
+  tree: [
+    doc('outside/notes.md', 'Outside the repository.'),
+    dir('repo/.git'),
+    doc('repo/GEMINI.md',
+      'Up: @../outside/notes.md',
+      'Absolute: @/etc/passwd',
+      'Link out: @link-out.md',
+      'Folder link out: @linkdir/notes.md',
+      'Link in: @link-in.md',
+      'Web: @https://example.com/notes.md',
+      'File URL: @file:///etc/passwd'),
+    link('repo/link-out.md', '../outside/notes.md'),
+    link('repo/linkdir', '../outside'),
+    link('repo/link-in.md', 'docs/inside.md'),
+    doc('repo/docs/inside.md', 'Inside, reached through a link.'),
+  ],
+  cwd: 'repo',
+});
+
+fixture({
+  name: 'imports-home-from-project',
+  about: 'a project file imports the home GEMINI.md (outside the project root)',
+  peers: GEMINI,
+  tree: [
+    doc('home/.gemini/GEMINI.md', 'Gemini global.'),
+    dir('repo/.git'),
+    doc('repo/GEMINI.md', 'Home again: @../home/.gemini/GEMINI.md'),
+  ],
+  cwd: 'repo',
+});
+
+fixture({
+  name: 'imports-from-home',
+  about: 'imports in the home GEMINI.md: its own folder, a subfolder, its parent, the project',
+  peers: GEMINI,
+  tree: [
+    doc('home/.gemini/GEMINI.md', 'Mine: @notes.md', 'Deeper: @more/extra.md', 'Parent: @../shared.md', 'Project: @../../repo/GEMINI.md'),
+    doc('home/.gemini/notes.md', 'Home notes, beside the home file.'),
+    doc('home/.gemini/more/extra.md', 'Home extra, one folder down.'),
+    doc('home/shared.md', 'In $HOME, above ~/.gemini.'),
+    dir('repo/.git'),
+    doc('repo/GEMINI.md', 'Root.'),
+  ],
+  cwd: 'repo',
+});
+
+fixture({
+  name: 'imports-missing',
+  about: 'imports of a missing file, a file in a missing folder, a dangling link inside and one pointing out',
+  peers: GEMINI,
+  tree: [
+    dir('repo/.git'),
+    doc('repo/GEMINI.md', 'Gone: @nope.md', 'Gone folder: @no/such/file.md', 'Dangling: @dangling.md', 'Dangling out: @dangling-out.md', 'Still here.'),
+    link('repo/dangling.md', 'missing-target.md'),
+    link('repo/dangling-out.md', '../outside/missing.md'),
+  ],
+  cwd: 'repo',
+});
+
+fixture({
+  name: 'imports-directory',
+  about: 'imports naming a directory (with and without a trailing slash) and the current folder',
+  peers: GEMINI,
+  tree: [
+    dir('repo/.git'),
+    doc('repo/GEMINI.md', 'Folder: @docs', 'Slash: @docs/', 'Dot: @.'),
+    doc('repo/docs/readme.md', 'In the imported folder: not read.'),
+  ],
+  cwd: 'repo',
+});
+
+fixture({
+  name: 'imports-code',
+  about: 'imports inside code spans and fences (left as written), and in what is not code to Gemini (~~~, indented)',
+  peers: GEMINI,
+  tree: [
+    dir('repo/.git'),
+    doc('repo/GEMINI.md',
+      'Span: `@a.md` and `` @b.md `` stay.',
+      'Live: @a.md',
+      '```',
+      '@a.md in a fence',
+      '```',
+      '```md',
+      'tagged @b.md fence',
+      '```',
+      '````',
+      '```',
+      '@a.md in a four-backtick fence',
+      '````',
+      '~~~',
+      '@a.md in a tilde fence',
+      '~~~',
+      '    @b.md in an indented block',
+      "It`s a stray backtick, so @a.md is code up to the next one: `x` @b.md."),
+    doc('repo/a.md', 'A.'),
+    doc('repo/b.md', 'B.'),
+  ],
+  cwd: 'repo',
+});
+
+fixture({
+  name: 'imports-prose',
+  about: '@ in prose: @param, an email address, trailing punctuation, odd first characters, an HTML comment, a tab',
+  peers: GEMINI,
+  tree: [
+    dir('repo/.git'),
+    doc('repo/GEMINI.md',
+      'Document every @param of a function.',
+      'Mail user@example.com or team@notes.md for help.',
+      'See @notes.md.',
+      'Wrapped (@notes.md) is not after whitespace.',
+      'Home tilde @~/notes.md, digit @1notes.md, underscore @_notes.md, lone @ sign, double @@notes.md.',
+      '<!-- @notes.md -->',
+      'Tab:\t@notes.md',
+      'Plain @notes.md'),
+    doc('repo/notes.md', 'Notes.'),
+  ],
+  cwd: 'repo',
+});
+
+{
+  const n = 100;
+  const part = (i) => `repo/parts/p${String(i).padStart(3, '0')}.md`;
+  fixture({
+    name: 'imports-fanout',
+    about: 'one file importing 100 files',
+    peers: GEMINI,
+    tree: [
+      dir('repo/.git'),
+      doc('repo/GEMINI.md', ...Array.from({ length: n }, (_, i) => `- @${part(i).slice('repo/'.length)}`)),
+      ...Array.from({ length: n }, (_, i) => doc(part(i), `Part ${i}.`)),
+    ],
+    cwd: 'repo',
+  });
+}
+
+fixture({
+  name: 'imports-repeated',
+  about: 'one file imported twice by one file and again by another; a GEMINI.md imported that also loads on its own',
+  peers: GEMINI,
+  tree: [
+    dir('repo/.git'),
+    doc('repo/GEMINI.md', 'First: @shared.md', 'Second: @./shared.md', 'Level a file: @a/GEMINI.md'),
+    doc('repo/shared.md', 'Shared text.'),
+    doc('repo/a/GEMINI.md', 'Level a, the cwd: @../shared.md'),
+  ],
+  cwd: 'repo/a',
+});
+
+fixture({
+  name: 'imports-root-per-file',
+  about: 'no marker anywhere: the import root is the importing file\'s own folder',
+  peers: GEMINI,
+  tree: [
+    doc('repo/up.md', 'Above the cwd.'),
+    doc('repo/a/GEMINI.md', 'Below: @sub/x.md', 'Above: @../up.md'),
+    doc('repo/a/sub/x.md', 'In a subfolder of the file.'),
+  ],
+  cwd: 'repo/a',
+});
+
+fixture({
+  name: 'imports-only',
+  about: 'files that hold nothing but an import (no tag line): at offset 0, of an empty file, of a blank file',
+  peers: GEMINI,
+  tree: [
+    dir('repo/.git'),
+    raw('repo/GEMINI.md', '@notes.md\n'),
+    doc('repo/notes.md', 'Notes, the whole of the root file.'),
+    raw('repo/a/GEMINI.md', '  @empty.md  \n'),
+    raw('repo/a/empty.md', ''),
+    raw('repo/a/b/GEMINI.md', '\t@blank.md\r\n'),
+    raw('repo/a/b/blank.md', '\n  \n'),
+  ],
+  cwd: 'repo/a/b',
+});
+
+fixture({
+  name: 'imports-root-markers',
+  about: 'the import root follows the configured markers (a .git that is not a marker does not count)',
+  peers: GEMINI,
+  settings: { markers: ['ROOT.marker'] },
+  tree: [
+    raw('repo/ROOT.marker', ''),
+    doc('repo/top.md', 'At the marker root, above the inner .git.'),
+    dir('repo/pkg/.git'),
+    doc('repo/pkg/GEMINI.md', 'Up to the marker root: @../top.md'),
+  ],
+  cwd: 'repo/pkg',
+});
+
+fixture({
+  name: 'imports-odd-specs',
+  about: 'specs with percent escapes (decoded for the root check only), a #fragment, a CRLF line end',
+  peers: GEMINI,
+  tree: [
+    doc('outside/notes.md', 'Outside the repository.'),
+    dir('repo/.git'),
+    doc('repo/GEMINI.md',
+      'Literal percent name: @my%20notes.md',
+      'Escaped dots, no such folder: @sub/%2e%2e/notes.md',
+      'Escaped dots out: @a/%2e%2e/%2e%2e/outside/notes.md',
+      'Fragment: @notes.md#intro',
+      'CRLF: @notes.md\r',
+      'End.'),
+    doc('repo/my%20notes.md', 'A file whose name holds %20.'),
+    doc('repo/notes.md', 'Notes.'),
+  ],
+  cwd: 'repo',
+});
+
+// ---------------------------------------------------------------- on access (Gemini)
+
+// `accesses`: paths a tool touches after the session starts, in order. The
+// recorder hands each one, as an absolute path spelled as given, to Gemini's
+// MemoryContextManager.discoverContext with the workspace folders as the
+// trusted roots (what tools/jit-context.js does for read_file & co.).
+
+{
+  const tree = [
+    dir('repo/.git'),
+    doc('repo/GEMINI.md', 'Root, loaded at startup.'),
+    doc('repo/a/GEMINI.md', 'Level a, below the cwd.'),
+    doc('repo/a/b/GEMINI.md', 'Level b, two below the cwd.'),
+    raw('repo/a/b/file.ts', 'export {};\n'),
+  ];
+  fixture({
+    name: 'access-two-levels',
+    about: 'touching a file two levels below the cwd, with GEMINI.md at every level',
+    peers: GEMINI,
+    tree,
+    cwd: 'repo',
+    accesses: ['repo/a/b/file.ts'],
+  });
+  fixture({
+    name: 'access-twice',
+    about: 'touching the same file twice, then a missing file beside it, then its folder',
+    peers: GEMINI,
+    tree,
+    cwd: 'repo',
+    accesses: ['repo/a/b/file.ts', 'repo/a/b/file.ts', 'repo/a/b/new.ts', 'repo/a/b'],
+  });
+}
+
+{
+  const tree = [
+    dir('repo/.git'),
+    doc('repo/GEMINI.md', 'Root.'),
+    doc('repo/x/GEMINI.md', 'Subtree x.'),
+    doc('repo/x/y/GEMINI.md', 'Subtree x/y.'),
+    doc('repo/z/GEMINI.md', 'Subtree z.'),
+    doc('repo/z/w/GEMINI.md', 'Subtree z/w.'),
+  ];
+  fixture({
+    name: 'access-siblings-xz',
+    about: 'two sibling subtrees touched x first; then a shallower path in x (nothing new)',
+    peers: GEMINI,
+    tree,
+    cwd: 'repo',
+    accesses: ['repo/x/y/f.ts', 'repo/z/w/f.ts', 'repo/x/f.ts'],
+  });
+  fixture({
+    name: 'access-siblings-zx',
+    about: 'the same subtrees touched z first, the shallow path in x before the deep one',
+    peers: GEMINI,
+    tree,
+    cwd: 'repo',
+    accesses: ['repo/z/w/f.ts', 'repo/x/f.ts', 'repo/x/y/f.ts'],
+  });
+}
+
+fixture({
+  name: 'access-outside',
+  about: 'touching paths outside the cwd (beside it, above the project, in the home folder), in it, and below it',
+  peers: GEMINI,
+  tree: [
+    doc('GEMINI.md', 'Fixture root, above the project.'),
+    doc('outside/GEMINI.md', 'Outside the repository.'),
+    doc('home/.gemini/GEMINI.md', 'Gemini global.'),
+    doc('home/proj/GEMINI.md', 'In $HOME, not a project.'),
+    dir('repo/.git'),
+    doc('repo/GEMINI.md', 'Root.'),
+    doc('repo/a/GEMINI.md', 'Level a, the cwd.'),
+    doc('repo/b/GEMINI.md', 'Level b, beside the cwd.'),
+    doc('repo/b/c/GEMINI.md', 'Below b.'),
+    doc('repo/a/d/GEMINI.md', 'Below the cwd: the only file loaded on access.'),
+  ],
+  cwd: 'repo/a',
+  accesses: ['outside/f.ts', 'repo/b/c/f.ts', 'home/proj/f.ts', 'repo/f.ts', 'repo/a/f.ts', 'repo/a/d/f.ts'],
+});
+
+fixture({
+  name: 'access-dotdot',
+  about: 'touched paths spelled with ..: one that stays below the cwd, one that leaves it, one that leaves and comes back',
+  peers: GEMINI,
+  tree: [
+    doc('outside/GEMINI.md', 'Outside the repository.'),
+    dir('repo/.git'),
+    doc('repo/GEMINI.md', 'Root, the cwd.'),
+    doc('repo/a/GEMINI.md', 'Level a.'),
+    doc('repo/b/GEMINI.md', 'Level b.'),
+    doc('repo/b/c/GEMINI.md', 'Level b/c.'),
+  ],
+  cwd: 'repo',
+  accesses: ['repo/a/../b/c/f.ts', 'repo/../outside/f.ts', 'repo/a/../../repo/a/f.ts'],
+});
+
+fixture({
+  name: 'access-imports',
+  about: 'GEMINI.md files below the cwd with imports; one of them was already imported at startup',
+  peers: GEMINI,
+  tree: [
+    dir('repo/.git'),
+    doc('repo/GEMINI.md', 'Root imports a file below: @pkg/GEMINI.md'),
+    doc('repo/pkg/GEMINI.md', 'Package: @docs/pkg-notes.md and @../shared.md and @../../outside.md'),
+    doc('repo/pkg/docs/pkg-notes.md', 'Package notes.'),
+    doc('repo/shared.md', 'Shared, at the root.'),
+    doc('outside.md', 'Above the repository.'),
+    doc('repo/pkg/mod/GEMINI.md', 'Module: @../../shared.md', '```', '@../docs/pkg-notes.md', '```'),
+  ],
+  cwd: 'repo',
+  accesses: ['repo/pkg/mod/main.ts'],
+});
+
+fixture({
+  name: 'access-nested-git',
+  about: 'a nested repository below the cwd: the on-access walk goes through it; its imports use its own root',
+  peers: GEMINI,
+  tree: [
+    dir('repo/.git'),
+    doc('repo/GEMINI.md', 'Outer root, the cwd.'),
+    doc('repo/shared.md', 'Outer shared.'),
+    doc('repo/lib/GEMINI.md', 'Nested root: @../shared.md and @own.md'),
+    raw('repo/lib/.git', 'gitdir: ../.git/modules/lib\n'),
+    doc('repo/lib/own.md', 'Nested own file.'),
+    doc('repo/lib/src/GEMINI.md', 'Nested src.'),
+  ],
+  cwd: 'repo',
+  accesses: ['repo/lib/src/f.ts'],
+});
+
+fixture({
+  name: 'access-names-order',
+  about: 'extra names on access: order inside one folder, a blank file, a link to a file loaded at startup',
+  peers: GEMINI,
+  settings: { extraNames: ['TEAM.md', 'AAA.md'] },
+  tree: [
+    dir('repo/.git'),
+    doc('repo/GEMINI.md', 'Root GEMINI.'),
+    doc('repo/TEAM.md', 'Root TEAM.'),
+    doc('repo/d/GEMINI.md', 'd GEMINI.'),
+    doc('repo/d/TEAM.md', 'd TEAM.'),
+    doc('repo/d/AAA.md', 'd AAA.'),
+    raw('repo/d/e/GEMINI.md', '\n  \n'),
+    doc('repo/d/e/TEAM.md', 'e TEAM.'),
+    link('repo/d/e/AAA.md', '../../GEMINI.md'),
+  ],
+  cwd: 'repo',
+  accesses: ['repo/d/e/f.ts'],
+});
+
+fixture({
+  name: 'access-deep-missing',
+  about: 'a touched path whose folders do not exist yet; a touched folder that does',
+  peers: GEMINI,
+  tree: [
+    dir('repo/.git'),
+    doc('repo/GEMINI.md', 'Root.'),
+    doc('repo/a/GEMINI.md', 'Level a.'),
+    doc('repo/a/b/GEMINI.md', 'Level a/b, an existing folder touched as such.'),
+  ],
+  cwd: 'repo',
+  accesses: ['repo/a/new/deeper/f.ts', 'repo/a/b'],
+});
+
 // ---------------------------------------------------------------- write
 
 for (const f of fixtures) {
   for (const e of f.tree) {
     if (e.path.split('/').includes('..') || e.path.startsWith('/')) throw new Error(`${f.name}: bad path ${e.path}`);
+  }
+  // Touched paths may hold `..` (on purpose), never an absolute path.
+  for (const a of f.accesses ?? []) {
+    if (typeof a !== 'string' || a === '' || a.startsWith('/')) throw new Error(`${f.name}: bad access ${a}`);
   }
 }
 

@@ -15,6 +15,9 @@
 // Node process that handles every fixture in turn (`--isolate`: a fresh
 // process per fixture, same answers, much slower).
 //
+// Gemini also shows what each of a fixture's `accesses` loads (its on-access
+// discovery) and how each file's `@` imports were expanded.
+//
 // The recorder reads only what the program shows: any output it cannot parse
 // is an error, never an empty list.
 
@@ -24,7 +27,7 @@ import {
   rmSync, statSync, symlinkSync, writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative, sep } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -141,12 +144,28 @@ function render(a) {
     peer: a.peer,
     version: a.version,
     fixture: a.fixture,
-    instructions: a.instructions.map((i) => ({ path: i.path, includedBytes: i.includedBytes })),
+    instructions: a.instructions.map(renderInstruction),
     skills: [...a.skills]
       .sort((x, y) => Buffer.compare(Buffer.from(x.name), Buffer.from(y.name)) || Buffer.compare(Buffer.from(x.path), Buffer.from(y.path)))
       .map((s) => ({ name: s.name, path: s.path, description: s.description, ...(s.system ? { system: true } : {}) })),
+    // Only for a fixture with `accesses`: one entry per access, in order.
+    ...(a.onAccess ? { onAccess: a.onAccess.map((o) => ({ access: o.access, instructions: o.instructions.map(renderInstruction) })) } : {}),
   };
   return JSON.stringify(ordered, null, 2) + '\n';
+}
+
+/** An instruction file, or an inlined import: `imports` only when it has any. */
+function renderInstruction(i) {
+  return {
+    path: i.path,
+    includedBytes: i.includedBytes,
+    ...(i.imports && i.imports.length ? { imports: i.imports.map(renderImport) } : {}),
+  };
+}
+
+/** An import entry: inlined (a file, with its own imports) or not (spec + outcome). */
+function renderImport(m) {
+  return m.outcome ? { spec: m.spec, outcome: m.outcome } : renderInstruction(m);
 }
 
 /** Machine-wide skill folders would leak into every recording. */
@@ -236,6 +255,8 @@ function codexConfig(settings) {
 }
 
 function recordCodex(bin, f, root) {
+  // `codex debug prompt-input` shows the prompt at session start; no tool runs.
+  if (f.accesses) fail('the fixture has `accesses`, which the Codex recorder cannot play (no tool call runs); list it for gemini only');
   const home = join(root, 'home');
   const codexHome = join(home, '.codex');
   mkdirSync(codexHome, { recursive: true });
@@ -432,6 +453,8 @@ function geminiJob(f, root) {
     cwd: join(root, ...f.cwd.split('/')),
     outFile: join(root, '.gemini-answer.json'),
     settings: f.settings,
+    // Absolute, spelled as given (a `..` stays in): discoverContext resolves it.
+    accesses: (f.accesses ?? []).map((a) => `${root}/${a}`),
   };
 }
 
@@ -498,12 +521,20 @@ async function geminiChild({ pkg, jobs }) {
     await memory.refresh();
     const skills = config.getSkillManager();
     await skills.discoverSkills(config.storage, [], config.isTrustedFolder());
+    // On access: what tools/jit-context.js's discoverJitContext does for
+    // read_file, write_file, replace, list_directory and read_many_files,
+    // on this session's manager (the one refresh() filled), in order.
+    const onAccess = [];
+    for (const accessed of job.accesses) {
+      onAccess.push(await memory.discoverContext(accessed, [...config.getWorkspaceContext().getDirectories()]));
+    }
     const answer = {
       fileNames: memoryTool.getAllGeminiMdFilenames(),
       global: memory.getGlobalMemory(),
       extension: memory.getExtensionMemory(),
       project: memory.getEnvironmentMemory(),
       userProject: memory.getUserProjectMemory(),
+      onAccess,
       skills: skills.getSkills().map((s) => ({
         name: s.name,
         description: s.description,
@@ -527,7 +558,11 @@ function parseGemini(f, root, raw) {
     return { name: s.name, description: s.description, path: relPath(root, s.location, 'gemini skill') };
   });
   if (!skills.some((s) => s.system)) fail('gemini lists no built-in skills: format changed?');
-  return { instructions, skills };
+  if (raw.onAccess.length !== (f.accesses ?? []).length) fail(`gemini answered ${raw.onAccess.length} accesses, the fixture has ${(f.accesses ?? []).length}`);
+  const onAccess = f.accesses
+    ? f.accesses.map((access, i) => ({ access, instructions: parseGeminiBlocks(f, root, raw.onAccess[i], `on-access (${access})`) }))
+    : undefined;
+  return { instructions, skills, onAccess };
 }
 
 /** Splits Gemini's `--- Context from: <path> ---` blocks, checking each. */
@@ -545,8 +580,9 @@ function parseGeminiBlocks(f, root, text, part) {
     const shown = text.slice(start, end);
     const path = relPath(root, abs, `gemini ${part} file`);
     const bytes = readFileSync(abs);
-    if (shown !== bytes.toString('utf8').trim()) fail(`gemini shows ${path} differently from the file's trimmed text`);
-    out.push({ path, includedBytes: bytes.length });
+    // The block is the file's text with its imports processed, then trimmed.
+    const imports = readGeminiImports(root, abs, shown, path);
+    out.push({ path, includedBytes: bytes.length, imports });
     pos = end + close.length;
     if (pos < text.length) {
       if (!text.startsWith(GEMINI_BLOCK_SEP, pos)) fail(`gemini ${part} blocks not separated by a blank line after ${path}`);
@@ -554,6 +590,107 @@ function parseGeminiBlocks(f, root, text, part) {
     }
   }
   return out;
+}
+
+// ------------------------------------------------------------------ gemini imports
+
+// Gemini's memoryImportProcessor ("tree" format, the CLI's default) replaces
+// each `@path` token of a file with the imported file's processed text,
+// framed, or with a comment; a token it leaves alone stays as written. The
+// recorder reads which happened from the shown text, walking it alongside the
+// file. To know where tokens are, it uses the processor's own token rule
+// (`@` at the start or after whitespace, up to whitespace, the first character
+// `.`, `/` or an ASCII letter) and code-region rule (a backtick run up to the
+// next run of the same length); both are checked against the output: a token
+// shown as written must be in a code region or in a file past the depth limit,
+// and a token in a code region must be shown as written.
+const GEMINI_IMPORT_MAX_DEPTH = 5;
+const isWs = (c) => c === ' ' || c === '\t' || c === '\n' || c === '\r';
+
+function geminiImportTokens(content) {
+  const out = [];
+  let i = 0;
+  while (i < content.length) {
+    i = content.indexOf('@', i);
+    if (i < 0) break;
+    if (i > 0 && !isWs(content[i - 1])) { i++; continue; }
+    let j = i + 1;
+    while (j < content.length && !isWs(content[j])) j++;
+    const spec = content.slice(i + 1, j);
+    if (spec.length > 0 && /^[./A-Za-z]/.test(spec)) out.push({ start: i, end: j, spec });
+    i = j + 1;
+  }
+  return out;
+}
+
+function geminiCodeRegions(content) {
+  const out = [];
+  const re = /(`+)([\s\S]*?)\1/g;
+  let m;
+  while ((m = re.exec(content)) !== null) out.push([m.index, m.index + m[0].length]);
+  return out;
+}
+
+/** The imports of the top-level file `abs`, read from its shown (trimmed) block. */
+function readGeminiImports(root, abs, shown, what) {
+  const content = readFileSync(abs, 'utf8');
+  const lead = content.length - content.trimStart().length;
+  const state = { root, shown, pos: 0, what };
+  const imports = walkGeminiImports(state, content, abs, 0, lead, true);
+  if (state.pos !== shown.length) fail(`gemini shows ${what} with ${shown.length - state.pos} unexplained characters at the end: ${JSON.stringify(shown.slice(state.pos, state.pos + 80))}`);
+  return imports;
+}
+
+/**
+ * Matches the processed form of `content` (the file `abs`, at import depth
+ * `depth`) against state.shown from state.pos; returns the import entries.
+ * `top`: the outermost file, whose processed text was trimmed.
+ */
+function walkGeminiImports(state, content, abs, depth, from, top) {
+  const { root, shown } = state;
+  const where = () => `${state.what}, in ${relPath(root, abs, 'imported file')} at shown offset ${state.pos}`;
+  const expect = (lit) => {
+    if (!shown.startsWith(lit, state.pos)) fail(`gemini shows ${where()} ${JSON.stringify(shown.slice(state.pos, state.pos + 80))}, expected ${JSON.stringify(lit.slice(0, 80))}`);
+    state.pos += lit.length;
+  };
+  const regions = geminiCodeRegions(content);
+  const imports = [];
+  let last = from;
+  for (const t of geminiImportTokens(content)) {
+    if (t.start < from) continue;
+    expect(content.slice(last, t.start));
+    last = t.end;
+    const inCode = regions.some(([s, e]) => t.start >= s && t.start < e);
+    const tooDeep = depth >= GEMINI_IMPORT_MAX_DEPTH;
+    if (shown.startsWith(`@${t.spec}`, state.pos)) {
+      if (!tooDeep && !inCode) fail(`gemini left @${t.spec} as written (${where()}) though it is neither in a code region nor past the depth limit`);
+      state.pos += 1 + t.spec.length;
+      imports.push({ spec: t.spec, outcome: tooDeep ? 'too-deep' : 'code' });
+      continue;
+    }
+    if (tooDeep || inCode) fail(`gemini processed @${t.spec} (${where()}) though it is ${tooDeep ? 'past the depth limit' : 'in a code region'}`);
+    const opened = `<!-- Imported from: ${t.spec} -->\n`;
+    if (shown.startsWith(opened, state.pos)) {
+      state.pos += opened.length;
+      const target = resolve(dirname(abs), t.spec);
+      const nested = walkGeminiImports(state, readFileSync(target, 'utf8'), target, depth + 1, 0, false);
+      expect(`\n<!-- End of import from: ${t.spec} -->`);
+      imports.push({ path: relPath(root, target, 'imported file'), includedBytes: readFileSync(target).length, imports: nested });
+    } else if (shown.startsWith(`<!-- File already processed: ${t.spec} -->`, state.pos)) {
+      state.pos += `<!-- File already processed: ${t.spec} -->`.length;
+      imports.push({ spec: t.spec, outcome: 'cycle' });
+    } else if (shown.startsWith(`<!-- Import failed: ${t.spec} - `, state.pos)) {
+      const close = shown.indexOf(' -->', state.pos);
+      const message = shown.slice(state.pos + `<!-- Import failed: ${t.spec} - `.length, close);
+      state.pos = close + ' -->'.length;
+      imports.push({ spec: t.spec, outcome: message === 'Path traversal attempt' ? 'refused' : 'missing' });
+    } else {
+      fail(`gemini shows @${t.spec} (${where()}) as ${JSON.stringify(shown.slice(state.pos, state.pos + 80))}, none of the known forms`);
+    }
+  }
+  const rest = content.slice(last);
+  expect(top ? rest.trimEnd() : rest);
+  return imports;
 }
 
 // ------------------------------------------------------------------ entry
