@@ -11,7 +11,7 @@
 //! is an error; `..` is resolved before the check, links are the sandbox's
 //! business (a linked folder leaving the root is refused like any other).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -33,6 +33,9 @@ pub struct Session {
     root: Option<PathBuf>,
     /// Files given on access so far.
     delivered: BTreeSet<PathBuf>,
+    /// The device and inode of every file given so far, at the start or
+    /// on access (a link to one of them is not given again).
+    given: BTreeMap<(u64, u64), PathBuf>,
     /// Budget used on access so far.
     used: u64,
 }
@@ -45,6 +48,7 @@ impl Session {
             cwd: cwd.into(),
             root,
             delivered: BTreeSet::new(),
+            given: BTreeMap::new(),
             used: 0,
         }
     }
@@ -160,7 +164,34 @@ pub(crate) fn access(
         .collect();
     let mut gate = Gate::load(policy, &roots, &mut trace, false);
     let left = limit.saturating_sub(session.used);
-    let sel = instructions::select_within(policy, &roots, &candidates, &mut trace, &mut gate, left);
+    // The files the session holds, by identity: the chain's project files
+    // and what earlier accesses gave.
+    let identity = |path: &Path| {
+        path.strip_prefix(&roots.repo.path)
+            .ok()
+            .and_then(|rel| roots.repo.stamp(rel).identity())
+    };
+    if session.given.is_empty() {
+        for b in &snap.instruction_files {
+            if let Some(id) = identity(&b.path) {
+                session.given.insert(id, b.path.clone());
+            }
+        }
+    }
+    let given = session
+        .given
+        .iter()
+        .map(|(id, path)| (*id, path.clone()))
+        .collect();
+    let sel = instructions::select_within(
+        policy,
+        &roots,
+        &candidates,
+        &mut trace,
+        &mut gate,
+        left,
+        given,
+    );
     if let Some(source) = roots.shortage() {
         return Err(SnapshotError::ResourceExhausted {
             path: roots.repo.path.clone(),
@@ -170,6 +201,9 @@ pub(crate) fn access(
     session.used += sel.budget.used;
     for b in &sel.blocks {
         session.delivered.insert(b.path.clone());
+        if let Some(id) = identity(&b.path) {
+            session.given.insert(id, b.path.clone());
+        }
     }
     for d in &sel.deduped {
         session.delivered.insert(d.path.clone());

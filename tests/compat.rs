@@ -67,6 +67,18 @@ const INTENDED: &[(&str, &str, &str)] = &[
          (Gemini lists `name: \"\"`, an empty description, and turns `ns/tool*x` into `ns-tool-x`)",
     ),
     (
+        "gemini",
+        "imports-odd-specs",
+        "percent escapes in an import are not decoded; Gemini decodes them for its root check only \
+         (`%2e%2e` there), so both load nothing but Gemini calls it refused",
+    ),
+    (
+        "gemini",
+        "imports-odd-specs",
+        "percent escapes in an import are not decoded; Gemini decodes them for its root check only \
+         (`%2e%2e` there), so both load nothing but Gemini calls it refused",
+    ),
+    (
         "codex",
         "skills-links",
         "skill folders linked from outside their root are refused",
@@ -87,6 +99,8 @@ struct Fixture {
     settings: Settings,
     tree: Vec<Entry>,
     cwd: String,
+    #[serde(default)]
+    accesses: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -120,6 +134,8 @@ struct Recording {
     version: String,
     instructions: Vec<RecordedFile>,
     skills: Vec<RecordedSkill>,
+    #[serde(default)]
+    on_access: Vec<RecordedAccess>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -127,6 +143,25 @@ struct Recording {
 struct RecordedFile {
     path: String,
     included_bytes: u64,
+    #[serde(default)]
+    imports: Vec<RecordedImport>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RecordedImport {
+    path: Option<String>,
+    included_bytes: Option<u64>,
+    spec: Option<String>,
+    outcome: Option<String>,
+    #[serde(default)]
+    imports: Vec<RecordedImport>,
+}
+
+#[derive(Debug, Deserialize)]
+struct RecordedAccess {
+    access: String,
+    instructions: Vec<RecordedFile>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -147,11 +182,93 @@ enum Share {
     Part(u64),
 }
 
+/// What became of one `@path`: inlined (its path, its bytes, its own
+/// imports), or not (the path as written, and an outcome word).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Imported {
+    Inlined(String, u64, Vec<Imported>),
+    Failed(String, String),
+}
+
+/// One instruction file: its path, how much of it, its imports.
+type File = (String, Share, Vec<Imported>);
+
 /// One side's answer, in comparable form.
 #[derive(Debug, PartialEq, Eq)]
 struct Answer {
-    instructions: Vec<(String, Share)>,
+    instructions: Vec<File>,
     skills: Vec<(String, String, String)>,
+    /// For each access, in order: what it loaded.
+    on_access: Vec<(String, Vec<File>)>,
+}
+
+/// The outcome word the recordings use for one of our reasons.
+fn outcome_word(reason: Option<lisa_context::Reason>) -> &'static str {
+    match reason.map(|r| r.as_str()) {
+        None => "inlined",
+        Some("import-outside-root" | "symlink-escape" | "symlink-refused") => "refused",
+        Some("import-cycle") => "cycle",
+        Some("import-too-deep") => "too-deep",
+        Some("import-limit") => "limit",
+        Some(_) => "missing",
+    }
+}
+
+/// Our flat import records (document order, each with its depth) as the
+/// recordings' tree, for the imports of the chain file `from`.
+fn import_tree(imports: &[lisa_context::Import], from: &Path, root: &Path) -> Vec<Imported> {
+    fn build(
+        list: &[&lisa_context::Import],
+        i: &mut usize,
+        depth: usize,
+        root: &Path,
+    ) -> Vec<Imported> {
+        let mut out = Vec::new();
+        while *i < list.len() && list[*i].depth >= depth {
+            let rec = list[*i];
+            *i += 1;
+            if rec.depth > depth {
+                continue;
+            }
+            match (rec.reason, &rec.path) {
+                (None, Some(path)) => {
+                    let children = build(list, i, depth + 1, root);
+                    out.push(Imported::Inlined(relative(path, root), rec.bytes, children));
+                }
+                _ => out.push(Imported::Failed(
+                    rec.spec.clone(),
+                    outcome_word(rec.reason).to_string(),
+                )),
+            }
+        }
+        out
+    }
+    let mine: Vec<&lisa_context::Import> = imports
+        .iter()
+        .skip_while(|r| !(r.depth == 0 && r.from == from))
+        .take_while(|r| r.depth > 0 || r.from == from)
+        .collect();
+    let mut i = 0;
+    build(&mine, &mut i, 0, root)
+}
+
+/// The recordings' import tree, without the tokens that were code (we do
+/// not record text that never was an import).
+fn their_imports(list: &[RecordedImport]) -> Vec<Imported> {
+    list.iter()
+        .filter(|r| r.outcome.as_deref() != Some("code"))
+        .map(|r| match (&r.path, &r.outcome) {
+            (Some(path), None) => Imported::Inlined(
+                path.clone(),
+                r.included_bytes.unwrap_or(0),
+                their_imports(&r.imports),
+            ),
+            _ => Imported::Failed(
+                r.spec.clone().unwrap_or_default(),
+                r.outcome.clone().unwrap_or_default(),
+            ),
+        })
+        .collect()
 }
 
 fn compat_dir() -> PathBuf {
@@ -300,18 +417,35 @@ fn ours(fixture: &Fixture, peer: &str) -> Result<Answer, String> {
     let snap: std::sync::Arc<Snapshot> = loader
         .snapshot(&root.join(&fixture.cwd))
         .map_err(|e| format!("{e:?}"))?;
-    let instructions = snap
-        .instruction_files
-        .iter()
-        .map(|b| {
-            let share = if b.truncated {
-                Share::Part(b.included_bytes)
-            } else {
-                Share::Whole
-            };
-            (relative(&b.path, &root), share)
-        })
-        .collect();
+    let files = |blocks: &[lisa_context::Block], imports: &[lisa_context::Import]| -> Vec<File> {
+        blocks
+            .iter()
+            .map(|b| {
+                let share = if b.truncated {
+                    Share::Part(b.included_bytes)
+                } else {
+                    Share::Whole
+                };
+                (
+                    relative(&b.path, &root),
+                    share,
+                    import_tree(imports, &b.path, &root),
+                )
+            })
+            .collect()
+    };
+    let instructions = files(&snap.instruction_files, &snap.imports);
+    let mut session = lisa_context::Session::new(root.join(&fixture.cwd), None);
+    let mut on_access = Vec::new();
+    for access in &fixture.accesses {
+        let loaded = match loader.access(&mut session, &root.join(access)) {
+            Ok(a) => files(&a.instruction_files, &a.imports),
+            // A path outside the root loads nothing (an error here).
+            Err(lisa_context::SnapshotError::AccessOutsideRoot { .. }) => Vec::new(),
+            Err(e) => return Err(format!("access {access}: {e:?}")),
+        };
+        on_access.push((access.clone(), loaded));
+    }
     let mut skills: Vec<_> = snap
         .skills
         .iter()
@@ -328,27 +462,34 @@ fn ours(fixture: &Fixture, peer: &str) -> Result<Answer, String> {
     Ok(Answer {
         instructions,
         skills,
+        on_access,
     })
 }
 
 /// The recorded answer, in the same form.
 fn theirs(fixture: &Fixture, recording: &Recording) -> Answer {
-    let files = sizes(fixture);
-    let instructions = recording
-        .instructions
+    let sizes = sizes(fixture);
+    let files = |list: &[RecordedFile]| -> Vec<File> {
+        list.iter()
+            .map(|f| {
+                // Whole when every byte of the text (surrounding whitespace
+                // aside) went in.
+                let text_len = sizes
+                    .get(&f.path)
+                    .map(|c| String::from_utf8_lossy(c).trim_end().len() as u64);
+                let share = match text_len {
+                    Some(len) if f.included_bytes >= len => Share::Whole,
+                    _ => Share::Part(f.included_bytes),
+                };
+                (f.path.clone(), share, their_imports(&f.imports))
+            })
+            .collect()
+    };
+    let instructions = files(&recording.instructions);
+    let on_access = recording
+        .on_access
         .iter()
-        .map(|f| {
-            // Whole when every byte of the text (surrounding whitespace
-            // aside) went in.
-            let text_len = files
-                .get(&f.path)
-                .map(|c| String::from_utf8_lossy(c).trim_end().len() as u64);
-            let share = match text_len {
-                Some(len) if f.included_bytes >= len => Share::Whole,
-                _ => Share::Part(f.included_bytes),
-            };
-            (f.path.clone(), share)
-        })
+        .map(|a| (a.access.clone(), files(&a.instructions)))
         .collect();
     let mut skills: Vec<_> = recording
         .skills
@@ -360,6 +501,7 @@ fn theirs(fixture: &Fixture, recording: &Recording) -> Answer {
     Answer {
         instructions,
         skills,
+        on_access,
     }
 }
 

@@ -221,10 +221,12 @@ pub(crate) fn candidates(policy: &Policy, roots: &Roots, trace: &mut Trace) -> V
     out
 }
 
-/// The candidates of the levels between the repository root and
-/// `target` (a root-relative folder) that are not levels of the chain to
-/// the cwd: what accessing `target` adds. Outermost first; `sorted-paths`
-/// sorts them as the chain's.
+/// The candidates of the levels below the cwd down to `target` (a
+/// root-relative folder): what accessing `target` adds to the chain. A
+/// target not below the cwd adds nothing (the chain holds the levels at and
+/// above the cwd; a folder beside it is not the session's). Outermost
+/// first, names in the policy's order within a level (whatever `order`
+/// says: Gemini CLI sorts only what it loads at the start).
 pub(crate) fn below(
     policy: &Policy,
     roots: &Roots,
@@ -232,6 +234,9 @@ pub(crate) fn below(
     trace: &mut Trace,
 ) -> Vec<Candidate> {
     let ins = &policy.instructions;
+    if !target.starts_with(&roots.cwd_rel) {
+        return Vec::new();
+    }
     let level_names = names(&ins.level_files, &ins.extra_level_files);
     let mut places = Places {
         policy,
@@ -241,9 +246,7 @@ pub(crate) fn below(
     };
     let cwd_rel = roots.cwd_rel.clone();
     places.levels(target, &level_names, &|dir| cwd_rel.starts_with(dir));
-    let mut out = places.out;
-    order(policy, &mut out);
-    out
+    places.out
 }
 
 /// A relative path with `/` separators, as globs expect.

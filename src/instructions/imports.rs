@@ -25,7 +25,7 @@ use serde::Serialize;
 use super::text;
 use crate::fingerprint::{Place, Trace};
 use crate::origin::{Origin, RootId};
-use crate::policy::{ImportFailure, Policy};
+use crate::policy::{ImportFailure, ImportRoot, Policy};
 use crate::reason::Reason;
 use crate::sandbox::{Opened, Root, Stamp};
 use crate::trust::{self, Gate, ItemKind};
@@ -57,6 +57,8 @@ pub(crate) struct Importer<'a> {
     root: &'a Root,
     root_id: RootId,
     max_depth: usize,
+    /// The folder (root-relative) imports of the current file must stay in.
+    bound: PathBuf,
     files_left: u64,
     bytes_left: u64,
     /// Every outcome, in document order.
@@ -138,6 +140,7 @@ impl<'a> Importer<'a> {
             root,
             root_id,
             max_depth: usize::try_from(policy.instructions.import_depth).unwrap_or(0),
+            bound: PathBuf::new(),
             files_left,
             bytes_left,
             records: Vec::new(),
@@ -172,7 +175,30 @@ impl<'a> Importer<'a> {
         gate: &mut Gate,
     ) -> String {
         let mut inside = Vec::new();
+        self.bound = self.bound_for(rel, trace);
         self.expand_at(text, rel, 0, &mut inside, trace, gate)
+    }
+
+    /// The folder the imports of the chain file `rel` must stay in: its
+    /// root, or (`import-root = "marker"`, Gemini CLI's rule) the nearest
+    /// folder at or above the file's own holding a repository marker, else
+    /// the file's own folder. The markers probed are traced.
+    fn bound_for(&self, rel: &Path, trace: &mut Trace) -> PathBuf {
+        if self.policy.instructions.import_root == ImportRoot::Root {
+            return PathBuf::new();
+        }
+        let dir = rel.parent().unwrap_or(Path::new(""));
+        for d in dir.ancestors() {
+            for marker in &self.policy.roots.repo_markers {
+                let probe = d.join(marker.get_ref());
+                let stamp = self.root.stamp(&probe);
+                trace.push(Place::Within(self.root_id), &probe, stamp, None);
+                if stamp.is_dir() || stamp.is_file() {
+                    return d.to_path_buf();
+                }
+            }
+        }
+        dir.to_path_buf()
     }
 
     /// The root-relative path `spec` names from the folder of `from`, or
@@ -185,28 +211,18 @@ impl<'a> Importer<'a> {
         {
             return None;
         }
-        let joined = if spec.starts_with('/') {
-            Path::new(spec)
-                .strip_prefix(&self.root.path)
-                .ok()?
-                .to_path_buf()
-        } else {
-            from.parent().unwrap_or(Path::new("")).join(spec)
-        };
-        let mut out = PathBuf::new();
-        for c in joined.components() {
-            match c {
-                Component::Normal(n) => out.push(n),
-                Component::CurDir => {}
-                Component::ParentDir => {
-                    if !out.pop() {
-                        return None;
-                    }
-                }
-                Component::RootDir | Component::Prefix(_) => return None,
-            }
+        // Resolved as an absolute path, lexically (`a/../../repo/x` that
+        // leaves the root and comes back in is inside), then taken back
+        // under the root and the bound.
+        let base = self.root.path.join(from.parent().unwrap_or(Path::new("")));
+        let absolute = crate::sandbox::normalize(&base.join(spec));
+        let rel = absolute.strip_prefix(&self.root.path).ok()?;
+        if rel.components().any(|c| !matches!(c, Component::Normal(_)))
+            || !rel.starts_with(&self.bound)
+        {
+            return None;
         }
-        (!out.as_os_str().is_empty()).then_some(out)
+        Some(rel.to_path_buf())
     }
 
     fn record(&mut self, from: &Path, spec: &str, path: Option<PathBuf>, depth: usize) -> usize {
@@ -297,6 +313,10 @@ impl<'a> Importer<'a> {
         };
         if inside.contains(&rel) {
             return fail(self, Reason::ImportCycle);
+        }
+        // The root folder itself (`@.` at the top).
+        if rel.as_os_str().is_empty() {
+            return fail(self, Reason::NotRegularFile);
         }
         if self.files_left == 0 || self.bytes_left == 0 {
             return fail(self, Reason::ImportLimit);

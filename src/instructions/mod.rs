@@ -78,10 +78,12 @@ pub(crate) fn select(
     gate: &mut Gate,
 ) -> Selection {
     let limit = u64::try_from(policy.instructions.budget_bytes).unwrap_or(0);
-    select_within(policy, roots, candidates, trace, gate, limit)
+    select_within(policy, roots, candidates, trace, gate, limit, Vec::new())
 }
 
-/// [`select`] with another budget: what on-access loading has left.
+/// [`select`] with another budget, and files already given (their device
+/// and inode, and their path): what on-access loading has left. A
+/// candidate that is one of those files is folded into it.
 pub(crate) fn select_within(
     policy: &Policy,
     roots: &Roots,
@@ -89,8 +91,10 @@ pub(crate) fn select_within(
     trace: &mut Trace,
     gate: &mut Gate,
     limit: u64,
+    given: Vec<((u64, u64), PathBuf)>,
 ) -> Selection {
     let mut run = Selector::new(policy, candidates.len(), limit);
+    run.kept_by_identity.extend(given);
     for i in grant_order(policy, candidates) {
         run.consider(roots, i, &candidates[i], trace, gate);
     }

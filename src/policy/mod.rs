@@ -28,9 +28,9 @@ use crate::sandbox::{self, UserFileError};
 pub use diagnostic::{InvalidPolicy, PolicyError, Problem, ProblemKind};
 pub use schema::{
     BudgetCounts, BudgetOrder, BudgetScope, ChainOrder, Conflict, FrontmatterMode, HardLinkRule,
-    HiddenText, ImportFailure, Instructions, LongDescription, MarkerKind, NameFrom, NamedRoot,
-    Names, Pick, ProjectTrust, Roots, SkillSource, Skills, SourceLevels, SymlinkRule, Templates,
-    Trust, Whitespace,
+    HiddenText, ImportFailure, ImportRoot, Instructions, LongDescription, MarkerKind, NameFrom,
+    NamedRoot, Names, Pick, ProjectTrust, Roots, SkillSource, Skills, SourceLevels, SymlinkRule,
+    Templates, Trust, Whitespace,
 };
 pub(crate) use schema::{
     InstructionsLayer, PolicyLayer, ROOT_WORDS, RootsLayer, SkillsLayer, TemplatesLayer, TrustLayer,
@@ -49,7 +49,10 @@ pub const SHIPPED: &[(&str, &str)] = &[
     ("lisa", BUILTIN_POLICY),
     ("codex", include_str!("../../policies/codex.toml")),
     ("gemini", include_str!("../../policies/gemini.toml")),
-    ("claude-code", include_str!("../../policies/claude-code.toml")),
+    (
+        "claude-code",
+        include_str!("../../policies/claude-code.toml"),
+    ),
 ];
 
 /// The names of [`SHIPPED`], in order.

@@ -331,6 +331,11 @@ section! {
         /// What stands where an import failed: `literal` (the `@path` as
         /// written) or `comment` (`templates.import-failed`).
         import_failure: ImportFailure => "import-failure",
+        /// Where imports must stay: `root` (the importing file's root) or
+        /// `marker` (the nearest folder at or above the chain file's own
+        /// that holds a `roots.repo-markers` entry, else that folder:
+        /// Gemini CLI's rule). Never beyond the root either way.
+        import_root: ImportRoot => "import-root",
         /// The most files one chain file may import, at every depth.
         import_max_files: i64 => "import-max-files",
         /// The most bytes read for one chain file's imports, at every depth.
@@ -644,6 +649,17 @@ words! {
         Literal => "literal",
         /// `templates.import-failed`.
         Comment => "comment",
+    }
+}
+
+words! {
+    /// The folder `@path` imports must stay in.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum ImportRoot {
+        /// The importing file's root.
+        Root => "root",
+        /// The nearest folder holding a repository marker.
+        Marker => "marker",
     }
 }
 
@@ -1084,6 +1100,7 @@ mod tests {
         check_words::<BudgetCounts>();
         check_words::<Whitespace>();
         check_words::<ImportFailure>();
+        check_words::<ImportRoot>();
         check_words::<Conflict>();
         check_words::<LongDescription>();
     }
