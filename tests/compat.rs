@@ -29,7 +29,9 @@ use lisa_context::{Loader, Snapshot};
 use serde::Deserialize;
 
 /// The programs the suite compares with.
-const PEERS: &[&str] = &["codex", "gemini"];
+/// `claude-code`'s answers come from its documentation (it cannot run
+/// here), and say so in their `source`.
+const PEERS: &[&str] = &["codex", "gemini", "claude-code"];
 
 /// Pairs (peer, fixture) where the compat policy differs from the program
 /// on purpose, and why. Each is still compared, and must differ.

@@ -18,6 +18,8 @@ const outDir = join(here, 'fixtures');
 const BOTH = ['codex', 'gemini'];
 const CODEX = ['codex'];
 const GEMINI = ['gemini'];
+/** Claude Code cannot run here: its answers are written from its documentation. */
+const CLAUDE = ['claude-code'];
 
 // ---------------------------------------------------------------- entries
 
@@ -1073,6 +1075,81 @@ fixture({
   ],
   cwd: 'repo',
   accesses: ['repo/a/new/deeper/f.ts', 'repo/a/b'],
+});
+
+// ---------------------------------------------------------- Claude Code
+// Claude Code is closed source and not run here; these fixtures' expected
+// answers (expected/claude-code) are written by hand from its public
+// documentation and say so ("source": "documentation").
+
+fixture({
+  name: 'claude-memory-order',
+  about: 'home CLAUDE.md and rules, a folder above the repository, root and cwd levels, .claude/CLAUDE.md, unscoped and scoped rules, CLAUDE.local.md',
+  peers: CLAUDE,
+  tree: [
+    doc('home/.claude/CLAUDE.md', 'User memory.'),
+    doc('home/.claude/rules/style.md', 'User rule.'),
+    doc('CLAUDE.md', 'Above the repository.'),
+    dir('repo/.git'),
+    doc('repo/CLAUDE.md', 'Project memory.'),
+    doc('repo/.claude/CLAUDE.md', 'Project memory in .claude.'),
+    doc('repo/.claude/rules/general.md', 'Unscoped project rule.'),
+    raw('repo/.claude/rules/ts.md', '---\npaths:\n  - "src/**/*.ts"\n---\n[repo/.claude/rules/ts.md]\nTypeScript rule.\n'),
+    doc('repo/CLAUDE.local.md', 'Local project memory.'),
+    doc('repo/AGENTS.md', 'Not read: a CLAUDE.md exists.'),
+    doc('repo/a/CLAUDE.md', 'Level a.'),
+    doc('repo/a/b/CLAUDE.md', 'Below the cwd: on access only.'),
+  ],
+  cwd: 'repo/a',
+  accesses: ['repo/a/b/file.py', 'repo/src/app/main.ts'],
+});
+
+fixture({
+  name: 'claude-agents-fallback',
+  about: 'no CLAUDE.md at or above the cwd: AGENTS.md is read instead',
+  peers: CLAUDE,
+  tree: [
+    dir('repo/.git'),
+    doc('repo/AGENTS.md', 'Root AGENTS.'),
+    doc('repo/a/AGENTS.md', 'Level a AGENTS.'),
+  ],
+  cwd: 'repo/a',
+});
+
+fixture({
+  name: 'claude-imports',
+  about: 'imports four hops deep, a fifth left as written, one in a code span, one leaving the project',
+  peers: CLAUDE,
+  tree: [
+    dir('repo/.git'),
+    doc('repo/CLAUDE.md', 'See @docs/one.md and `@docs/code.md`.'),
+    doc('repo/docs/one.md', 'One @two.md'),
+    doc('repo/docs/two.md', 'Two @three.md'),
+    doc('repo/docs/three.md', 'Three @four.md'),
+    doc('repo/docs/four.md', 'Four @five.md'),
+    doc('repo/docs/five.md', 'Five.'),
+    doc('repo/docs/code.md', 'Never imported.'),
+    doc('outside/secret.md', 'Outside the project.'),
+    doc('repo/a/CLAUDE.md', 'Level a @../../outside/secret.md'),
+  ],
+  cwd: 'repo/a',
+});
+
+fixture({
+  name: 'claude-large-and-skills',
+  about: 'a CLAUDE.md over 4 MiB is skipped; personal skills win over project ones; project skills from the cwd up to the root',
+  peers: CLAUDE,
+  tree: [
+    dir('repo/.git'),
+    big('repo/CLAUDE.md', 5 * 1024 * 1024),
+    doc('repo/a/CLAUDE.md', 'Level a.'),
+    skill('home/.claude/skills/deploy/SKILL.md', 'deploy', 'personal deploy'),
+    skill('repo/.claude/skills/deploy/SKILL.md', 'deploy', 'project deploy, shadowed'),
+    skill('repo/.claude/skills/lint/SKILL.md', 'lint', 'root lint'),
+    skill('repo/a/.claude/skills/lint/SKILL.md', 'lint', 'cwd lint, nearer'),
+    skill('repo/a/.claude/skills/test/SKILL.md', 'test', 'cwd test'),
+  ],
+  cwd: 'repo/a',
 });
 
 // ---------------------------------------------------------------- write
