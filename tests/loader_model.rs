@@ -33,7 +33,13 @@ use support::next_timestamp_tick;
 /// repository candidate, the cwd is `r/a/b`.
 const LEVELS: &[&str] = &["r", "r/a", "r/a/b"];
 const NAMES: &[&str] = &["AGENTS.md", "CLAUDE.md"];
-const TEXTS: &[&str] = &["alpha rules", "bravo rules", "alpha rules\n\n", ""];
+const TEXTS: &[&str] = &[
+    "alpha rules",
+    "bravo rules",
+    "alpha rules\n\n",
+    "",
+    "see @../inside.md and @AGENTS.md",
+];
 const SKILLS: &[&str] = &["deploy", "lint"];
 
 #[derive(Debug, Clone)]
@@ -271,6 +277,9 @@ const OTHER_POLICIES: &[&str] = &[
      [[skills.sources]]\nroot = \"repo\"\npath = \".lisa/skills\"\nlevels = \"cwd\"\n\
      source-skill = true\nrank = 1\n\
      [[skills.sources]]\nroot = \"repo\"\npath = \".lisa\"\ndepth = 4\nrank = 2\n",
+    "version = 1\n[instructions]\nlevel-files = [\"CLAUDE.md\", \"*.md\"]\n\
+     ancestor-files = [\"home/AGENTS.md\"]\nfallback-level-files = [\"AGENTS.md\"]\n\
+     import-depth = 2\nimport-root = \"marker\"\nscoped-rules = true\nskip-larger-than = 12\n",
 ];
 
 proptest! {
