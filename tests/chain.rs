@@ -158,6 +158,7 @@ fn expected_header(nonce: &str, b: &Block) -> String {
     let (origin, wording) = match b.origin {
         lisa_context::Origin::Home => ("home", HOME_WORDING),
         lisa_context::Origin::Project => ("project", PROJECT_WORDING),
+        other => panic!("the built-in policy reads no {other:?} files"),
     };
     format!("<<<{nonce} {origin} file {}{wording}", b.path.display())
 }

@@ -443,6 +443,7 @@ fn header_footer(policy: &Policy, b: &lisa_context::Block, nonce: &str) -> (Stri
     let header = match b.origin {
         lisa_context::Origin::Home => &t.home_header,
         lisa_context::Origin::Project => &t.project_header,
+        _ => &t.ancestor_header,
     };
     (
         header.fill(&[
