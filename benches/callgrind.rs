@@ -34,8 +34,13 @@ struct Fixture {
 
 fn fixture(depth: usize, skills: usize) -> Fixture {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let tree = tree::write(tmp.path(), depth, skills, depth as u64 * 7919 + skills as u64)
-        .expect("fixture tree");
+    let tree = tree::write(
+        tmp.path(),
+        depth,
+        skills,
+        depth as u64 * 7919 + skills as u64,
+    )
+    .expect("fixture tree");
     Fixture {
         _tmp: tmp,
         tree,
@@ -81,8 +86,8 @@ fn teardown<T>(value: T) {
 #[bench::d3_s20(args = ((3, 20)), setup = cold_setup, teardown = teardown)]
 #[bench::d12_s200(args = ((12, 200)), setup = cold_setup, teardown = teardown)]
 fn cold_snapshot(f: Fixture) -> Fixture {
-    let snap = lisa_context::build(&f.policy, Some(&f.tree.home), &f.tree.cwd, None)
-        .expect("snapshot");
+    let snap =
+        lisa_context::build(&f.policy, Some(&f.tree.home), &f.tree.cwd, None).expect("snapshot");
     black_box(snap.prompt.len());
     f
 }

@@ -7,13 +7,15 @@
 //! an edit restores the old value. The stamps are kept apart: they let a
 //! later check decide, with one `stat` per path, that nothing changed.
 
-use std::path::{Path, PathBuf};
+use std::collections::{HashMap, HashSet};
+use std::path::{Component, Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, SystemTime};
 
 use xxhash_rust::xxh3::Xxh3;
 
 use crate::origin::Origin;
-use crate::sandbox::Stamp;
+use crate::sandbox::{Attached, Stamp};
 
 /// Where a traced path was examined, and so how it is examined again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -89,12 +91,28 @@ fn kind_of(stamp: &Stamp) -> (u8, u32) {
 }
 
 /// Everything a snapshot examined.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(crate) struct Trace {
     /// The entries, in the order examined.
     pub(crate) entries: Vec<TraceEntry>,
     /// When the examination started (for the racily-clean rule).
     pub(crate) started: SystemTime,
+    /// Folders (per root: home, project) seen to be real directories, not links,
+    /// by a check in which the traced folder holding them was unchanged:
+    /// while that folder stays unchanged, its entries cannot have been
+    /// replaced, so later checks need not look at them again (see
+    /// [`Trace::still_matches`]).
+    vouched: Mutex<[HashSet<PathBuf>; 2]>,
+}
+
+impl Clone for Trace {
+    fn clone(&self) -> Self {
+        Self {
+            entries: self.entries.clone(),
+            started: self.started,
+            vouched: Mutex::default(),
+        }
+    }
 }
 
 impl Default for Trace {
@@ -102,6 +120,7 @@ impl Default for Trace {
         Self {
             entries: Vec::new(),
             started: SystemTime::now(),
+            vouched: Mutex::default(),
         }
     }
 }
@@ -115,6 +134,54 @@ impl Trace {
             stamp,
             content: content.map(xxhash_rust::xxh3::xxh3_128),
         });
+    }
+
+    /// Whether every traced path looks as it did (see
+    /// [`TraceEntry::unchanged`]), examined through `roots`. The caller
+    /// checks the racily-clean rule and descriptor shortages.
+    ///
+    /// A path inside a root is first stamped with one unconfined `statx`
+    /// (last component not followed), which is sound only when every folder
+    /// on its way is a real directory: each such folder is stat'ed once per
+    /// check (links not followed), unless the traced folder holding it was
+    /// itself found unchanged this way and an earlier such check saw it as
+    /// a real directory (an entry of an unchanged folder was not replaced).
+    /// Whenever the fast stamp differs, or a folder on the way is not a
+    /// real directory, the path is stamped again through the sandbox, and
+    /// that stamp decides: the fast path can only say "unchanged" where the
+    /// sandboxed stamp would.
+    pub(crate) fn still_matches(&self, roots: &Attached) -> bool {
+        self.entries_match(roots, self.entries.iter())
+    }
+
+    /// [`still_matches`](Self::still_matches) for some of the entries only
+    /// (a watched check looks again only where something happened).
+    pub(crate) fn entries_match<'a>(
+        &'a self,
+        roots: &'a Attached,
+        entries: impl IntoIterator<Item = &'a TraceEntry>,
+    ) -> bool {
+        let mut check = Check {
+            roots,
+            real_dirs: HashMap::new(),
+            unchanged_dirs: HashSet::new(),
+            vouched: self.lock_vouched(),
+            seen: Vec::new(),
+        };
+        let all = entries.into_iter().all(|e| check.entry(e));
+        let Check {
+            mut vouched, seen, ..
+        } = check;
+        for (slot, dir) in seen {
+            vouched[slot].insert(dir);
+        }
+        all
+    }
+
+    fn lock_vouched(&self) -> MutexGuard<'_, [HashSet<PathBuf>; 2]> {
+        // Every update is one extend of a set of facts: a poisoned set is
+        // still sound.
+        self.vouched.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Whether any stamp is too fresh to vouch for its content.
@@ -171,6 +238,89 @@ impl Trace {
             }
         }
         format!("{:032x}", h.digest128())
+    }
+}
+
+/// The state of one [`Trace::still_matches`].
+struct Check<'a> {
+    roots: &'a Attached,
+    /// Folders examined in this check: whether each is a real directory.
+    real_dirs: HashMap<(u8, &'a Path), bool>,
+    /// Traced folders found unchanged by the fast path in this check.
+    unchanged_dirs: HashSet<(u8, &'a Path)>,
+    /// Folders earlier checks saw as real directories in an unchanged
+    /// traced folder.
+    /// (One set per root: home, project.)
+    vouched: MutexGuard<'a, [HashSet<PathBuf>; 2]>,
+    /// Folders this check saw so, to remember.
+    seen: Vec<(usize, PathBuf)>,
+}
+
+impl<'a> Check<'a> {
+    fn entry(&mut self, e: &'a TraceEntry) -> bool {
+        let Place::Within(origin) = e.place else {
+            return self
+                .roots
+                .restamp(e.place, &e.rel)
+                .is_some_and(|now| e.unchanged(&now));
+        };
+        let Some(root) = self.roots.get(origin) else {
+            return false;
+        };
+        let code = e.place.code();
+        if self.way_is_real(code, origin, &e.rel) {
+            let fast = root.stamp_nofollow_unconfined(&e.rel);
+            if e.unchanged(&fast) {
+                if fast.is_dir() {
+                    self.unchanged_dirs.insert((code, &e.rel));
+                }
+                return true;
+            }
+        }
+        e.unchanged(&root.stamp(&e.rel))
+    }
+
+    /// Whether every proper prefix of `rel` is a real directory now, and
+    /// `rel` has only normal components.
+    fn way_is_real(&mut self, code: u8, origin: Origin, rel: &'a Path) -> bool {
+        if !rel.components().all(|c| matches!(c, Component::Normal(_))) {
+            return false;
+        }
+        match rel.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => self.real_dir(code, origin, dir),
+            _ => true,
+        }
+    }
+
+    /// Whether `dir` and every folder above it (under the root) is a real
+    /// directory now.
+    fn real_dir(&mut self, code: u8, origin: Origin, dir: &'a Path) -> bool {
+        if let Some(&known) = self.real_dirs.get(&(code, dir)) {
+            return known;
+        }
+        let parent = dir.parent().filter(|p| !p.as_os_str().is_empty());
+        if let Some(p) = parent
+            && !self.real_dir(code, origin, p)
+        {
+            self.real_dirs.insert((code, dir), false);
+            return false;
+        }
+        let parent_unchanged = parent.is_some_and(|p| self.unchanged_dirs.contains(&(code, p)));
+        let slot = usize::from(code & 1);
+        let real = if parent_unchanged && self.vouched[slot].contains(dir) {
+            true
+        } else {
+            let real = self
+                .roots
+                .get(origin)
+                .is_some_and(|root| root.stamp_nofollow_unconfined(dir).is_dir());
+            if real && parent_unchanged {
+                self.seen.push((slot, dir.to_path_buf()));
+            }
+            real
+        };
+        self.real_dirs.insert((code, dir), real);
+        real
     }
 }
 
