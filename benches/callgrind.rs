@@ -51,6 +51,10 @@ fn fixture(depth: usize, skills: usize) -> Fixture {
 /// A loader that has built the tree's snapshot once; a zero racy window, so
 /// the stamps just taken are trusted and the next call is a pure check.
 fn warm(f: &Fixture) -> Loader {
+    warm_with(f, false)
+}
+
+fn warm_with(f: &Fixture, watched: bool) -> Loader {
     let loader = LoaderBuilder::new()
         .policy(f.policy.clone())
         .home(f.tree.home.clone())
@@ -58,9 +62,11 @@ fn warm(f: &Fixture) -> Loader {
         .racy_window(Duration::ZERO)
         .build()
         .expect("loader");
+    let loader = if watched { loader.watched() } else { loader };
     // The first build creates the home's nonce key, which the second one
     // reads: from then on nothing changes.
-    for _ in 0..2 {
+    // (A watched loader arms its watches on the check after that.)
+    for _ in 0..3 {
         loader.fingerprint(&f.tree.cwd).expect("first builds");
     }
     loader
@@ -101,6 +107,26 @@ fn unchanged_check(input: (Fixture, Loader)) -> (Fixture, Loader) {
     (f, loader)
 }
 
-library_benchmark_group!(name = snapshot; benchmarks = cold_snapshot, unchanged_check);
+fn watched_setup(shape: (usize, usize)) -> (Fixture, Loader) {
+    let f = fixture(shape.0, shape.1);
+    let loader = warm_with(&f, true);
+    (f, loader)
+}
+
+// The watched check (`Loader::watched`): the same cost at 200 and 2,000
+// skills.
+#[library_benchmark]
+#[bench::d3_s200(args = ((3, 200)), setup = watched_setup, teardown = teardown)]
+#[bench::d3_s2000(args = ((3, 2000)), setup = watched_setup, teardown = teardown)]
+fn watched_check(input: (Fixture, Loader)) -> (Fixture, Loader) {
+    let (f, loader) = input;
+    black_box(loader.fingerprint(&f.tree.cwd).expect("fingerprint"));
+    (f, loader)
+}
+
+library_benchmark_group!(
+    name = snapshot;
+    benchmarks = cold_snapshot, unchanged_check, watched_check
+);
 
 main!(library_benchmark_groups = snapshot);

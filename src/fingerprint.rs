@@ -8,11 +8,16 @@
 //! later check decide, with one `stat` per path, that nothing changed.
 
 use std::collections::{HashMap, HashSet};
-use std::path::{Component, Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, SystemTime};
 
-use xxhash_rust::xxh3::Xxh3;
+use xxhash_rust::xxh3::{Xxh3, Xxh3DefaultBuilder};
+
+/// Sets and maps keyed by path bytes, with a fast hash (a `Path`'s own
+/// hash walks its components).
+type FastSet<K> = HashSet<K, Xxh3DefaultBuilder>;
+type FastMap<K, V> = HashMap<K, V, Xxh3DefaultBuilder>;
 
 use crate::origin::Origin;
 use crate::sandbox::{Attached, Stamp};
@@ -102,7 +107,10 @@ pub(crate) struct Trace {
     /// while that folder stays unchanged, its entries cannot have been
     /// replaced, so later checks need not look at them again (see
     /// [`Trace::still_matches`]).
-    vouched: Mutex<[HashSet<PathBuf>; 2]>,
+    vouched: Mutex<[FastSet<Vec<u8>>; 2]>,
+    /// The stamp with the newest timestamp among the paths inside the
+    /// roots, once asked for.
+    newest: OnceLock<Option<Stamp>>,
 }
 
 impl Clone for Trace {
@@ -111,6 +119,7 @@ impl Clone for Trace {
             entries: self.entries.clone(),
             started: self.started,
             vouched: Mutex::default(),
+            newest: OnceLock::new(),
         }
     }
 }
@@ -121,6 +130,7 @@ impl Default for Trace {
             entries: Vec::new(),
             started: SystemTime::now(),
             vouched: Mutex::default(),
+            newest: OnceLock::new(),
         }
     }
 }
@@ -163,8 +173,8 @@ impl Trace {
     ) -> bool {
         let mut check = Check {
             roots,
-            real_dirs: HashMap::new(),
-            unchanged_dirs: HashSet::new(),
+            real_dirs: FastMap::default(),
+            unchanged_dirs: FastSet::default(),
             vouched: self.lock_vouched(),
             seen: Vec::new(),
         };
@@ -178,7 +188,7 @@ impl Trace {
         all
     }
 
-    fn lock_vouched(&self) -> MutexGuard<'_, [HashSet<PathBuf>; 2]> {
+    fn lock_vouched(&self) -> MutexGuard<'_, [FastSet<Vec<u8>>; 2]> {
         // Every update is one extend of a set of facts: a poisoned set is
         // still sound.
         self.vouched.lock().unwrap_or_else(|p| p.into_inner())
@@ -190,10 +200,24 @@ impl Trace {
     /// root directory matters by its kind and identity alone (see
     /// [`TraceEntry::unchanged`]), never by its timestamps.
     pub(crate) fn has_racy_stamp(&self, window: Duration) -> bool {
-        self.entries
-            .iter()
-            .filter(|e| matches!(e.place, Place::Within(_)))
-            .any(|e| e.stamp.is_racy(self.started, window))
+        // A stamp is racy when its newest timestamp is close enough to the
+        // start, so only the newest stamp of all can decide: found once,
+        // and a check no longer walks every entry for it.
+        self.newest
+            .get_or_init(|| {
+                self.entries
+                    .iter()
+                    .filter(|e| matches!(e.place, Place::Within(_)))
+                    .filter_map(|e| match e.stamp {
+                        Stamp::Present {
+                            mtime_ns, ctime_ns, ..
+                        } => Some((mtime_ns.max(ctime_ns), e.stamp)),
+                        _ => None,
+                    })
+                    .max_by_key(|(t, _)| *t)
+                    .map(|(_, stamp)| stamp)
+            })
+            .is_some_and(|stamp| stamp.is_racy(self.started, window))
     }
 
     /// The fingerprint, given the parts of the context outside the trace.
@@ -241,19 +265,33 @@ impl Trace {
     }
 }
 
-/// The state of one [`Trace::still_matches`].
+/// The state of one [`Trace::still_matches`]. Paths are handled as their
+/// bytes (`/`-separated, as on every Unix).
 struct Check<'a> {
     roots: &'a Attached,
     /// Folders examined in this check: whether each is a real directory.
-    real_dirs: HashMap<(u8, &'a Path), bool>,
+    real_dirs: FastMap<(u8, &'a [u8]), bool>,
     /// Traced folders found unchanged by the fast path in this check.
-    unchanged_dirs: HashSet<(u8, &'a Path)>,
+    unchanged_dirs: FastSet<(u8, &'a [u8])>,
     /// Folders earlier checks saw as real directories in an unchanged
-    /// traced folder.
-    /// (One set per root: home, project.)
-    vouched: MutexGuard<'a, [HashSet<PathBuf>; 2]>,
+    /// traced folder (one set per root: home, project).
+    vouched: MutexGuard<'a, [FastSet<Vec<u8>>; 2]>,
     /// Folders this check saw so, to remember.
-    seen: Vec<(usize, PathBuf)>,
+    seen: Vec<(usize, Vec<u8>)>,
+}
+
+/// The folder part of a relative path (`None`: directly in the root).
+fn parent_of(rel: &[u8]) -> Option<&[u8]> {
+    memchr::memrchr(b'/', rel).map(|i| &rel[..i])
+}
+
+/// Whether a relative path has only normal components: not absolute, no
+/// `.` or `..`, no empty component.
+fn is_plain(rel: &[u8]) -> bool {
+    !rel.is_empty()
+        && rel
+            .split(|&b| b == b'/')
+            .all(|c| !c.is_empty() && c != b"." && c != b"..")
 }
 
 impl<'a> Check<'a> {
@@ -268,11 +306,12 @@ impl<'a> Check<'a> {
             return false;
         };
         let code = e.place.code();
-        if self.way_is_real(code, origin, &e.rel) {
+        let rel = e.rel.as_os_str().as_encoded_bytes();
+        if self.way_is_real(code, origin, rel) {
             let fast = root.stamp_nofollow_unconfined(&e.rel);
             if e.unchanged(&fast) {
                 if fast.is_dir() {
-                    self.unchanged_dirs.insert((code, &e.rel));
+                    self.unchanged_dirs.insert((code, rel));
                 }
                 return true;
             }
@@ -282,23 +321,23 @@ impl<'a> Check<'a> {
 
     /// Whether every proper prefix of `rel` is a real directory now, and
     /// `rel` has only normal components.
-    fn way_is_real(&mut self, code: u8, origin: Origin, rel: &'a Path) -> bool {
-        if !rel.components().all(|c| matches!(c, Component::Normal(_))) {
+    fn way_is_real(&mut self, code: u8, origin: Origin, rel: &'a [u8]) -> bool {
+        if !is_plain(rel) {
             return false;
         }
-        match rel.parent() {
-            Some(dir) if !dir.as_os_str().is_empty() => self.real_dir(code, origin, dir),
-            _ => true,
+        match parent_of(rel) {
+            Some(dir) => self.real_dir(code, origin, dir),
+            None => true,
         }
     }
 
     /// Whether `dir` and every folder above it (under the root) is a real
     /// directory now.
-    fn real_dir(&mut self, code: u8, origin: Origin, dir: &'a Path) -> bool {
+    fn real_dir(&mut self, code: u8, origin: Origin, dir: &'a [u8]) -> bool {
         if let Some(&known) = self.real_dirs.get(&(code, dir)) {
             return known;
         }
-        let parent = dir.parent().filter(|p| !p.as_os_str().is_empty());
+        let parent = parent_of(dir);
         if let Some(p) = parent
             && !self.real_dir(code, origin, p)
         {
@@ -310,12 +349,15 @@ impl<'a> Check<'a> {
         let real = if parent_unchanged && self.vouched[slot].contains(dir) {
             true
         } else {
+            // A prefix of a path's bytes cut at a `/` is a path too.
+            let path =
+                Path::new(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(dir));
             let real = self
                 .roots
                 .get(origin)
-                .is_some_and(|root| root.stamp_nofollow_unconfined(dir).is_dir());
+                .is_some_and(|root| root.stamp_nofollow_unconfined(path).is_dir());
             if real && parent_unchanged {
-                self.seen.push((slot, dir.to_path_buf()));
+                self.seen.push((slot, dir.to_vec()));
             }
             real
         };

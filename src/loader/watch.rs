@@ -136,11 +136,18 @@ impl Watch {
             let start = state.seq;
             drop(state);
             let clean = trace.still_matches(roots);
-            if let (true, Some(mut armed)) = (clean, armed) {
-                armed.clean_at = start;
+            if let Some(mut armed) = armed {
                 let mut state = self.lock();
-                state.disarm(key);
-                state.builds.insert(key.clone(), armed);
+                if clean {
+                    armed.clean_at = start;
+                    state.disarm(key);
+                    state.builds.insert(key.clone(), armed);
+                } else {
+                    // It is rebuilt; the new build arms at its first check.
+                    for dir in &armed.dirs {
+                        state.release(dir);
+                    }
+                }
             }
             return clean;
         };
@@ -197,6 +204,8 @@ impl State {
                         }
                     }
                 }
+                // A watch this loader removed says so once more: no news.
+                Change::Structure(wd) if !by_wd.contains_key(&wd) => {}
                 Change::Structure(_) | Change::Overflow => *epoch = *seq,
             }
         });
@@ -268,6 +277,10 @@ impl State {
             by_dir.entry(parent).or_default().push(i);
             add_folders(&root.path, &e.rel, &mut dirs);
         }
+        let roots_paths: Vec<PathBuf> = [Origin::Home, Origin::Project]
+            .into_iter()
+            .filter_map(|o| roots.get(o).map(|r| r.path.clone()))
+            .collect();
         if self.by_dir.len() + dirs.len() > MAX_WATCHES {
             return None;
         }
@@ -284,10 +297,12 @@ impl State {
                     self.by_dir.insert(dir.clone(), (wd, 1));
                     added.push(dir);
                 }
-                // Not there (yet): its nearest folder above is watched,
-                // and its coming is a structural event there.
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) if e.raw_os_error() == Some(rustix::io::Errno::NOTDIR.raw_os_error()) => {}
+                // Not there (yet), below the root: its nearest folder above
+                // is watched, and its coming is a structural event there.
+                Err(e)
+                    if e.kind() == std::io::ErrorKind::NotFound && !roots_paths.contains(&dir) => {}
+                // A link (the watch would not see what it leads to), the
+                // watch limit, anything else: this build is swept.
                 Err(_) => {
                     for d in &added {
                         self.release(d);
