@@ -3,6 +3,9 @@
 //! (`Loader::watched`: inotify says where to look), at 200 and 10,000
 //! skills, each beside the floor of one plain `stat` per `SKILL.md`.
 //!
+//! Also the cold snapshot of a 1,000- and a 10,000-skill source examined on
+//! one thread against the bounded pool (`skills::parallel`).
+//!
 //! Prints one `RATIO ...` line per pair, measured interleaved in the same
 //! run, and asserts that the watched check answers without reading a file.
 #![allow(
@@ -54,7 +57,7 @@ fn floor_stat(t: &Tree) -> usize {
 
 fn main() {
     let quick = !bench_mode();
-    let sizes: &[usize] = if quick { &[20] } else { &[200, 10_000] };
+    let sizes: &[usize] = if quick { &[20] } else { &[200, 1_000, 10_000] };
     let mut trees = Vec::new();
     for &n in sizes {
         let tmp = tempfile::tempdir().expect("tempdir");
@@ -68,7 +71,28 @@ fn main() {
         std::thread::sleep(Duration::from_millis(2500));
         lisa_context::RACY_WINDOW
     };
-    for (_tmp, t, n) in &trees {
+    let p = policy();
+    for (_tmp, t, n) in trees.iter().filter(|(_, _, n)| *n >= 1_000 || quick) {
+        let cold = |threshold: usize| {
+            lisa_context::internals::set_parallel_threshold(threshold);
+            black_box(
+                lisa_context::build(&p, Some(&t.home), &t.cwd, None)
+                    .expect("snapshot")
+                    .prompt
+                    .len(),
+            );
+        };
+        ratio(
+            quick,
+            "skills",
+            &format!("cold_parallel/{n}"),
+            &format!("cold_sequential/{n}"),
+            &mut || cold(0),
+            &mut || cold(usize::MAX),
+        );
+        lisa_context::internals::set_parallel_threshold(256);
+    }
+    for (_tmp, t, n) in trees.iter().filter(|(_, _, n)| *n != 1_000) {
         let swept = loader(t, false, window);
         let watched = loader(t, true, window);
         for l in [&swept, &watched] {
