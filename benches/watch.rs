@@ -62,6 +62,9 @@ fn main() {
     for &n in sizes {
         let tmp = tempfile::tempdir().expect("tempdir");
         let t = tree::write(tmp.path(), 3, n, n as u64).expect("tree");
+        // Writes the home's nonce key now, so that it too is old enough to
+        // be trusted when the loaders build.
+        lisa_context::build(&policy(), Some(&t.home), &t.cwd, None).expect("snapshot");
         trees.push((tmp, t, n));
     }
     // Let every stamp age past the racy window before the loaders build.
