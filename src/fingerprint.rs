@@ -7,13 +7,20 @@
 //! an edit restores the old value. The stamps are kept apart: they let a
 //! later check decide, with one `stat` per path, that nothing changed.
 
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, SystemTime};
 
-use xxhash_rust::xxh3::Xxh3;
+use xxhash_rust::xxh3::{Xxh3, Xxh3DefaultBuilder};
+
+/// Sets and maps keyed by path bytes, with a fast hash (a `Path`'s own
+/// hash walks its components).
+type FastSet<K> = HashSet<K, Xxh3DefaultBuilder>;
+type FastMap<K, V> = HashMap<K, V, Xxh3DefaultBuilder>;
 
 use crate::origin::RootId;
-use crate::sandbox::Stamp;
+use crate::sandbox::{Attached, Stamp};
 
 /// Where a traced path was examined, and so how it is examined again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -91,12 +98,32 @@ fn kind_of(stamp: &Stamp) -> (u8, u32) {
 }
 
 /// Everything a snapshot examined.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(crate) struct Trace {
     /// The entries, in the order examined.
     pub(crate) entries: Vec<TraceEntry>,
     /// When the examination started (for the racily-clean rule).
     pub(crate) started: SystemTime,
+    /// Folders (per root, by its place code) seen to be real directories, not links,
+    /// by a check in which the traced folder holding them was unchanged:
+    /// while that folder stays unchanged, its entries cannot have been
+    /// replaced, so later checks need not look at them again (see
+    /// [`Trace::still_matches`]).
+    vouched: Mutex<FastMap<u64, FastSet<Vec<u8>>>>,
+    /// The stamp with the newest timestamp among the paths inside the
+    /// roots, once asked for.
+    newest: OnceLock<Option<Stamp>>,
+}
+
+impl Clone for Trace {
+    fn clone(&self) -> Self {
+        Self {
+            entries: self.entries.clone(),
+            started: self.started,
+            vouched: Mutex::default(),
+            newest: OnceLock::new(),
+        }
+    }
 }
 
 impl Default for Trace {
@@ -104,6 +131,8 @@ impl Default for Trace {
         Self {
             entries: Vec::new(),
             started: SystemTime::now(),
+            vouched: Mutex::default(),
+            newest: OnceLock::new(),
         }
     }
 }
@@ -119,16 +148,78 @@ impl Trace {
         });
     }
 
+    /// Whether every traced path looks as it did (see
+    /// [`TraceEntry::unchanged`]), examined through `roots`. The caller
+    /// checks the racily-clean rule and descriptor shortages.
+    ///
+    /// A path inside a root is first stamped with one unconfined `statx`
+    /// (last component not followed), which is sound only when every folder
+    /// on its way is a real directory: each such folder is stat'ed once per
+    /// check (links not followed), unless the traced folder holding it was
+    /// itself found unchanged this way and an earlier such check saw it as
+    /// a real directory (an entry of an unchanged folder was not replaced).
+    /// Whenever the fast stamp differs, or a folder on the way is not a
+    /// real directory, the path is stamped again through the sandbox, and
+    /// that stamp decides: the fast path can only say "unchanged" where the
+    /// sandboxed stamp would.
+    pub(crate) fn still_matches(&self, roots: &Attached) -> bool {
+        self.entries_match(roots, self.entries.iter())
+    }
+
+    /// [`still_matches`](Self::still_matches) for some of the entries only
+    /// (a watched check looks again only where something happened).
+    pub(crate) fn entries_match<'a>(
+        &'a self,
+        roots: &'a Attached,
+        entries: impl IntoIterator<Item = &'a TraceEntry>,
+    ) -> bool {
+        let mut check = Check {
+            roots,
+            real_dirs: FastMap::default(),
+            unchanged_dirs: FastSet::default(),
+            vouched: self.lock_vouched(),
+            seen: Vec::new(),
+        };
+        let all = entries.into_iter().all(|e| check.entry(e));
+        let Check {
+            mut vouched, seen, ..
+        } = check;
+        for (code, dir) in seen {
+            vouched.entry(code).or_default().insert(dir);
+        }
+        all
+    }
+
+    fn lock_vouched(&self) -> MutexGuard<'_, FastMap<u64, FastSet<Vec<u8>>>> {
+        // Every update is one extend of a set of facts: a poisoned set is
+        // still sound.
+        self.vouched.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     /// Whether any stamp is too fresh to vouch for its content.
     ///
     /// Only paths whose content or listing was used count: a marker or a
     /// root directory matters by its kind and identity alone (see
     /// [`TraceEntry::unchanged`]), never by its timestamps.
     pub(crate) fn has_racy_stamp(&self, window: Duration) -> bool {
-        self.entries
-            .iter()
-            .filter(|e| matches!(e.place, Place::Within(_)))
-            .any(|e| e.stamp.is_racy(self.started, window))
+        // A stamp is racy when its newest timestamp is close enough to the
+        // start, so only the newest stamp of all can decide: found once,
+        // and a check no longer walks every entry for it.
+        self.newest
+            .get_or_init(|| {
+                self.entries
+                    .iter()
+                    .filter(|e| matches!(e.place, Place::Within(_)))
+                    .filter_map(|e| match e.stamp {
+                        Stamp::Present {
+                            mtime_ns, ctime_ns, ..
+                        } => Some((mtime_ns.max(ctime_ns), e.stamp)),
+                        _ => None,
+                    })
+                    .max_by_key(|(t, _)| *t)
+                    .map(|(_, stamp)| stamp)
+            })
+            .is_some_and(|stamp| stamp.is_racy(self.started, window))
     }
 
     /// The fingerprint, given the parts of the context outside the trace.
@@ -176,6 +267,107 @@ impl Trace {
             }
         }
         format!("{:032x}", h.digest128())
+    }
+}
+
+/// The state of one [`Trace::still_matches`]. Paths are handled as their
+/// bytes (`/`-separated, as on every Unix).
+struct Check<'a> {
+    roots: &'a Attached,
+    /// Folders examined in this check: whether each is a real directory.
+    real_dirs: FastMap<(u64, &'a [u8]), bool>,
+    /// Traced folders found unchanged by the fast path in this check.
+    unchanged_dirs: FastSet<(u64, &'a [u8])>,
+    /// Folders earlier checks saw as real directories in an unchanged
+    /// traced folder (one set per root).
+    vouched: MutexGuard<'a, FastMap<u64, FastSet<Vec<u8>>>>,
+    /// Folders this check saw so, to remember.
+    seen: Vec<(u64, Vec<u8>)>,
+}
+
+/// The folder part of a relative path (`None`: directly in the root).
+fn parent_of(rel: &[u8]) -> Option<&[u8]> {
+    memchr::memrchr(b'/', rel).map(|i| &rel[..i])
+}
+
+/// Whether a relative path has only normal components: not absolute, no
+/// `.` or `..`, no empty component.
+fn is_plain(rel: &[u8]) -> bool {
+    !rel.is_empty()
+        && rel
+            .split(|&b| b == b'/')
+            .all(|c| !c.is_empty() && c != b"." && c != b"..")
+}
+
+impl<'a> Check<'a> {
+    fn entry(&mut self, e: &'a TraceEntry) -> bool {
+        let Place::Within(origin) = e.place else {
+            return self
+                .roots
+                .restamp(e.place, &e.rel)
+                .is_some_and(|now| e.unchanged(&now));
+        };
+        let Some(root) = self.roots.get(origin) else {
+            return false;
+        };
+        let code = e.place.code();
+        let rel = e.rel.as_os_str().as_encoded_bytes();
+        if self.way_is_real(code, origin, rel) {
+            let fast = root.stamp_nofollow_unconfined(&e.rel);
+            if e.unchanged(&fast) {
+                if fast.is_dir() {
+                    self.unchanged_dirs.insert((code, rel));
+                }
+                return true;
+            }
+        }
+        e.unchanged(&root.stamp(&e.rel))
+    }
+
+    /// Whether every proper prefix of `rel` is a real directory now, and
+    /// `rel` has only normal components.
+    fn way_is_real(&mut self, code: u64, origin: RootId, rel: &'a [u8]) -> bool {
+        if !is_plain(rel) {
+            return false;
+        }
+        match parent_of(rel) {
+            Some(dir) => self.real_dir(code, origin, dir),
+            None => true,
+        }
+    }
+
+    /// Whether `dir` and every folder above it (under the root) is a real
+    /// directory now.
+    fn real_dir(&mut self, code: u64, origin: RootId, dir: &'a [u8]) -> bool {
+        if let Some(&known) = self.real_dirs.get(&(code, dir)) {
+            return known;
+        }
+        let parent = parent_of(dir);
+        if let Some(p) = parent
+            && !self.real_dir(code, origin, p)
+        {
+            self.real_dirs.insert((code, dir), false);
+            return false;
+        }
+        let parent_unchanged = parent.is_some_and(|p| self.unchanged_dirs.contains(&(code, p)));
+        let real =
+            if parent_unchanged && self.vouched.get(&code).is_some_and(|set| set.contains(dir)) {
+                true
+            } else {
+                // A prefix of a path's bytes cut at a `/` is a path too.
+                let path =
+                    Path::new(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(dir));
+                let real = self
+                    .roots
+                    .get(origin)
+                    .is_some_and(|root| root.stamp_nofollow_unconfined(path).is_dir());
+                if real && parent_unchanged {
+                    self.seen.push((code, dir.to_vec()));
+                }
+                real
+            };
+        self.real_dirs.insert((code, dir), real);
+        real
     }
 }
 

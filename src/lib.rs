@@ -106,4 +106,11 @@ pub mod internals {
     pub use crate::skills::frontmatter::{
         frontmatter_end, parse as parse_frontmatter, parse_or_lenient,
     };
+
+    /// Sets the number of folders from which a skill source is examined
+    /// on several threads (for the tests and benchmarks that compare the
+    /// parallel and the sequential path; the default is 256).
+    pub fn set_parallel_threshold(folders: usize) {
+        crate::skills::set_parallel_threshold(folders);
+    }
 }

@@ -71,6 +71,10 @@ enum Change {
     },
     /// Writes the home's instruction file, or removes the whole home.
     Home { text: Option<usize> },
+    /// Moves the folder `r/a` (the cwd's parent) out of the root and puts a
+    /// link to where it went in its place, or moves it back: the same files,
+    /// now reached through a link that leaves the root.
+    SwapOut { out: bool },
     /// Writes one of [`HOME_POLICIES`] as the home's policy (the last ones
     /// are invalid), or removes it.
     HomePolicy { policy: Option<usize> },
@@ -100,6 +104,7 @@ fn change() -> impl Strategy<Value = Change> {
         2 => (0..SKILLS.len(), proptest::option::of(text.clone()), any::<bool>())
             .prop_map(|(skill, text, home)| Change::Skill { skill, text, home }),
         1 => proptest::option::of(text).prop_map(|text| Change::Home { text }),
+        1 => any::<bool>().prop_map(|out| Change::SwapOut { out }),
     ]
 }
 
@@ -148,6 +153,19 @@ impl Tree {
     fn apply(&self, change: &Change) {
         let b = &self.base;
         match *change {
+            Change::SwapOut { out } => {
+                let inside = b.join("r/a");
+                let moved = b.join("outside/a");
+                let is_link =
+                    fs::symlink_metadata(&inside).is_ok_and(|m| m.file_type().is_symlink());
+                if out && !is_link {
+                    fs::rename(&inside, &moved).unwrap();
+                    std::os::unix::fs::symlink(&moved, &inside).unwrap();
+                } else if !out && is_link {
+                    fs::remove_file(&inside).unwrap();
+                    fs::rename(&moved, &inside).unwrap();
+                }
+            }
             Change::Write { level, name, text } => {
                 Tree::write(&b.join(LEVELS[level]).join(NAMES[name]), TEXTS[text]);
             }
@@ -228,6 +246,39 @@ fn answer(
         .map_err(|e| e.to_string())
 }
 
+/// One run of the model: `steps` of changes, each followed by a check of a
+/// loader (watched or not) against a fresh build.
+fn model_run(steps: &[Vec<Change>], watched: bool) -> Result<(), TestCaseError> {
+    let tree = Tree::new();
+    let policy = Policy::builtin().unwrap();
+    let loader = Loader::builder()
+        .policy(policy.clone())
+        .home(tree.home())
+        .racy_window(Duration::ZERO)
+        .build()
+        .unwrap();
+    let loader = if watched { loader.watched() } else { loader };
+    let cwd = tree.cwd();
+    // Warm the cache first, so every step checks a cached answer.
+    let _ = loader.snapshot(&cwd);
+    for (i, changes) in steps.iter().enumerate() {
+        for c in changes {
+            tree.apply(c);
+        }
+        next_timestamp_tick(&tree.base);
+        let fresh =
+            answer(lisa_context::build(&policy, Some(&tree.home()), &cwd, None).map(Box::new));
+        let cached = answer(loader.snapshot(&cwd));
+        prop_assert_eq!(&cached, &fresh, "step {} after {:?}", i, changes);
+        let fp = loader.fingerprint(&cwd).map_err(|e| e.to_string());
+        let fresh_fp = fresh
+            .as_ref()
+            .map(|v| v["fingerprint"].as_str().unwrap_or_default().to_string());
+        prop_assert_eq!(fp, fresh_fp.map_err(|e| e.clone()));
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
@@ -235,29 +286,16 @@ proptest! {
     fn the_loader_always_answers_what_a_fresh_build_answers(
         steps in proptest::collection::vec(proptest::collection::vec(change(), 1..3), 1..8)
     ) {
-        let tree = Tree::new();
-        let policy = Policy::builtin().unwrap();
-        let loader = Loader::builder()
-            .policy(policy.clone())
-            .home(tree.home())
-            .racy_window(Duration::ZERO)
-            .build()
-            .unwrap();
-        let cwd = tree.cwd();
-        // Warm the cache first, so every step checks a cached answer.
-        let _ = loader.snapshot(&cwd);
-        for (i, changes) in steps.iter().enumerate() {
-            for c in changes {
-                tree.apply(c);
-            }
-            next_timestamp_tick(&tree.base);
-            let fresh = answer(lisa_context::build(&policy, Some(&tree.home()), &cwd, None).map(Box::new));
-            let cached = answer(loader.snapshot(&cwd));
-            prop_assert_eq!(&cached, &fresh, "step {} after {:?}", i, changes);
-            let fp = loader.fingerprint(&cwd).map_err(|e| e.to_string());
-            let fresh_fp = fresh.as_ref().map(|v| v["fingerprint"].as_str().unwrap_or_default().to_string());
-            prop_assert_eq!(fp, fresh_fp.map_err(|e| e.clone()));
-        }
+        model_run(&steps, false)?;
+    }
+
+    /// The same with the inotify-watched check (`Loader::watched`): it
+    /// looks only where events say something changed, and must never miss.
+    #[test]
+    fn the_watched_loader_always_answers_what_a_fresh_build_answers(
+        steps in proptest::collection::vec(proptest::collection::vec(change(), 1..3), 1..8)
+    ) {
+        model_run(&steps, true)?;
     }
 }
 

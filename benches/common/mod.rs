@@ -7,6 +7,8 @@
 )]
 #![allow(dead_code)]
 
+pub mod tree;
+
 use std::time::{Duration, Instant};
 
 pub struct Lcg(pub u64);

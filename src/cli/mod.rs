@@ -433,7 +433,7 @@ fn dispatch(cli: Cli) -> miette::Result<u8> {
             });
             // An invalid policy does not stop the server: each request gets
             // a `policy-invalid` error until the file is fixed.
-            let loader = builder(&cli).build_lenient()?;
+            let loader = builder(&cli).build_lenient()?.watched();
             let out = std::sync::Mutex::new(std::io::stdout());
             serve::serve(&loader, std::io::stdin().lock(), &out, jobs)
                 .map_err(|e| miette::miette!("serve: {e}"))?;

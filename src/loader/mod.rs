@@ -6,6 +6,8 @@
 mod builder;
 mod policies;
 mod size;
+#[cfg(target_os = "linux")]
+mod watch;
 
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
@@ -116,6 +118,10 @@ pub struct Loader {
     handles: Handles,
     parsed: ParseCache,
     racy_window: Duration,
+    /// Set by [`Loader::watched`]: checks look only where inotify saw a
+    /// change.
+    #[cfg(target_os = "linux")]
+    watch: Option<watch::Watch>,
 }
 
 impl std::fmt::Debug for Loader {
@@ -196,6 +202,8 @@ impl Loader {
             handles: Handles::with_budget(handle_budget),
             parsed: ParseCache::new(PARSE_CACHE_ENTRIES),
             racy_window,
+            #[cfg(target_os = "linux")]
+            watch: None,
         }
     }
 
@@ -507,7 +515,7 @@ impl Loader {
         let key: Key = (sandbox::normalize(cwd), root.map(sandbox::normalize));
         let cached = self.lock().get(force.generation, &key);
         if let Some(built) = cached
-            && self.still_valid(&built)
+            && self.still_valid(&key, &built)
         {
             return Ok(built);
         }
@@ -541,7 +549,7 @@ impl Loader {
 
     /// Whether every path a build examined looks as it did, and none of it was
     /// too fresh to trust.
-    fn still_valid(&self, built: &Built) -> bool {
+    fn still_valid(&self, key: &Key, built: &Arc<Built>) -> bool {
         let trace = &built.trace;
         if trace.has_racy_stamp(self.racy_window) {
             return false;
@@ -561,13 +569,35 @@ impl Loader {
         // paths, stamped before their handles were opened: a root replaced
         // since shows up there (a handle taken again is checked the same
         // way).
-        let unchanged = trace.entries.iter().all(|e| {
-            roots
-                .restamp(e.place, &e.rel)
-                .is_some_and(|now| e.unchanged(&now))
-        });
+        #[cfg(target_os = "linux")]
+        if let Some(watch) = &self.watch {
+            return watch.still_matches(key, built, &roots) && roots.shortage().is_none();
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = key;
+        let unchanged = trace.still_matches(&roots);
         // A stamp taken while descriptors ran out vouches for nothing.
         unchanged && roots.shortage().is_none()
+    }
+
+    /// This loader, checking cached snapshots with the help of inotify: a
+    /// check stats only the paths outside the roots and those in folders
+    /// where a change was reported since the snapshot was last found
+    /// unchanged, so that its cost does not grow with the number of skills.
+    /// Where the watch cannot be trusted (the queue overflowed, the watch
+    /// limit was reached, a folder moved, a network file system), the check
+    /// stats every path as without it. The answers are the same either way.
+    /// Without inotify (other systems, or none available) this is the
+    /// loader unchanged.
+    pub fn watched(self) -> Self {
+        #[cfg(target_os = "linux")]
+        {
+            let mut this = self;
+            this.watch = watch::Watch::new();
+            this
+        }
+        #[cfg(not(target_os = "linux"))]
+        self
     }
 
     /// How many root handles (open directories) the loader keeps; never

@@ -24,6 +24,8 @@ mod roots;
 mod secret;
 mod stamp;
 mod trust_store;
+#[cfg(target_os = "linux")]
+pub(crate) mod watch;
 
 use std::ffi::OsString;
 use std::io;
@@ -37,7 +39,7 @@ pub(crate) use ambient::{UserFileError, read_user_file, stat_directory, user_fil
 pub(crate) use handles::{DEFAULT_HANDLE_BUDGET, Handles};
 pub(crate) use home::{first_candidate, normalize};
 pub(crate) use open::{OpenFile, Opened, is_exhaustion};
-pub(crate) use roots::{Roots, attach, open_roots};
+pub(crate) use roots::{Attached, Roots, attach, open_roots};
 pub(crate) use secret::{KEY_BYTES, home_key, process_key};
 pub use stamp::RACY_WINDOW;
 pub(crate) use stamp::Stamp;
@@ -105,6 +107,48 @@ impl Root {
     /// Stats `rel`, following links that stay inside the root.
     pub(crate) fn stamp(&self, rel: &Path) -> Stamp {
         match self.dir.metadata(rel) {
+            Ok(m) => Stamp::of(&m),
+            Err(e) => {
+                self.shortage.note(&e);
+                Stamp::of_error(&e)
+            }
+        }
+    }
+
+    /// Stats `rel` with one `statx` relative to the root's handle, the last
+    /// component not followed: the fast path of the unchanged check.
+    ///
+    /// This is **not** confined to the root by itself: the kernel follows a
+    /// link met on the way. It is sound only under the rule the caller
+    /// (`fingerprint::Trace::still_matches`) keeps: every proper prefix of
+    /// `rel` has been seen to be a real directory (not a link) in the same
+    /// check, and `rel` has only normal components. The resolution then
+    /// never leaves the root, and meets exactly what the sandboxed
+    /// [`stamp`](Self::stamp) would, except for a last component that is a
+    /// link (stamped here as the link, there as its target: never equal, so
+    /// the caller falls back to the sandboxed stamp).
+    #[cfg(target_os = "linux")]
+    pub(crate) fn stamp_nofollow_unconfined(&self, rel: &Path) -> Stamp {
+        use rustix::fs::{AtFlags, StatxFlags, statx};
+        match statx(
+            &*self.dir,
+            rel,
+            AtFlags::SYMLINK_NOFOLLOW,
+            StatxFlags::BASIC_STATS,
+        ) {
+            Ok(st) => stamp::Stamp::of_statx(&st),
+            Err(errno) => {
+                let e = io::Error::from(errno);
+                self.shortage.note(&e);
+                Stamp::of_error(&e)
+            }
+        }
+    }
+
+    /// Elsewhere: cap-std's own stat, the last component not followed.
+    #[cfg(not(target_os = "linux"))]
+    pub(crate) fn stamp_nofollow_unconfined(&self, rel: &Path) -> Stamp {
+        match self.dir.symlink_metadata(rel) {
             Ok(m) => Stamp::of(&m),
             Err(e) => {
                 self.shortage.note(&e);

@@ -4,6 +4,7 @@
 //! blocking; its type is checked on the open handle, never on the path. Only
 //! regular files are handed out, and they are read only up to a limit.
 
+use std::cell::Cell;
 use std::io::{self, Read};
 use std::path::Path;
 
@@ -17,6 +18,10 @@ use crate::reason::Reason;
 
 /// What opening a candidate found.
 #[derive(Debug)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "returned once per open and matched at once; boxing would cost an allocation per file"
+)]
 pub(crate) enum Opened {
     /// Nothing at that path.
     Absent,
@@ -39,6 +44,10 @@ pub(crate) struct OpenFile {
     file: std::fs::File,
     /// Its metadata, taken from the handle.
     meta: Metadata,
+    /// How many bytes the reads so far consumed.
+    consumed: Cell<u64>,
+    /// Whether a read found the end of the file.
+    at_end: Cell<bool>,
 }
 
 impl OpenFile {
@@ -64,9 +73,50 @@ impl OpenFile {
     }
 
     /// Appends at most `limit` more bytes to `buf`; returns how many came.
+    ///
+    /// The size fstat reported is trusted to say where the file ends: each
+    /// read asks for what is left of it plus one byte, and a read that comes
+    /// back short once that size is reached is the end (a regular file
+    /// returns less than asked only at its end), so no second read is made
+    /// only to hear "end of file". A file that grew since fstat fills the
+    /// extra byte, and is then read on as far as `limit` allows, exactly as
+    /// reading to the end would.
     pub(crate) fn read_into(&self, buf: &mut Vec<u8>, limit: u64) -> io::Result<usize> {
         let mut handle = &self.file;
-        (&mut handle).take(limit).read_to_end(buf)
+        let start = buf.len();
+        let mut got: u64 = 0;
+        while got < limit {
+            let left = self.len().saturating_sub(self.consumed.get());
+            // Past the reported size, read on in pieces of up to 8 KiB.
+            let ask = limit - got;
+            let ask = ask.min(if left > 0 { left + 1 } else { 8 * 1024 });
+            let ask = usize::try_from(ask).unwrap_or(usize::MAX).min(1 << 20);
+            let at = buf.len();
+            buf.resize(at + ask, 0);
+            let n = loop {
+                match handle.read(&mut buf[at..]) {
+                    Ok(n) => break n,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e) => {
+                        buf.truncate(at);
+                        return Err(e);
+                    }
+                }
+            };
+            buf.truncate(at + n);
+            got += n as u64;
+            self.consumed.set(self.consumed.get() + n as u64);
+            if n == 0 || (n < ask && self.consumed.get() >= self.len()) {
+                self.at_end.set(true);
+                break;
+            }
+        }
+        Ok(buf.len() - start)
+    }
+
+    /// Whether a read found the end of the file: nothing more will come.
+    pub(crate) fn at_end(&self) -> bool {
+        self.at_end.get()
     }
 }
 
@@ -155,6 +205,8 @@ pub(super) fn open_candidate(
         Ok(meta) if meta.is_file() => Opened::File(OpenFile {
             file: file.into_std(),
             meta,
+            consumed: Cell::new(0),
+            at_end: Cell::new(false),
         }),
         Ok(_) => Opened::Refused(Reason::NotRegularFile),
         Err(_) => Opened::Refused(Reason::Unreadable),
@@ -183,5 +235,83 @@ mod tests {
         assert!(is_exhaustion(&os(Errno::MFILE)));
         assert!(is_exhaustion(&os(Errno::NFILE)));
         assert!(!is_exhaustion(&os(Errno::ACCESS)));
+    }
+}
+
+#[cfg(test)]
+mod fast_paths {
+    #![allow(
+        clippy::disallowed_methods,
+        clippy::disallowed_types,
+        reason = "the tests build their trees on the real disk"
+    )]
+
+    use std::path::Path;
+    use std::sync::Arc;
+
+    use super::super::{Opened, Root, Shortage, ambient};
+    use crate::policy::SymlinkRule;
+
+    fn root(path: &Path) -> Root {
+        Root {
+            path: path.to_path_buf(),
+            dir: Arc::new(ambient::open_root(path).expect("open root")),
+            shortage: Arc::new(Shortage::default()),
+        }
+    }
+
+    #[test]
+    fn the_fast_stamp_equals_the_sandboxed_one_where_no_link_is_met() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(tmp.path().join("a/b")).expect("mkdir");
+        std::fs::write(tmp.path().join("a/b/AGENTS.md"), "text").expect("write");
+        std::os::unix::fs::symlink("b/AGENTS.md", tmp.path().join("a/link")).expect("link");
+        let r = root(tmp.path());
+        for rel in [
+            "a",
+            "a/b",
+            "a/b/AGENTS.md",
+            "a/b/none",
+            "none/x",
+            "a/b/AGENTS.md/x",
+        ] {
+            let rel = Path::new(rel);
+            assert_eq!(r.stamp_nofollow_unconfined(rel), r.stamp(rel), "{rel:?}");
+        }
+        // A link: the fast stamp is the link's own, never its target's.
+        let link = Path::new("a/link");
+        assert!(r.stamp(link).is_file());
+        assert_ne!(r.stamp_nofollow_unconfined(link), r.stamp(link));
+    }
+
+    #[test]
+    fn reads_stop_at_the_reported_size_and_follow_growth() {
+        use std::io::Write as _;
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let path = tmp.path().join("f");
+        std::fs::write(&path, b"0123456789").expect("write");
+        let r = root(tmp.path());
+        let Opened::File(file) = r.open_file(Path::new("f"), SymlinkRule::Never) else {
+            panic!("not opened");
+        };
+        // The file grows after fstat: the extra byte shows it, and the read
+        // goes on to the end, as reading to EOF would.
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .expect("append");
+        f.write_all(b"abcdef").expect("grow");
+        assert_eq!(file.read_at_most(1024).expect("read"), b"0123456789abcdef");
+        assert!(file.at_end());
+
+        let Opened::File(file) = r.open_file(Path::new("f"), SymlinkRule::Never) else {
+            panic!("not opened");
+        };
+        assert_eq!(file.read_at_most(4).expect("read"), b"0123");
+        assert!(!file.at_end());
+        let mut rest = Vec::new();
+        assert_eq!(file.read_into(&mut rest, 100).expect("read"), 12);
+        assert_eq!(rest, b"456789abcdef");
+        assert!(file.at_end());
     }
 }

@@ -75,8 +75,27 @@ impl Stamp {
         stamp_of!(meta)
     }
 
+    #[cfg(target_os = "linux")]
+    /// The stamp of a raw `statx` result, with the same fields (and the
+    /// same device number encoding) as cap-std's metadata gives.
+    pub(super) fn of_statx(st: &rustix::fs::Statx) -> Stamp {
+        let ns = |t: &rustix::fs::StatxTimestamp| {
+            i128::from(t.tv_sec) * 1_000_000_000 + i128::from(t.tv_nsec)
+        };
+        Stamp::Present {
+            mode: u32::from(st.stx_mode),
+            dev: rustix::fs::makedev(st.stx_dev_major, st.stx_dev_minor),
+            ino: st.stx_ino,
+            size: st.stx_size,
+            uid: st.stx_uid,
+            nlink: u64::from(st.stx_nlink),
+            mtime_ns: ns(&st.stx_mtime),
+            ctime_ns: ns(&st.stx_ctime),
+        }
+    }
+
     /// The stamp of a failed stat or open.
-    pub(super) fn of_error(e: &io::Error) -> Stamp {
+    pub(crate) fn of_error(e: &io::Error) -> Stamp {
         match classify(e) {
             Opened::Refused(reason) => Stamp::Error(reason),
             Opened::Absent | Opened::File(_) => Stamp::Absent,

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::cache::ParseCache;
 use super::frontmatter::Frontmatter;
+use super::parallel::{self, Step};
 use super::read;
 use crate::fingerprint::{Place, Trace};
 use crate::origin::{Origin, RootId};
@@ -117,14 +118,14 @@ fn source_dirs(source: &SkillSource, cwd_rel: &Path) -> Vec<(usize, PathBuf)> {
     }
 }
 
-struct SourceCtx<'a> {
-    warnings: &'a std::cell::RefCell<Vec<Warning>>,
-    policy: &'a Policy,
-    cache: &'a ParseCache,
-    root: &'a Root,
-    id: RootId,
-    origin: Origin,
-    source: &'a SkillSource,
+pub(super) struct SourceCtx<'a> {
+    pub(super) warnings: &'a std::cell::RefCell<Vec<Warning>>,
+    pub(super) policy: &'a Policy,
+    pub(super) cache: &'a ParseCache,
+    pub(super) root: &'a Root,
+    pub(super) id: RootId,
+    pub(super) origin: Origin,
+    pub(super) source: &'a SkillSource,
 }
 
 impl SourceCtx<'_> {
@@ -132,7 +133,7 @@ impl SourceCtx<'_> {
         Place::Within(self.id)
     }
 
-    fn reject(&self, rejected: &mut Vec<Rejected>, rel: &Path, reason: Reason) {
+    pub(super) fn reject(&self, rejected: &mut Vec<Rejected>, rel: &Path, reason: Reason) {
         rejected.push(Rejected {
             path: self.root.path.join(rel),
             reason,
@@ -229,29 +230,29 @@ impl SourceCtx<'_> {
             self.policy.skills.name_from,
             NameFrom::FolderAndFrontmatter | NameFrom::Folder
         );
+        let mut steps = Vec::with_capacity(names.len());
         for entry in names {
             let rel_folder = rel_source.join(&entry.name);
             let Some(name) = entry.name.to_str().map(str::to_string) else {
-                self.reject(rejected, &rel_folder, Reason::InvalidName);
+                steps.push(Step::Reject(rel_folder, Reason::InvalidName));
                 continue;
             };
             if name.starts_with('.') {
-                self.reject(rejected, &rel_folder, Reason::DotFolder);
+                steps.push(Step::Reject(rel_folder, Reason::DotFolder));
                 continue;
             }
             if folder_named && !self.policy.is_valid_skill_name(&name) {
-                self.reject(rejected, &rel_folder, Reason::InvalidName);
+                steps.push(Step::Reject(rel_folder, Reason::InvalidName));
                 continue;
             }
             if entry.is_link && never_follow {
-                self.reject(rejected, &rel_folder, Reason::SymlinkRefused);
+                steps.push(Step::Reject(rel_folder, Reason::SymlinkRefused));
                 continue;
             }
-            match self.examine(&name, &rel_folder, level, trace) {
-                Ok(f) => found.push(f),
-                Err((rel, reason)) => self.reject(rejected, &rel, reason),
-            }
+            steps.push(Step::Examine(name, rel_folder));
         }
+        // Examined in parallel when there are many, merged in this order.
+        parallel::run(self, steps, level, trace, found, rejected);
     }
 
     /// Depth 2 and more: folders are walked breadth first, dot folders
@@ -338,7 +339,7 @@ impl SourceCtx<'_> {
         }
     }
 
-    fn examine(
+    pub(super) fn examine(
         &self,
         folder: &str,
         rel_folder: &Path,

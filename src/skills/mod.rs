@@ -11,6 +11,7 @@ mod cache;
 mod discover;
 pub(crate) mod frontmatter;
 mod lenient;
+mod parallel;
 mod read;
 mod resolve;
 
@@ -20,6 +21,7 @@ pub use resolve::{Shadowed, Skill};
 
 pub(crate) use cache::ParseCache;
 pub(crate) use discover::SKILL_FILE;
+pub(crate) use parallel::set_threshold as set_parallel_threshold;
 pub(crate) use read::whole_file;
 pub(crate) use resolve::SkillSet;
 

@@ -28,7 +28,11 @@ pub(super) fn frontmatter_bytes(file: &OpenFile, cap: u64) -> Result<Vec<u8>, Re
         let got = file
             .read_into(&mut buf, room)
             .map_err(|_| Reason::Unreadable)?;
-        if got == 0 || frontmatter::frontmatter_end(&buf).is_some() || buf.len() as u64 >= cap {
+        if got == 0
+            || file.at_end()
+            || frontmatter::frontmatter_end(&buf).is_some()
+            || buf.len() as u64 >= cap
+        {
             break;
         }
     }

@@ -1,0 +1,341 @@
+//! The watched check: a long-lived loader (`serve`) watches the folders a
+//! cached build examined, and a check looks again only where the kernel
+//! reported a change, so that its cost no longer grows with the number of
+//! traced paths.
+//!
+//! For each cached build, the first check after it was built *arms* it:
+//! every folder holding a traced path, and every folder above those up to
+//! the root, gets an inotify watch, and only then is the full stat sweep
+//! made; a build that passes it is clean as of the moment the watches were
+//! in place. Every later check reads the queued events first (synchronously:
+//! see `sandbox::watch`), then stats only
+//!
+//! - the paths outside the roots (markers, the cwd, the roots themselves:
+//!   a handful, growing with depth, not with skills), and
+//! - the traced paths whose folder reported an event since the build was
+//!   last found clean.
+//!
+//! It falls back to the full sweep whenever the watch cannot be trusted:
+//! the queue overflowed, a folder came, went or moved under a watched one
+//! (the watches may no longer stand for the paths), a watch could not be
+//! added (the per-user limit), inotify could not be read, or the root lies
+//! on a network or user-space file system. The racily-clean rule is
+//! applied first, exactly as in the unwatched check.
+//!
+//! Known limit, shared with every inotify-based tool: a write through a
+//! shared memory mapping raises no event. Such a file keeps its cached
+//! content until another event or a fallback sweep.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+
+use crate::fingerprint::Place;
+use crate::origin::RootId;
+use crate::sandbox::Attached;
+use crate::sandbox::watch::{Change, Watcher, trustworthy};
+use crate::snapshot::Built;
+
+use super::Key;
+
+/// The most folders one loader watches; past it, builds are checked by
+/// the stat sweep. (The default per-user limit is 8,192 on older kernels
+/// and much higher on newer ones; other programs need some too.)
+const MAX_WATCHES: usize = 32 * 1024;
+
+/// How many change records are kept; a build last found clean before the
+/// oldest one kept is swept.
+const MAX_LOG: usize = 16 * 1024;
+
+/// The watches of a loader, and what they reported.
+pub(crate) struct Watch {
+    state: Mutex<State>,
+}
+
+impl std::fmt::Debug for Watch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = self.lock();
+        f.debug_struct("Watch")
+            .field("folders", &s.by_dir.len())
+            .field("builds", &s.builds.len())
+            .finish_non_exhaustive()
+    }
+}
+
+struct State {
+    watcher: Watcher,
+    /// Watch descriptor to folder, and folder to (descriptor, users).
+    by_wd: HashMap<i32, PathBuf>,
+    by_dir: HashMap<PathBuf, (i32, usize)>,
+    /// Events counted so far (the clock the records below use).
+    seq: u64,
+    /// Before this, nothing can be trusted: every build is swept again.
+    epoch: u64,
+    /// (seq, folder) of every entry event, oldest first, at most MAX_LOG.
+    log: std::collections::VecDeque<(u64, PathBuf)>,
+    /// The sequence number of the oldest record ever dropped from `log`.
+    log_floor: u64,
+    /// The armed builds.
+    builds: HashMap<Key, Armed>,
+}
+
+/// A build with its folders watched.
+struct Armed {
+    built: Weak<Built>,
+    /// Every folder it watches.
+    dirs: Vec<PathBuf>,
+    /// Traced paths inside a root, by the absolute folder holding them.
+    by_dir: HashMap<PathBuf, Vec<usize>>,
+    /// The traced paths outside the roots: stat'ed at every check.
+    outside: Vec<usize>,
+    /// When it was last found clean (a `seq`).
+    clean_at: u64,
+}
+
+impl Watch {
+    /// A watch, when inotify is available.
+    pub(crate) fn new() -> Option<Self> {
+        let watcher = Watcher::new().ok()?;
+        Some(Self {
+            state: Mutex::new(State {
+                watcher,
+                by_wd: HashMap::new(),
+                by_dir: HashMap::new(),
+                seq: 0,
+                epoch: 0,
+                log: std::collections::VecDeque::new(),
+                log_floor: 0,
+                builds: HashMap::new(),
+            }),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // Every update leaves the maps consistent or only over-watching; a
+        // poisoned state is still sound (at worst it sweeps).
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether every traced path of `built` (cached under `key`) looks as
+    /// it did, looking only where events say something happened. The
+    /// caller has applied the racily-clean rule, and checks descriptor
+    /// shortages on `roots` afterwards.
+    pub(crate) fn still_matches(&self, key: &Key, built: &Arc<Built>, roots: &Attached) -> bool {
+        let trace = &built.trace;
+        let mut state = self.lock();
+        state.drain();
+        let armed = state.builds.get(key).filter(|a| {
+            a.built.ptr_eq(&Arc::downgrade(built))
+                && a.clean_at >= state.epoch
+                && a.clean_at >= state.log_floor
+        });
+        let Some(armed) = armed else {
+            // Not armed, or no longer trusted: arm (again), then sweep.
+            state.disarm(key);
+            let armed = state.arm(built, roots);
+            let start = state.seq;
+            drop(state);
+            let clean = trace.still_matches(roots);
+            if let Some(mut armed) = armed {
+                let mut state = self.lock();
+                if clean {
+                    armed.clean_at = start;
+                    state.disarm(key);
+                    state.builds.insert(key.clone(), armed);
+                } else {
+                    // It is rebuilt; the new build arms at its first check.
+                    for dir in &armed.dirs {
+                        state.release(dir);
+                    }
+                }
+            }
+            return clean;
+        };
+        // Armed and trusted: the outside paths, and the folders with news.
+        let start = state.seq;
+        let mut look: Vec<usize> = armed.outside.clone();
+        let mut seen: HashSet<&Path> = HashSet::new();
+        let from = state.log.partition_point(|(seq, _)| *seq <= armed.clean_at);
+        for (_, dir) in state.log.range(from..) {
+            if seen.insert(dir.as_path())
+                && let Some(ix) = armed.by_dir.get(dir)
+            {
+                look.extend_from_slice(ix);
+            }
+        }
+        drop(state);
+        look.sort_unstable();
+        look.dedup();
+        let clean = trace.entries_match(roots, look.iter().filter_map(|&i| trace.entries.get(i)));
+        if clean {
+            let mut state = self.lock();
+            if let Some(a) = state.builds.get_mut(key)
+                && a.built.ptr_eq(&Arc::downgrade(built))
+            {
+                a.clean_at = a.clean_at.max(start);
+            }
+        }
+        clean
+    }
+}
+
+impl State {
+    /// Reads the queued events into the log.
+    fn drain(&mut self) {
+        let State {
+            watcher,
+            by_wd,
+            seq,
+            epoch,
+            log,
+            log_floor,
+            ..
+        } = self;
+        let result = watcher.drain(|change| {
+            *seq += 1;
+            match change {
+                Change::Entry(wd) => {
+                    if let Some(dir) = by_wd.get(&wd) {
+                        log.push_back((*seq, dir.clone()));
+                        if log.len() > MAX_LOG
+                            && let Some((dropped, _)) = log.pop_front()
+                        {
+                            *log_floor = dropped;
+                        }
+                    }
+                }
+                // A watch this loader removed says so once more: no news.
+                Change::Structure(wd) if !by_wd.contains_key(&wd) => {}
+                Change::Structure(_) | Change::Overflow => *epoch = *seq,
+            }
+        });
+        if result.is_err() {
+            self.seq += 1;
+            self.epoch = self.seq;
+        }
+        if self.epoch == self.seq && self.epoch > 0 {
+            // Nothing before now can be trusted: every build re-arms.
+            self.log.clear();
+            self.log_floor = self.seq;
+        }
+    }
+
+    /// Drops the build armed under `key`, and the watches only it used.
+    fn disarm(&mut self, key: &Key) {
+        let Some(armed) = self.builds.remove(key) else {
+            return;
+        };
+        for dir in armed.dirs {
+            self.release(&dir);
+        }
+    }
+
+    fn release(&mut self, dir: &Path) {
+        if let Some((wd, users)) = self.by_dir.get_mut(dir) {
+            *users -= 1;
+            if *users == 0 {
+                let wd = *wd;
+                self.watcher.remove(wd);
+                self.by_wd.remove(&wd);
+                self.by_dir.remove(dir);
+            }
+        }
+    }
+
+    /// Watches every folder `built` needs, or none (`None`: this build
+    /// is checked by sweeping).
+    fn arm(&mut self, built: &Arc<Built>, roots: &Attached) -> Option<Armed> {
+        // Builds no longer cached give their watches back first.
+        let dead: Vec<Key> = self
+            .builds
+            .iter()
+            .filter(|(_, a)| a.built.strong_count() == 0)
+            .map(|(k, _)| k.clone())
+            .collect();
+        for k in dead {
+            self.disarm(&k);
+        }
+        let trace = &built.trace;
+        let mut by_dir: HashMap<PathBuf, Vec<usize>> = HashMap::new();
+        let mut outside = Vec::new();
+        let mut dirs: HashSet<PathBuf> = HashSet::new();
+        let mut trusted: HashMap<RootId, bool> = HashMap::new();
+        let mut ids: Vec<RootId> = Vec::new();
+        for (i, e) in trace.entries.iter().enumerate() {
+            let Place::Within(origin) = e.place else {
+                outside.push(i);
+                continue;
+            };
+            let root = roots.get(origin)?;
+            let ok = *trusted.entry(origin).or_insert_with(|| {
+                ids.push(origin);
+                trustworthy(root)
+            });
+            if !ok {
+                return None;
+            }
+            let abs = root.path.join(&e.rel);
+            let parent = abs.parent()?.to_path_buf();
+            by_dir.entry(parent).or_default().push(i);
+            add_folders(&root.path, &e.rel, &mut dirs);
+        }
+        let roots_paths: Vec<PathBuf> = [RootId::Home, RootId::Repo]
+            .into_iter()
+            .chain(
+                ids.iter()
+                    .copied()
+                    .filter(|id| !matches!(id, RootId::Home | RootId::Repo)),
+            )
+            .filter_map(|id| roots.get(id).map(|r| r.path.clone()))
+            .collect();
+        if self.by_dir.len() + dirs.len() > MAX_WATCHES {
+            return None;
+        }
+        let mut added = Vec::new();
+        for dir in dirs {
+            if let Some((_, users)) = self.by_dir.get_mut(&dir) {
+                *users += 1;
+                added.push(dir);
+                continue;
+            }
+            match self.watcher.add(&dir) {
+                Ok(wd) => {
+                    self.by_wd.insert(wd, dir.clone());
+                    self.by_dir.insert(dir.clone(), (wd, 1));
+                    added.push(dir);
+                }
+                // Not there (yet), below the root: its nearest folder above
+                // is watched, and its coming is a structural event there.
+                Err(e)
+                    if e.kind() == std::io::ErrorKind::NotFound && !roots_paths.contains(&dir) => {}
+                // A link (the watch would not see what it leads to), the
+                // watch limit, anything else: this build is swept.
+                Err(_) => {
+                    for d in &added {
+                        self.release(d);
+                    }
+                    return None;
+                }
+            }
+        }
+        Some(Armed {
+            built: Arc::downgrade(built),
+            dirs: added,
+            by_dir,
+            outside,
+            clean_at: 0,
+        })
+    }
+}
+
+/// The root and every folder from it down to the one holding `rel`.
+fn add_folders(root: &Path, rel: &Path, dirs: &mut HashSet<PathBuf>) {
+    let mut dir = root.to_path_buf();
+    dirs.insert(dir.clone());
+    if let Some(parent) = rel.parent() {
+        for c in parent.components() {
+            dir.push(c);
+            dirs.insert(dir.clone());
+        }
+    }
+}

@@ -1,0 +1,173 @@
+//! Examining the folders of a big skill source on a few threads.
+//!
+//! Each folder's examination (open its `SKILL.md`, read the frontmatter,
+//! parse it) is independent of the others, and YAML parsing is the dearest
+//! step of a cold snapshot. Above [`threshold`] folders, the folders are cut
+//! into contiguous chunks that a bounded pool of scoped threads takes in
+//! turn; each folder is examined into a trace and warnings of its own, and
+//! the results are merged in the listing's order, so the snapshot (trace
+//! order, warnings, rejections, found skills) is byte for byte what the
+//! sequential loop gives. Below the threshold, the same code runs on the
+//! calling thread.
+
+use std::cell::RefCell;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use super::discover::{Found, Rejected, SourceCtx};
+use crate::fingerprint::{Trace, TraceEntry};
+use crate::reason::Reason;
+use crate::warning::Warning;
+
+/// The default number of folders from which a source is examined in
+/// parallel: below it, starting threads costs more than it saves.
+pub(crate) const DEFAULT_THRESHOLD: usize = 256;
+
+/// The most threads one source is examined on.
+const MAX_WORKERS: usize = 8;
+
+/// Folders per chunk a worker takes at a time.
+const CHUNK: usize = 32;
+
+static THRESHOLD: AtomicUsize = AtomicUsize::new(DEFAULT_THRESHOLD);
+
+/// The number of folders from which sources are examined in parallel.
+pub(crate) fn threshold() -> usize {
+    THRESHOLD.load(Ordering::Relaxed)
+}
+
+/// Sets [`threshold`] (for the tests and benchmarks that compare both paths).
+pub(crate) fn set_threshold(n: usize) {
+    THRESHOLD.store(n, Ordering::Relaxed);
+}
+
+/// One folder of a source, in listing order.
+pub(super) enum Step {
+    /// Refused before any file was opened.
+    Reject(PathBuf, Reason),
+    /// To examine: the skill name and the folder, relative to the root.
+    Examine(String, PathBuf),
+}
+
+/// What examining one folder gave.
+type Outcome = (
+    Result<Found, (PathBuf, Reason)>,
+    Vec<TraceEntry>,
+    Vec<Warning>,
+);
+
+/// Examines the folders `steps` names and records everything in order.
+pub(super) fn run(
+    ctx: &SourceCtx<'_>,
+    steps: Vec<Step>,
+    level: usize,
+    trace: &mut Trace,
+    found: &mut Vec<Found>,
+    rejected: &mut Vec<Rejected>,
+) {
+    let (policy, cache, root, id, origin, source) = (
+        ctx.policy, ctx.cache, ctx.root, ctx.id, ctx.origin, ctx.source,
+    );
+    let examine = |name: &str, rel: &std::path::Path| -> Outcome {
+        let warnings = RefCell::new(Vec::new());
+        let local = SourceCtx {
+            warnings: &warnings,
+            policy,
+            cache,
+            root,
+            id,
+            origin,
+            source,
+        };
+        let mut t = Trace::default();
+        let result = local.examine(name, rel, level, &mut t);
+        (result, t.entries, warnings.into_inner())
+    };
+    let to_examine = steps
+        .iter()
+        .filter(|s| matches!(s, Step::Examine(..)))
+        .count();
+    let workers = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(MAX_WORKERS);
+    let mut outcomes: Vec<Outcome> = if to_examine >= threshold() && workers > 1 {
+        let jobs: Vec<(&str, &std::path::Path)> = steps
+            .iter()
+            .filter_map(|s| match s {
+                Step::Examine(name, rel) => Some((name.as_str(), rel.as_path())),
+                Step::Reject(..) => None,
+            })
+            .collect();
+        in_order(&jobs, workers, &|(name, rel)| examine(name, rel))
+    } else {
+        Vec::new()
+    };
+    let parallel = !outcomes.is_empty();
+    let mut next = outcomes.drain(..);
+    for step in steps {
+        match step {
+            Step::Reject(rel, reason) => ctx.reject(rejected, &rel, reason),
+            Step::Examine(name, rel) => {
+                let outcome = if parallel {
+                    next.next()
+                } else {
+                    Some(examine(&name, &rel))
+                };
+                let Some((result, entries, warnings)) = outcome else {
+                    continue;
+                };
+                trace.entries.extend(entries);
+                ctx.warnings.borrow_mut().extend(warnings);
+                match result {
+                    Ok(f) => found.push(f),
+                    Err((rel, reason)) => ctx.reject(rejected, &rel, reason),
+                }
+            }
+        }
+    }
+}
+
+/// `f` over `jobs` on `workers` scoped threads, taking contiguous chunks in
+/// turn; the results in the order of `jobs`.
+fn in_order<J: Sync, T: Send>(jobs: &[J], workers: usize, f: &(dyn Fn(&J) -> T + Sync)) -> Vec<T> {
+    let chunks: Vec<&[J]> = jobs.chunks(CHUNK).collect();
+    let next = AtomicUsize::new(0);
+    let mut done: Vec<(usize, Vec<T>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers.min(chunks.len()))
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(chunk) = chunks.get(i) else {
+                            break;
+                        };
+                        mine.push((i, chunk.iter().map(f).collect::<Vec<T>>()));
+                    }
+                    mine
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    });
+    done.sort_by_key(|(i, _)| *i);
+    done.into_iter().flat_map(|(_, v)| v).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_come_back_in_the_order_of_the_jobs() {
+        let jobs: Vec<usize> = (0..1000).collect();
+        for workers in [1, 2, 3, 8] {
+            let out = in_order(&jobs, workers, &|j| j * 2);
+            assert_eq!(out, jobs.iter().map(|j| j * 2).collect::<Vec<_>>());
+        }
+        assert!(in_order::<usize, usize>(&[], 4, &|j| *j).is_empty());
+    }
+}
