@@ -61,11 +61,11 @@ fn write_tree(base: &Path, folders: &[Folder]) {
             _ => format!("skill-{i:03}"),
         };
         let dir = source.join(&name);
-        if let Folder::LinkToSibling = f {
-            if i > 0 {
-                std::os::unix::fs::symlink(format!("skill-{:03}", i - 1), &dir).unwrap();
-                continue;
-            }
+        if let Folder::LinkToSibling = f
+            && i > 0
+        {
+            std::os::unix::fs::symlink(format!("skill-{:03}", i - 1), &dir).unwrap();
+            continue;
         }
         fs::create_dir(&dir).unwrap();
         let file = dir.join("SKILL.md");

@@ -18,6 +18,10 @@ use crate::reason::Reason;
 
 /// What opening a candidate found.
 #[derive(Debug)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "a short-lived return value, moved once; a box would cost an allocation per file opened"
+)]
 pub(crate) enum Opened {
     /// Nothing at that path.
     Absent,
