@@ -110,9 +110,21 @@ fn main() {
             snap.skills.len() + snap.rejected_skills.len() + snap.shadowed_project_skills.len(),
             snap.skills.len()
         );
-        assert_no_reads(quick, &format!("watched check, {n} skills"), || {
-            black_box(watched.fingerprint(&t.cwd).expect("fingerprint"));
+        assert_no_reads(quick, &format!("swept check, {n} skills"), || {
+            black_box(swept.fingerprint(&t.cwd).expect("fingerprint"));
         });
+        // The watched check makes one `read`: of the inotify queue, empty.
+        if let (false, Some(a), Some(b)) = (quick, read_syscalls(), read_syscalls()) {
+            let baseline = b - a;
+            let before = read_syscalls().unwrap_or_default();
+            black_box(watched.fingerprint(&t.cwd).expect("fingerprint"));
+            let after = read_syscalls().unwrap_or_default();
+            assert_eq!(
+                after - before,
+                baseline + 1,
+                "watched check, {n} skills: it read more than the inotify queue"
+            );
+        }
         ratio(
             quick,
             "skills",

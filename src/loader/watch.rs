@@ -22,9 +22,11 @@
 //! on a network or user-space file system. The racily-clean rule is
 //! applied first, exactly as in the unwatched check.
 //!
-//! Known limit, shared with every inotify-based tool: a write through a
-//! shared memory mapping raises no event. Such a file keeps its cached
-//! content until another event or a fallback sweep.
+//! Known limits, shared with every inotify-based tool: a write through a
+//! shared memory mapping raises no event, and neither does a new hard link
+//! to a traced file made from a folder that is not watched (the kernel
+//! tells only watchers of the file itself). Such a file keeps its cached
+//! answer until another event or a fallback sweep.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
