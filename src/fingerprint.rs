@@ -53,6 +53,28 @@ impl Place {
     }
 }
 
+/// Folders vouched for, per root (by its place code): a short list, as a
+/// build has a handful of roots.
+#[derive(Debug, Default)]
+struct Vouched(Vec<(u64, FastSet<Vec<u8>>)>);
+
+impl Vouched {
+    fn set(&self, code: u64) -> Option<&FastSet<Vec<u8>>> {
+        self.0.iter().find(|(c, _)| *c == code).map(|(_, s)| s)
+    }
+
+    fn set_mut(&mut self, code: u64) -> &mut FastSet<Vec<u8>> {
+        let at = match self.0.iter().position(|(c, _)| *c == code) {
+            Some(at) => at,
+            None => {
+                self.0.push((code, FastSet::default()));
+                self.0.len() - 1
+            }
+        };
+        &mut self.0[at].1
+    }
+}
+
 /// One examined path.
 #[derive(Debug, Clone)]
 pub(crate) struct TraceEntry {
@@ -109,7 +131,7 @@ pub(crate) struct Trace {
     /// while that folder stays unchanged, its entries cannot have been
     /// replaced, so later checks need not look at them again (see
     /// [`Trace::still_matches`]).
-    vouched: Mutex<FastMap<u64, FastSet<Vec<u8>>>>,
+    vouched: Mutex<Vouched>,
     /// The stamp with the newest timestamp among the paths inside the
     /// roots, once asked for.
     newest: OnceLock<Option<Stamp>>,
@@ -185,12 +207,12 @@ impl Trace {
             mut vouched, seen, ..
         } = check;
         for (code, dir) in seen {
-            vouched.entry(code).or_default().insert(dir);
+            vouched.set_mut(code).insert(dir);
         }
         all
     }
 
-    fn lock_vouched(&self) -> MutexGuard<'_, FastMap<u64, FastSet<Vec<u8>>>> {
+    fn lock_vouched(&self) -> MutexGuard<'_, Vouched> {
         // Every update is one extend of a set of facts: a poisoned set is
         // still sound.
         self.vouched.lock().unwrap_or_else(|p| p.into_inner())
@@ -280,7 +302,7 @@ struct Check<'a> {
     unchanged_dirs: FastSet<(u64, &'a [u8])>,
     /// Folders earlier checks saw as real directories in an unchanged
     /// traced folder (one set per root).
-    vouched: MutexGuard<'a, FastMap<u64, FastSet<Vec<u8>>>>,
+    vouched: MutexGuard<'a, Vouched>,
     /// Folders this check saw so, to remember.
     seen: Vec<(u64, Vec<u8>)>,
 }
@@ -351,7 +373,7 @@ impl<'a> Check<'a> {
         }
         let parent_unchanged = parent.is_some_and(|p| self.unchanged_dirs.contains(&(code, p)));
         let real =
-            if parent_unchanged && self.vouched.get(&code).is_some_and(|set| set.contains(dir)) {
+            if parent_unchanged && self.vouched.set(code).is_some_and(|set| set.contains(dir)) {
                 true
             } else {
                 // A prefix of a path's bytes cut at a `/` is a path too.

@@ -133,6 +133,20 @@ impl SourceCtx<'_> {
         Place::Within(self.id)
     }
 
+    /// Whether a skill's name is its folder's under this policy.
+    fn folder_named(&self) -> bool {
+        matches!(
+            self.policy.skills.name_from,
+            NameFrom::FolderAndFrontmatter | NameFrom::Folder
+        )
+    }
+
+    /// Whether a folder may hold a skill by its name: any name when the
+    /// frontmatter names skills, a valid one when the folder does.
+    fn folder_name_ok(&self, folder: &str) -> bool {
+        !self.folder_named() || self.policy.is_valid_skill_name(folder)
+    }
+
     pub(super) fn reject(&self, rejected: &mut Vec<Rejected>, rel: &Path, reason: Reason) {
         rejected.push(Rejected {
             path: self.root.path.join(rel),
@@ -170,6 +184,9 @@ impl SourceCtx<'_> {
             let rel = rel_source.join(SKILL_FILE);
             match self.root.open_file(&rel, self.policy.trust.symlinks) {
                 Opened::Absent => trace.push(self.place(), &rel, Stamp::Absent, None),
+                _ if !self.folder_name_ok(&name) => {
+                    self.reject(rejected, rel_source, Reason::InvalidName);
+                }
                 _ => match self.examine(&name, rel_source, level, trace) {
                     Ok(f) => found.push(f),
                     Err((rel, reason)) => self.reject(rejected, &rel, reason),
@@ -226,10 +243,7 @@ impl SourceCtx<'_> {
             return;
         };
         let never_follow = self.policy.trust.symlinks == SymlinkRule::Never;
-        let folder_named = matches!(
-            self.policy.skills.name_from,
-            NameFrom::FolderAndFrontmatter | NameFrom::Folder
-        );
+        let folder_named = self.folder_named();
         let mut steps = Vec::with_capacity(names.len());
         for entry in names {
             let rel_folder = rel_source.join(&entry.name);
@@ -297,6 +311,9 @@ impl SourceCtx<'_> {
                 let rel = rel_folder.join(SKILL_FILE);
                 match self.root.open_file(&rel, self.policy.trust.symlinks) {
                     Opened::Absent => trace.push(self.place(), &rel, Stamp::Absent, None),
+                    _ if !self.folder_name_ok(&name) => {
+                        self.reject(rejected, &rel_folder, Reason::InvalidName);
+                    }
                     _ => match self.examine(&name, &rel_folder, level, trace) {
                         Ok(f) => found.push(f),
                         Err((rel, reason)) => self.reject(rejected, &rel, reason),
@@ -405,7 +422,10 @@ impl SourceCtx<'_> {
             NameFrom::FrontmatterElseFolder if fm.name.is_empty() => folder.to_string(),
             NameFrom::FrontmatterElseFolder => fm.name.clone(),
         };
-        if !self.policy.is_valid_skill_name(&name) {
+        // A name taken from the folder was checked before the folder was
+        // examined (`folder_name_ok`); one from the frontmatter is checked
+        // here.
+        if !self.folder_named() && !self.policy.is_valid_skill_name(&name) {
             return Err((rel, Reason::InvalidName));
         }
         if let Some(strict_error) = strict_error {
