@@ -46,6 +46,7 @@ mod loader;
 mod origin;
 mod paths;
 pub mod policy;
+pub mod protocol;
 mod reason;
 mod render;
 mod sandbox;

@@ -22,6 +22,7 @@ use crate::warning::Warning;
 /// (camelCase) it is the `snapshot --format json` object; its schema is
 /// documented in the README and kept stable.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct Snapshot {

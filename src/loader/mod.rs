@@ -38,6 +38,7 @@ pub const DEFAULT_HANDLE_BUDGET: usize = sandbox::DEFAULT_HANDLE_BUDGET;
 
 /// The `SKILL.md` of the skill that wins a name.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct SkillFile {
