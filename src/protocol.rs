@@ -299,6 +299,7 @@ mod schema {
     /// A request's `id`: any JSON value, echoed exactly as written.
     #[derive(JsonSchema)]
     #[schemars(transparent)]
+    #[schemars(extend("type" = ["null", "boolean", "number", "string", "array", "object"]))]
     #[allow(dead_code)]
     struct Id(Value);
 

@@ -42,7 +42,9 @@ test("hello, and two sessions in different cwds", async (t) => {
     [path.join(w.home, "AGENTS.md"), path.join(w.lib, "CLAUDE.md")],
   );
   assert.equal(await c.fingerprint(w.api), api.fingerprint);
-  assert.equal((await c.snapshot(w.api, { root: w.app })).fingerprint, api.fingerprint);
+  const rooted = await c.snapshot(w.api, { root: w.app });
+  assert.deepEqual(rooted.instructionFiles, api.instructionFiles);
+  assert.equal(await c.fingerprint(w.api, { root: w.app }), rooted.fingerprint);
   // The raw request, as the schema describes the response.
   const raw = await c.request("fingerprint", { cwd: w.lib, future: "ignored" });
   assertSchema("response", { id: 0, ...raw });

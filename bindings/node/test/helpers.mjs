@@ -59,7 +59,7 @@ function loadSchema(name) {
   return JSON.parse(readFileSync(path.join(repoRoot, "schema", name), "utf8"));
 }
 
-const ajv = new Ajv2020({ strict: true, allErrors: true });
+const ajv = new Ajv2020({ strict: true, allowUnionTypes: true, allErrors: true });
 // schemars' integer formats.
 for (const f of ["uint", "uint8", "uint16", "uint32", "uint64"]) {
   ajv.addFormat(f, { type: "number", validate: (x) => Number.isInteger(x) && x >= 0 });

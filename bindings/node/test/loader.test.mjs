@@ -46,7 +46,9 @@ test("two sessions in different cwds, concurrently, from one loader", async (t) 
   assert.notEqual(api.fingerprint, lib.fingerprint);
   // The explicit root.
   const rooted = await loader.snapshot(w.api, { root: w.app });
-  assert.equal(rooted.fingerprint, api.fingerprint);
+  assert.equal(rooted.repoRoot, w.app);
+  assert.deepEqual(rooted.instructionFiles, api.instructionFiles);
+  assert.equal(await loader.fingerprint(w.api, { root: w.app }), rooted.fingerprint);
   assert.equal(loader.cachedEntries >= 2, true);
 });
 
