@@ -21,7 +21,9 @@
 //!
 //! The public surface is that last step and what it hands out: [`Loader`]
 //! and [`LoaderBuilder`], [`Policy`](policy::Policy), the [`Snapshot`] and its
-//! records, [`SkillFile`], and the errors.
+//! records, [`SkillFile`], and the errors; [`protocol`] holds the
+//! vocabulary `serve` and the Node binding share (requests, error codes,
+//! `hello`) and, with the `schema` feature, the JSON Schemas.
 //!
 //! ```
 //! use lisa_context::Loader;

@@ -244,6 +244,27 @@ impl NativeLoader {
         self.call(cwd, root, Op::TrustDiff)
     }
 
+    /// For the package's benchmark only (the TypeScript `Loader` does not
+    /// offer it): runs `calls` calls of `op` (`"fingerprint"` or
+    /// `"snapshot"`) on the calling thread, blocking it, and returns the
+    /// mean time per call in microseconds, or -1 if a call failed: the
+    /// library's own cost, measured in this process beside the binding's.
+    #[napi]
+    pub fn measure_blocking(&self, op: String, cwd: String, calls: u32) -> f64 {
+        let cwd = PathBuf::from(cwd);
+        let start = std::time::Instant::now();
+        for _ in 0..calls {
+            let ok = match op.as_str() {
+                "snapshot" => self.inner.snapshot(&cwd).is_ok(),
+                _ => self.inner.fingerprint(&cwd).is_ok(),
+            };
+            if !ok {
+                return -1.0;
+            }
+        }
+        start.elapsed().as_secs_f64() * 1e6 / f64::from(calls.max(1))
+    }
+
     /// Snapshots in the cache.
     #[napi(getter)]
     pub fn cached_entries(&self) -> u32 {
