@@ -107,6 +107,16 @@ test("every error code the server sends, and the client's own", async (t) => {
   assert.equal((await homeless.trustStatus(w.app)).store, null);
   await homeless.close();
 
+  // Out of file descriptors (a server started under `ulimit -n 5`).
+  const starved = new Client({
+    bin: "/bin/sh",
+    args: ["-c", 'ulimit -n 5; exec "$0" "$@"', BIN],
+    home: w.home,
+    jobs: 1,
+  });
+  await rejectsWith(starved.snapshot(w.app), "resource-exhausted");
+  await starved.close();
+
   const missing = new Client({ bin: path.join(w.base, "no-such-binary") });
   await rejectsWith(missing.hello(), "spawn-failed");
   await rejectsWith(missing.hello(), "spawn-failed");
