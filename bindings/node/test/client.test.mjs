@@ -199,3 +199,19 @@ test("1,000 concurrent requests over three sessions", async (t) => {
   answers.forEach((fp, i) => assert.equal(fp, expected[i % 3], `request ${i}`));
   assert.equal(c.pending, 0);
 });
+
+test("an idle client does not keep Node running", async () => {
+  const { execFile } = await import("node:child_process");
+  const index = new URL("../dist/index.js", import.meta.url).href;
+  const script = `
+    import { Client } from ${JSON.stringify(index)};
+    const c = new Client({ bin: ${JSON.stringify(BIN)}, args: ["--no-home-policy"] });
+    console.log((await c.hello()).protocol);
+  `;
+  const out = await new Promise((resolve, reject) => {
+    execFile(process.execPath, ["--input-type=module", "-e", script], { timeout: 10_000 }, (e, stdout) =>
+      e ? reject(e) : resolve(stdout),
+    );
+  });
+  assert.equal(out.trim(), "1");
+});

@@ -62,6 +62,8 @@ export class Client implements ContextSource {
   #pending = new Map<number, Pending>();
   #nextId = 1;
   #closed = false;
+  /** The server `restart()` is stopping. */
+  #stopping: ChildProcessWithoutNullStreams | undefined;
   #stderr = "";
 
   constructor(options: ClientOptions = {}) {
@@ -94,6 +96,7 @@ export class Client implements ContextSource {
     });
     this.#child = child;
     this.#stderr = "";
+    this.#hold(child, false);
     child.stdin.on("error", () => {
       // A closed pipe shows as the process's exit.
     });
@@ -123,8 +126,13 @@ export class Client implements ContextSource {
     const child = this.#child;
     if (child) {
       const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+      // Waiting for the exit must keep Node running, idle or not (a last
+      // answer may still come in and leave nothing pending).
+      this.#stopping = child;
+      this.#hold(child, true);
       child.kill("SIGKILL");
       await exited;
+      this.#stopping = undefined;
     }
     this.start();
   }
@@ -138,8 +146,23 @@ export class Client implements ContextSource {
     const child = this.#child;
     if (!child) return;
     const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+    this.#hold(child, true);
     child.stdin.end();
     await exited;
+  }
+
+  /**
+   * An idle server does not keep Node running (a client left open does not
+   * stop the program from exiting); one with requests pending does.
+   */
+  #hold(child: ChildProcessWithoutNullStreams, on: boolean): void {
+    for (const handle of [child, child.stdin, child.stdout, child.stderr] as Array<{
+      ref?: () => void;
+      unref?: () => void;
+    }>) {
+      if (on) handle.ref?.();
+      else handle.unref?.();
+    }
   }
 
   /**
@@ -170,11 +193,13 @@ export class Client implements ContextSource {
       if (timeoutMs > 0) {
         pending.timer = setTimeout(() => {
           if (this.#pending.delete(id)) {
+            this.#idle();
             reject(new LisaContextError("timeout", `no answer to ${op} within ${timeoutMs} ms`));
           }
         }, timeoutMs);
       }
       this.#pending.set(id, pending);
+      if (this.#pending.size === 1) this.#hold(child, true);
       child.stdin.write(line);
     });
   }
@@ -229,12 +254,21 @@ export class Client implements ContextSource {
     const pending = this.#pending.get(id);
     if (!pending) return; // Timed out already.
     this.#pending.delete(id);
+    this.#idle();
     if (pending.timer) clearTimeout(pending.timer);
     const error = body.error as { code?: string; message?: string } | undefined;
     if (error) {
       pending.reject(new LisaContextError((error.code ?? "bad-response") as ErrorCode, error.message ?? ""));
     } else {
       pending.resolve(body);
+    }
+  }
+
+  /** Lets Node exit once nothing is pending (unless closing). */
+  #idle(): void {
+    const child = this.#child;
+    if (this.#pending.size === 0 && child && !this.#closed && child !== this.#stopping) {
+      this.#hold(child, false);
     }
   }
 
