@@ -20,10 +20,11 @@ if not declared:
     sys.exit("Cargo.toml declares no rust-version")
 
 
-def reachable(kinds):
-    """Packages reached from the root through `kinds` of its own
+def reachable(kinds, start=None):
+    """Packages reached from `start` (the root) through `kinds` of its own
     dependencies, then through normal and build dependencies."""
-    seen, stack = set(), [root["id"]]
+    start = start or root
+    seen, stack = set(), [start["id"]]
     while stack:
         node = stack.pop()
         if node in seen:
@@ -31,16 +32,28 @@ def reachable(kinds):
         seen.add(node)
         for dep in nodes[node]["deps"]:
             dep_kinds = [k["kind"] for k in dep["dep_kinds"]]
-            allowed = kinds if node == root["id"] else (None, "build")
+            allowed = kinds if node == start["id"] else (None, "build")
             if any(k in allowed for k in dep_kinds):
                 stack.append(dep["pkg"])
-    seen.discard(root["id"])
+    seen.discard(start["id"])
     return seen
 
 
 failed = False
-for label, kinds in (("build", (None, "build")), ("tests", (None, "build", "dev"))):
-    ids = reachable(kinds)
+checks = [("build", (None, "build")), ("tests", (None, "build", "dev"))]
+# The workspace's other members (the Node binding) hold the same MSRV.
+members = [packages[m] for m in meta.get("workspace_members", []) if m != root["id"]]
+for member in members:
+    checks.append((member["name"], (None, "build", "dev")))
+for label, kinds in checks:
+    if label in ("build", "tests"):
+        start = root
+    else:
+        start = next(p for p in members if p["name"] == label)
+        if version(start.get("rust_version")) > version(declared):
+            print("  %s declares Rust %s" % (label, start.get("rust_version")))
+            failed = True
+    ids = reachable(kinds, start)
     newest = packages[max(ids, key=lambda i: version(packages[i].get("rust_version")))]
     need = newest.get("rust_version") or "none"
     print("msrv (%s): declared %s; the newest need is %s (%s)" % (label, declared, need, newest["name"]))

@@ -1,52 +1,42 @@
-// A small Node client for `lisa-context serve`: starts the server, asks for
-// two sessions' snapshots, and prints the instruction files each one sees.
+// The Node package (bindings/node) on the demo: two sessions through the
+// JSON-lines client (`lisa-context serve` in a child process), then the
+// same through the in-process binding.
 //
-//   cargo build && node examples/serve-client.mjs
-import { spawn } from "node:child_process";
-import { createInterface } from "node:readline";
+//   cargo build && (cd bindings/node && npm ci && npm run build)
+//   node examples/serve-client.mjs
+//
+// The client starts target/debug/lisa-context, or the binary named by
+// LISA_CONTEXT_BIN (e.g. after `cargo install`).
 import path from "node:path";
+import { Client, Loader, LisaContextError } from "../bindings/node/dist/index.js";
 
-const bin = process.env.LISA_CONTEXT_BIN ?? "target/debug/lisa-context";
 const demo = path.resolve("examples/demo");
-const server = spawn(bin, ["--home", path.join(demo, "home"), "serve"], {
-  stdio: ["pipe", "pipe", "inherit"],
-});
-
-const pending = new Map();
-let nextId = 1;
-createInterface({ input: server.stdout }).on("line", (line) => {
-  const response = JSON.parse(line);
-  const resolve = pending.get(response.id);
-  pending.delete(response.id);
-  if (resolve) resolve(response);
-});
-
-function request(op, fields) {
-  const id = nextId++;
-  server.stdin.write(JSON.stringify({ id, op, ...fields }) + "\n");
-  return new Promise((resolve) => pending.set(id, resolve));
-}
-
+const home = path.join(demo, "home");
 const root = path.join(demo, "repo");
 const sessions = [root, path.join(root, "packages", "api")];
-const answers = await Promise.all(
-  sessions.map((cwd) => request("snapshot", { cwd, root })),
-);
-for (const [i, answer] of answers.entries()) {
-  if (answer.error) {
-    console.log(`session ${i + 1}: error ${answer.error.code}: ${answer.error.message}`);
-    continue;
+
+const client = new Client({ bin: process.env.LISA_CONTEXT_BIN ?? "target/debug/lisa-context", home });
+const loader = new Loader({ home });
+try {
+  for (const source of [client, loader]) {
+    console.log(`== ${source.constructor.name} (protocol ${(await source.hello()).protocol})`);
+    const snapshots = await Promise.all(sessions.map((cwd) => source.snapshot(cwd, { root })));
+    for (const s of snapshots) {
+      console.log(`cwd ${s.cwd} (fingerprint ${s.fingerprint})`);
+      for (const f of s.instructionFiles) {
+        console.log(`  ${f.origin.padEnd(7)} ${f.path} (${f.includedBytes} bytes)`);
+      }
+    }
+    const api = snapshots[1];
+    const newer = await source.refresh(api.cwd, api.fingerprint, { root });
+    console.log(`second session changed since its snapshot: ${newer !== null}`);
+    try {
+      await source.skill(api.cwd, "no-such-skill", { root });
+    } catch (e) {
+      if (!(e instanceof LisaContextError)) throw e;
+      console.log(`skill lookup failed as expected: ${e.code}`);
+    }
   }
-  const s = answer.snapshot;
-  console.log(`session ${i + 1}: cwd ${s.cwd} (fingerprint ${s.fingerprint})`);
-  for (const f of s.instructionFiles) {
-    console.log(`  ${f.origin.padEnd(7)} ${f.path} (${f.includedBytes} bytes)`);
-  }
+} finally {
+  await client.close();
 }
-const check = await request("refresh", {
-  cwd: sessions[1],
-  root,
-  fingerprint: answers[1].snapshot?.fingerprint ?? "",
-});
-console.log(`second session changed since its snapshot: ${check.changed}`);
-server.stdin.end();

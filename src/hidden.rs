@@ -97,6 +97,7 @@ fn classify(c: char) -> Option<Kind> {
 /// A file (an instruction file, or a skill's `SKILL.md` for its description)
 /// where hidden text was found.
 #[derive(Debug, Clone, serde::Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct HiddenFinding {
@@ -110,6 +111,7 @@ pub struct HiddenFinding {
 
 /// What was found in one text.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct HiddenReport {

@@ -21,7 +21,9 @@
 //!
 //! The public surface is that last step and what it hands out: [`Loader`]
 //! and [`LoaderBuilder`], [`Policy`](policy::Policy), the [`Snapshot`] and its
-//! records, [`SkillFile`], and the errors.
+//! records, [`SkillFile`], and the errors; [`protocol`] holds the
+//! vocabulary `serve` and the Node binding share (requests, error codes,
+//! `hello`) and, with the `schema` feature, the JSON Schemas.
 //!
 //! ```
 //! use lisa_context::Loader;
@@ -47,6 +49,7 @@ mod loader;
 mod origin;
 mod paths;
 pub mod policy;
+pub mod protocol;
 mod reason;
 mod render;
 mod sandbox;
@@ -60,7 +63,9 @@ pub use access::{Access, Session};
 pub use error::{BootstrapError, PolicyFailure, SnapshotError};
 pub use hidden::{HiddenFinding, HiddenReport};
 pub use instructions::{Block, Budget, Considered, Deduped, Import, ScopedRule, Skipped, Status};
-pub use loader::{DEFAULT_CACHE_ENTRIES, DEFAULT_HANDLE_BUDGET, Loader, LoaderBuilder, SkillFile};
+pub use loader::{
+    DEFAULT_CACHE_ENTRIES, DEFAULT_HANDLE_BUDGET, Loader, LoaderBuilder, MAX_SESSIONS, SkillFile,
+};
 pub use origin::Origin;
 pub use reason::Reason;
 pub use sandbox::RACY_WINDOW;

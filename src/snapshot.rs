@@ -24,6 +24,7 @@ use crate::warning::Warning;
 /// (camelCase) it is the `snapshot --format json` object; its schema is
 /// documented in the README and kept stable.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct Snapshot {
@@ -92,6 +93,7 @@ pub struct Snapshot {
 
 /// Where one named root of the policy was found.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct NamedRootPlace {

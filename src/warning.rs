@@ -9,6 +9,7 @@ use serde::Serialize;
 /// What a warning is about. The kebab-case words are part of the JSON
 /// contract (`warnings[].kind`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, strum::IntoStaticStr)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 #[strum(serialize_all = "kebab-case")]
 #[non_exhaustive]
@@ -43,6 +44,7 @@ impl WarningKind {
 
 /// One warning.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct Warning {
     /// What it is about.

@@ -45,6 +45,8 @@
     reason = "tests build their fixture trees on the real disk"
 )]
 
+mod validate;
+
 use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::os::unix::ffi::OsStrExt;
@@ -595,6 +597,7 @@ impl Env {
             "json".as_ref(),
         ]);
         let json: Value = serde_json::from_str(&json_text).expect("snapshot --format json is JSON");
+        validate::snapshot(&json);
         let text = self.cli_ok(&["snapshot".as_ref(), "--cwd".as_ref(), cwd]);
         let repo_root = PathBuf::from(json["repoRoot"].as_str().expect("repoRoot"));
         assert_provenance(

@@ -8,6 +8,8 @@
     reason = "tests build their fixture trees on the real disk"
 )]
 
+mod validate;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -169,6 +171,7 @@ fn serve_answers_a_hundred_repositories_under_a_low_descriptor_limit() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
+    responses.iter().for_each(validate::response);
     assert_eq!(responses.len(), 300);
     let by_id = |id: usize| {
         let found: Vec<&Value> = responses.iter().filter(|r| r["id"] == json!(id)).collect();

@@ -6,6 +6,8 @@
     reason = "tests read the README and run the demo from the checkout"
 )]
 
+mod validate;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -39,7 +41,9 @@ fn run_json(args: &[&str]) -> Value {
         .output()
         .unwrap();
     assert!(out.status.success(), "{args:?}: {out:?}");
-    serde_json::from_slice(&out.stdout).unwrap()
+    let json = serde_json::from_slice(&out.stdout).unwrap();
+    validate::snapshot(&json);
+    json
 }
 
 fn names(list: &Value, field: &str) -> Vec<String> {

@@ -16,6 +16,8 @@ use std::process::{Command, ExitStatus, Stdio};
 
 use serde_json::{Value, json};
 
+mod validate;
+
 const BIN: &str = env!("CARGO_BIN_EXE_lisa-context");
 
 /// The server's line limit (1 MiB).
@@ -160,7 +162,7 @@ fn run_server_with(home: &Path, args: &[&str], input: Vec<u8>) -> Run {
     let out = child.wait_with_output().unwrap();
     writer.join().unwrap();
     let stdout = String::from_utf8(out.stdout).unwrap();
-    let responses = stdout
+    let responses: Vec<Value> = stdout
         .lines()
         .map(|l| {
             serde_json::from_str(l).unwrap_or_else(|e| {
@@ -173,6 +175,12 @@ fn run_server_with(home: &Path, args: &[&str], input: Vec<u8>) -> Run {
             })
         })
         .collect();
+    // Every response this suite sees must match the committed schema.
+    for r in &responses {
+        if r.is_object() {
+            validate::response(r);
+        }
+    }
     Run {
         responses,
         stdout,
@@ -212,7 +220,9 @@ fn cli_snapshot(home: &Path, cwd: &Path, root: Option<&Path>) -> Value {
     if let Some(r) = root {
         args.extend(["--root", s(r)]);
     }
-    serde_json::from_str(&cli(home, &args)).unwrap()
+    let snapshot = serde_json::from_str(&cli(home, &args)).unwrap();
+    validate::snapshot(&snapshot);
+    snapshot
 }
 
 fn cli_fingerprint(home: &Path, cwd: &Path) -> String {
@@ -397,6 +407,66 @@ fn skill_matches_skill_show() {
     assert_eq!(run.error_code(5), "skill-not-found");
     assert_eq!(run.error_code(6), "skill-not-found");
     assert_eq!(run.error_code(7), "bad-request");
+}
+
+/// `hello` needs no cwd and says what the server speaks; fields a request
+/// does not use, in `hello` as in every op, are ignored.
+#[test]
+fn hello_reports_the_protocol_and_capabilities() {
+    let w = world();
+    let requests = [
+        r#"{"id": 1, "op": "hello"}"#.to_string(),
+        r#"{"id": 2, "op": "hello", "cwd": "relative", "client": {"name": "lisa"}}"#.to_string(),
+        req(
+            3,
+            "fingerprint",
+            &w.app,
+            json!({ "priority": 5, "name": 7 }),
+        ),
+    ];
+    let run = run_server(&w.home, lines(&requests));
+    assert!(run.status.success(), "stderr: {}", run.stderr);
+    let hello = &run.by_id(1)["hello"];
+    assert_eq!(hello["protocol"], json!(1));
+    assert_eq!(hello["version"], json!(env!("CARGO_PKG_VERSION")));
+    let ops: Vec<&str> = hello["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ops,
+        [
+            "hello",
+            "snapshot",
+            "fingerprint",
+            "refresh",
+            "skill",
+            "trust-status",
+            "trust-diff"
+        ]
+    );
+    assert!(
+        hello["policies"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("lisa"))
+    );
+    let codes = hello["errorCodes"].as_array().unwrap();
+    for code in [
+        "bad-request",
+        "unknown-op",
+        "skill-not-found",
+        "policy-invalid",
+    ] {
+        assert!(codes.contains(&json!(code)), "{code}");
+    }
+    assert_eq!(run.by_id(2)["hello"], *hello);
+    assert_eq!(
+        run.by_id(3)["fingerprint"].as_str().unwrap(),
+        cli_fingerprint(&w.home, &w.app)
+    );
 }
 
 #[test]
@@ -616,7 +686,11 @@ fn bad_requests_get_errors_and_the_server_keeps_answering() {
     );
     assert_eq!(run.error_code(8), "bad-cwd");
     assert_eq!(run.error_code(9), "relative-cwd");
-    assert_eq!(run.error_code(10), "bad-request");
+    // Unknown fields are ignored, so clients and servers evolve apart.
+    assert_eq!(
+        run.by_id(10)["snapshot"],
+        cli_snapshot(&w.home, &w.app, None)
+    );
     assert_eq!(run.responses[11]["error"]["code"], json!("bad-request"));
     assert_eq!(run.error_code(11), "bad-request");
     assert_eq!(
@@ -800,7 +874,9 @@ fn ask(stdin: &mut impl Write, stdout: &mut impl BufRead, line: &str) -> Value {
     let mut answer = String::new();
     let n = stdout.read_line(&mut answer).unwrap();
     assert!(n > 0, "the server closed its output after {line}");
-    serde_json::from_str(&answer).unwrap()
+    let answer = serde_json::from_str(&answer).unwrap();
+    validate::response(&answer);
+    answer
 }
 
 #[test]
@@ -1176,4 +1252,66 @@ fn the_command_line_policy_file_is_watched_too() {
     assert_eq!(r["snapshot"]["home"], json!(s(&other)), "{r}");
     assert_eq!(r["snapshot"]["budget"]["limit"], json!(77), "{r}");
     live.finish();
+}
+
+#[test]
+fn access_loads_each_file_once_per_named_session() {
+    let w = world();
+    write(&w.api.join("src/AGENTS.md"), "src: small modules");
+    let policy = w.base.join("on-access.toml");
+    write(&policy, "version = 1\n[instructions]\non-access = true\n");
+    let input = lines(&[
+        req(
+            1,
+            "access",
+            &w.api,
+            json!({ "path": "src/main.rs", "session": "a" }),
+        ),
+        req(
+            2,
+            "access",
+            &w.api,
+            json!({ "path": "src", "session": "a" }),
+        ),
+        req(
+            3,
+            "access",
+            &w.api,
+            json!({ "path": s(&w.api.join("src")), "session": "b" }),
+        ),
+        req(4, "access", &w.api, json!({ "path": "/etc/passwd" })),
+        req(5, "hello", &w.api, json!({})),
+    ]);
+    let run = run_server_with(&w.home, &["--jobs", "1", "--policy", s(&policy)], input);
+    let files = |id: i64| -> Vec<String> {
+        run.by_id(id)["access"]["instructionFiles"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|f| f["path"].as_str().unwrap_or_default().to_string())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let src = w.api.join("src/AGENTS.md").to_string_lossy().into_owned();
+    assert_eq!(files(1), std::slice::from_ref(&src));
+    assert!(
+        run.by_id(1)["access"]["prompt"]
+            .as_str()
+            .is_some_and(|p| p.contains("src: small modules"))
+    );
+    assert!(files(2).is_empty());
+    assert_eq!(files(3), [src]);
+    assert_eq!(run.error_code(4), "access-outside-root");
+    let ops = &run.by_id(5)["hello"]["ops"];
+    assert!(
+        ops.as_array()
+            .is_some_and(|o| o.iter().any(|op| op == "access"))
+    );
+    let policies = &run.by_id(5)["hello"]["policies"];
+    assert!(
+        policies
+            .as_array()
+            .is_some_and(|p| p.iter().any(|n| n == "gemini"))
+    );
 }

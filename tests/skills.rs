@@ -12,6 +12,8 @@
     reason = "tests build their fixture trees on the real disk"
 )]
 
+mod validate;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -113,7 +115,9 @@ impl Fx {
                 .args(["snapshot", "--format", "json", "--cwd"])
                 .arg(cwd),
         );
-        serde_json::from_str(&out).expect("snapshot --format json prints JSON")
+        let json = serde_json::from_str(&out).expect("snapshot --format json prints JSON");
+        validate::snapshot(&json);
+        json
     }
 
     /// `snapshot` (text) from the binary.

@@ -8,6 +8,8 @@
     reason = "tests build their fixture trees on the real disk"
 )]
 
+mod validate;
+
 use std::fs;
 use std::io::Write as _;
 use std::os::unix::fs::symlink;
@@ -69,7 +71,9 @@ impl Tree {
 
     fn json(&self) -> Value {
         let out = self.ok(&["snapshot", "--cwd", path(&self.repo), "--format", "json"]);
-        serde_json::from_str(&out).unwrap()
+        let json = serde_json::from_str(&out).unwrap();
+        validate::snapshot(&json);
+        json
     }
 
     fn approve_all(&self) -> String {
@@ -561,6 +565,7 @@ fn serve_shows_trust_but_cannot_approve() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
+    lines.iter().for_each(validate::response);
     assert_eq!(lines.len(), 4);
     let items = lines[0]["trust"]["items"].as_array().unwrap();
     assert_eq!(items.len(), 2);

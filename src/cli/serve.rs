@@ -4,9 +4,10 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::io::{self, BufRead, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Condvar, Mutex, MutexGuard};
 
+use lisa_context::protocol::{ErrorCode, Hello, Request, TrustDiff, error_chain};
 use lisa_context::{Loader, SnapshotError, TrustError};
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -14,34 +15,6 @@ use serde_json::{Map, Value, json};
 
 /// The longest request line accepted (1 MiB).
 pub const MAX_LINE: usize = 1 << 20;
-
-/// One request, by its `op`; the `id` is taken out first and echoed back.
-#[derive(Deserialize, strum::VariantNames)]
-#[serde(tag = "op", rename_all = "kebab-case", deny_unknown_fields)]
-#[strum(serialize_all = "kebab-case")]
-enum Request {
-    /// The snapshot for a cwd.
-    Snapshot { cwd: PathBuf, root: Option<PathBuf> },
-    /// The fingerprint alone.
-    Fingerprint { cwd: PathBuf, root: Option<PathBuf> },
-    /// A new snapshot only if the fingerprint moved.
-    Refresh {
-        cwd: PathBuf,
-        root: Option<PathBuf>,
-        fingerprint: String,
-    },
-    /// The `SKILL.md` of the skill that wins a name.
-    Skill {
-        cwd: PathBuf,
-        root: Option<PathBuf>,
-        name: String,
-    },
-    /// Where the cwd's project items stand with the user (read-only).
-    TrustStatus { cwd: PathBuf, root: Option<PathBuf> },
-    /// The pending items with a diff each (read-only). Approving is never
-    /// a request: a model driving the server cannot approve.
-    TrustDiff { cwd: PathBuf, root: Option<PathBuf> },
-}
 
 /// A request's `id` exactly as the client wrote it: the raw JSON text, so an
 /// integer beyond 64 bits (or a float, or a string with escapes) comes back
@@ -93,7 +66,7 @@ impl Response {
     }
 }
 
-fn error(id: &Id, code: &str, message: impl Into<String>) -> Response {
+fn error(id: &Id, code: ErrorCode, message: impl Into<String>) -> Response {
     Response::new(
         id,
         json!({ "error": { "code": code, "message": message.into() } }),
@@ -101,26 +74,12 @@ fn error(id: &Id, code: &str, message: impl Into<String>) -> Response {
 }
 
 fn snapshot_error(id: &Id, e: &SnapshotError) -> Response {
-    let code = match e {
-        SnapshotError::InvalidSkillName(_) => "invalid-skill-name",
-        SnapshotError::SkillNotFound { .. } => "skill-not-found",
-        SnapshotError::SkillUnreadable { .. } => "skill-unreadable",
-        SnapshotError::RootDoesNotContainCwd { .. } => "root-outside",
-        SnapshotError::RelativeCwd(_) => "relative-cwd",
-        SnapshotError::ResourceExhausted { .. } => "resource-exhausted",
+    match e {
         SnapshotError::PolicyInvalid(failure) => {
-            return error(id, "policy-invalid", plain_report(failure));
+            error(id, ErrorCode::PolicyInvalid, plain_report(failure))
         }
-        _ => "bad-cwd",
-    };
-    let mut message = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(s) = source {
-        message.push_str(": ");
-        message.push_str(&s.to_string());
-        source = s.source();
+        _ => error(id, ErrorCode::of(e), error_chain(e)),
     }
-    error(id, code, message)
 }
 
 /// A diagnostic rendered as plain text, spans and help included, without
@@ -145,7 +104,7 @@ fn plain_report(diagnostic: &dyn miette::Diagnostic) -> String {
 fn parse(line: &[u8]) -> (Id, Result<Request, Response>) {
     let null = Id::null();
     let bad = |message: String| {
-        let e = error(&null, "bad-request", message);
+        let e = error(&null, ErrorCode::BadRequest, message);
         (Id::null(), Err(e))
     };
     let whole: &RawValue = match serde_json::from_slice(line) {
@@ -171,19 +130,21 @@ fn parse(line: &[u8]) -> (Id, Result<Request, Response>) {
                 fields.insert(name, v);
             }
             Err(e) => {
-                let e = error(&id, "bad-request", format!("field {name:?}: {e}"));
+                let e = error(&id, ErrorCode::BadRequest, format!("field {name:?}: {e}"));
                 return (id, Err(e));
             }
         }
     }
     if let Some(Value::String(op)) = fields.get("op")
-        && !<Request as strum::VariantNames>::VARIANTS.contains(&op.as_str())
+        && !Request::OPS.contains(&op.as_str())
     {
-        let e = error(&id, "unknown-op", format!("unknown op {op:?}"));
+        let e = error(&id, ErrorCode::UnknownOp, format!("unknown op {op:?}"));
         return (id, Err(e));
     }
+    // Fields a request does not use are ignored, so that clients and
+    // servers can evolve apart (see the README's compatibility promise).
     let request = Request::deserialize(Value::Object(fields))
-        .map_err(|e| error(&id, "bad-request", e.to_string()));
+        .map_err(|e| error(&id, ErrorCode::BadRequest, e.to_string()));
     (id, request)
 }
 
@@ -198,6 +159,7 @@ pub fn answer(loader: &Loader, line: &[u8]) -> Response {
 /// Carries out one parsed request.
 fn run(loader: &Loader, id: &Id, request: Request) -> Response {
     let result = match request {
+        Request::Hello {} => return Response::new(id, json!({ "hello": Hello::new() })),
         Request::Snapshot { cwd, root } => loader
             .snapshot_in(&cwd, root.as_deref())
             .map(|s| Response::new(id, json!({ "snapshot": &*s }))),
@@ -225,27 +187,25 @@ fn run(loader: &Loader, id: &Id, request: Request) -> Response {
         }
         Request::TrustDiff { cwd, root } => {
             return match loader.trust_status(&cwd, root.as_deref()) {
-                Ok(status) => {
-                    let pending: Vec<Value> = status
-                        .items
-                        .iter()
-                        .filter(|i| i.state.is_pending())
-                        .map(|i| {
-                            let mut v = serde_json::to_value(i).unwrap_or(Value::Null);
-                            if let Value::Object(m) = &mut v {
-                                m.insert("diff".into(), Value::String(i.diff()));
-                            }
-                            v
-                        })
-                        .collect();
-                    Response::new(
-                        id,
-                        json!({ "trustDiff": { "repoRoot": status.repo_root.to_string_lossy(), "items": pending } }),
-                    )
-                }
+                Ok(status) => Response::new(id, json!({ "trustDiff": TrustDiff::of(&status) })),
                 Err(e) => trust_error(id, e),
             };
         }
+        Request::Access {
+            cwd,
+            root,
+            path,
+            session,
+        } => loader
+            .access_in(
+                session.as_deref().unwrap_or(""),
+                &cwd,
+                root.as_deref(),
+                &path,
+            )
+            .map(|a| Response::new(id, json!({ "access": a }))),
+        // Ops added to the library's protocol before this server knows them.
+        _ => return error(id, ErrorCode::UnknownOp, "op not served by this build"),
     };
     result.unwrap_or_else(|e| snapshot_error(id, &e))
 }
@@ -254,22 +214,7 @@ fn run(loader: &Loader, id: &Id, request: Request) -> Response {
 fn trust_error(id: &Id, e: TrustError) -> Response {
     match e {
         TrustError::Snapshot(e) => snapshot_error(id, &e),
-        TrustError::Store { .. } => error(id, "trust-store-invalid", e.to_string()),
-        other => error(id, "trust-unavailable", other.to_string()),
-    }
-}
-
-impl Request {
-    /// The cwd the request is about.
-    fn cwd(&self) -> &Path {
-        match self {
-            Request::Snapshot { cwd, .. }
-            | Request::Fingerprint { cwd, .. }
-            | Request::Refresh { cwd, .. }
-            | Request::Skill { cwd, .. }
-            | Request::TrustStatus { cwd, .. }
-            | Request::TrustDiff { cwd, .. } => cwd,
-        }
+        other => error(id, ErrorCode::of_trust(&other), other.to_string()),
     }
 }
 
@@ -307,7 +252,7 @@ fn next_line(input: &mut impl BufRead, line: &mut Vec<u8>) -> io::Result<Option<
             }
             return Ok(Some(Incoming::Refused(error(
                 &Id::null(),
-                "line-too-long",
+                ErrorCode::LineTooLong,
                 format!("request lines are limited to {MAX_LINE} bytes"),
             ))));
         }
@@ -405,7 +350,8 @@ impl Job {
 
     fn todo(id: Id, request: Request, bytes: usize) -> Self {
         Job {
-            key: Some(request.cwd().components().collect()),
+            // `hello` is about no cwd: it keeps no order.
+            key: request.cwd().map(|c| c.components().collect()),
             work: Ok((id, request)),
             bytes,
         }

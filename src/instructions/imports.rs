@@ -32,6 +32,7 @@ use crate::trust::{self, Gate, ItemKind};
 
 /// What became of one `@path` in an instruction file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct Import {

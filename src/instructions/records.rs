@@ -10,6 +10,7 @@ use crate::reason::Reason;
 
 /// An instruction file that goes into the prompt.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct Block {
@@ -48,6 +49,7 @@ pub struct Block {
 
 /// A file folded into an earlier one.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct Deduped {
@@ -61,6 +63,7 @@ pub struct Deduped {
 
 /// A file not used, and why.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct Skipped {
@@ -73,6 +76,7 @@ pub struct Skipped {
 
 /// The budget after selection.
 #[derive(Debug, Clone, Copy, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct Budget {

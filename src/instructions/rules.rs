@@ -14,6 +14,7 @@ use crate::origin::Origin;
 
 /// A rule that applies only to some paths.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct ScopedRule {

@@ -290,6 +290,9 @@ impl LoaderBuilder {
     /// Checks that an explicit home root is a directory (a typo would
     /// silently drop the home policy and every home file).
     fn check_explicit_home(&self) -> Result<(), BootstrapError> {
+        // A shipped policy name that names nothing is the caller's mistake,
+        // not a file that may be fixed later: refused at once.
+        self.bootstrap.base_source()?;
         let Some(explicit) = &self.bootstrap.home else {
             return Ok(());
         };

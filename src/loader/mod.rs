@@ -41,6 +41,7 @@ pub const DEFAULT_HANDLE_BUDGET: usize = sandbox::DEFAULT_HANDLE_BUDGET;
 
 /// The `SKILL.md` of the skill that wins a name.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct SkillFile {
@@ -87,6 +88,12 @@ impl Cache {
     }
 }
 
+/// A session kept by [`Loader::access_in`]: its name, cwd and root.
+type SessionKey = (String, PathBuf, Option<PathBuf>);
+
+/// How many sessions [`Loader::access_in`] keeps.
+pub const MAX_SESSIONS: usize = 1024;
+
 /// Builds snapshots for any number of cwds, concurrently, caching each one
 /// until a file it depends on changes.
 ///
@@ -118,6 +125,8 @@ pub struct Loader {
     handles: Handles,
     parsed: ParseCache,
     racy_window: Duration,
+    /// The sessions [`Loader::access_in`] keeps, by (name, cwd, root).
+    sessions: Mutex<LruCache<SessionKey, Session>>,
     /// Set by [`Loader::watched`]: checks look only where inotify saw a
     /// change.
     #[cfg(target_os = "linux")]
@@ -202,6 +211,9 @@ impl Loader {
             handles: Handles::with_budget(handle_budget),
             parsed: ParseCache::new(PARSE_CACHE_ENTRIES),
             racy_window,
+            sessions: Mutex::new(LruCache::new(
+                NonZeroUsize::new(MAX_SESSIONS).unwrap_or(NonZeroUsize::MIN),
+            )),
             #[cfg(target_os = "linux")]
             watch: None,
         }
@@ -276,6 +288,36 @@ impl Loader {
             session,
             path,
         )
+    }
+
+    /// [`access`](Self::access) for a session the loader keeps: the one
+    /// named `session` for (`cwd`, `root`), created at its first access.
+    /// What a server answering many sessions wants; the loader keeps at
+    /// most [`MAX_SESSIONS`] (the least recently used go, and start afresh
+    /// if they come back).
+    pub fn access_in(
+        &self,
+        session: &str,
+        cwd: &Path,
+        root: Option<&Path>,
+        path: &Path,
+    ) -> Result<Access, SnapshotError> {
+        let cwd = self.absolute(cwd)?;
+        let key = (
+            session.to_string(),
+            cwd.clone(),
+            root.map(sandbox::normalize),
+        );
+        let mut state = {
+            let mut sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+            sessions
+                .pop(&key)
+                .unwrap_or_else(|| Session::new(cwd, key.2.clone()))
+        };
+        let result = self.access(&mut state, path);
+        let mut sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        sessions.put(key, state);
+        result
     }
 
     /// [`fingerprint`](Self::fingerprint) with an explicit root.

@@ -52,6 +52,7 @@ pub(crate) struct Found {
 
 /// A folder or file that was examined and refused.
 #[derive(Debug, Clone, serde::Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct Rejected {
     /// What was refused (a skill folder, its `SKILL.md`, or a source).

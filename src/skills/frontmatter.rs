@@ -58,6 +58,7 @@ use serde_saphyr::{
 /// assert_eq!(fm.version.as_deref(), Some("1.10"));
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct Frontmatter {

@@ -14,6 +14,7 @@ use crate::policy::{Conflict, Policy};
 
 /// A skill that won its name.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct Skill {
@@ -49,6 +50,7 @@ pub struct Skill {
 
 /// A skill that lost its name to a lower rank.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct Shadowed {

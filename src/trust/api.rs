@@ -14,6 +14,7 @@ use crate::skills::ParseCache;
 
 /// Where a project item stands with the user.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum TrustState {
@@ -46,6 +47,7 @@ impl TrustState {
 
 /// One project item of a repository, with its approval.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct TrustItem {
@@ -126,6 +128,7 @@ impl TrustItem {
 /// The project items of one repository as seen from a cwd: its instruction
 /// files on the chain to that cwd, and its skills.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct TrustStatus {

@@ -34,6 +34,7 @@ use crate::warning::{Warning, WarningKind};
 
 /// What kind of project item an approval is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum ItemKind {
@@ -45,6 +46,7 @@ pub enum ItemKind {
 
 /// Why a project item is not in the prompt under `pinned` (`unapproved[].kind`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum Change {
@@ -59,6 +61,7 @@ pub enum Change {
 
 /// A project item left out of the prompt, or an approval whose item is gone.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct Unapproved {

@@ -1,0 +1,313 @@
+//! The native part of the `lisa-context` npm package: one
+//! [`lisa_context::Loader`] per JavaScript `Loader`, every call carried out
+//! on libuv's thread pool (an [`AsyncTask`]), so the event loop never waits
+//! on the disk.
+//!
+//! Each call resolves to an [`Outcome`]: the answer as JSON text (parsed on
+//! the JavaScript side into the types generated from `schema/`), or the
+//! error's code and message, which the package's TypeScript layer throws as
+//! a `LisaContextError`. Errors never reject the native promise, so the
+//! code survives the crossing.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use lisa_context::protocol::{ErrorCode, Hello, TrustDiff, error_chain};
+use lisa_context::{SnapshotError, TrustError};
+use napi::bindgen_prelude::AsyncTask;
+use napi::{Env, Task};
+use napi_derive::napi;
+
+/// How to set up a loader (all optional).
+#[napi(object)]
+pub struct LoaderOptions {
+    /// The home root (default: the policy's candidates, `$LISA_HOME`, then
+    /// `~/.lisa`).
+    pub home: Option<String>,
+    /// A policy file laid over the built-in and home policies (the command
+    /// line's `--policy FILE`); watched like the home's policy.
+    pub policy: Option<String>,
+    /// A shipped policy by name (`lisa`, `codex`, `gemini`, `claude-code`)
+    /// in the built-in one's place (the command line's `--policy NAME`).
+    pub base_policy: Option<String>,
+    /// Whether to read the home's `context-policy.toml` (default true).
+    pub home_policy: Option<bool>,
+    /// Most snapshots kept (default 256).
+    pub capacity: Option<u32>,
+}
+
+/// The result of one call: `value` (JSON text, or absent for "nothing",
+/// e.g. an unchanged `refresh`), or `code` and `message`.
+#[napi(object)]
+pub struct Outcome {
+    /// The answer, as JSON text.
+    pub value: Option<String>,
+    /// The error code (see `ErrorCode`), when the call failed.
+    pub code: Option<String>,
+    /// The error message, when the call failed.
+    pub message: Option<String>,
+}
+
+impl Outcome {
+    fn value(value: Option<String>) -> Self {
+        Outcome {
+            value,
+            code: None,
+            message: None,
+        }
+    }
+
+    fn error(code: ErrorCode, message: String) -> Self {
+        Outcome {
+            value: None,
+            code: Some(code.as_str().to_string()),
+            message: Some(message),
+        }
+    }
+
+    fn json(value: &impl serde::Serialize) -> Self {
+        match serde_json::to_string(value) {
+            Ok(text) => Outcome::value(Some(text)),
+            // The snapshot types serialize infallibly; say so if not.
+            Err(e) => Outcome::error(ErrorCode::BadRequest, e.to_string()),
+        }
+    }
+
+    fn snapshot_error(e: &SnapshotError) -> Self {
+        Outcome::error(ErrorCode::of(e), error_chain(e))
+    }
+
+    fn trust_error(e: &TrustError) -> Self {
+        match e {
+            TrustError::Snapshot(e) => Outcome::snapshot_error(e),
+            other => Outcome::error(ErrorCode::of_trust(other), error_chain(other)),
+        }
+    }
+}
+
+/// What one call does.
+enum Op {
+    Snapshot,
+    Fingerprint,
+    Refresh(String),
+    Skill(String),
+    TrustStatus,
+    TrustDiff,
+    /// What touching a path adds to a named session.
+    Access {
+        path: String,
+        session: String,
+    },
+}
+
+/// One call, run on the thread pool.
+pub struct Call {
+    loader: Arc<lisa_context::Loader>,
+    cwd: PathBuf,
+    root: Option<PathBuf>,
+    op: Op,
+}
+
+impl Call {
+    fn run(&self) -> Outcome {
+        let loader = &self.loader;
+        let cwd = self.cwd.as_path();
+        let root = self.root.as_deref();
+        match &self.op {
+            Op::Snapshot => match loader.snapshot_in(cwd, root) {
+                Ok(s) => Outcome::json(&*s),
+                Err(e) => Outcome::snapshot_error(&e),
+            },
+            // A bare string: the JavaScript side takes it as it is.
+            Op::Fingerprint => match loader.fingerprint_in(cwd, root) {
+                Ok(f) => Outcome::value(Some(f)),
+                Err(e) => Outcome::snapshot_error(&e),
+            },
+            Op::Refresh(fingerprint) => match loader.refresh_in(cwd, root, fingerprint) {
+                Ok(None) => Outcome::value(None),
+                Ok(Some(s)) => Outcome::json(&*s),
+                Err(e) => Outcome::snapshot_error(&e),
+            },
+            Op::Skill(name) => match loader.skill_in(cwd, root, name) {
+                Ok(s) => Outcome::json(&s),
+                Err(e) => Outcome::snapshot_error(&e),
+            },
+            Op::TrustStatus => match loader.trust_status(cwd, root) {
+                Ok(s) => Outcome::json(&s),
+                Err(e) => Outcome::trust_error(&e),
+            },
+            Op::TrustDiff => match loader.trust_status(cwd, root) {
+                Ok(s) => Outcome::json(&TrustDiff::of(&s)),
+                Err(e) => Outcome::trust_error(&e),
+            },
+            Op::Access { path, session } => {
+                match loader.access_in(session, cwd, root, std::path::Path::new(path)) {
+                    Ok(a) => Outcome::json(&a),
+                    Err(e) => Outcome::snapshot_error(&e),
+                }
+            }
+        }
+    }
+}
+
+impl Task for Call {
+    type Output = Outcome;
+    type JsValue = Outcome;
+
+    fn compute(&mut self) -> napi::Result<Self::Output> {
+        Ok(self.run())
+    }
+
+    fn resolve(&mut self, _env: Env, output: Self::Output) -> napi::Result<Self::JsValue> {
+        Ok(output)
+    }
+}
+
+/// A loader: many sessions (cwds), one cache, safe to call concurrently.
+#[napi(js_name = "NativeLoader")]
+pub struct NativeLoader {
+    inner: Arc<lisa_context::Loader>,
+}
+
+#[napi]
+impl NativeLoader {
+    /// Sets up a loader. Reads the policy files once (later calls watch
+    /// them); an invalid policy does not fail here but makes every call
+    /// fail with `policy-invalid` until fixed. Throws, with a message that
+    /// is the JSON text `{"code", "message"}`, when the home root given is
+    /// not a directory.
+    #[napi(constructor)]
+    pub fn new(options: Option<LoaderOptions>) -> napi::Result<Self> {
+        let mut builder = lisa_context::Loader::builder();
+        if let Some(o) = options {
+            if let Some(home) = o.home {
+                builder = builder.home(home);
+            }
+            if let Some(policy) = o.policy {
+                builder = builder.policy_file(policy);
+            }
+            if let Some(name) = o.base_policy {
+                builder = builder.shipped_policy(name);
+            }
+            if let Some(read) = o.home_policy {
+                builder = builder.home_policy(read);
+            }
+            if let Some(capacity) = o.capacity {
+                builder = builder.capacity(capacity as usize);
+            }
+        }
+        match builder.build_lenient() {
+            Ok(loader) => Ok(NativeLoader {
+                inner: Arc::new(loader),
+            }),
+            Err(e) => {
+                let code = match e {
+                    lisa_context::BootstrapError::UnknownPolicy { .. } => ErrorCode::UnknownPolicy,
+                    _ => ErrorCode::BadHome,
+                };
+                let body = serde_json::json!({
+                    "code": code,
+                    "message": error_chain(&e),
+                });
+                Err(napi::Error::new(napi::Status::InvalidArg, body.to_string()))
+            }
+        }
+    }
+
+    fn call(&self, cwd: String, root: Option<String>, op: Op) -> AsyncTask<Call> {
+        AsyncTask::new(Call {
+            loader: Arc::clone(&self.inner),
+            cwd: PathBuf::from(cwd),
+            root: root.map(PathBuf::from),
+            op,
+        })
+    }
+
+    /// The snapshot object, as JSON text.
+    #[napi(ts_return_type = "Promise<Outcome>")]
+    pub fn snapshot(&self, cwd: String, root: Option<String>) -> AsyncTask<Call> {
+        self.call(cwd, root, Op::Snapshot)
+    }
+
+    /// The fingerprint (32 hex digits, not JSON).
+    #[napi(ts_return_type = "Promise<Outcome>")]
+    pub fn fingerprint(&self, cwd: String, root: Option<String>) -> AsyncTask<Call> {
+        self.call(cwd, root, Op::Fingerprint)
+    }
+
+    /// No value when `fingerprint` still holds, else the new snapshot.
+    #[napi(ts_return_type = "Promise<Outcome>")]
+    pub fn refresh(
+        &self,
+        cwd: String,
+        fingerprint: String,
+        root: Option<String>,
+    ) -> AsyncTask<Call> {
+        self.call(cwd, root, Op::Refresh(fingerprint))
+    }
+
+    /// The `SKILL.md` of the skill that wins `name`: `{name, origin, path,
+    /// content}`.
+    #[napi(ts_return_type = "Promise<Outcome>")]
+    pub fn skill(&self, cwd: String, name: String, root: Option<String>) -> AsyncTask<Call> {
+        self.call(cwd, root, Op::Skill(name))
+    }
+
+    /// The cwd's project items and their approvals (read-only).
+    #[napi(ts_return_type = "Promise<Outcome>")]
+    pub fn trust_status(&self, cwd: String, root: Option<String>) -> AsyncTask<Call> {
+        self.call(cwd, root, Op::TrustStatus)
+    }
+
+    /// The pending items, each with its diff (read-only).
+    #[napi(ts_return_type = "Promise<Outcome>")]
+    pub fn trust_diff(&self, cwd: String, root: Option<String>) -> AsyncTask<Call> {
+        self.call(cwd, root, Op::TrustDiff)
+    }
+
+    /// What touching `path` adds to the session named `session` in `cwd`
+    /// (each file once per session).
+    #[napi(ts_return_type = "Promise<Outcome>")]
+    pub fn access(
+        &self,
+        cwd: String,
+        path: String,
+        session: String,
+        root: Option<String>,
+    ) -> AsyncTask<Call> {
+        self.call(cwd, root, Op::Access { path, session })
+    }
+
+    /// For the package's benchmark only (the TypeScript `Loader` does not
+    /// offer it): runs `calls` calls of `op` (`"fingerprint"` or
+    /// `"snapshot"`) on the calling thread, blocking it, and returns the
+    /// mean time per call in microseconds, or -1 if a call failed: the
+    /// library's own cost, measured in this process beside the binding's.
+    #[napi]
+    pub fn measure_blocking(&self, op: String, cwd: String, calls: u32) -> f64 {
+        let cwd = PathBuf::from(cwd);
+        let start = std::time::Instant::now();
+        for _ in 0..calls {
+            let ok = match op.as_str() {
+                "snapshot" => self.inner.snapshot(&cwd).is_ok(),
+                _ => self.inner.fingerprint(&cwd).is_ok(),
+            };
+            if !ok {
+                return -1.0;
+            }
+        }
+        start.elapsed().as_secs_f64() * 1e6 / f64::from(calls.max(1))
+    }
+
+    /// Snapshots in the cache.
+    #[napi(getter)]
+    pub fn cached_entries(&self) -> u32 {
+        u32::try_from(self.inner.cached_entries()).unwrap_or(u32::MAX)
+    }
+}
+
+/// What this build speaks, as JSON text: the `hello` answer of `serve`.
+#[napi]
+pub fn hello() -> String {
+    serde_json::to_string(&Hello::new()).unwrap_or_default()
+}

@@ -1,0 +1,121 @@
+import { createRequire } from "node:module";
+
+import { LisaContextError, type LisaContextErrorCode } from "./errors.js";
+import type { Access, Hello, SkillFile, Snapshot, TrustDiff, TrustStatus } from "./generated/protocol.js";
+import type { ContextSource, PlaceOptions } from "./source.js";
+import type * as Native from "../native.cjs";
+
+const require = createRequire(import.meta.url);
+// The loader napi-rs generates: the addon built here, or a prebuilt one.
+const native: typeof Native = require("../native.cjs");
+
+/** How to set up a `Loader` (every field optional). */
+export interface LoaderOptions {
+  /** The home root (default: the policy's candidates: `$LISA_HOME`, then `~/.lisa`). */
+  home?: string;
+  /** A policy file laid over the built-in and home policies (`--policy FILE`), watched. */
+  policy?: string;
+  /** A shipped policy by name (`lisa`, `codex`, `gemini`, `claude-code`) in the built-in one's place (`--policy NAME`). */
+  basePolicy?: string;
+  /** Whether to read the home's `context-policy.toml` (default true). */
+  homePolicy?: boolean;
+  /** Most snapshots kept in the cache (default 256). */
+  capacity?: number;
+}
+
+function unwrap(outcome: Native.Outcome): string | undefined {
+  if (outcome.code != null) {
+    throw new LisaContextError(outcome.code as LisaContextErrorCode, outcome.message ?? outcome.code);
+  }
+  return outcome.value ?? undefined;
+}
+
+function json<T>(outcome: Native.Outcome): T {
+  return JSON.parse(unwrap(outcome) ?? "null") as T;
+}
+
+/**
+ * The library in this process: one loader serves any number of sessions
+ * (cwds) concurrently, from one cache. Every call does its file work on
+ * libuv's thread pool; the event loop never waits on the disk.
+ */
+export class Loader implements ContextSource {
+  readonly #native: Native.NativeLoader;
+
+  /**
+   * Reads the policy files once (later calls watch them). An invalid policy
+   * does not throw here: every call then fails with `policy-invalid` until
+   * the file is fixed. Throws `LisaContextError` (`bad-home`) when `home` is
+   * not a directory.
+   */
+  constructor(options: LoaderOptions = {}) {
+    try {
+      this.#native = new native.NativeLoader(options);
+    } catch (e) {
+      const body = parseNativeThrow(e);
+      if (body) throw new LisaContextError(body.code, body.message, { cause: e });
+      throw e;
+    }
+  }
+
+  /** What this build speaks (no disk access). */
+  static hello(): Hello {
+    return JSON.parse(native.hello()) as Hello;
+  }
+
+  async hello(): Promise<Hello> {
+    return Loader.hello();
+  }
+
+  async snapshot(cwd: string, options: PlaceOptions = {}): Promise<Snapshot> {
+    return json<Snapshot>(await this.#native.snapshot(cwd, options.root));
+  }
+
+  async fingerprint(cwd: string, options: PlaceOptions = {}): Promise<string> {
+    return unwrap(await this.#native.fingerprint(cwd, options.root)) ?? "";
+  }
+
+  async refresh(cwd: string, fingerprint: string, options: PlaceOptions = {}): Promise<Snapshot | null> {
+    return json<Snapshot | null>(await this.#native.refresh(cwd, fingerprint, options.root));
+  }
+
+  async skill(cwd: string, name: string, options: PlaceOptions = {}): Promise<SkillFile> {
+    return json<SkillFile>(await this.#native.skill(cwd, name, options.root));
+  }
+
+  async trustStatus(cwd: string, options: PlaceOptions = {}): Promise<TrustStatus> {
+    return json<TrustStatus>(await this.#native.trustStatus(cwd, options.root));
+  }
+
+  async trustDiff(cwd: string, options: PlaceOptions = {}): Promise<TrustDiff> {
+    return json<TrustDiff>(await this.#native.trustDiff(cwd, options.root));
+  }
+
+  /**
+   * What touching `path` adds to the session `options.session` (default:
+   * one session per cwd and root) in `cwd`: the instruction files below the
+   * cwd down to `path` and the scoped rules it matches, each once per
+   * session, under a policy with on-access loading.
+   */
+  async access(cwd: string, path: string, options: PlaceOptions & { session?: string } = {}): Promise<Access> {
+    return json<Access>(await this.#native.access(cwd, path, options.session ?? "", options.root));
+  }
+
+  /** Snapshots in the cache. */
+  get cachedEntries(): number {
+    return this.#native.cachedEntries;
+  }
+}
+
+function parseNativeThrow(e: unknown): { code: LisaContextErrorCode; message: string } | undefined {
+  if (!(e instanceof Error)) return undefined;
+  try {
+    const body = JSON.parse(e.message) as { code?: unknown; message?: unknown };
+    if (typeof body.code === "string" && typeof body.message === "string") {
+      return { code: body.code as LisaContextErrorCode, message: body.message };
+    }
+  } catch {
+    // Not ours: rethrown as it is.
+  }
+  return undefined;
+}
