@@ -129,6 +129,33 @@ impl HiddenReport {
     pub fn is_empty(&self) -> bool {
         self.characters == 0 && self.html_comments == 0
     }
+
+    /// Adds what `other` found (an imported file's findings to its
+    /// importing file's), keeping the kinds in their fixed order.
+    pub(crate) fn absorb(&mut self, other: HiddenReport) {
+        self.characters += other.characters;
+        self.html_comments += other.html_comments;
+        let kinds: Vec<&'static str> = Kind::ALL
+            .iter()
+            .map(|k| k.as_str())
+            .filter(|k| self.kinds.contains(k) || other.kinds.contains(k))
+            .collect();
+        self.kinds = kinds;
+    }
+}
+
+/// `text` treated under `policy`'s hidden-text rule, with what was found
+/// (the plain case costs one scan).
+pub(crate) fn treat_for(text: String, policy: &crate::policy::Policy) -> (String, HiddenReport) {
+    if is_plain(&text) {
+        (text, HiddenReport::default())
+    } else {
+        treat(
+            &text,
+            policy.trust.hidden_text,
+            &policy.templates.hidden_marker,
+        )
+    }
 }
 
 /// Counts gathered during one pass, turned into a [`HiddenReport`] at the end.

@@ -268,3 +268,27 @@ fn lisa_does_not_import() {
     assert!(s.prompt.contains("@docs/a.md"));
     assert!(!s.prompt.contains("IMPORTED-TEXT"));
 }
+
+#[test]
+fn hidden_text_is_treated_per_file_and_the_frames_stay() {
+    let w = World::new();
+    w.write("repo/AGENTS.md", "See @docs/a.md <!-- a note -->\n");
+    w.write("repo/docs/a.md", "A\u{200B}B <!-- imported note -->\n");
+    let s = w.snapshot("[trust]\nhidden-text = \"strip\"\n", "repo");
+    let text = &s.instruction_files[0].text;
+    assert!(
+        text.contains("<!-- Imported from: docs/a.md -->\nAB"),
+        "{text}"
+    );
+    assert!(
+        text.contains("<!-- End of import from: docs/a.md -->"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("a note") && !text.contains("imported note"),
+        "{text}"
+    );
+    let found = &s.hidden_text[0].report;
+    assert_eq!((found.characters, found.html_comments), (1, 2));
+    assert_eq!(found.kinds, ["zero-width", "html-comment"]);
+}

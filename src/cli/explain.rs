@@ -43,6 +43,47 @@ pub fn table(s: &Snapshot) -> String {
             why,
         ]);
     }
+    // Imports, each under the file that wrote it, indented by depth.
+    for i in &s.imports {
+        let status = match i.reason {
+            None => "imported".to_string(),
+            Some(_) => "not imported".to_string(),
+        };
+        let target = i
+            .path
+            .as_deref()
+            .map_or_else(|| format!("@{}", terminal_safe(&i.spec)), shown);
+        let why = match i.reason {
+            None => format!(
+                "{}@{} in {} ({} bytes)",
+                "  ".repeat(i.depth),
+                terminal_safe(&i.spec),
+                shown(&i.from),
+                i.bytes
+            ),
+            Some(r) => format!(
+                "{}@{} in {}: {}",
+                "  ".repeat(i.depth),
+                terminal_safe(&i.spec),
+                shown(&i.from),
+                r.as_str()
+            ),
+        };
+        rows.push([status, "import".into(), target, why]);
+    }
+    for r in &s.scoped_rules {
+        let globs: Vec<String> = r
+            .globs
+            .iter()
+            .map(|g| terminal_safe(g).into_owned())
+            .collect();
+        rows.push([
+            "scoped".into(),
+            r.origin.as_str().to_string(),
+            shown(&r.path),
+            format!("loaded on access to {}", globs.join(", ")),
+        ]);
+    }
     for k in &s.skills {
         let why = match (k.listed, k.executable) {
             (false, _) => "won its name; not listed (project skill cap)".to_string(),

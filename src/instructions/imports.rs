@@ -64,6 +64,8 @@ pub(crate) struct Importer<'a> {
     bytes_left: u64,
     /// Every outcome, in document order.
     pub(crate) records: Vec<Import>,
+    /// Hidden text found in the imported files (each treated on its own).
+    pub(crate) found: crate::hidden::HiddenReport,
 }
 
 /// Whether `c` ends an import path (and may precede an `@`).
@@ -145,6 +147,7 @@ impl<'a> Importer<'a> {
             files_left,
             bytes_left,
             records: Vec::new(),
+            found: crate::hidden::HiddenReport::default(),
         }
     }
 
@@ -360,6 +363,8 @@ impl<'a> Importer<'a> {
             return fail(self, Reason::NotText);
         };
         self.records[i].bytes = read;
+        let (imported, report) = crate::hidden::treat_for(imported, self.policy);
+        self.found.absorb(report);
         inside.push(rel.clone());
         let inner = self.expand_at(&imported, &rel, depth + 1, inside, trace, gate);
         inside.pop();

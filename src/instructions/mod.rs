@@ -387,7 +387,7 @@ impl<'p> Selector<'p> {
         }
         let read_cut = (bytes.len() as u64) < size;
         let file_limit_cut = read_cut && read_limit == self.max_file;
-        let Some(mut text) = text::decode(bytes, read_cut) else {
+        let Some(text) = text::decode(bytes, read_cut) else {
             self.skip(i, cand, Reason::NotText);
             return None;
         };
@@ -410,22 +410,17 @@ impl<'p> Selector<'p> {
             self.skip(i, cand, Reason::Scoped);
             return None;
         }
+        // Each file's own text is treated before imports are inlined, so
+        // that the policy's import frames are never taken for hidden text.
+        let (mut text, mut report) = hidden::treat_for(text, self.policy);
         if Importer::enabled(self.policy) {
             let mut importer = Importer::new(self.policy, root, cand.root, self.import_left);
             text = importer.expand(&text, &cand.rel, trace, gate);
             self.import_left = importer.left();
+            report.absorb(std::mem::take(&mut importer.found));
             self.imports
                 .extend(importer.records.into_iter().map(|r| (i, r)));
         }
-        let (text, report) = if hidden::is_plain(&text) {
-            (text, HiddenReport::default())
-        } else {
-            hidden::treat(
-                &text,
-                self.policy.trust.hidden_text,
-                &self.policy.templates.hidden_marker,
-            )
-        };
         Some(Text {
             text,
             report,
