@@ -444,14 +444,13 @@ fn hello_reports_the_protocol_and_capabilities() {
             "refresh",
             "skill",
             "trust-status",
-            "trust-diff"
+            "trust-diff",
+            "access"
         ]
     );
-    assert!(
-        hello["policies"]
-            .as_array()
-            .unwrap()
-            .contains(&json!("lisa"))
+    assert_eq!(
+        hello["policies"],
+        json!(["lisa", "codex", "gemini", "claude-code"])
     );
     let codes = hello["errorCodes"].as_array().unwrap();
     for code in [
