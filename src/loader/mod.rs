@@ -459,14 +459,24 @@ impl Loader {
     pub fn trust_status(&self, cwd: &Path, root: Option<&Path>) -> Result<TrustStatus, TrustError> {
         let force = self.policies.in_force()?;
         let cwd = self.absolute(cwd)?;
-        trust::status(&trust::Scope {
+        trust::status(&self.trust_scope(&force, &cwd, root))
+    }
+
+    /// What the trust functions work on, for `cwd` under `force`.
+    fn trust_scope<'a>(
+        &'a self,
+        force: &'a InForce,
+        cwd: &'a Path,
+        root: Option<&'a Path>,
+    ) -> trust::Scope<'a> {
+        trust::Scope {
             policy: &force.policy,
             home: force.home.as_deref(),
-            cwd: &cwd,
+            cwd,
             root,
             handles: &self.handles,
             cache: &self.parsed,
-        })
+        }
     }
 
     /// Approves the items `selection` names, as they are on disk now:
@@ -490,18 +500,7 @@ impl Loader {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs())
             .unwrap_or(0);
-        trust::approve(
-            &trust::Scope {
-                policy: &force.policy,
-                home: force.home.as_deref(),
-                cwd: &cwd,
-                root,
-                handles: &self.handles,
-                cache: &self.parsed,
-            },
-            selection,
-            now,
-        )
+        trust::approve(&self.trust_scope(&force, &cwd, root), selection, now)
     }
 
     /// Drops the approvals of the items at `paths` (absolute; a skill by
@@ -515,17 +514,7 @@ impl Loader {
     ) -> Result<Vec<PathBuf>, TrustError> {
         let force = self.policies.in_force()?;
         let cwd = self.absolute(cwd)?;
-        trust::revoke(
-            &trust::Scope {
-                policy: &force.policy,
-                home: force.home.as_deref(),
-                cwd: &cwd,
-                root,
-                handles: &self.handles,
-                cache: &self.parsed,
-            },
-            paths,
-        )
+        trust::revoke(&self.trust_scope(&force, &cwd, root), paths)
     }
 
     /// `cwd`, which must be absolute, normalized.

@@ -182,17 +182,7 @@ impl SourceCtx<'_> {
                 .and_then(|n| n.to_str())
                 .unwrap_or_default()
                 .to_string();
-            let rel = rel_source.join(SKILL_FILE);
-            match self.root.open_file(&rel, self.policy.trust.symlinks) {
-                Opened::Absent => trace.push(self.place(), &rel, Stamp::Absent, None),
-                _ if !self.folder_name_ok(&name) => {
-                    self.reject(rejected, rel_source, Reason::InvalidName);
-                }
-                _ => match self.examine(&name, rel_source, level, trace) {
-                    Ok(f) => found.push(f),
-                    Err((rel, reason)) => self.reject(rejected, &rel, reason),
-                },
-            }
+            self.maybe_skill(&name, rel_source, level, trace, found, rejected);
         }
         let depth = usize::try_from(*self.source.depth.get_ref()).unwrap_or(1);
         if depth <= 1 {
@@ -309,21 +299,40 @@ impl SourceCtx<'_> {
                     continue;
                 }
                 trace.push(self.place(), &rel_folder, stamp, None);
-                let rel = rel_folder.join(SKILL_FILE);
-                match self.root.open_file(&rel, self.policy.trust.symlinks) {
-                    Opened::Absent => trace.push(self.place(), &rel, Stamp::Absent, None),
-                    _ if !self.folder_name_ok(&name) => {
-                        self.reject(rejected, &rel_folder, Reason::InvalidName);
-                    }
-                    _ => match self.examine(&name, &rel_folder, level, trace) {
-                        Ok(f) => found.push(f),
-                        Err((rel, reason)) => self.reject(rejected, &rel, reason),
-                    },
-                }
+                self.maybe_skill(&name, &rel_folder, level, trace, found, rejected);
                 if at + 1 < depth {
                     queue.push_back((rel_folder, at + 1));
                 }
             }
+        }
+    }
+
+    /// A folder that may hold a skill (a walked folder, or the source
+    /// itself): examined when it holds a `SKILL.md` (one open, the
+    /// examination's own), passed over in silence when it does not.
+    fn maybe_skill(
+        &self,
+        name: &str,
+        rel_folder: &Path,
+        level: usize,
+        trace: &mut Trace,
+        found: &mut Vec<Found>,
+        rejected: &mut Vec<Rejected>,
+    ) {
+        if !self.folder_name_ok(name) {
+            // Only a folder holding a `SKILL.md` is refused for its name.
+            let rel = rel_folder.join(SKILL_FILE);
+            let stamp = self.root.stamp(&rel);
+            trace.push(self.place(), &rel, stamp, None);
+            if !matches!(stamp, Stamp::Absent) {
+                self.reject(rejected, rel_folder, Reason::InvalidName);
+            }
+            return;
+        }
+        match self.examine(name, rel_folder, level, trace) {
+            Ok(f) => found.push(f),
+            Err((_, Reason::MissingSkillFile)) => {}
+            Err((rel, reason)) => self.reject(rejected, &rel, reason),
         }
     }
 
