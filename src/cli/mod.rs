@@ -288,6 +288,14 @@ fn cwd_of(place: &Place) -> miette::Result<PathBuf> {
     }
 }
 
+/// Lets a one-shot command's loader go without freeing it: the process ends
+/// right after, and taking its caches apart piece by piece would cost more
+/// than a tenth of a snapshot's own work. (Nothing in a loader's drop has an
+/// effect outside the process; its descriptors close at exit.)
+fn leave(loader: Loader) {
+    std::mem::forget(loader);
+}
+
 fn dispatch(cli: Cli) -> miette::Result<u8> {
     let mut out = std::io::stdout().lock();
     match &cli.command {
@@ -297,14 +305,17 @@ fn dispatch(cli: Cli) -> miette::Result<u8> {
             let root = place.root.as_deref().map(absolute);
             let snap = loader.snapshot_in(&cwd, root.as_deref())?;
             narrate(&cli, &loader, &snap);
-            match format {
+            let written = match format {
                 Format::Text => write_out(&mut out, snap.prompt.as_bytes()),
                 Format::Json => {
-                    let json = serde_json::to_string_pretty(&*snap)
+                    let mut json = serde_json::to_string_pretty(&*snap)
                         .map_err(|e| miette::miette!("cannot encode the snapshot: {e}"))?;
-                    write_out(&mut out, format!("{json}\n").as_bytes())
+                    json.push('\n');
+                    write_out(&mut out, json.as_bytes())
                 }
-            }
+            };
+            leave(loader);
+            written
         }
         Command::Access {
             path,

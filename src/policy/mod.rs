@@ -219,37 +219,42 @@ impl PolicySource {
 /// layer names a shipped policy with `extends` (the highest such file wins),
 /// that policy replaces the built-in layer; a built-in layer that itself
 /// extends another shipped policy is laid over it. Sources come sorted by
-/// layer.
-fn with_base(sources: Vec<PolicySource>) -> Result<Vec<PolicySource>, PolicyError> {
+/// layer, each with its parsed layer when finding the base needed it (so no
+/// source is parsed twice); the others are parsed by the caller, in order.
+fn with_base(
+    sources: Vec<PolicySource>,
+) -> Result<Vec<(PolicySource, Option<PolicyLayer>)>, PolicyError> {
+    let (base, rest): (Vec<_>, Vec<_>) =
+        sources.into_iter().partition(|s| s.layer == Layer::Builtin);
+    let mut rest: Vec<(PolicySource, Option<PolicyLayer>)> =
+        rest.into_iter().map(|s| (s, None)).collect();
     let mut named = None;
-    for s in sources.iter().rev().filter(|s| s.layer != Layer::Builtin) {
-        if let Some(base) = s.parse()?.extends {
+    for (source, parsed) in rest.iter_mut().rev() {
+        let layer = source.parse()?;
+        let extends = layer.extends.clone();
+        *parsed = Some(layer);
+        if let Some(base) = extends {
             named = Some(base.into_inner());
             break;
         }
     }
-    let (mut base, rest): (Vec<_>, Vec<_>) =
-        sources.into_iter().partition(|s| s.layer == Layer::Builtin);
-    if let Some(name) = named {
+    let base = match named {
         // The word was checked against SHIPPED_NAMES when the file parsed.
-        base = PolicySource::shipped(&name).into_iter().collect();
-    }
+        Some(name) => PolicySource::shipped(&name).into_iter().collect(),
+        None => base,
+    };
     let mut out = Vec::new();
     for source in base {
-        let mut chain = vec![source];
-        while let Some(parent) = chain
-            .last()
-            .map(PolicySource::parse)
-            .transpose()?
-            .and_then(|l| l.extends)
-        {
+        let mut chain = Vec::new();
+        let mut next = Some(source);
+        while let Some(source) = next.take() {
+            let layer = source.parse()?;
+            let parent = layer.extends.as_ref().map(|p| p.get_ref().clone());
+            chain.push((source, Some(layer)));
             if chain.len() > MAX_EXTENDS_DEPTH {
                 break;
             }
-            match PolicySource::shipped(parent.get_ref()) {
-                Some(p) => chain.push(p),
-                None => break,
-            }
+            next = parent.and_then(|p| PolicySource::shipped(&p));
         }
         out.extend(chain.into_iter().rev());
     }
@@ -403,7 +408,7 @@ impl Policy {
         // A stable sort: sources of one layer keep the order they were given in.
         ordered.sort_by_key(|s| s.layer);
         let ordered = with_base(ordered)?;
-        let sources: Arc<[PolicySource]> = ordered.into();
+        let sources: Arc<[PolicySource]> = ordered.iter().map(|(s, _)| s.clone()).collect();
 
         let mut roots = RootsLayer::default();
         let mut instructions = InstructionsLayer::default();
@@ -412,8 +417,11 @@ impl Policy {
         let mut templates = TemplatesLayer::default();
         // For each dotted key, the index of the source that last set it.
         let mut setters: BTreeMap<&'static str, usize> = BTreeMap::new();
-        for (index, source) in sources.iter().enumerate() {
-            let layer = source.parse()?;
+        for (index, (source, parsed)) in ordered.into_iter().enumerate() {
+            let layer = match parsed {
+                Some(layer) => layer,
+                None => source.parse()?,
+            };
             let mut set = Vec::new();
             set.extend(roots.overlay(layer.roots));
             set.extend(instructions.overlay(layer.instructions));
