@@ -55,6 +55,8 @@ const KEYS: &[&str] = &[
     "conflict",
     "long-description",
     "description-whitespace",
+    "frontmatter-memo-file",
+    "frontmatter-memo-max-bytes",
     "description-cut-suffix",
     "import-depth",
     "import-failure",
@@ -299,6 +301,8 @@ const SCHEMA: &[(&str, &[(&str, Kind)])] = &[
             ("conflict", Kind::Word(&["lowest-rank", "list-all"])),
             ("long-description", Kind::Word(&["refuse", "cut"])),
             ("description-whitespace", Kind::Word(&["keep", "collapse"])),
+            ("frontmatter-memo-file", Kind::Str),
+            ("frontmatter-memo-max-bytes", Kind::Int(-1, 1 << 27)),
         ],
     ),
     (

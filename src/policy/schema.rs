@@ -414,6 +414,13 @@ section! {
         /// `collapse` every run of it (line breaks, tabs) to one space and
         /// trim the ends, before the length is checked.
         description_whitespace: Whitespace => "description-whitespace",
+        /// The file in the home root that keeps parsed frontmatter from one
+        /// process to the next (a cache: a damaged or missing one costs a
+        /// parse, nothing else). A plain file name; empty: no memo.
+        frontmatter_memo_file: String => "frontmatter-memo-file",
+        /// The largest the memo file is read or written, in bytes (0: no
+        /// memo). The entries the last build used are kept first.
+        frontmatter_memo_max_bytes: i64 => "frontmatter-memo-max-bytes",
     }
 }
 

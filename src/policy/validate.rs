@@ -22,6 +22,8 @@ pub const MAX_BUDGET_BYTES: i64 = 1 << 20;
 
 /// The largest per-file cap accepted, for instruction files and `SKILL.md`.
 pub const MAX_FILE_BYTES: i64 = 16 << 20;
+/// The largest `skills.frontmatter-memo-max-bytes` accepted (64 MiB).
+pub const MAX_MEMO_BYTES: i64 = 64 << 20;
 
 /// Placeholders each template accepts, and those it must carry.
 pub(crate) const TEMPLATE_RULES: &[(&str, &[&str], &[&str])] = &[
@@ -548,6 +550,25 @@ pub(crate) fn check_layer(
         1,
         1_000_000,
     );
+    c.range(
+        "skills.frontmatter-memo-max-bytes",
+        &s.frontmatter_memo_max_bytes,
+        0,
+        MAX_MEMO_BYTES,
+    );
+    if let Some(memo) = &s.frontmatter_memo_file {
+        let n = memo.get_ref();
+        if n == "." || n == ".." || n.contains(['/', '\\', '\0']) {
+            c.push_help(
+                ProblemKind::InvalidValue,
+                memo.span(),
+                format!("`skills.frontmatter-memo-file` {n:?} is not a plain file name"),
+                "not a plain name",
+                "use a single path component, such as \"context-frontmatter.memo\", or \"\" for no memo"
+                    .into(),
+            );
+        }
+    }
     if let Some(exe) = &s.executable_file {
         let n = exe.get_ref();
         if n == "." || n == ".." || n.contains(['/', '\\', '\0']) {

@@ -19,6 +19,7 @@
 mod ambient;
 mod handles;
 mod home;
+mod memo_file;
 mod open;
 mod roots;
 mod secret;
@@ -38,6 +39,7 @@ use cap_std::fs::Dir;
 pub(crate) use ambient::{UserFileError, read_user_file, stat_directory, user_file_stamp};
 pub(crate) use handles::{DEFAULT_HANDLE_BUDGET, Handles};
 pub(crate) use home::{first_candidate, normalize};
+pub(crate) use memo_file::{read_memo, replace_memo};
 pub(crate) use open::{OpenFile, Opened, is_exhaustion};
 pub(crate) use roots::{Attached, Roots, attach, open_roots};
 pub(crate) use secret::{KEY_BYTES, home_key, process_key};

@@ -1,14 +1,18 @@
 //! A bounded memo of parsed frontmatter, keyed by the hash of the bytes
 //! parsed. YAML parsing is the dearest step of skill discovery; a long-lived
 //! loader rebuilding a snapshot after one skill changed re-parses only that
-//! skill.
+//! skill. Behind it, when the policy names one, sits the home's memo file
+//! (see `skills::memo`), which carries parses from one process to the next.
 
 use std::num::NonZeroUsize;
+use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
 use lru::LruCache;
 
 use super::frontmatter::{self, Frontmatter, FrontmatterError};
+use super::memo::Memo;
+use crate::sandbox::{self, Root};
 
 /// A parse result: the frontmatter, and the strict parser's error when it
 /// was read by the lenient fallback.
@@ -19,6 +23,8 @@ type Parsed = Result<(Frontmatter, Option<String>), FrontmatterError>;
 #[derive(Debug)]
 pub(crate) struct ParseCache {
     map: Mutex<LruCache<(u128, bool), Parsed>>,
+    /// The home's memo file, by its path, once a build attached it.
+    file: Mutex<Option<(PathBuf, Memo)>>,
 }
 
 impl ParseCache {
@@ -27,6 +33,38 @@ impl ParseCache {
         let capacity = NonZeroUsize::new(capacity).unwrap_or(NonZeroUsize::MIN);
         Self {
             map: Mutex::new(LruCache::new(capacity)),
+            file: Mutex::new(None),
+        }
+    }
+
+    /// Puts the memo file `rel` of the home root behind this cache (read
+    /// now, unless the same file is attached already), kept within
+    /// `max_bytes`. A memo that cannot be read starts empty.
+    pub(crate) fn attach_memo(&self, home: &Root, rel: &Path, max_bytes: u64) {
+        let path = home.path.join(rel);
+        let mut file = lock(&self.file);
+        if file.as_ref().is_some_and(|(p, _)| *p == path) {
+            return;
+        }
+        let bytes = sandbox::read_memo(home, rel, max_bytes);
+        let max = usize::try_from(max_bytes).unwrap_or(usize::MAX);
+        *file = Some((path, Memo::new(bytes, max)));
+    }
+
+    /// Writes the memo file back when parses were added to it since it was
+    /// read or last written. A failure to write is not an error: the memo
+    /// only ever saves work.
+    pub(crate) fn save_memo(&self, home: &Root, rel: &Path) {
+        let path = home.path.join(rel);
+        let mut file = lock(&self.file);
+        let Some((p, memo)) = file.as_mut() else {
+            return;
+        };
+        if *p != path {
+            return;
+        }
+        if let Some(bytes) = memo.take_update() {
+            let _ = sandbox::replace_memo(home, rel, &bytes);
         }
     }
 
@@ -37,9 +75,19 @@ impl ParseCache {
         if let Some(hit) = self.lock().get(&key) {
             return hit.clone();
         }
+        if let Some((_, memo)) = lock(&self.file).as_mut()
+            && let Some(hit) = memo.get(key)
+        {
+            let parsed = Ok(hit);
+            self.lock().put(key, parsed.clone());
+            return parsed;
+        }
         // A nameless frontmatter is kept as such: whether the folder's name
         // stands in is the policy's call, made by the caller.
         let parsed = frontmatter::parse_or_lenient_fields(&String::from_utf8_lossy(bytes), lenient);
+        if let (Ok((fm, strict)), Some((_, memo))) = (&parsed, lock(&self.file).as_mut()) {
+            memo.add(key, fm, strict.as_ref());
+        }
         self.lock().put(key, parsed.clone());
         parsed
     }
@@ -51,9 +99,14 @@ impl ParseCache {
     }
 
     fn lock(&self) -> MutexGuard<'_, LruCache<(u128, bool), Parsed>> {
-        // Every update is one insert: a poisoned map is still sound.
-        self.map.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.map)
     }
+}
+
+/// Locks `m`. Every update of these maps is one step: a poisoned one is
+/// still sound.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 #[cfg(test)]

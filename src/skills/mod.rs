@@ -11,6 +11,7 @@ mod cache;
 mod discover;
 pub(crate) mod frontmatter;
 mod lenient;
+mod memo;
 mod parallel;
 mod read;
 mod resolve;
@@ -29,8 +30,21 @@ use crate::fingerprint::Trace;
 use crate::hidden::{self, HiddenFinding};
 use crate::origin::Origin;
 use crate::policy::Policy;
-use crate::sandbox::Roots;
+use std::path::Path;
+
+use crate::sandbox::{Root, Roots};
 use crate::trust::{self, Gate, ItemKind};
+
+/// The home's frontmatter memo file and its largest size, when the policy
+/// names one and there is a home.
+fn memo_place<'a>(policy: &'a Policy, roots: &'a Roots) -> Option<(&'a Root, &'a Path, u64)> {
+    let rel = &policy.skills.frontmatter_memo_file;
+    let max = u64::try_from(policy.skills.frontmatter_memo_max_bytes).ok()?;
+    if rel.is_empty() || max == 0 {
+        return None;
+    }
+    Some((roots.home.as_ref()?, Path::new(rel), max))
+}
 
 /// Runs the skills stage: discover, resolve, and treat the hidden text of
 /// every winner's description.
@@ -41,7 +55,14 @@ pub(crate) fn skills(
     cache: &ParseCache,
     gate: &mut Gate,
 ) -> SkillSet {
+    let memo = memo_place(policy, roots);
+    if let Some((home, rel, max)) = memo {
+        cache.attach_memo(home, rel, max);
+    }
     let (mut found, rejected, warnings) = discover::discover(policy, roots, trace, cache);
+    if let Some((home, rel, _)) = memo {
+        cache.save_memo(home, rel);
+    }
     // Under a pinned policy, a project skill whose listed fields are not the
     // approved ones takes no part: it neither lists nor claims a name.
     if gate.pinned() {

@@ -12,6 +12,10 @@ use std::time::{Duration, Instant};
 /// Returns once the file system stamps a change later than every change
 /// made so far under `dir`: a scratch file is rewritten until its ctime moves
 /// past the one it got first. Bounded by a deadline, not a sleep.
+#[allow(
+    dead_code,
+    reason = "not every test file that includes support uses it"
+)]
 pub fn next_timestamp_tick(dir: &Path) {
     use std::os::unix::fs::MetadataExt as _;
     let probe = dir.join(".tick");

@@ -1,0 +1,450 @@
+//! The frontmatter memo: parsed `SKILL.md` frontmatter kept in a file of
+//! the home root (`skills.frontmatter-memo-file`), so that a new process
+//! does not parse again the YAML an earlier one parsed. YAML parsing is
+//! the dearest step of a cold snapshot; reading one entry back costs a
+//! small fraction of it.
+//!
+//! An entry is keyed by the hash of the exact bytes parsed and by the
+//! reading (strict or lenient), and the file names the version of
+//! lisa-context that wrote it: an entry is what this very parser made of
+//! those very bytes, so using it answers exactly what parsing them again
+//! would. Only successful parses are kept (a file that fails is parsed
+//! again each time; failures are rare and cheap to keep out).
+//!
+//! The file is a cache, never an authority: one that is missing, a link, a
+//! FIFO, too large, of another version or damaged is ignored (a damaged
+//! line alone is skipped); it is replaced whole, atomically, only when a
+//! build parsed something it did not hold, and never grows past
+//! `skills.frontmatter-memo-max-bytes` (the entries the last build used
+//! are kept first). Nothing read from it enters a trace or a fingerprint.
+//!
+//! The hash is xxh3-128, not a cryptographic one. Someone able to forge a
+//! collision with a memo entry gets, for their file, another frontmatter
+//! that this parser accepted: one they could have written themselves. The
+//! trust gate hashes the listed text itself, not through the memo.
+//!
+//! Format: a header line, then one line per entry: 32 hex digits of the
+//! hash, `0` (strict) or `1` (lenient), a space, and the entry as compact
+//! JSON (which holds no raw line break).
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::ops::Range;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::frontmatter::Frontmatter;
+
+/// The key of a parse: the hash of the bytes, and whether the lenient
+/// reading was allowed.
+pub(crate) type Key = (u128, bool);
+
+/// The first line of a memo written by this build of lisa-context.
+fn header() -> String {
+    format!(
+        "lisa-context frontmatter memo 1 {}\n",
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
+/// One remembered parse, as stored: every field of [`Frontmatter`], and
+/// the strict parser's error when the lenient reading was used.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Entry {
+    #[serde(rename = "n")]
+    name: String,
+    #[serde(rename = "d")]
+    description: String,
+    #[serde(rename = "l", default, skip_serializing_if = "Option::is_none")]
+    license: Option<String>,
+    #[serde(rename = "c", default, skip_serializing_if = "Option::is_none")]
+    compatibility: Option<String>,
+    #[serde(rename = "m", default, skip_serializing_if = "BTreeMap::is_empty")]
+    metadata: BTreeMap<String, String>,
+    #[serde(rename = "a", default, skip_serializing_if = "Option::is_none")]
+    allowed_tools: Option<String>,
+    #[serde(rename = "v", default, skip_serializing_if = "Option::is_none")]
+    version: Option<String>,
+    #[serde(rename = "t", default, skip_serializing_if = "Vec::is_empty")]
+    tags: Vec<String>,
+    #[serde(rename = "x", default, skip_serializing_if = "BTreeMap::is_empty")]
+    extra: BTreeMap<String, Value>,
+    #[serde(rename = "s", default, skip_serializing_if = "Option::is_none")]
+    strict: Option<String>,
+}
+
+impl Entry {
+    fn new(fm: &Frontmatter, strict: Option<&String>) -> Self {
+        // Destructured field by field, so a field added to `Frontmatter`
+        // cannot be forgotten here.
+        let Frontmatter {
+            name,
+            description,
+            license,
+            compatibility,
+            metadata,
+            allowed_tools,
+            version,
+            tags,
+            extra,
+        } = fm.clone();
+        Self {
+            name,
+            description,
+            license,
+            compatibility,
+            metadata,
+            allowed_tools,
+            version,
+            tags,
+            extra,
+            strict: strict.cloned(),
+        }
+    }
+
+    fn into_parsed(self) -> (Frontmatter, Option<String>) {
+        let fm = Frontmatter {
+            name: self.name,
+            description: self.description,
+            license: self.license,
+            compatibility: self.compatibility,
+            metadata: self.metadata,
+            allowed_tools: self.allowed_tools,
+            version: self.version,
+            tags: self.tags,
+            extra: self.extra,
+        };
+        (fm, self.strict)
+    }
+}
+
+/// The memo of one home: what its file held when read, and what the
+/// builds since then parsed and used.
+#[derive(Debug)]
+pub(crate) struct Memo {
+    /// The file's bytes as read (or as last written).
+    bytes: Vec<u8>,
+    /// Where each entry's JSON sits in `bytes`.
+    index: HashMap<Key, Range<usize>>,
+    /// The entries of `bytes` used since the file was read.
+    used: HashSet<Key>,
+    /// New entries, as whole lines, in the order they were parsed.
+    fresh: Vec<(Key, String)>,
+    /// The bytes `fresh` holds.
+    fresh_bytes: usize,
+    /// The largest file written.
+    max_bytes: usize,
+}
+
+impl Memo {
+    /// The memo `bytes` (a file's content, `None` for no file), to be
+    /// written back no larger than `max_bytes`.
+    pub(crate) fn new(bytes: Option<Vec<u8>>, max_bytes: usize) -> Self {
+        let bytes = bytes.unwrap_or_default();
+        let index = index(&bytes);
+        Self {
+            bytes,
+            index,
+            used: HashSet::new(),
+            fresh: Vec::new(),
+            fresh_bytes: 0,
+            max_bytes,
+        }
+    }
+
+    /// The remembered parse of `key`, if the file holds a usable one.
+    pub(crate) fn get(&mut self, key: Key) -> Option<(Frontmatter, Option<String>)> {
+        let range = self.index.get(&key)?.clone();
+        match self
+            .bytes
+            .get(range)
+            .and_then(|json| serde_json::from_slice::<Entry>(json).ok())
+        {
+            Some(entry) => {
+                self.used.insert(key);
+                Some(entry.into_parsed())
+            }
+            None => {
+                // A damaged entry is forgotten, so it is not written back.
+                self.index.remove(&key);
+                None
+            }
+        }
+    }
+
+    /// Remembers a parse made now, for the next [`take_update`](Self::take_update).
+    pub(crate) fn add(&mut self, key: Key, fm: &Frontmatter, strict: Option<&String>) {
+        if self.index.contains_key(&key) || self.fresh_bytes >= self.max_bytes {
+            return;
+        }
+        let Ok(json) = serde_json::to_string(&Entry::new(fm, strict)) else {
+            return;
+        };
+        let line = format!("{:032x}{} {json}\n", key.0, u8::from(key.1));
+        self.fresh_bytes += line.len();
+        self.fresh.push((key, line));
+    }
+
+    /// The file's new content when there are new entries (`None`: nothing
+    /// to write): the header, the new entries, then those of the old file
+    /// used since it was read, then the others, as many as fit. The memo
+    /// then stands for that content.
+    pub(crate) fn take_update(&mut self) -> Option<Vec<u8>> {
+        if self.fresh.is_empty() {
+            return None;
+        }
+        let mut out = header().into_bytes();
+        let mut kept = HashSet::new();
+        let mut fits = |out: &mut Vec<u8>, key: Key, line: &[u8]| {
+            if out.len() + line.len() <= self.max_bytes && kept.insert(key) {
+                out.extend_from_slice(line);
+            }
+        };
+        for (key, line) in &self.fresh {
+            fits(&mut out, *key, line.as_bytes());
+        }
+        // Old entries in file order: the used ones, then the rest.
+        let mut old: Vec<(Key, Range<usize>)> =
+            self.index.iter().map(|(k, r)| (*k, r.clone())).collect();
+        old.sort_by_key(|(key, range)| (!self.used.contains(key), range.start));
+        for (key, json) in old {
+            // The whole line: the 34-byte key and its space before the
+            // JSON, the line break after it.
+            let Some(line) = self
+                .bytes
+                .get(json.start.saturating_sub(KEY_LEN + 1)..json.end + 1)
+            else {
+                continue;
+            };
+            fits(&mut out, key, line);
+        }
+        *self = Self::new(Some(out.clone()), self.max_bytes);
+        Some(out)
+    }
+}
+
+/// The length of an entry line's key: 32 hex digits and the reading.
+const KEY_LEN: usize = 33;
+
+/// Where each well-formed entry of `bytes` keeps its JSON; empty when the
+/// header is not this build's.
+fn index(bytes: &[u8]) -> HashMap<Key, Range<usize>> {
+    let mut index = HashMap::new();
+    let header = header();
+    let Some(body) = bytes.strip_prefix(header.as_bytes()) else {
+        return index;
+    };
+    let mut pos = header.len();
+    // Only lines ended by a line break: a last line without one was cut.
+    for line in body.split_inclusive(|&b| b == b'\n') {
+        let start = pos;
+        pos += line.len();
+        let Some(line) = line.strip_suffix(b"\n") else {
+            break;
+        };
+        let Some(key) = line.get(..KEY_LEN).and_then(parse_key) else {
+            continue;
+        };
+        if line.get(KEY_LEN) != Some(&b' ') {
+            continue;
+        }
+        index.insert(key, start + KEY_LEN + 1..start + line.len());
+    }
+    index
+}
+
+/// An entry line's key: 32 lowercase hex digits, then `0` or `1`.
+fn parse_key(text: &[u8]) -> Option<Key> {
+    let (hex, reading) = text.split_at(32);
+    if !hex.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+        return None;
+    }
+    let hash = u128::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?;
+    let lenient = match reading {
+        b"0" => false,
+        b"1" => true,
+        _ => return None,
+    };
+    Some((hash, lenient))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::skills::frontmatter;
+
+    fn parsed(text: &str) -> (Frontmatter, Option<String>) {
+        frontmatter::parse_or_lenient_fields(text, true).unwrap()
+    }
+
+    #[test]
+    fn an_entry_comes_back_as_it_went_in() {
+        let texts = [
+            "---\nname: a\ndescription: one\n---\n",
+            "---\nname: b\ndescription: two\nlicense: MIT\nversion: 1.10\ntags: [x, 2]\nmetadata: {k: v}\nallowed-tools: [Read, Bash]\nother: {deep: [1, 2.5, true, null, -0.0, 1e300]}\n---\n",
+            "---\nname: c\ndescription: a: b\n---\n",
+        ];
+        let mut memo = Memo::new(None, 1 << 20);
+        for (i, text) in texts.iter().enumerate() {
+            let (fm, strict) = parsed(text);
+            memo.add((i as u128, true), &fm, strict.as_ref());
+        }
+        let written = memo.take_update().unwrap();
+        let mut read = Memo::new(Some(written), 1 << 20);
+        for (i, text) in texts.iter().enumerate() {
+            assert_eq!(read.get((i as u128, true)), Some(parsed(text)), "{text}");
+            assert_eq!(read.get((i as u128, false)), None);
+        }
+        assert_eq!(read.take_update(), None, "nothing new, nothing written");
+    }
+
+    #[test]
+    fn damage_costs_only_the_damaged_entries() {
+        let (fm, _) = parsed("---\nname: a\ndescription: one\n---\n");
+        let mut memo = Memo::new(None, 1 << 20);
+        memo.add((1, false), &fm, None);
+        memo.add((2, false), &fm, None);
+        let mut bytes = memo.take_update().unwrap();
+        // Break the first entry's JSON, and cut the file inside the second.
+        let first = bytes.iter().position(|&b| b == b'{').unwrap();
+        bytes[first] = b'[';
+        let mut cut = Memo::new(Some(bytes[..bytes.len() - 3].to_vec()), 1 << 20);
+        assert_eq!(cut.get((1, false)), None);
+        assert_eq!(cut.get((2, false)), None);
+        let mut whole = Memo::new(Some(bytes.clone()), 1 << 20);
+        assert_eq!(whole.get((1, false)), None);
+        assert_eq!(whole.get((2, false)).map(|p| p.0), Some(fm.clone()));
+        // Another version's memo is no memo.
+        let other =
+            String::from_utf8(bytes)
+                .unwrap()
+                .replacen(env!("CARGO_PKG_VERSION"), "0.0.0-other", 1);
+        assert_eq!(
+            Memo::new(Some(other.into_bytes()), 1 << 20).get((2, false)),
+            None
+        );
+    }
+
+    #[test]
+    fn the_file_stays_within_its_size_and_keeps_what_was_used() {
+        let (fm, _) = parsed("---\nname: a\ndescription: one\n---\n");
+        let mut memo = Memo::new(None, 1 << 20);
+        for i in 0..10 {
+            memo.add((i, false), &fm, None);
+        }
+        let bytes = memo.take_update().unwrap();
+        let line = (bytes.len() - header().len()) / 10;
+        // Room for the header and three entries.
+        let max = header().len() + 3 * line;
+        let mut memo = Memo::new(Some(bytes), max);
+        assert!(memo.get((7, false)).is_some());
+        memo.add((100, false), &fm, None);
+        let bytes = memo.take_update().unwrap();
+        assert!(bytes.len() <= max);
+        let mut memo = Memo::new(Some(bytes), max);
+        assert!(memo.get((100, false)).is_some(), "the new entry");
+        assert!(memo.get((7, false)).is_some(), "the one used");
+        assert!(memo.get((0, false)).is_some(), "the first of the rest");
+        assert!(memo.get((1, false)).is_none(), "no room left");
+    }
+
+    mod property {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// Values of every shape the parser tells apart, spelled the ways
+        /// YAML allows.
+        fn value() -> impl Strategy<Value = String> {
+            let scalar = prop_oneof![
+                Just("1.10".to_string()),
+                Just("007".to_string()),
+                Just("0x1F".to_string()),
+                Just("-0.0".to_string()),
+                Just("1e300".to_string()),
+                Just("0.1234567890123456789".to_string()),
+                Just("18446744073709551616".to_string()),
+                Just(".nan".to_string()),
+                Just("true".to_string()),
+                Just("yes".to_string()),
+                Just("null".to_string()),
+                Just("~".to_string()),
+                Just(String::new()),
+                Just("\"quoted: \\u00e9\"".to_string()),
+                Just("'single ''q'''".to_string()),
+                Just("a: b".to_string()),
+                Just("!!str 12".to_string()),
+                "[a-zA-Z0-9 ._-]{0,12}",
+            ];
+            let scalar = scalar.boxed();
+            prop_oneof![
+                3 => scalar.clone(),
+                1 => prop::collection::vec(scalar.clone(), 0..4)
+                    .prop_map(|items| format!("[{}]", items.join(", "))),
+                1 => prop::collection::vec(("[a-z]{1,4}", scalar), 0..3).prop_map(|pairs| {
+                    let pairs: Vec<String> =
+                        pairs.into_iter().map(|(k, v)| format!("{k}: {v}")).collect();
+                    format!("{{{}}}", pairs.join(", "))
+                }),
+            ]
+        }
+
+        fn frontmatter() -> impl Strategy<Value = String> {
+            let key = prop_oneof![
+                Just("name"),
+                Just("description"),
+                Just("license"),
+                Just("compatibility"),
+                Just("version"),
+                Just("tags"),
+                Just("metadata"),
+                Just("allowed-tools"),
+                Just("other"),
+                Just("x"),
+            ];
+            (
+                "[a-z][a-z0-9-]{0,10}",
+                "[A-Za-z ,.:]{1,40}",
+                prop::collection::vec((key, value()), 0..6),
+            )
+                .prop_map(|(name, description, rest)| {
+                    let mut text = format!("---\nname: {name}\ndescription: {description}\n");
+                    for (k, v) in rest {
+                        text.push_str(&format!("{k}: {v}\n"));
+                    }
+                    text + "---\nbody\n"
+                })
+        }
+
+        proptest! {
+            /// Whatever a frontmatter parses to, the memo gives back the
+            /// same after a trip through the file; what fails to parse is
+            /// never remembered.
+            #[test]
+            fn the_memo_answers_what_parsing_answers(
+                texts in prop::collection::vec(frontmatter(), 1..8),
+                lenient in any::<bool>(),
+            ) {
+                let mut memo = Memo::new(None, 1 << 20);
+                let fresh: Vec<_> = texts
+                    .iter()
+                    .map(|t| frontmatter::parse_or_lenient_fields(t, lenient))
+                    .collect();
+                for (i, parsed) in fresh.iter().enumerate() {
+                    if let Ok((fm, strict)) = parsed {
+                        memo.add((i as u128, lenient), fm, strict.as_ref());
+                    }
+                }
+                let bytes = memo.take_update().unwrap_or_default();
+                let mut read = Memo::new(Some(bytes), 1 << 20);
+                for (i, parsed) in fresh.into_iter().enumerate() {
+                    let remembered = read.get((i as u128, lenient));
+                    match parsed {
+                        Ok(parsed) => prop_assert_eq!(remembered, Some(parsed)),
+                        Err(_) => prop_assert_eq!(remembered, None),
+                    }
+                }
+            }
+        }
+    }
+}
