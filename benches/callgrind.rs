@@ -1,5 +1,6 @@
 //! Instruction counts (valgrind's callgrind, through gungraun) for a cold
-//! snapshot and for the per-turn check of a cached `Loader`, on the shared
+//! snapshot (a first run, and a run that finds the frontmatter memo an
+//! earlier one left) and for the per-turn check of a cached `Loader`, on the shared
 //! depth × skills trees (`benches/common/tree.rs`). Counts do not move with
 //! the load of the machine, so a regression shows even where the wall-clock
 //! benches are noise.
@@ -98,6 +99,26 @@ fn cold_snapshot(f: Fixture) -> Fixture {
     f
 }
 
+fn memo_setup(shape: (usize, usize)) -> Fixture {
+    let f = fixture(shape.0, shape.1);
+    // One build leaves the nonce key and the frontmatter memo in the home,
+    // as every run after the first finds them.
+    lisa_context::build(&f.policy, Some(&f.tree.home), &f.tree.cwd, None).expect("first build");
+    f
+}
+
+// A new process's build once an earlier one left the frontmatter memo: the
+// same work as `cold_snapshot` but for the YAML, read back from the memo.
+#[library_benchmark]
+#[bench::d3_s20(args = ((3, 20)), setup = memo_setup, teardown = teardown)]
+#[bench::d12_s200(args = ((12, 200)), setup = memo_setup, teardown = teardown)]
+fn cold_snapshot_memo(f: Fixture) -> Fixture {
+    let snap =
+        lisa_context::build(&f.policy, Some(&f.tree.home), &f.tree.cwd, None).expect("snapshot");
+    black_box(snap.prompt.len());
+    f
+}
+
 #[library_benchmark]
 #[bench::d3_s20(args = ((3, 20)), setup = check_setup, teardown = teardown)]
 #[bench::d12_s200(args = ((12, 200)), setup = check_setup, teardown = teardown)]
@@ -126,7 +147,7 @@ fn watched_check(input: (Fixture, Loader)) -> (Fixture, Loader) {
 
 library_benchmark_group!(
     name = snapshot;
-    benchmarks = cold_snapshot, unchanged_check, watched_check
+    benchmarks = cold_snapshot, cold_snapshot_memo, unchanged_check, watched_check
 );
 
 main!(library_benchmark_groups = snapshot);

@@ -1,5 +1,7 @@
 //! Skill discovery: a cold snapshot of a repository holding 200 and 1,000
-//! project skills, and the unchanged fingerprint through a `Loader`, each
+//! project skills (with the home's frontmatter memo, as every run after the
+//! first has it, and without), and the unchanged fingerprint through a
+//! `Loader`, each
 //! beside its floor with plain `std::fs` (list the folder, open every
 //! `SKILL.md` and read its first KiB; or one stat per `SKILL.md`).
 //!
@@ -88,6 +90,21 @@ fn policy() -> Policy {
     Policy::builtin().expect("built-in policy")
 }
 
+/// The built-in policy without the frontmatter memo: every build parses
+/// every frontmatter, as a first run on a machine does.
+fn policy_without_memo() -> Policy {
+    use lisa_context::policy::{Layer, PolicySource};
+    Policy::from_sources(&[
+        PolicySource::builtin(),
+        PolicySource::from_text(
+            Layer::CommandLine,
+            "no memo",
+            "version = 1\n[skills]\nfrontmatter-memo-max-bytes = 0\n",
+        ),
+    ])
+    .expect("policy without the memo")
+}
+
 // ---------------------------------------------------------------------------
 // The two sides.
 
@@ -155,6 +172,7 @@ fn check(p: &Policy, s: &Skills) {
 fn main() {
     let quick = !bench_mode();
     let p = policy();
+    let bare = policy_without_memo();
     let sets = [skills(200, 200), skills(1000, 1000)];
     for s in &sets {
         check(&p, s);
@@ -196,6 +214,15 @@ fn main() {
         g.finish();
     }
     {
+        let mut g = crit.benchmark_group("skills_cold_snapshot_no_memo");
+        for s in &sets {
+            g.bench_function(s.count.to_string(), |b| {
+                b.iter(|| black_box(lisa_cold(&bare, s)))
+            });
+        }
+        g.finish();
+    }
+    {
         let mut g = crit.benchmark_group("skills_floor_read");
         for s in &sets {
             g.bench_function(s.count.to_string(), |b| b.iter(|| black_box(floor_read(s))));
@@ -228,6 +255,21 @@ fn main() {
             &format!("skills_floor_read/{n}"),
             &mut || {
                 black_box(lisa_cold(&p, s));
+            },
+            &mut || {
+                black_box(floor_read(s));
+            },
+        );
+    }
+    for s in &sets {
+        let n = s.count;
+        ratio(
+            quick,
+            "skills",
+            &format!("skills_cold_snapshot_no_memo/{n}"),
+            &format!("skills_floor_read/{n}"),
+            &mut || {
+                black_box(lisa_cold(&bare, s));
             },
             &mut || {
                 black_box(floor_read(s));

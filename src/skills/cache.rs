@@ -64,7 +64,7 @@ impl ParseCache {
             return;
         }
         if let Some(bytes) = memo.take_update() {
-            let _ = sandbox::replace_memo(home, rel, &bytes);
+            let _ = sandbox::replace_memo(home, rel, bytes);
         }
     }
 

@@ -49,33 +49,58 @@ fn header() -> String {
 
 /// One remembered parse, as stored: every field of [`Frontmatter`], and
 /// the strict parser's error when the lenient reading was used.
-#[derive(Serialize, Deserialize)]
+#[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Entry {
     #[serde(rename = "n")]
     name: String,
     #[serde(rename = "d")]
     description: String,
-    #[serde(rename = "l", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "l", default)]
     license: Option<String>,
-    #[serde(rename = "c", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "c", default)]
     compatibility: Option<String>,
-    #[serde(rename = "m", default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(rename = "m", default)]
     metadata: BTreeMap<String, String>,
-    #[serde(rename = "a", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "a", default)]
     allowed_tools: Option<String>,
-    #[serde(rename = "v", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "v", default)]
     version: Option<String>,
-    #[serde(rename = "t", default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(rename = "t", default)]
     tags: Vec<String>,
-    #[serde(rename = "x", default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(rename = "x", default)]
     extra: BTreeMap<String, Value>,
-    #[serde(rename = "s", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "s", default)]
     strict: Option<String>,
 }
 
-impl Entry {
-    fn new(fm: &Frontmatter, strict: Option<&String>) -> Self {
+/// An [`Entry`] to write, borrowing the parse (the same fields and names).
+#[derive(Serialize)]
+struct EntryRef<'a> {
+    #[serde(rename = "n")]
+    name: &'a str,
+    #[serde(rename = "d")]
+    description: &'a str,
+    #[serde(rename = "l", skip_serializing_if = "Option::is_none")]
+    license: Option<&'a str>,
+    #[serde(rename = "c", skip_serializing_if = "Option::is_none")]
+    compatibility: Option<&'a str>,
+    #[serde(rename = "m", skip_serializing_if = "BTreeMap::is_empty")]
+    metadata: &'a BTreeMap<String, String>,
+    #[serde(rename = "a", skip_serializing_if = "Option::is_none")]
+    allowed_tools: Option<&'a str>,
+    #[serde(rename = "v", skip_serializing_if = "Option::is_none")]
+    version: Option<&'a str>,
+    #[serde(rename = "t", skip_serializing_if = "<[String]>::is_empty")]
+    tags: &'a [String],
+    #[serde(rename = "x", skip_serializing_if = "BTreeMap::is_empty")]
+    extra: &'a BTreeMap<String, Value>,
+    #[serde(rename = "s", skip_serializing_if = "Option::is_none")]
+    strict: Option<&'a str>,
+}
+
+impl<'a> EntryRef<'a> {
+    fn new(fm: &'a Frontmatter, strict: Option<&'a String>) -> Self {
         // Destructured field by field, so a field added to `Frontmatter`
         // cannot be forgotten here.
         let Frontmatter {
@@ -88,21 +113,23 @@ impl Entry {
             version,
             tags,
             extra,
-        } = fm.clone();
+        } = fm;
         Self {
             name,
             description,
-            license,
-            compatibility,
+            license: license.as_deref(),
+            compatibility: compatibility.as_deref(),
             metadata,
-            allowed_tools,
-            version,
+            allowed_tools: allowed_tools.as_deref(),
+            version: version.as_deref(),
             tags,
             extra,
-            strict: strict.cloned(),
+            strict: strict.map(String::as_str),
         }
     }
+}
 
+impl Entry {
     fn into_parsed(self) -> (Frontmatter, Option<String>) {
         let fm = Frontmatter {
             name: self.name,
@@ -126,11 +153,11 @@ pub(crate) struct Memo {
     /// The file's bytes as read (or as last written).
     bytes: Vec<u8>,
     /// Where each entry's JSON sits in `bytes`.
-    index: HashMap<Key, Range<usize>>,
+    index: Index,
     /// The entries of `bytes` used since the file was read.
     used: HashSet<Key>,
     /// New entries, as whole lines, in the order they were parsed.
-    fresh: Vec<(Key, String)>,
+    fresh: Vec<(Key, Vec<u8>)>,
     /// The bytes `fresh` holds.
     fresh_bytes: usize,
     /// The largest file written.
@@ -178,10 +205,11 @@ impl Memo {
         if self.index.contains_key(&key) || self.fresh_bytes >= self.max_bytes {
             return;
         }
-        let Ok(json) = serde_json::to_string(&Entry::new(fm, strict)) else {
+        let mut line = format!("{:032x}{} ", key.0, u8::from(key.1)).into_bytes();
+        if serde_json::to_writer(&mut line, &EntryRef::new(fm, strict)).is_err() {
             return;
-        };
-        let line = format!("{:032x}{} {json}\n", key.0, u8::from(key.1));
+        }
+        line.push(b'\n');
         self.fresh_bytes += line.len();
         self.fresh.push((key, line));
     }
@@ -190,47 +218,57 @@ impl Memo {
     /// to write): the header, the new entries, then those of the old file
     /// used since it was read, then the others, as many as fit. The memo
     /// then stands for that content.
-    pub(crate) fn take_update(&mut self) -> Option<Vec<u8>> {
+    pub(crate) fn take_update(&mut self) -> Option<&[u8]> {
         if self.fresh.is_empty() {
             return None;
         }
         let mut out = header().into_bytes();
-        let mut kept = HashSet::new();
-        let mut fits = |out: &mut Vec<u8>, key: Key, line: &[u8]| {
-            if out.len() + line.len() <= self.max_bytes && kept.insert(key) {
+        let mut index = Index::default();
+        let max = self.max_bytes;
+        let mut append = |out: &mut Vec<u8>, key: Key, line: &[u8]| {
+            if out.len() + line.len() <= max && !index.contains_key(&key) {
+                let start = out.len();
                 out.extend_from_slice(line);
+                // The JSON: after the key and its space, before the `\n`.
+                index.insert(key, start + KEY_LEN + 1..out.len() - 1);
             }
         };
         for (key, line) in &self.fresh {
-            fits(&mut out, *key, line.as_bytes());
+            append(&mut out, *key, line);
         }
         // Old entries in file order: the used ones, then the rest.
         let mut old: Vec<(Key, Range<usize>)> =
             self.index.iter().map(|(k, r)| (*k, r.clone())).collect();
         old.sort_by_key(|(key, range)| (!self.used.contains(key), range.start));
         for (key, json) in old {
-            // The whole line: the 34-byte key and its space before the
-            // JSON, the line break after it.
-            let Some(line) = self
+            // The whole line: the key and its space before the JSON, the
+            // line break after it.
+            if let Some(line) = self
                 .bytes
                 .get(json.start.saturating_sub(KEY_LEN + 1)..json.end + 1)
-            else {
-                continue;
-            };
-            fits(&mut out, key, line);
+            {
+                append(&mut out, key, line);
+            }
         }
-        *self = Self::new(Some(out.clone()), self.max_bytes);
-        Some(out)
+        self.bytes = out;
+        self.index = index;
+        self.used.clear();
+        self.fresh.clear();
+        self.fresh_bytes = 0;
+        Some(&self.bytes)
     }
 }
+
+/// Where each entry's JSON sits in a memo's bytes.
+type Index = HashMap<Key, Range<usize>, xxhash_rust::xxh3::Xxh3DefaultBuilder>;
 
 /// The length of an entry line's key: 32 hex digits and the reading.
 const KEY_LEN: usize = 33;
 
 /// Where each well-formed entry of `bytes` keeps its JSON; empty when the
 /// header is not this build's.
-fn index(bytes: &[u8]) -> HashMap<Key, Range<usize>> {
-    let mut index = HashMap::new();
+fn index(bytes: &[u8]) -> Index {
+    let mut index = Index::default();
     let header = header();
     let Some(body) = bytes.strip_prefix(header.as_bytes()) else {
         return index;
@@ -256,11 +294,16 @@ fn index(bytes: &[u8]) -> HashMap<Key, Range<usize>> {
 
 /// An entry line's key: 32 lowercase hex digits, then `0` or `1`.
 fn parse_key(text: &[u8]) -> Option<Key> {
-    let (hex, reading) = text.split_at(32);
-    if !hex.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
-        return None;
+    let (hex, reading) = text.split_at_checked(32)?;
+    let mut hash: u128 = 0;
+    for &b in hex {
+        let digit = match b {
+            b'0'..=b'9' => b - b'0',
+            b'a'..=b'f' => b - b'a' + 10,
+            _ => return None,
+        };
+        hash = (hash << 4) | u128::from(digit);
     }
-    let hash = u128::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?;
     let lenient = match reading {
         b"0" => false,
         b"1" => true,
@@ -290,7 +333,7 @@ mod tests {
             let (fm, strict) = parsed(text);
             memo.add((i as u128, true), &fm, strict.as_ref());
         }
-        let written = memo.take_update().unwrap();
+        let written = memo.take_update().unwrap().to_vec();
         let mut read = Memo::new(Some(written), 1 << 20);
         for (i, text) in texts.iter().enumerate() {
             assert_eq!(read.get((i as u128, true)), Some(parsed(text)), "{text}");
@@ -305,7 +348,7 @@ mod tests {
         let mut memo = Memo::new(None, 1 << 20);
         memo.add((1, false), &fm, None);
         memo.add((2, false), &fm, None);
-        let mut bytes = memo.take_update().unwrap();
+        let mut bytes = memo.take_update().unwrap().to_vec();
         // Break the first entry's JSON, and cut the file inside the second.
         let first = bytes.iter().position(|&b| b == b'{').unwrap();
         bytes[first] = b'[';
@@ -333,14 +376,14 @@ mod tests {
         for i in 0..10 {
             memo.add((i, false), &fm, None);
         }
-        let bytes = memo.take_update().unwrap();
+        let bytes = memo.take_update().unwrap().to_vec();
         let line = (bytes.len() - header().len()) / 10;
         // Room for the header and three entries.
         let max = header().len() + 3 * line;
         let mut memo = Memo::new(Some(bytes), max);
         assert!(memo.get((7, false)).is_some());
         memo.add((100, false), &fm, None);
-        let bytes = memo.take_update().unwrap();
+        let bytes = memo.take_update().unwrap().to_vec();
         assert!(bytes.len() <= max);
         let mut memo = Memo::new(Some(bytes), max);
         assert!(memo.get((100, false)).is_some(), "the new entry");
@@ -435,7 +478,7 @@ mod tests {
                         memo.add((i as u128, lenient), fm, strict.as_ref());
                     }
                 }
-                let bytes = memo.take_update().unwrap_or_default();
+                let bytes = memo.take_update().map(<[u8]>::to_vec).unwrap_or_default();
                 let mut read = Memo::new(Some(bytes), 1 << 20);
                 for (i, parsed) in fresh.into_iter().enumerate() {
                     let remembered = read.get((i as u128, lenient));
