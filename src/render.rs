@@ -80,8 +80,10 @@ fn render_block(
         ("nonce", nonce),
     ]));
     out.push('\n');
-    for line in b.text.split('\n') {
-        if looks_like_boundary(line, guards, nonce) {
+    let scan = Scan::of(&b.text, nonce);
+    out.reserve(b.text.len() + 1);
+    for line in split_lines(&b.text) {
+        if scan.looks_like_boundary(line, guards, nonce) {
             out.push_str(forged_prefix);
         }
         out.push_str(line);
@@ -210,16 +212,71 @@ fn guard_prefixes(policy: &Policy) -> Vec<String> {
 /// carries the nonce, or what a reader sees of it starts like one (see
 /// [`as_seen`]; the guards are taken the same way).
 fn looks_like_boundary(line: &str, guards: &[String], nonce: &str) -> bool {
-    if line.contains(nonce) {
-        return true;
+    Scan::of(line, nonce).looks_like_boundary(line, guards, nonce)
+}
+
+/// What a whole text holds that the check of its lines needs: whether the
+/// nonce, or a character that erases the one before it (backspace, DEL),
+/// occurs anywhere in it. Neither can span a line break, so the lines of a
+/// text without them skip those searches: one pass over the text instead
+/// of one per line.
+struct Scan {
+    nonce: bool,
+    erase: bool,
+}
+
+impl Scan {
+    fn of(text: &str, nonce: &str) -> Self {
+        let bytes = text.as_bytes();
+        Self {
+            nonce: memchr::memmem::find(bytes, nonce.as_bytes()).is_some(),
+            erase: memchr::memchr2(0x08, 0x7f, bytes).is_some(),
+        }
     }
-    if line.contains(['\u{8}', '\u{7f}']) {
-        let seen = as_seen(line);
-        return guards.iter().any(|g| seen.starts_with(g.as_str()));
+
+    /// [`looks_like_boundary`] for a line of the scanned text.
+    fn looks_like_boundary(&self, line: &str, guards: &[String], nonce: &str) -> bool {
+        if self.nonce && memchr::memmem::find(line.as_bytes(), nonce.as_bytes()).is_some() {
+            return true;
+        }
+        if self.erase && memchr::memchr2(0x08, 0x7f, line.as_bytes()).is_some() {
+            let seen = as_seen(line);
+            return guards.iter().any(|g| seen.starts_with(g.as_str()));
+        }
+        // Most lines start with a printable ASCII character that no guard
+        // starts with: what a reader sees of them starts with it too.
+        if let Some(&first) = line.as_bytes().first()
+            && first.is_ascii_graphic()
+            && guards
+                .iter()
+                .all(|g| g.as_bytes().first().is_some_and(|&f| f != first))
+        {
+            return false;
+        }
+        guards.iter().any(|g| {
+            let mut visible = line.chars().filter(|c| !crate::unicode::renders_blank(*c));
+            g.chars().all(|want| visible.next() == Some(want))
+        })
     }
-    guards.iter().any(|g| {
-        let mut visible = line.chars().filter(|c| !crate::unicode::renders_blank(*c));
-        g.chars().all(|want| visible.next() == Some(want))
+}
+
+/// The pieces of `text` between line feeds, as `text.split('\n')` gives
+/// them (an empty last piece after a final line feed included), found with
+/// `memchr`.
+fn split_lines(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = Some(text);
+    std::iter::from_fn(move || {
+        let r = rest?;
+        match memchr::memchr(b'\n', r.as_bytes()) {
+            Some(i) => {
+                rest = r.get(i + 1..);
+                r.get(..i)
+            }
+            None => {
+                rest = None;
+                Some(r)
+            }
+        }
     })
 }
 
@@ -260,6 +317,52 @@ pub(crate) fn cut_chars(s: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn split_lines_is_split_on_line_feeds() {
+        for text in ["", "\n", "a", "a\n", "a\nb", "\n\na\n\n", "é\n\u{7f}x\n"] {
+            assert_eq!(
+                split_lines(text).collect::<Vec<_>>(),
+                text.split('\n').collect::<Vec<_>>(),
+                "{text:?}"
+            );
+        }
+    }
+
+    proptest::proptest! {
+        /// Scanning the whole text first changes no line's answer.
+        #[test]
+        fn a_line_is_judged_alike_alone_and_within_its_text(
+            lines in proptest::collection::vec(
+                proptest::string::string_regex("(<<<|>|x|0123456789abcdef|\u{8}|\u{7f}| |\u{200b}|a){0,6}").unwrap(),
+                0..8,
+            ),
+        ) {
+            let nonce = "0123456789abcdef";
+            let guards = vec!["<<<".to_string(), "\u{e9}x".to_string(), "a".to_string()];
+            let text = lines.join("\n");
+            let scan = Scan::of(&text, nonce);
+            for line in split_lines(&text) {
+                // The definition, without shortcuts.
+                let naive = line.contains(nonce)
+                    || if line.contains(['\u{8}', '\u{7f}']) {
+                        guards.iter().any(|g| as_seen(line).starts_with(g.as_str()))
+                    } else {
+                        guards.iter().any(|g| {
+                            let mut visible =
+                                line.chars().filter(|c| !crate::unicode::renders_blank(*c));
+                            g.chars().all(|want| visible.next() == Some(want))
+                        })
+                    };
+                proptest::prop_assert_eq!(scan.looks_like_boundary(line, &guards, nonce), naive, "{:?}", line);
+                proptest::prop_assert_eq!(
+                    Scan::of(line, nonce).looks_like_boundary(line, &guards, nonce),
+                    naive,
+                    "{:?}", line
+                );
+            }
+        }
+    }
 
     #[test]
     fn cuts_on_characters() {
