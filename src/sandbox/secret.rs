@@ -1,4 +1,4 @@
-//! The one write the loader makes: a random key in the home root that keys
+//! The first write the loader makes: a random key in the home root that keys
 //! the prompt's nonce, so no repository can compute it.
 //!
 //! The key is created on first use through the home root's handle (never a
