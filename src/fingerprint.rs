@@ -58,52 +58,6 @@ impl Place {
 #[derive(Debug, Default)]
 struct Vouched(Vec<(u64, FastSet<Vec<u8>>)>);
 
-/// Paths known to have no entry while their folder keeps a stamp.
-///
-/// A full check that finds every traced path unchanged keeps, per root (by
-/// its place code), the stamp of each folder it stamped on the way, when
-/// that stamp is clean (older than the check by the racy window), and the
-/// paths it found to have *no entry at all* (not even a link: a link to
-/// nothing also stamps as absent, and its target can appear elsewhere
-/// without touching the folder). Adding, removing or renaming an entry
-/// moves its folder's modification time, so while a folder keeps its stamp
-/// such a path still has no entry, and the next check need not look.
-#[derive(Debug, Default)]
-struct Quiet {
-    /// Clean folder stamps, per root.
-    dirs: Vec<(u64, FastMap<Vec<u8>, Stamp>)>,
-    /// Paths with no entry, per place code (a marker's is its absolute path).
-    absent: Vec<(u64, FastSet<Vec<u8>>)>,
-}
-
-impl Quiet {
-    fn dir(&self, code: u64, dir: &[u8]) -> Option<&Stamp> {
-        self.dirs
-            .iter()
-            .find(|(c, _)| *c == code)
-            .and_then(|(_, m)| m.get(dir))
-    }
-
-    fn is_absent(&self, code: u64, rel: &[u8]) -> bool {
-        self.absent
-            .iter()
-            .find(|(c, _)| *c == code)
-            .is_some_and(|(_, set)| set.contains(rel))
-    }
-}
-
-/// The part of a list of per-code collections for `code`, added when new.
-fn part<T: Default>(list: &mut Vec<(u64, T)>, code: u64) -> &mut T {
-    let at = match list.iter().position(|(c, _)| *c == code) {
-        Some(at) => at,
-        None => {
-            list.push((code, T::default()));
-            list.len() - 1
-        }
-    };
-    &mut list[at].1
-}
-
 impl Vouched {
     fn set(&self, code: u64) -> Option<&FastSet<Vec<u8>>> {
         self.0.iter().find(|(c, _)| *c == code).map(|(_, s)| s)
@@ -178,9 +132,6 @@ pub(crate) struct Trace {
     /// replaced, so later checks need not look at them again (see
     /// [`Trace::still_matches`]).
     vouched: Mutex<Vouched>,
-    /// Paths that need no look while their folder keeps its stamp (see
-    /// [`Quiet`]).
-    quiet: Mutex<Quiet>,
     /// The stamp with the newest timestamp among the paths inside the
     /// roots, once asked for.
     newest: OnceLock<Option<Stamp>>,
@@ -192,7 +143,6 @@ impl Clone for Trace {
             entries: self.entries.clone(),
             started: self.started,
             vouched: Mutex::default(),
-            quiet: Mutex::default(),
             newest: OnceLock::new(),
         }
     }
@@ -204,7 +154,6 @@ impl Default for Trace {
             entries: Vec::new(),
             started: SystemTime::now(),
             vouched: Mutex::default(),
-            quiet: Mutex::default(),
             newest: OnceLock::new(),
         }
     }
@@ -235,17 +184,8 @@ impl Trace {
     /// real directory, the path is stamped again through the sandbox, and
     /// that stamp decides: the fast path can only say "unchanged" where the
     /// sandboxed stamp would.
-    ///
-    /// A path that an earlier full check found to have no entry is not
-    /// looked at while its folder keeps the clean stamp that check saw (see
-    /// [`Quiet`]); a repository marker likewise, when its folder is one of
-    /// the repository root's. So the paths inside the roots go first, and
-    /// stamp those folders on their way.
-    pub(crate) fn still_matches(&self, roots: &Attached, window: Duration) -> bool {
-        let within = |e: &&TraceEntry| matches!(e.place, Place::Within(_));
-        let inside = self.entries.iter().filter(within);
-        let outside = self.entries.iter().filter(|e| !within(e));
-        self.check(roots, window, inside.chain(outside), true)
+    pub(crate) fn still_matches(&self, roots: &Attached) -> bool {
+        self.entries_match(roots, self.entries.iter())
     }
 
     /// [`still_matches`](Self::still_matches) for some of the entries only
@@ -253,60 +193,21 @@ impl Trace {
     pub(crate) fn entries_match<'a>(
         &'a self,
         roots: &'a Attached,
-        window: Duration,
         entries: impl IntoIterator<Item = &'a TraceEntry>,
     ) -> bool {
-        self.check(roots, window, entries, false)
-    }
-
-    /// Checks `entries`. When they are all the traced paths (`full`) and
-    /// all unchanged, what this check saw becomes the new [`Quiet`] set (a
-    /// check of some entries only cannot vouch for the paths it skipped).
-    fn check<'a>(
-        &'a self,
-        roots: &'a Attached,
-        window: Duration,
-        entries: impl IntoIterator<Item = &'a TraceEntry>,
-        full: bool,
-    ) -> bool {
-        let started = SystemTime::now();
         let mut check = Check {
             roots,
             real_dirs: FastMap::default(),
             unchanged_dirs: FastSet::default(),
             vouched: self.lock_vouched(),
-            quiet: self.quiet.lock().unwrap_or_else(|p| p.into_inner()),
-            no_entry: Vec::new(),
             seen: Vec::new(),
         };
         let all = entries.into_iter().all(|e| check.entry(e));
         let Check {
-            mut vouched,
-            mut quiet,
-            seen,
-            real_dirs,
-            no_entry,
-            ..
+            mut vouched, seen, ..
         } = check;
         for (code, dir) in seen {
             vouched.set_mut(code).insert(dir);
-        }
-        if all && full {
-            // Every path was found unchanged, each after the folders on its
-            // way were stamped: those stamps, when clean, now vouch for the
-            // paths found with no entry (those skipped as such included).
-            let mut next = Quiet::default();
-            for ((code, dir), seen) in real_dirs {
-                if let Some(stamp) = seen.stamp
-                    && !stamp.is_racy(started, window)
-                {
-                    part(&mut next.dirs, code).insert(dir.to_vec(), stamp);
-                }
-            }
-            for (code, rel) in no_entry {
-                part(&mut next.absent, code).insert(rel.to_vec());
-            }
-            *quiet = next;
         }
         all
     }
@@ -396,27 +297,14 @@ impl Trace {
 struct Check<'a> {
     roots: &'a Attached,
     /// Folders examined in this check: whether each is a real directory.
-    real_dirs: FastMap<(u64, &'a [u8]), Seen>,
+    real_dirs: FastMap<(u64, &'a [u8]), bool>,
     /// Traced folders found unchanged by the fast path in this check.
     unchanged_dirs: FastSet<(u64, &'a [u8])>,
     /// Folders earlier checks saw as real directories in an unchanged
     /// traced folder (one set per root).
     vouched: MutexGuard<'a, Vouched>,
-    /// What earlier full checks vouch for (see [`Quiet`]).
-    quiet: MutexGuard<'a, Quiet>,
-    /// Paths found (or kept) with no entry in this check.
-    no_entry: Vec<(u64, &'a [u8])>,
     /// Folders this check saw so, to remember.
     seen: Vec<(u64, Vec<u8>)>,
-}
-
-/// What one check found of a folder on the way to a traced path.
-#[derive(Clone, Copy)]
-struct Seen {
-    /// Whether it (and every folder above it) is a real directory.
-    real: bool,
-    /// Its stamp, when this check took one (not when it was vouched for).
-    stamp: Option<Stamp>,
 }
 
 /// The folder part of a relative path (`None`: directly in the root).
@@ -436,9 +324,6 @@ fn is_plain(rel: &[u8]) -> bool {
 impl<'a> Check<'a> {
     fn entry(&mut self, e: &'a TraceEntry) -> bool {
         let Place::Within(origin) = e.place else {
-            if e.place == Place::Marker {
-                return self.marker(e);
-            }
             return self
                 .roots
                 .restamp(e.place, &e.rel)
@@ -450,22 +335,7 @@ impl<'a> Check<'a> {
         let code = e.place.code();
         let rel = e.rel.as_os_str().as_encoded_bytes();
         if self.way_is_real(code, origin, rel) {
-            let absent = e.stamp == Stamp::Absent;
-            if absent
-                && let Some(dir) = parent_of(rel)
-                && self.quiet.is_absent(code, rel)
-                && self.is_quiet(code, dir)
-            {
-                self.no_entry.push((code, rel));
-                return true;
-            }
             let fast = root.stamp_nofollow_unconfined(&e.rel);
-            if absent && fast == Stamp::Absent {
-                // Not even a link: no entry of that name, the folders on
-                // the way being real.
-                self.no_entry.push((code, rel));
-                return true;
-            }
             if e.unchanged(&fast) {
                 if fast.is_dir() {
                     self.unchanged_dirs.insert((code, rel));
@@ -474,45 +344,6 @@ impl<'a> Check<'a> {
             }
         }
         e.unchanged(&root.stamp(&e.rel))
-    }
-
-    /// Whether `dir` was stamped in this check with the clean stamp the last
-    /// full check saw it with (see [`Quiet`]).
-    fn is_quiet(&self, code: u64, dir: &[u8]) -> bool {
-        let now = self.real_dirs.get(&(code, dir)).and_then(|seen| seen.stamp);
-        now.is_some_and(|now| self.quiet.dir(code, dir) == Some(&now))
-    }
-
-    /// A repository marker: skipped when it had no entry and its folder, a
-    /// folder of the repository root stamped in this check, is quiet (the
-    /// marker's absolute path and the root's path are compared as written;
-    /// the root's own traced place, checked in the same pass, makes sure the
-    /// path still leads to the folder its handle holds). Otherwise stamped
-    /// again, noting whether it has no entry at all.
-    fn marker(&mut self, e: &'a TraceEntry) -> bool {
-        let code = e.place.code();
-        let path = e.rel.as_os_str().as_encoded_bytes();
-        if e.stamp == Stamp::Absent && self.quiet.is_absent(code, path) {
-            let repo_code = Place::Within(RootId::Repo).code();
-            let dir = self
-                .roots
-                .get(RootId::Repo)
-                .and_then(|repo| e.rel.parent()?.strip_prefix(&repo.path).ok())
-                .map(|d| d.as_os_str().as_encoded_bytes());
-            if let Some(dir) = dir
-                && !dir.is_empty()
-                && self.is_quiet(repo_code, dir)
-            {
-                self.no_entry.push((code, path));
-                return true;
-            }
-        }
-        let (now, no_entry) = self.roots.restamp_marker(&e.rel);
-        let unchanged = e.unchanged(&now);
-        if unchanged && no_entry && e.stamp == Stamp::Absent {
-            self.no_entry.push((code, path));
-        }
-        unchanged
     }
 
     /// Whether every proper prefix of `rel` is a real directory now, and
@@ -530,46 +361,35 @@ impl<'a> Check<'a> {
     /// Whether `dir` and every folder above it (under the root) is a real
     /// directory now.
     fn real_dir(&mut self, code: u64, origin: RootId, dir: &'a [u8]) -> bool {
-        if let Some(known) = self.real_dirs.get(&(code, dir)) {
-            return known.real;
+        if let Some(&known) = self.real_dirs.get(&(code, dir)) {
+            return known;
         }
         let parent = parent_of(dir);
         if let Some(p) = parent
             && !self.real_dir(code, origin, p)
         {
-            let not = Seen {
-                real: false,
-                stamp: None,
-            };
-            self.real_dirs.insert((code, dir), not);
+            self.real_dirs.insert((code, dir), false);
             return false;
         }
         let parent_unchanged = parent.is_some_and(|p| self.unchanged_dirs.contains(&(code, p)));
-        let seen =
+        let real =
             if parent_unchanged && self.vouched.set(code).is_some_and(|set| set.contains(dir)) {
-                Seen {
-                    real: true,
-                    stamp: None,
-                }
+                true
             } else {
                 // A prefix of a path's bytes cut at a `/` is a path too.
                 let path =
                     Path::new(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(dir));
-                let stamp = self
+                let real = self
                     .roots
                     .get(origin)
-                    .map(|root| root.stamp_nofollow_unconfined(path));
-                let real = stamp.is_some_and(|s| s.is_dir());
+                    .is_some_and(|root| root.stamp_nofollow_unconfined(path).is_dir());
                 if real && parent_unchanged {
                     self.seen.push((code, dir.to_vec()));
                 }
-                Seen {
-                    real,
-                    stamp: stamp.filter(|_| real),
-                }
+                real
             };
-        self.real_dirs.insert((code, dir), seen);
-        seen.real
+        self.real_dirs.insert((code, dir), real);
+        real
     }
 }
 

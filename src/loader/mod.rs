@@ -602,12 +602,11 @@ impl Loader {
         // way).
         #[cfg(target_os = "linux")]
         if let Some(watch) = &self.watch {
-            return watch.still_matches(key, built, &roots, self.racy_window)
-                && roots.shortage().is_none();
+            return watch.still_matches(key, built, &roots) && roots.shortage().is_none();
         }
         #[cfg(not(target_os = "linux"))]
         let _ = key;
-        let unchanged = trace.still_matches(&roots, self.racy_window);
+        let unchanged = trace.still_matches(&roots);
         // A stamp taken while descriptors ran out vouches for nothing.
         unchanged && roots.shortage().is_none()
     }

@@ -31,7 +31,6 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
-use std::time::Duration;
 
 use crate::fingerprint::Place;
 use crate::origin::RootId;
@@ -123,13 +122,7 @@ impl Watch {
     /// it did, looking only where events say something happened. The
     /// caller has applied the racily-clean rule, and checks descriptor
     /// shortages on `roots` afterwards.
-    pub(crate) fn still_matches(
-        &self,
-        key: &Key,
-        built: &Arc<Built>,
-        roots: &Attached,
-        window: Duration,
-    ) -> bool {
+    pub(crate) fn still_matches(&self, key: &Key, built: &Arc<Built>, roots: &Attached) -> bool {
         let trace = &built.trace;
         let mut state = self.lock();
         state.drain();
@@ -144,7 +137,7 @@ impl Watch {
             let armed = state.arm(built, roots);
             let start = state.seq;
             drop(state);
-            let clean = trace.still_matches(roots, window);
+            let clean = trace.still_matches(roots);
             if let Some(mut armed) = armed {
                 let mut state = self.lock();
                 if clean {
@@ -175,11 +168,7 @@ impl Watch {
         drop(state);
         look.sort_unstable();
         look.dedup();
-        let clean = trace.entries_match(
-            roots,
-            window,
-            look.iter().filter_map(|&i| trace.entries.get(i)),
-        );
+        let clean = trace.entries_match(roots, look.iter().filter_map(|&i| trace.entries.get(i)));
         if clean {
             let mut state = self.lock();
             if let Some(a) = state.builds.get_mut(key)

@@ -41,16 +41,9 @@ pub(crate) fn stat_directory(path: &Path) -> io::Result<Stamp> {
 /// appearing or vanishing moves the root, and must move the fingerprint. Only
 /// types are looked at; nothing is opened.
 pub(super) fn marker_stamp(path: &Path) -> Stamp {
-    marker_stamp_and_entry(path).0
-}
-
-/// [`marker_stamp`], and whether the folder has no entry of that name at
-/// all (as opposed to a link to nothing, which also stamps as absent).
-pub(super) fn marker_stamp_and_entry(path: &Path) -> (Stamp, bool) {
     match std::fs::symlink_metadata(path) {
-        Ok(m) if m.file_type().is_symlink() => (Stamp::of_result(std::fs::metadata(path)), false),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (Stamp::Absent, true),
-        other => (Stamp::of_result(other), false),
+        Ok(m) if m.file_type().is_symlink() => Stamp::of_result(std::fs::metadata(path)),
+        other => Stamp::of_result(other),
     }
 }
 

@@ -86,12 +86,6 @@ impl Attached {
         }
     }
 
-    /// Stamps a repository marker again (see [`restamp`](Self::restamp)),
-    /// and tells whether its folder has no entry of that name at all.
-    pub(crate) fn restamp_marker(&self, path: &Path) -> (Stamp, bool) {
-        ambient::marker_stamp_and_entry(path)
-    }
-
     /// Stamps a traced path again, the way it was stamped when traced.
     /// `None` when its root no longer exists in these roots.
     pub(crate) fn restamp(&self, place: Place, rel: &Path) -> Option<Stamp> {
