@@ -11,9 +11,14 @@
 //! see `sandbox::watch`), then stats only
 //!
 //! - the paths outside the roots (markers, the cwd, the roots themselves:
-//!   a handful, growing with depth, not with skills), and
+//!   a handful, growing with depth, not with skills),
 //! - the traced paths whose folder reported an event since the build was
-//!   last found clean.
+//!   last found clean (a traced folder, such as a skills source, counts as
+//!   the folder of its own entries too: adding a skill raises an event in
+//!   the source, not in its parent), and
+//! - the traced paths that are links: a link's target may sit in a folder
+//!   whose events name nothing traced. A path that becomes a link arms the
+//!   build again at the next check, among these.
 //!
 //! It falls back to the full sweep whenever the watch cannot be trusted:
 //! the queue overflowed, a folder came, went or moved under a watched one
@@ -156,6 +161,8 @@ impl Watch {
         // Armed and trusted: the outside paths, and the folders with news.
         let start = state.seq;
         let mut look: Vec<usize> = armed.outside.clone();
+        // Sorted, as arming pushed them in trace order.
+        let outside = armed.outside.clone();
         let mut seen: HashSet<&Path> = HashSet::new();
         let from = state.log.partition_point(|(seq, _)| *seq <= armed.clean_at);
         for (_, dir) in state.log.range(from..) {
@@ -169,13 +176,30 @@ impl Watch {
         look.sort_unstable();
         look.dedup();
         let clean = trace.entries_match(roots, look.iter().filter_map(|&i| trace.entries.get(i)));
-        if clean {
-            let mut state = self.lock();
-            if let Some(a) = state.builds.get_mut(key)
-                && a.built.ptr_eq(&Arc::downgrade(built))
-            {
-                a.clean_at = a.clean_at.max(start);
-            }
+        // A path in a folder with news that has become a link (to nothing,
+        // or to a file elsewhere) is watched through the wrong folder from
+        // now on: the build is armed again, sorting it among the outside
+        // paths, at the next check.
+        let linked = look
+            .iter()
+            .filter(|i| outside.binary_search(i).is_err())
+            .filter_map(|&i| trace.entries.get(i))
+            .any(|e| {
+                let Place::Within(origin) = e.place else {
+                    return false;
+                };
+                roots
+                    .get(origin)
+                    .is_some_and(|root| root.is_symlink(&e.rel))
+            });
+        let mut state = self.lock();
+        if linked {
+            state.disarm(key);
+        } else if clean
+            && let Some(a) = state.builds.get_mut(key)
+            && a.built.ptr_eq(&Arc::downgrade(built))
+        {
+            a.clean_at = a.clean_at.max(start);
         }
         clean
     }
@@ -276,10 +300,25 @@ impl State {
             if !ok {
                 return None;
             }
+            // A link's target may sit in another folder, whose events name
+            // nothing traced here: a path that is a link is stamped on every
+            // check, like the paths outside the roots.
+            if root.is_symlink(&e.rel) {
+                outside.push(i);
+                continue;
+            }
             let abs = root.path.join(&e.rel);
             let parent = abs.parent()?.to_path_buf();
             by_dir.entry(parent).or_default().push(i);
             add_folders(&root.path, &e.rel, &mut dirs);
+            // A traced folder (a skills source, a listed level) changes
+            // with its entries, and those raise events in the folder
+            // itself, not in its parent: watch it, and look at it again
+            // when it reports one.
+            if e.stamp.is_dir() {
+                by_dir.entry(abs.clone()).or_default().push(i);
+                dirs.insert(abs);
+            }
         }
         let roots_paths: Vec<PathBuf> = [RootId::Home, RootId::Repo]
             .into_iter()
