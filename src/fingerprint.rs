@@ -160,6 +160,12 @@ impl Default for Trace {
 }
 
 impl Trace {
+    /// Makes room for `more` paths (a caller about to record many spares
+    /// the copies of growing one at a time).
+    pub(crate) fn reserve(&mut self, more: usize) {
+        self.entries.reserve(more);
+    }
+
     /// Records a path.
     pub(crate) fn push(&mut self, place: Place, rel: &Path, stamp: Stamp, content: Option<&[u8]>) {
         self.entries.push(TraceEntry {

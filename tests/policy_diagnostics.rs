@@ -922,11 +922,12 @@ fn repository_policy_files_are_ignored() {
 }
 
 // ---------------------------------------------------------------------------
-// The plain form feeds the digest
+// The plain form and the digest
 // ---------------------------------------------------------------------------
 
-/// `Policy::to_toml` feeds `Policy::digest`, which is part of every snapshot
-/// fingerprint: its bytes are pinned for the built-in policy and one override.
+/// `Policy::to_toml` prints the effective values `Policy::digest` hashes,
+/// and the digest is part of every snapshot fingerprint: both are pinned for
+/// the built-in policy and one override.
 #[test]
 fn plain_toml_is_pinned() {
     let builtin = Policy::builtin().unwrap();

@@ -276,8 +276,11 @@ fn load_policy(cli: &Cli) -> miette::Result<Policy> {
     Ok(builder(cli).resolve()?.0)
 }
 
+/// A one-shot command's loader: it builds once, so it keeps no parsed
+/// frontmatter in memory (the home's memo file serves the next run) and
+/// one snapshot.
 fn loader(cli: &Cli) -> miette::Result<Loader> {
-    Ok(builder(cli).build()?)
+    Ok(builder(cli).parse_cache(0).capacity(1).build()?)
 }
 
 fn cwd_of(place: &Place) -> miette::Result<PathBuf> {

@@ -49,6 +49,7 @@ pub struct LoaderBuilder {
     capacity: usize,
     racy_window: Duration,
     handle_budget: usize,
+    parse_entries: usize,
 }
 
 /// The settings a loader keeps from its builder so that it can load its
@@ -186,6 +187,7 @@ impl std::fmt::Debug for LoaderBuilder {
             .field("capacity", &self.capacity)
             .field("racy_window", &self.racy_window)
             .field("handle_budget", &self.handle_budget)
+            .field("parse_entries", &self.parse_entries)
             .finish_non_exhaustive()
     }
 }
@@ -206,6 +208,7 @@ impl LoaderBuilder {
             capacity: DEFAULT_CACHE_ENTRIES,
             racy_window: sandbox::RACY_WINDOW,
             handle_budget: DEFAULT_HANDLE_BUDGET,
+            parse_entries: super::PARSE_CACHE_ENTRIES,
         }
     }
 
@@ -287,6 +290,16 @@ impl LoaderBuilder {
         self
     }
 
+    /// Keeps at most `entries` parsed frontmatters in memory, by content
+    /// (default 16,384): a later build meets an unchanged `SKILL.md`
+    /// without parsing it again. 0 keeps none, which suits a loader that
+    /// builds once (a command-line run): the home's frontmatter memo file
+    /// still spares the next process the parsing.
+    pub fn parse_cache(mut self, entries: usize) -> Self {
+        self.parse_entries = entries;
+        self
+    }
+
     /// Checks that an explicit home root is a directory (a typo would
     /// silently drop the home policy and every home file).
     fn check_explicit_home(&self) -> Result<(), BootstrapError> {
@@ -351,19 +364,22 @@ impl LoaderBuilder {
                 self.capacity,
                 self.racy_window,
                 self.handle_budget,
-            ));
+            )
+            .with_parse_entries(self.parse_entries));
         }
         self.check_explicit_home()?;
         let mut loaded = self.bootstrap.load();
         // Unlike `build_lenient`, an invalid policy at the start is an error.
         loaded.result = Ok(loaded.result?);
+        let parse_entries = self.parse_entries;
         Ok(Loader::watching(
             self.bootstrap,
             loaded,
             self.capacity,
             self.racy_window,
             self.handle_budget,
-        ))
+        )
+        .with_parse_entries(parse_entries))
     }
 
     /// Like [`build`](Self::build), but an invalid (or unreadable) policy
@@ -378,12 +394,14 @@ impl LoaderBuilder {
         }
         self.check_explicit_home()?;
         let loaded = self.bootstrap.load();
+        let parse_entries = self.parse_entries;
         Ok(Loader::watching(
             self.bootstrap,
             loaded,
             self.capacity,
             self.racy_window,
             self.handle_budget,
-        ))
+        )
+        .with_parse_entries(parse_entries))
     }
 }

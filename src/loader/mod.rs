@@ -195,6 +195,12 @@ impl Loader {
         Self::from_parts(policies, capacity, racy_window, handle_budget)
     }
 
+    /// Keeps at most `entries` parsed frontmatters (0: none).
+    fn with_parse_entries(mut self, entries: usize) -> Self {
+        self.parsed = ParseCache::new(entries);
+        self
+    }
+
     fn from_parts(
         policies: Policies,
         capacity: usize,

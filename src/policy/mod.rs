@@ -593,16 +593,19 @@ impl Policy {
 
     /// The digest of the policy's values and of where its named roots are.
     fn compute_digest(&self) -> u128 {
-        let mut text = self.to_toml();
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        show::hash_values(self, &mut h);
         for p in &self.named_paths {
-            text.push('\n');
-            text.push_str(
-                &p.as_deref()
-                    .map(|p| p.to_string_lossy())
-                    .unwrap_or_default(),
-            );
+            // Whether it is found, then its length and bytes: no list of
+            // paths can pass for another.
+            let bytes = p
+                .as_deref()
+                .map_or(&[][..], |p| p.as_os_str().as_encoded_bytes());
+            h.update(&[u8::from(p.is_some())]);
+            h.update(&(bytes.len() as u64).to_le_bytes());
+            h.update(bytes);
         }
-        xxhash_rust::xxh3::xxh3_128(text.as_bytes())
+        h.digest128()
     }
 
     /// Expands the named roots' candidates with `env` (a loader's

@@ -1,7 +1,9 @@
 //! Printing the effective policy, optionally saying which layer set each value.
 //!
-//! The plain form is `toml`'s serialization of the resolved sections; it feeds
-//! [`Policy::digest`], so its bytes must not change. The annotated form is that
+//! The plain form is `toml`'s serialization of the resolved sections. The
+//! digest ([`Policy::digest`]) hashes the same sections serialized as JSON,
+//! written straight into the hasher (no text is kept, and JSON's writer is the
+//! cheaper of the two). The annotated form is that
 //! same text read into a `toml_edit` document, whose values then receive their
 //! layer as a comment: the document keeps the values' text as it was written,
 //! so a comment can never land inside a value.
@@ -21,17 +23,41 @@ struct Doc<'a> {
     templates: &'a Templates,
 }
 
-/// The effective policy as TOML.
-pub(super) fn plain(policy: &Policy) -> String {
-    let d = Doc {
+fn doc(policy: &Policy) -> Doc<'_> {
+    Doc {
         version: SUPPORTED_VERSION,
         roots: &policy.roots,
         instructions: &policy.instructions,
         skills: &policy.skills,
         trust: &policy.trust,
         templates: &policy.templates,
-    };
-    toml::to_string(&d).unwrap_or_else(|e| format!("# cannot print the policy: {e}\n"))
+    }
+}
+
+/// The effective policy as TOML.
+pub(super) fn plain(policy: &Policy) -> String {
+    toml::to_string(&doc(policy)).unwrap_or_else(|e| format!("# cannot print the policy: {e}\n"))
+}
+
+/// Feeds the effective policy's values to `hasher`, serialized as JSON.
+pub(super) fn hash_values(policy: &Policy, hasher: &mut xxhash_rust::xxh3::Xxh3) {
+    /// A writer that only hashes.
+    struct Hashing<'h>(&'h mut xxhash_rust::xxh3::Xxh3);
+    impl std::io::Write for Hashing<'_> {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.update(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    if let Err(e) = serde_json::to_writer(Hashing(hasher), &doc(policy)) {
+        // Every value has a JSON form (maps are keyed by strings); were one
+        // ever refused, the TOML text still tells policies apart.
+        hasher.update(e.to_string().as_bytes());
+        hasher.update(plain(policy).as_bytes());
+    }
 }
 
 /// The effective policy as TOML, each value followed by `# <layer>` (or, for

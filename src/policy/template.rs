@@ -87,10 +87,11 @@ impl Template {
                 }
                 b'}' => return Err(TemplateSyntaxError::Stray(i)),
                 _ => {
-                    // Copy one whole character.
-                    let ch_len = source[i..].chars().next().map_or(1, char::len_utf8);
-                    text.push_str(&source[i..i + ch_len]);
-                    i += ch_len;
+                    // Copy the run of literal text up to the next brace (a
+                    // brace is ASCII, so the run ends on a char boundary).
+                    let run = memchr::memchr2(b'{', b'}', &bytes[i..]).unwrap_or(bytes.len() - i);
+                    text.push_str(&source[i..i + run]);
+                    i += run;
                 }
             }
         }
@@ -209,5 +210,65 @@ mod tests {
             Template::parse("{a b}"),
             Err(TemplateSyntaxError::BadName(0))
         );
+    }
+}
+
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The definition, one character at a time: what `parse` must agree with.
+    fn reference(source: &str) -> Result<Vec<Part>, TemplateSyntaxError> {
+        let mut parts = Vec::new();
+        let mut text = String::new();
+        let mut chars = source.char_indices().peekable();
+        while let Some((i, c)) = chars.next() {
+            let doubled = chars.peek().map(|&(_, n)| n) == Some(c);
+            match c {
+                '{' | '}' if doubled => {
+                    text.push(c);
+                    chars.next();
+                }
+                '}' => return Err(TemplateSyntaxError::Stray(i)),
+                '{' => {
+                    let mut name = String::new();
+                    loop {
+                        match chars.next() {
+                            None => return Err(TemplateSyntaxError::Unclosed(i)),
+                            Some((_, '}')) => break,
+                            Some((_, n)) => name.push(n),
+                        }
+                    }
+                    let ok = !name.is_empty()
+                        && name
+                            .chars()
+                            .all(|n| n.is_ascii_alphanumeric() || n == '_' || n == '-');
+                    if !ok {
+                        return Err(TemplateSyntaxError::BadName(i));
+                    }
+                    if !text.is_empty() {
+                        parts.push(Part::Text(std::mem::take(&mut text)));
+                    }
+                    parts.push(Part::Placeholder {
+                        name,
+                        offset: i + 1,
+                    });
+                }
+                _ => text.push(c),
+            }
+        }
+        if !text.is_empty() {
+            parts.push(Part::Text(text));
+        }
+        Ok(parts)
+    }
+
+    proptest! {
+        #[test]
+        fn parse_agrees_with_the_definition(source in "([{}a-z_ é\\n-]|\\{[a-z]{1,3}\\}){0,24}") {
+            let ours = Template::parse(&source).map(|t| t.parts);
+            prop_assert_eq!(ours, reference(&source));
+        }
     }
 }

@@ -4,7 +4,6 @@
 //! skill. Behind it, when the policy names one, sits the home's memo file
 //! (see `skills::memo`), which carries parses from one process to the next.
 
-use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
@@ -23,16 +22,22 @@ type Parsed = Result<(Frontmatter, Option<String>), FrontmatterError>;
 #[derive(Debug)]
 pub(crate) struct ParseCache {
     map: Mutex<LruCache<(u128, bool), Parsed>>,
+    /// At most this many results are held (0: none).
+    capacity: usize,
     /// The home's memo file, by its path, once a build attached it.
     file: Mutex<Option<(PathBuf, Memo)>>,
 }
 
 impl ParseCache {
-    /// An empty cache of at most `capacity` entries (at least one).
+    /// An empty cache of at most `capacity` entries; 0 remembers nothing
+    /// in memory (the memo file, once attached, still serves and learns).
     pub(crate) fn new(capacity: usize) -> Self {
-        let capacity = NonZeroUsize::new(capacity).unwrap_or(NonZeroUsize::MIN);
         Self {
-            map: Mutex::new(LruCache::new(capacity)),
+            // Grown as results come: `LruCache::new` would set out a table
+            // for every entry at once, and a one-shot process would pay the
+            // page faults of touching it.
+            map: Mutex::new(LruCache::unbounded()),
+            capacity,
             file: Mutex::new(None),
         }
     }
@@ -79,7 +84,7 @@ impl ParseCache {
             && let Some(hit) = memo.get(key)
         {
             let parsed = Ok(hit);
-            self.lock().put(key, parsed.clone());
+            self.remember(key, &parsed);
             return parsed;
         }
         // A nameless frontmatter is kept as such: whether the folder's name
@@ -88,8 +93,20 @@ impl ParseCache {
         if let (Ok((fm, strict)), Some((_, memo))) = (&parsed, lock(&self.file).as_mut()) {
             memo.add(key, fm, strict.as_ref());
         }
-        self.lock().put(key, parsed.clone());
+        self.remember(key, &parsed);
         parsed
+    }
+
+    /// Keeps a result, the least recently used going beyond capacity.
+    fn remember(&self, key: (u128, bool), parsed: &Parsed) {
+        if self.capacity == 0 {
+            return;
+        }
+        let mut map = self.lock();
+        map.put(key, parsed.clone());
+        while map.len() > self.capacity {
+            map.pop_lru();
+        }
     }
 
     /// How many results are remembered.

@@ -256,6 +256,11 @@ impl SourceCtx<'_> {
             }
             steps.push(Step::Examine(name, rel_folder));
         }
+        // Room for what the examinations record (a folder and its
+        // `SKILL.md` each, at most): growing these one push at a time copies
+        // them over and over.
+        found.reserve(steps.len());
+        trace.reserve(2 * steps.len());
         // Examined in parallel when there are many, merged in this order.
         parallel::run(self, steps, level, trace, found, rejected);
     }

@@ -80,6 +80,9 @@ pub(super) fn run(
             source,
         };
         let mut t = Trace::default();
+        // A good skill records one path (its `SKILL.md`): room for exactly
+        // that, where a first push would make room for four.
+        t.entries.reserve_exact(1);
         let result = local.examine(name, rel, level, &mut t);
         (result, t.entries, warnings.into_inner())
     };
@@ -90,7 +93,7 @@ pub(super) fn run(
     let workers = std::thread::available_parallelism()
         .map_or(1, usize::from)
         .min(MAX_WORKERS);
-    let mut outcomes: Vec<Outcome> = if to_examine >= threshold() && workers > 1 {
+    let outcomes: Vec<Vec<Outcome>> = if to_examine >= threshold() && workers > 1 {
         let jobs: Vec<(&str, &std::path::Path)> = steps
             .iter()
             .filter_map(|s| match s {
@@ -103,7 +106,9 @@ pub(super) fn run(
         Vec::new()
     };
     let parallel = !outcomes.is_empty();
-    let mut next = outcomes.drain(..);
+    // Taken chunk by chunk: gathering them into one list first would copy
+    // every outcome once more.
+    let mut next = outcomes.into_iter().flatten();
     for step in steps {
         match step {
             Step::Reject(rel, reason) => ctx.reject(rejected, &rel, reason),
@@ -128,8 +133,12 @@ pub(super) fn run(
 }
 
 /// `f` over `jobs` on `workers` scoped threads, taking contiguous chunks in
-/// turn; the results in the order of `jobs`.
-fn in_order<J: Sync, T: Send>(jobs: &[J], workers: usize, f: &(dyn Fn(&J) -> T + Sync)) -> Vec<T> {
+/// turn; the results in the order of `jobs`, a list per chunk.
+fn in_order<J: Sync, T: Send>(
+    jobs: &[J],
+    workers: usize,
+    f: &(dyn Fn(&J) -> T + Sync),
+) -> Vec<Vec<T>> {
     let chunks: Vec<&[J]> = jobs.chunks(CHUNK).collect();
     let next = AtomicUsize::new(0);
     let mut done: Vec<(usize, Vec<T>)> = std::thread::scope(|scope| {
@@ -154,7 +163,7 @@ fn in_order<J: Sync, T: Send>(jobs: &[J], workers: usize, f: &(dyn Fn(&J) -> T +
             .collect()
     });
     done.sort_by_key(|(i, _)| *i);
-    done.into_iter().flat_map(|(_, v)| v).collect()
+    done.into_iter().map(|(_, v)| v).collect()
 }
 
 #[cfg(test)]
@@ -165,7 +174,10 @@ mod tests {
     fn results_come_back_in_the_order_of_the_jobs() {
         let jobs: Vec<usize> = (0..1000).collect();
         for workers in [1, 2, 3, 8] {
-            let out = in_order(&jobs, workers, &|j| j * 2);
+            let out: Vec<usize> = in_order(&jobs, workers, &|j| j * 2)
+                .into_iter()
+                .flatten()
+                .collect();
             assert_eq!(out, jobs.iter().map(|j| j * 2).collect::<Vec<_>>());
         }
         assert!(in_order::<usize, usize>(&[], 4, &|j| *j).is_empty());

@@ -22,24 +22,53 @@ pub(super) fn file_cap(policy: &Policy) -> u64 {
 /// `cap`), and returns the bytes up to the end of the closing fence, or all
 /// that was read when no fence closed.
 pub(super) fn frontmatter_bytes(file: &OpenFile, cap: u64) -> Result<Vec<u8>, Reason> {
-    let mut buf = Vec::new();
+    SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
+        Ok(mut buf) => {
+            buf.clear();
+            let read = read_frontmatter(file, cap, &mut buf).map(|()| buf.to_vec());
+            if buf.capacity() > SCRATCH_KEPT {
+                *buf = Vec::new();
+            }
+            read
+        }
+        // Not reentered in practice; a fresh buffer does the same work.
+        Err(_) => {
+            let mut buf = Vec::new();
+            read_frontmatter(file, cap, &mut buf).map(|()| buf)
+        }
+    })
+}
+
+thread_local! {
+    /// The buffer frontmatter is read into, one per thread and reused: the
+    /// frontmatter alone is then copied out. A fresh chunk-sized buffer per
+    /// file, freed soon after, leaves the allocator a trail of new pages to
+    /// fault in when skills are examined by the thousand.
+    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The largest scratch buffer kept between files (a file whose frontmatter
+/// never closes is read up to the cap).
+const SCRATCH_KEPT: usize = 64 * 1024;
+
+/// Reads into `buf` as far as the frontmatter goes, then cuts `buf` at the
+/// end of the closing fence (all that was read when no fence closed).
+fn read_frontmatter(file: &OpenFile, cap: u64, buf: &mut Vec<u8>) -> Result<(), Reason> {
     loop {
         let room = CHUNK.min(cap.saturating_sub(buf.len() as u64));
-        let got = file
-            .read_into(&mut buf, room)
-            .map_err(|_| Reason::Unreadable)?;
+        let got = file.read_into(buf, room).map_err(|_| Reason::Unreadable)?;
         if got == 0
             || file.at_end()
-            || frontmatter::frontmatter_end(&buf).is_some()
+            || frontmatter::frontmatter_end(buf).is_some()
             || buf.len() as u64 >= cap
         {
             break;
         }
     }
-    if let Some(end) = frontmatter::frontmatter_end(&buf) {
+    if let Some(end) = frontmatter::frontmatter_end(buf) {
         buf.truncate(end);
     }
-    Ok(buf)
+    Ok(())
 }
 
 /// Why a whole `SKILL.md` could not be read.

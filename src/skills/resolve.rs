@@ -1,7 +1,6 @@
 //! Resolving skills: the lowest rank claims a name, every loser is recorded
 //! with its winner, and the project list is capped.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::Serialize;
@@ -82,42 +81,55 @@ pub(crate) struct SkillSet {
 }
 
 /// Resolves name conflicts: the lowest rank wins (sources are distinct ranks).
-pub(crate) fn resolve(policy: &Policy, found: Vec<Found>, rejected: Vec<Rejected>) -> SkillSet {
-    let mut by_name: BTreeMap<String, Vec<Found>> = BTreeMap::new();
-    for f in found {
-        by_name.entry(f.name.clone()).or_default().push(f);
-    }
+pub(crate) fn resolve(policy: &Policy, mut found: Vec<Found>, rejected: Vec<Rejected>) -> SkillSet {
+    // The claims on one name side by side, names in order; within a name the
+    // lowest rank first and, within one source looked for at several levels,
+    // the nearest level first. The sort is stable: equal claims keep the
+    // order they were found in.
+    found.sort_by(|a, b| {
+        (&a.name, a.rank, std::cmp::Reverse(a.level)).cmp(&(
+            &b.name,
+            b.rank,
+            std::cmp::Reverse(b.level),
+        ))
+    });
     let max_project = usize::try_from(policy.skills.max_project_skills).unwrap_or(usize::MAX);
-    let mut skills = Vec::new();
+    let mut skills = Vec::with_capacity(found.len());
     let mut shadowed = Vec::new();
     let mut project_listed = 0usize;
     let mut hidden_project = 0usize;
-    for (name, mut claims) in by_name {
-        // The lowest rank first; within one source looked for at several
-        // levels, the nearest level first.
-        claims.sort_by_key(|f| (f.rank, std::cmp::Reverse(f.level)));
-        let winners = match policy.skills.conflict {
+    // One name's claims, then its winners; both reused from name to name.
+    let mut claims: Vec<Found> = Vec::new();
+    let mut winners: Vec<Found> = Vec::new();
+    let mut all = found.into_iter().peekable();
+    while let Some(first) = all.next() {
+        let name = first.name.clone();
+        claims.push(first);
+        while let Some(next) = all.next_if(|f| f.name == name) {
+            claims.push(next);
+        }
+        match policy.skills.conflict {
             Conflict::LowestRank => {
-                let mut claims = claims.into_iter();
-                let Some(winner) = claims.next() else {
+                let mut group = claims.drain(..);
+                let Some(winner) = group.next() else {
                     continue;
                 };
-                for loser in claims {
+                for loser in group {
                     shadowed.push(Shadowed {
                         name: name.clone(),
                         path: loser.path,
                         shadowed_by: winner.path.clone(),
                     });
                 }
-                vec![winner]
+                winners.push(winner);
             }
             Conflict::ListAll => {
                 claims.sort_by(|a, b| (a.rank, &a.path).cmp(&(b.rank, &b.path)));
                 claims.dedup_by(|a, b| a.path == b.path);
-                claims
+                winners.append(&mut claims);
             }
-        };
-        for winner in winners {
+        }
+        for winner in winners.drain(..) {
             let listed = match winner.origin {
                 Origin::Home => true,
                 Origin::Project | Origin::Ancestor if project_listed < max_project => {
