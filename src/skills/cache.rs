@@ -131,6 +131,25 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_cache_of_none_remembers_nothing_and_answers_the_same() {
+        let none = ParseCache::new(0);
+        let some = ParseCache::new(8);
+        let texts: [&[u8]; 3] = [
+            b"---\nname: a\ndescription: first\n---\n",
+            b"---\nname: c\n---\n",
+            b"no frontmatter at all",
+        ];
+        for text in texts {
+            for lenient in [false, true] {
+                assert_eq!(none.parse(text, lenient), some.parse(text, lenient));
+                assert_eq!(none.parse(text, lenient), some.parse(text, lenient));
+            }
+        }
+        assert_eq!(none.len(), 0);
+        assert_eq!(some.len(), 6);
+    }
+
+    #[test]
     fn remembers_and_stays_bounded() {
         let cache = ParseCache::new(2);
         let a = b"---\nname: a\ndescription: first\n---\n";
