@@ -166,3 +166,107 @@ pub(crate) fn resolve(policy: &Policy, mut found: Vec<Found>, rejected: Vec<Reje
         warnings: Vec::new(),
     }
 }
+
+#[cfg(test)]
+mod properties {
+    use std::collections::BTreeMap;
+
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::policy::{Layer, PolicySource};
+
+    /// The grouping as first written: a map from each name to its claims,
+    /// each group sorted on its own. `resolve` must give exactly this.
+    fn reference(
+        policy: &Policy,
+        found: Vec<Found>,
+    ) -> (
+        Vec<(String, PathBuf, bool)>,
+        Vec<(String, PathBuf, PathBuf)>,
+    ) {
+        let mut by_name: BTreeMap<String, Vec<Found>> = BTreeMap::new();
+        for f in found {
+            by_name.entry(f.name.clone()).or_default().push(f);
+        }
+        let max_project = usize::try_from(policy.skills.max_project_skills).unwrap_or(usize::MAX);
+        let (mut skills, mut shadowed, mut listed_project) = (Vec::new(), Vec::new(), 0usize);
+        for (name, mut claims) in by_name {
+            claims.sort_by_key(|f| (f.rank, std::cmp::Reverse(f.level)));
+            let winners = match policy.skills.conflict {
+                Conflict::LowestRank => {
+                    let mut claims = claims.into_iter();
+                    let Some(winner) = claims.next() else {
+                        continue;
+                    };
+                    for loser in claims {
+                        shadowed.push((name.clone(), loser.path, winner.path.clone()));
+                    }
+                    vec![winner]
+                }
+                Conflict::ListAll => {
+                    claims.sort_by(|a, b| (a.rank, &a.path).cmp(&(b.rank, &b.path)));
+                    claims.dedup_by(|a, b| a.path == b.path);
+                    claims
+                }
+            };
+            for w in winners {
+                let listed = w.origin == Origin::Home || {
+                    listed_project += 1;
+                    listed_project <= max_project
+                };
+                skills.push((name.clone(), w.path, listed));
+            }
+        }
+        (skills, shadowed)
+    }
+
+    fn policy(conflict: &str) -> Policy {
+        let text = format!("version = 1\n[skills]\nconflict = \"{conflict}\"\nmax-project-skills = 3\n");
+        Policy::from_sources(&[
+            PolicySource::builtin(),
+            PolicySource::from_text(Layer::CommandLine, "test.toml", text),
+        ])
+        .expect("test policy")
+    }
+
+    /// A claim: name, rank, level, path and whether it is a home skill,
+    /// each from a small set so that claims collide.
+    fn claim() -> impl Strategy<Value = (u8, i64, usize, u8, bool)> {
+        (0u8..5, 0i64..4, 0usize..3, 0u8..6, any::<bool>())
+    }
+
+    fn found((name, rank, level, path, home): (u8, i64, usize, u8, bool)) -> Found {
+        let name = format!("skill-{name}");
+        Found {
+            frontmatter: Frontmatter {
+                name: name.clone(),
+                description: format!("{name} at {path}"),
+                ..Frontmatter::default()
+            },
+            name,
+            root: if home { RootId::Home } else { RootId::Repo },
+            origin: if home { Origin::Home } else { Origin::Project },
+            source: format!("source-{rank}"),
+            rank,
+            rel: PathBuf::from(format!("s{path}/SKILL.md")),
+            path: PathBuf::from(format!("/r/s{path}/SKILL.md")),
+            executable: false,
+            level,
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn resolve_groups_as_the_map_did(claims in prop::collection::vec(claim(), 0..24), list_all in any::<bool>()) {
+            let policy = policy(if list_all { "list-all" } else { "lowest-rank" });
+            let found: Vec<Found> = claims.into_iter().map(found).collect();
+            let set = resolve(&policy, found.clone(), Vec::new());
+            let ours = (
+                set.skills.iter().map(|s| (s.name.clone(), s.path.clone(), s.listed)).collect::<Vec<_>>(),
+                set.shadowed.iter().map(|s| (s.name.clone(), s.path.clone(), s.shadowed_by.clone())).collect::<Vec<_>>(),
+            );
+            prop_assert_eq!(ours, reference(&policy, found));
+        }
+    }
+}
