@@ -176,15 +176,15 @@ mod properties {
     use super::*;
     use crate::policy::{Layer, PolicySource};
 
-    /// The grouping as first written: a map from each name to its claims,
-    /// each group sorted on its own. `resolve` must give exactly this.
-    fn reference(
-        policy: &Policy,
-        found: Vec<Found>,
-    ) -> (
+    /// Winners (name, path, listed) and losers (name, path, winner's path).
+    type Outcome = (
         Vec<(String, PathBuf, bool)>,
         Vec<(String, PathBuf, PathBuf)>,
-    ) {
+    );
+
+    /// The grouping as first written: a map from each name to its claims,
+    /// each group sorted on its own. `resolve` must give exactly this.
+    fn reference(policy: &Policy, found: Vec<Found>) -> Outcome {
         let mut by_name: BTreeMap<String, Vec<Found>> = BTreeMap::new();
         for f in found {
             by_name.entry(f.name.clone()).or_default().push(f);
@@ -222,7 +222,8 @@ mod properties {
     }
 
     fn policy(conflict: &str) -> Policy {
-        let text = format!("version = 1\n[skills]\nconflict = \"{conflict}\"\nmax-project-skills = 3\n");
+        let text =
+            format!("version = 1\n[skills]\nconflict = \"{conflict}\"\nmax-project-skills = 3\n");
         Policy::from_sources(&[
             PolicySource::builtin(),
             PolicySource::from_text(Layer::CommandLine, "test.toml", text),
@@ -262,7 +263,7 @@ mod properties {
             let policy = policy(if list_all { "list-all" } else { "lowest-rank" });
             let found: Vec<Found> = claims.into_iter().map(found).collect();
             let set = resolve(&policy, found.clone(), Vec::new());
-            let ours = (
+            let ours: Outcome = (
                 set.skills.iter().map(|s| (s.name.clone(), s.path.clone(), s.listed)).collect::<Vec<_>>(),
                 set.shadowed.iter().map(|s| (s.name.clone(), s.path.clone(), s.shadowed_by.clone())).collect::<Vec<_>>(),
             );
