@@ -121,12 +121,20 @@ impl Bootstrap {
         // Where the home is comes from the layers that do not live in it; a
         // broken policy file leaves only an explicit home known.
         let base = self.base_source();
+        // The policy of those layers, kept: when the home holds no policy
+        // file it is the whole policy, and building it again would cost
+        // as much as the first time.
+        let mut outside_policy = None;
         let home = match (&file, &base) {
             (Ok(file), Ok(base)) => {
                 let mut outside = vec![base.clone()];
                 outside.extend(file.clone());
                 Policy::from_sources(&outside)
-                    .map(|p| self.home_for(&p))
+                    .map(|p| {
+                        let home = self.home_for(&p);
+                        outside_policy = Some(p);
+                        home
+                    })
                     .map_err(BootstrapError::from)
             }
             _ => Ok(self.home.as_deref().map(sandbox::normalize)),
@@ -146,11 +154,19 @@ impl Bootstrap {
             let file = file?;
             let home = home?;
             let mut sources = vec![base?];
-            if let Some(path) = &home_file {
-                sources.extend(PolicySource::read(Layer::Home, path, false)?);
-            }
-            sources.extend(file);
-            let mut policy = Policy::from_sources(&sources)?;
+            let home_layer = match &home_file {
+                Some(path) => PolicySource::read(Layer::Home, path, false)?,
+                None => None,
+            };
+            let mut policy = match (home_layer, outside_policy) {
+                // The same layers as the policy that found the home.
+                (None, Some(same)) => same,
+                (home_layer, _) => {
+                    sources.extend(home_layer);
+                    sources.extend(file);
+                    Policy::from_sources(&sources)?
+                }
+            };
             policy.locate_named_roots(&*self.env);
             if policy
                 .definition("roots.home")

@@ -74,8 +74,28 @@ pub(crate) fn compile_glob(pattern: &str) -> Result<globset::Glob, globset::Erro
 }
 
 /// Compiles `skills.name-rule`, with a bound on the compiled size.
+///
+/// A rule this process compiled before is not compiled again: the check of
+/// the layer that sets it and the effective policy compile the same text,
+/// and a loader builds its policy anew whenever a policy file changes. The
+/// last few rules that compiled are kept (a compiled `Regex` is shared, so
+/// a copy is cheap).
 pub(crate) fn compile_name_rule(rule: &str) -> Result<regex::Regex, regex::Error> {
-    regex::RegexBuilder::new(rule).size_limit(1 << 20).build()
+    const KEPT: usize = 4;
+    static COMPILED: std::sync::Mutex<Vec<(String, regex::Regex)>> =
+        std::sync::Mutex::new(Vec::new());
+    // A poisoned list is still a list of compiled rules.
+    let lock = || COMPILED.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, re)) = lock().iter().find(|(text, _)| text == rule) {
+        return Ok(re.clone());
+    }
+    let re = regex::RegexBuilder::new(rule).size_limit(1 << 20).build()?;
+    let mut kept = lock();
+    if kept.len() >= KEPT {
+        kept.remove(0);
+    }
+    kept.push((rule.to_string(), re.clone()));
+    Ok(re)
 }
 
 struct Checker<'a> {
@@ -636,4 +656,37 @@ pub(crate) fn check_layer(
 
     c.problems.sort_by_key(|p| p.span.start);
     c.problems
+}
+
+#[cfg(test)]
+mod tests {
+    use super::compile_name_rule;
+
+    #[test]
+    fn name_rules_compiled_again_answer_the_same_and_errors_are_not_kept() {
+        let rules = [
+            "^[a-z]+$",
+            "^x(-y)*$",
+            "^[0-9]{2}$",
+            "^a|b$",
+            "^c$",
+            "^[a-z]+$",
+        ];
+        for rule in rules {
+            let first = compile_name_rule(rule).expect("compiles");
+            let again = compile_name_rule(rule).expect("compiles");
+            assert_eq!(first.as_str(), rule);
+            for name in ["abc", "x-y-y", "42", "a", "c", "A1", ""] {
+                assert_eq!(
+                    first.is_match(name),
+                    again.is_match(name),
+                    "{rule} on {name:?}"
+                );
+            }
+        }
+        for _ in 0..2 {
+            assert!(compile_name_rule("^[a-z").is_err());
+            assert!(compile_name_rule("(a{1000}){1000}").is_err());
+        }
+    }
 }
