@@ -387,15 +387,7 @@ impl LoaderBuilder {
         let mut loaded = self.bootstrap.load();
         // Unlike `build_lenient`, an invalid policy at the start is an error.
         loaded.result = Ok(loaded.result?);
-        let parse_entries = self.parse_entries;
-        Ok(Loader::watching(
-            self.bootstrap,
-            loaded,
-            self.capacity,
-            self.racy_window,
-            self.handle_budget,
-        )
-        .with_parse_entries(parse_entries))
+        Ok(self.watching(loaded))
     }
 
     /// Like [`build`](Self::build), but an invalid (or unreadable) policy
@@ -410,14 +402,20 @@ impl LoaderBuilder {
         }
         self.check_explicit_home()?;
         let loaded = self.bootstrap.load();
+        Ok(self.watching(loaded))
+    }
+
+    /// The loader that watches the policy files `loaded` read, with this
+    /// builder's settings.
+    fn watching(self, loaded: Loaded) -> Loader {
         let parse_entries = self.parse_entries;
-        Ok(Loader::watching(
+        Loader::watching(
             self.bootstrap,
             loaded,
             self.capacity,
             self.racy_window,
             self.handle_budget,
         )
-        .with_parse_entries(parse_entries))
+        .with_parse_entries(parse_entries)
     }
 }

@@ -179,19 +179,21 @@ impl Watch {
         // A path in a folder with news that has become a link (to nothing,
         // or to a file elsewhere) is watched through the wrong folder from
         // now on: the build is armed again, sorting it among the outside
-        // paths, at the next check.
-        let linked = look
-            .iter()
-            .filter(|i| outside.binary_search(i).is_err())
-            .filter_map(|&i| trace.entries.get(i))
-            .any(|e| {
-                let Place::Within(origin) = e.place else {
-                    return false;
-                };
-                roots
-                    .get(origin)
-                    .is_some_and(|root| root.is_symlink(&e.rel))
-            });
+        // paths, at the next check. Only asked of a clean check: one that
+        // found a change makes a new build, which is armed afresh.
+        let linked = clean
+            && look
+                .iter()
+                .filter(|i| outside.binary_search(i).is_err())
+                .filter_map(|&i| trace.entries.get(i))
+                .any(|e| {
+                    let Place::Within(origin) = e.place else {
+                        return false;
+                    };
+                    roots
+                        .get(origin)
+                        .is_some_and(|root| root.is_symlink(&e.rel))
+                });
         let mut state = self.lock();
         if linked {
             state.disarm(key);
