@@ -16,8 +16,8 @@ use xxhash_rust::xxh3::{Xxh3, Xxh3DefaultBuilder};
 
 /// Sets and maps keyed by path bytes, with a fast hash (a `Path`'s own
 /// hash walks its components).
-type FastSet<K> = HashSet<K, Xxh3DefaultBuilder>;
-type FastMap<K, V> = HashMap<K, V, Xxh3DefaultBuilder>;
+pub(crate) type FastSet<K> = HashSet<K, Xxh3DefaultBuilder>;
+pub(crate) type FastMap<K, V> = HashMap<K, V, Xxh3DefaultBuilder>;
 
 use crate::origin::RootId;
 use crate::sandbox::{Attached, Stamp};

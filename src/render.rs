@@ -86,11 +86,14 @@ fn render_block(
         Origin::Project => &t.project_header,
         Origin::Ancestor => &t.ancestor_header,
     };
-    out.push_str(&header.fill(&[
-        ("path", &path),
-        ("origin", b.origin.as_str()),
-        ("nonce", nonce),
-    ]));
+    header.fill_into(
+        out,
+        &[
+            ("path", &path),
+            ("origin", b.origin.as_str()),
+            ("nonce", nonce),
+        ],
+    );
     out.push('\n');
     let scan = Scan::of(&b.text, nonce);
     out.reserve(b.text.len() + 1);
@@ -101,25 +104,32 @@ fn render_block(
         out.push_str(line);
         out.push('\n');
     }
-    out.push_str(&t.footer.fill(&[("path", &path), ("nonce", nonce)]));
+    t.footer
+        .fill_into(out, &[("path", &path), ("nonce", nonce)]);
     out.push('\n');
     // The note says what cut the block: the per-file limit (the file's text
     // size is then unknown, and no note claims it), or the budget.
     if b.file_limit_cut {
-        out.push_str(&t.file_limit_note.fill(&[
-            ("path", &path),
-            ("bytes", &b.bytes.to_string()),
-            ("limit", &policy.instructions.max_file_bytes.to_string()),
-            ("included", &b.included_bytes.to_string()),
-        ]));
+        t.file_limit_note.fill_into(
+            out,
+            &[
+                ("path", &path),
+                ("bytes", &b.bytes.to_string()),
+                ("limit", &policy.instructions.max_file_bytes.to_string()),
+                ("included", &b.included_bytes.to_string()),
+            ],
+        );
         out.push('\n');
     } else if b.truncated {
-        out.push_str(&t.truncation_note.fill(&[
-            ("path", &path),
-            ("bytes", &b.bytes.to_string()),
-            ("total", &b.text_bytes.to_string()),
-            ("included", &b.included_bytes.to_string()),
-        ]));
+        t.truncation_note.fill_into(
+            out,
+            &[
+                ("path", &path),
+                ("bytes", &b.bytes.to_string()),
+                ("total", &b.text_bytes.to_string()),
+                ("included", &b.included_bytes.to_string()),
+            ],
+        );
         out.push('\n');
     }
 }
@@ -135,13 +145,26 @@ pub(crate) fn render(
     unapproved: usize,
 ) -> String {
     let t = &policy.templates;
-    let mut out = String::new();
+    // Room for the whole section at once: every block's text and frame,
+    // every skill's line (growing it by doubling copies the prompt over
+    // and over).
+    let frame = 2 * (t.project_header.source().len() + t.footer.source().len());
+    let estimate = blocks
+        .iter()
+        .map(|b| b.text.len() + frame + 2 * b.path.as_os_str().len() + 64)
+        .sum::<usize>()
+        + skills
+            .iter()
+            .map(|s| s.name.len() + s.description.len() + t.skill_entry.source().len())
+            .sum::<usize>()
+        + 1024;
+    let mut out = String::with_capacity(estimate);
     let guards = guard_prefixes(policy);
     let forged_prefix = t.forged_line_prefix.fill(&[]);
     if !blocks.is_empty() {
-        out.push_str(&t.heading.fill(&[]));
+        t.heading.fill_into(&mut out, &[]);
         out.push_str("\n\n");
-        out.push_str(&t.preamble.fill(&[("nonce", nonce)]));
+        t.preamble.fill_into(&mut out, &[("nonce", nonce)]);
         out.push('\n');
         for b in blocks {
             out.push('\n');
@@ -153,9 +176,9 @@ pub(crate) fn render(
         if !out.is_empty() {
             out.push('\n');
         }
-        out.push_str(
-            &t.skills_heading
-                .fill(&[("count", &(listed.len() + hidden_project).to_string())]),
+        t.skills_heading.fill_into(
+            &mut out,
+            &[("count", &(listed.len() + hidden_project).to_string())],
         );
         out.push('\n');
         let label = t.project_skill_label.fill(&[]);
@@ -183,10 +206,8 @@ pub(crate) fn render(
             out.push('\n');
         }
         if hidden_project > 0 {
-            out.push_str(
-                &t.more_skills
-                    .fill(&[("count", &hidden_project.to_string())]),
-            );
+            t.more_skills
+                .fill_into(&mut out, &[("count", &hidden_project.to_string())]);
             out.push('\n');
         }
     }
@@ -196,10 +217,13 @@ pub(crate) fn render(
         if !out.is_empty() {
             out.push('\n');
         }
-        out.push_str(&t.unapproved_note.fill(&[
-            ("count", &unapproved.to_string()),
-            ("command", &policy.trust.review_command),
-        ]));
+        t.unapproved_note.fill_into(
+            &mut out,
+            &[
+                ("count", &unapproved.to_string()),
+                ("command", &policy.trust.review_command),
+            ],
+        );
         out.push('\n');
     }
     out

@@ -114,17 +114,25 @@ impl Places<'_> {
         let Some(root) = self.roots.get(id) else {
             return;
         };
+        let mut add = |rel: PathBuf| {
+            self.out.push(Candidate {
+                root: id,
+                origin: id.origin(),
+                level,
+                path: root.path.join(&rel),
+                rel,
+                excluded,
+                on_access: false,
+            });
+        };
         for name in names {
-            for rel in expand(root, id, dir, name, self.trace) {
-                self.out.push(Candidate {
-                    root: id,
-                    origin: id.origin(),
-                    level,
-                    path: root.path.join(&rel),
-                    rel,
-                    excluded,
-                    on_access: false,
-                });
+            // A plain name is one candidate: no list to gather it in.
+            if crate::policy::is_glob(name) {
+                for rel in expand(root, id, dir, name, self.trace) {
+                    add(rel);
+                }
+            } else {
+                add(dir.join(name));
             }
         }
     }
@@ -132,18 +140,25 @@ impl Places<'_> {
     /// The project's levels from the root to `to` (root-relative), less
     /// those `skip` says are done.
     fn levels(&mut self, to: &Path, names: &[&str], skip: &dyn Fn(&Path) -> bool) {
-        let mut dir = PathBuf::new();
-        let mut levels = vec![PathBuf::new()];
-        for c in to.components() {
-            dir.push(c.as_os_str());
-            levels.push(dir.clone());
-        }
-        for (i, rel_dir) in levels.iter().enumerate() {
-            if skip(rel_dir) {
+        self.out
+            .reserve(names.len() * (to.components().count() + 1));
+        // One folder path, grown a level at a time.
+        let mut rel_dir = PathBuf::new();
+        let mut components = to.components();
+        for i in 0.. {
+            if i > 0 {
+                match components.next() {
+                    Some(c) => rel_dir.push(c.as_os_str()),
+                    None => break,
+                }
+            }
+            if skip(&rel_dir) {
                 continue;
             }
-            let excluded = self.policy.is_level_excluded(&slash_path(rel_dir));
-            self.push(RootId::Repo, i + 1, rel_dir, names, excluded);
+            // Only a policy that excludes levels needs the level's name.
+            let excluded = self.policy.excludes_levels()
+                && self.policy.is_level_excluded(&slash_path(&rel_dir));
+            self.push(RootId::Repo, i + 1, &rel_dir, names, excluded);
         }
     }
 }

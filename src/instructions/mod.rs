@@ -20,7 +20,6 @@ mod records;
 pub(crate) mod rules;
 pub(crate) mod text;
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 
 pub use imports::Import;
@@ -29,7 +28,7 @@ pub use rules::ScopedRule;
 
 use imports::Importer;
 
-use crate::fingerprint::{Place, Trace};
+use crate::fingerprint::{FastMap, Place, Trace};
 use crate::hidden::{self, HiddenFinding, HiddenReport};
 use crate::origin::{Origin, RootId};
 use crate::policy::{
@@ -157,8 +156,8 @@ struct Selector<'p> {
     skipped: Vec<(usize, Skipped)>,
     hidden: Vec<(usize, HiddenFinding)>,
     warnings: Vec<(usize, Warning)>,
-    kept_by_identity: HashMap<(u64, u64), PathBuf>,
-    kept_by_text: HashMap<u128, PathBuf>,
+    kept_by_identity: FastMap<(u64, u64), PathBuf>,
+    kept_by_text: FastMap<u128, PathBuf>,
     used: u64,
     exhausted: bool,
     /// The longest file kept so far: a later copy of it must be read far
@@ -166,7 +165,7 @@ struct Selector<'p> {
     longest_kept: u64,
     /// For each place (the home root, each level) that picks one name, the
     /// file that took it.
-    picked: HashMap<(RootId, usize), PathBuf>,
+    picked: FastMap<(RootId, usize), PathBuf>,
     /// Imports met, by candidate.
     imports: Vec<(usize, Import)>,
     /// Scoped rules met, by candidate.
@@ -191,12 +190,12 @@ impl<'p> Selector<'p> {
             skipped: Vec::new(),
             hidden: Vec::new(),
             warnings: Vec::new(),
-            kept_by_identity: HashMap::new(),
-            kept_by_text: HashMap::new(),
+            kept_by_identity: FastMap::default(),
+            kept_by_text: FastMap::default(),
             used: 0,
             exhausted: false,
             longest_kept: 0,
-            picked: HashMap::new(),
+            picked: FastMap::default(),
             imports: Vec::new(),
             scoped: Vec::new(),
             import_left: Importer::limits(policy),

@@ -722,6 +722,11 @@ impl Policy {
         !name.is_empty() && name.chars().count() <= max && self.name_rule.is_match(name)
     }
 
+    /// Whether `instructions.exclude-levels` names any level at all.
+    pub(crate) fn excludes_levels(&self) -> bool {
+        !self.exclude_levels.is_empty()
+    }
+
     /// Whether a repository-relative directory (`""` for the root) is excluded
     /// from the instruction chain.
     pub fn is_level_excluded(&self, rel_dir: &str) -> bool {

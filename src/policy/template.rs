@@ -150,12 +150,33 @@ impl Template {
 
     /// Fills the template from a list of `(name, value)` pairs.
     pub fn fill(&self, values: &[(&str, &str)]) -> String {
-        self.render(|name| {
-            values
-                .iter()
-                .find(|(n, _)| *n == name)
-                .map(|(_, v)| (*v).to_string())
-        })
+        let mut out = String::with_capacity(self.source.len() + 32);
+        self.fill_into(&mut out, values);
+        out
+    }
+
+    /// [`fill`](Self::fill), appended to `out` (no string of its own, and
+    /// no copy of any value).
+    ///
+    /// ```
+    /// use lisa_context::policy::Template;
+    ///
+    /// let t = Template::parse("<{path}>").unwrap();
+    /// let mut out = String::from("see ");
+    /// t.fill_into(&mut out, &[("path", "a.md")]);
+    /// assert_eq!(out, "see <a.md>");
+    /// ```
+    pub fn fill_into(&self, out: &mut String, values: &[(&str, &str)]) {
+        for part in &self.parts {
+            match part {
+                Part::Text(t) => out.push_str(t),
+                Part::Placeholder { name, .. } => {
+                    if let Some((_, v)) = values.iter().find(|(n, _)| n == name) {
+                        out.push_str(v);
+                    }
+                }
+            }
+        }
     }
 }
 

@@ -314,4 +314,84 @@ mod fast_paths {
         assert_eq!(rest, b"456789abcdef");
         assert!(file.at_end());
     }
+
+    /// Every kind of thing a source path can name: the one-handle look
+    /// gives the stamp and the listing the path-based calls give, or steps
+    /// aside for them.
+    #[test]
+    fn one_handle_answers_what_the_path_calls_answer() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let base = tmp.path().join("root");
+        let outside = tmp.path().join("outside");
+        std::fs::create_dir_all(base.join("src/b")).expect("mkdir");
+        std::fs::create_dir_all(&outside).expect("mkdir");
+        std::fs::write(base.join("src/a"), "x").expect("write");
+        std::fs::write(base.join("file"), "x").expect("write");
+        std::os::unix::fs::symlink("b", base.join("src/link")).expect("link");
+        std::os::unix::fs::symlink("src", base.join("inner")).expect("link");
+        std::os::unix::fs::symlink(&outside, base.join("escape")).expect("link");
+        std::os::unix::fs::symlink("nowhere", base.join("dangling")).expect("link");
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            base.join("fifo"),
+            rustix::fs::Mode::from_raw_mode(0o600),
+        )
+        .expect("fifo");
+        let r = root(&base);
+        // (path, what the look must be: 'o' open, 'a' absent, '?' other)
+        let table = [
+            ("src", 'o'),
+            ("src/b", 'o'),
+            ("inner", 'o'),
+            ("none", 'a'),
+            ("none/deeper", 'a'),
+            ("dangling", 'a'),
+            ("file", '?'),
+            ("file/x", '?'),
+            ("fifo", '?'),
+            ("escape", '?'),
+        ];
+        for (rel, want) in table {
+            let rel = Path::new(rel);
+            let by_path = r.stamp(rel);
+            match r.open_folder(rel) {
+                super::super::FolderLook::Open(folder) => {
+                    assert_eq!(want, 'o', "{rel:?}");
+                    assert_eq!(folder.stamp(), by_path, "{rel:?}");
+                    let mut listed = folder.list(&r, usize::MAX);
+                    let mut expected = r.list(rel, usize::MAX).expect("list").expect("there");
+                    listed.sort();
+                    expected.sort();
+                    assert_eq!(listed, expected, "{rel:?}");
+                }
+                super::super::FolderLook::Absent => {
+                    assert_eq!(want, 'a', "{rel:?}");
+                    assert_eq!(by_path, super::super::Stamp::Absent, "{rel:?}");
+                }
+                super::super::FolderLook::Other => assert_eq!(want, '?', "{rel:?}"),
+            }
+        }
+        // The listing marks links and stops at the limit.
+        let super::super::FolderLook::Open(folder) = r.open_folder(Path::new("src")) else {
+            panic!("src not opened");
+        };
+        let mut listed = folder.list(&r, usize::MAX);
+        listed.sort();
+        let names: Vec<(String, bool)> = listed
+            .iter()
+            .map(|l| (l.name.to_string_lossy().into_owned(), l.is_link))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("a".to_string(), false),
+                ("b".to_string(), false),
+                ("link".to_string(), true)
+            ]
+        );
+        let super::super::FolderLook::Open(folder) = r.open_folder(Path::new("src")) else {
+            panic!("src not opened");
+        };
+        assert_eq!(folder.list(&r, 2).len(), 2);
+    }
 }

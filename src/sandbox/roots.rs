@@ -210,7 +210,14 @@ pub(crate) fn open_roots(
         }
     };
     if repo_path != cwd {
-        dir_probes.push((repo_path.clone(), ambient::directory_stamp(&repo_path)));
+        // The search stamped the root it chose (to check its owner): the
+        // same probe, not made twice.
+        let stamp = owner_probes
+            .iter()
+            .rev()
+            .find(|(dir, _)| *dir == repo_path)
+            .map_or_else(|| ambient::directory_stamp(&repo_path), |(_, s)| *s);
+        dir_probes.push((repo_path.clone(), stamp));
     }
     let repo_dir = handles
         .open(&repo_path)

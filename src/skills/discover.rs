@@ -14,7 +14,7 @@ use crate::policy::{
     SymlinkRule, Whitespace,
 };
 use crate::reason::Reason;
-use crate::sandbox::{Opened, Root, Roots, Stamp};
+use crate::sandbox::{FolderLook, OpenFolder, Opened, Root, Roots, Stamp};
 use crate::warning::{Warning, WarningKind};
 
 /// The file that makes a folder a skill.
@@ -163,7 +163,16 @@ impl SourceCtx<'_> {
         found: &mut Vec<Found>,
         rejected: &mut Vec<Rejected>,
     ) {
-        let source_stamp = self.root.stamp(rel_source);
+        // One open stamps the source and lists it; anything but a folder or
+        // nothing is asked again by path, for the precise stamp and reason.
+        let (source_stamp, opened) = match self.root.open_folder(rel_source) {
+            FolderLook::Open(folder) => (folder.stamp(), Some(folder)),
+            FolderLook::Absent => {
+                trace.push(self.place(), rel_source, Stamp::Absent, None);
+                return;
+            }
+            FolderLook::Other => (self.root.stamp(rel_source), None),
+        };
         trace.push(self.place(), rel_source, source_stamp, None);
         let never_follow = self.policy.trust.symlinks == SymlinkRule::Never;
         if never_follow && self.root.is_symlink(rel_source) {
@@ -186,9 +195,9 @@ impl SourceCtx<'_> {
         }
         let depth = usize::try_from(*self.source.depth.get_ref()).unwrap_or(1);
         if depth <= 1 {
-            self.scan_children(rel_source, level, trace, found, rejected);
+            self.scan_children(rel_source, opened, level, trace, found, rejected);
         } else {
-            self.walk(rel_source, depth, level, trace, found, rejected);
+            self.walk(rel_source, opened, depth, level, trace, found, rejected);
         }
     }
 
@@ -198,6 +207,7 @@ impl SourceCtx<'_> {
     fn entries(
         &self,
         rel_dir: &Path,
+        opened: Option<OpenFolder>,
         rejected: &mut Vec<Rejected>,
     ) -> Option<Vec<crate::sandbox::Listed>> {
         // Names are cheap (no file is opened to list them), so up to
@@ -205,7 +215,12 @@ impl SourceCtx<'_> {
         // `cap` in name order are examined: the choice does not depend on the
         // file system's directory order unless the folder is huge.
         let cap = usize::try_from(self.policy.skills.max_entries_per_source).unwrap_or(usize::MAX);
-        let mut names = match self.root.list(rel_dir, cap.saturating_mul(LISTING_FACTOR)) {
+        let max = cap.saturating_mul(LISTING_FACTOR);
+        let listed = match opened {
+            Some(folder) => Ok(Some(folder.list(self.root, max))),
+            None => self.root.list(rel_dir, max),
+        };
+        let mut names = match listed {
             Ok(Some(names)) => names,
             Ok(None) => return None,
             Err(reason) => {
@@ -225,12 +240,13 @@ impl SourceCtx<'_> {
     fn scan_children(
         &self,
         rel_source: &Path,
+        opened: Option<OpenFolder>,
         level: usize,
         trace: &mut Trace,
         found: &mut Vec<Found>,
         rejected: &mut Vec<Rejected>,
     ) {
-        let Some(names) = self.entries(rel_source, rejected) else {
+        let Some(names) = self.entries(rel_source, opened, rejected) else {
             return;
         };
         let never_follow = self.policy.trust.symlinks == SymlinkRule::Never;
@@ -269,9 +285,14 @@ impl SourceCtx<'_> {
     /// skipped, at most `max-entries-per-source` folders listed in all; a
     /// folder holding a `SKILL.md` is a skill (and is walked on), one
     /// without is only walked.
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the scan's state, passed down as scan_children takes it"
+    )]
     fn walk(
         &self,
         rel_source: &Path,
+        opened: Option<OpenFolder>,
         depth: usize,
         level: usize,
         trace: &mut Trace,
@@ -282,13 +303,16 @@ impl SourceCtx<'_> {
         let never_follow = self.policy.trust.symlinks == SymlinkRule::Never;
         let mut queue = std::collections::VecDeque::from([(rel_source.to_path_buf(), 0usize)]);
         let mut listed = 0usize;
+        let mut opened = opened;
         while let Some((dir, at)) = queue.pop_front() {
             if listed >= cap {
                 self.reject(rejected, &dir, Reason::ScanLimit);
                 break;
             }
             listed += 1;
-            let Some(names) = self.entries(&dir, rejected) else {
+            // The source itself was opened by `scan`; the folders below are
+            // listed by path.
+            let Some(names) = self.entries(&dir, opened.take(), rejected) else {
                 continue;
             };
             for entry in names {

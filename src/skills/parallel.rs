@@ -12,6 +12,7 @@
 
 use std::cell::RefCell;
 use std::path::PathBuf;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::discover::{Found, Rejected, SourceCtx};
@@ -39,6 +40,18 @@ pub(crate) fn threshold() -> usize {
 /// Sets [`threshold`] (for the tests and benchmarks that compare both paths).
 pub(crate) fn set_threshold(n: usize) {
     THRESHOLD.store(n, Ordering::Relaxed);
+}
+
+/// The threads a big source is examined on: what the OS grants this process
+/// (cgroup quota and affinity included), at most [`MAX_WORKERS`]; asked once
+/// per process.
+fn workers() -> usize {
+    static WORKERS: OnceLock<usize> = OnceLock::new();
+    *WORKERS.get_or_init(|| {
+        std::thread::available_parallelism()
+            .map_or(1, usize::from)
+            .min(MAX_WORKERS)
+    })
 }
 
 /// One folder of a source, in listing order.
@@ -90,10 +103,12 @@ pub(super) fn run(
         .iter()
         .filter(|s| matches!(s, Step::Examine(..)))
         .count();
-    let workers = std::thread::available_parallelism()
-        .map_or(1, usize::from)
-        .min(MAX_WORKERS);
-    let outcomes: Vec<Vec<Outcome>> = if to_examine >= threshold() && workers > 1 {
+    // The worker count is asked for only when the source is big enough
+    // (asking reads the cgroup files under /proc and /sys: some twenty
+    // system calls a small source would pay for nothing).
+    let big = to_examine >= threshold();
+    let workers = if big { workers() } else { 1 };
+    let outcomes: Vec<Vec<Outcome>> = if big && workers > 1 {
         let jobs: Vec<(&str, &std::path::Path)> = steps
             .iter()
             .filter_map(|s| match s {
