@@ -96,7 +96,10 @@ pub fn build(
     root: Option<&std::path::Path>,
 ) -> Result<Snapshot, SnapshotError> {
     let handles = sandbox::Handles::default();
-    let cache = skills::ParseCache::new(64);
+    // One build keeps no parses in memory (a copy of every parsed
+    // frontmatter for a cache dropped on return); the home's memo file
+    // still serves and learns.
+    let cache = skills::ParseCache::new(0);
     let built = snapshot::build(policy, home, cwd, root, &handles, &cache)?;
     Ok(std::sync::Arc::unwrap_or_clone(built.snapshot))
 }
