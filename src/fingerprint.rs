@@ -19,7 +19,7 @@ use xxhash_rust::xxh3::{Xxh3, Xxh3DefaultBuilder};
 pub(crate) type FastSet<K> = HashSet<K, Xxh3DefaultBuilder>;
 pub(crate) type FastMap<K, V> = HashMap<K, V, Xxh3DefaultBuilder>;
 
-use crate::origin::RootId;
+use crate::origin::{Origin, RootId};
 use crate::sandbox::{Attached, Stamp};
 
 /// Where a traced path was examined, and so how it is examined again.
@@ -191,7 +191,25 @@ impl Trace {
     /// that stamp decides: the fast path can only say "unchanged" where the
     /// sandboxed stamp would.
     pub(crate) fn still_matches(&self, roots: &Attached) -> bool {
-        self.entries_match(roots, self.entries.iter())
+        let deepest = self.deepest_folder();
+        self.check(roots, self.entries.iter(), deepest)
+    }
+
+    /// The deepest folder holding a traced path under a root (the cwd's
+    /// level, for a chain), when it is deep enough that checking its whole
+    /// way at once saves calls (see `Root::is_real_way`).
+    fn deepest_folder(&self) -> Option<(Place, &[u8])> {
+        self.entries
+            .iter()
+            .filter(|e| matches!(e.place, Place::Within(_)))
+            .filter_map(|e| {
+                let rel = e.rel.as_os_str().as_encoded_bytes();
+                let dir = parent_of(rel)?;
+                let depth = memchr::memchr_iter(b'/', dir).count() + 1;
+                (depth >= WHOLE_WAY_MIN && is_plain(rel)).then_some((depth, e.place, dir))
+            })
+            .max_by_key(|(depth, ..)| *depth)
+            .map(|(_, place, dir)| (place, dir))
     }
 
     /// [`still_matches`](Self::still_matches) for some of the entries only
@@ -201,6 +219,17 @@ impl Trace {
         roots: &'a Attached,
         entries: impl IntoIterator<Item = &'a TraceEntry>,
     ) -> bool {
+        self.check(roots, entries, None)
+    }
+
+    /// The check of `entries`; the folders on the way to `deep` (with
+    /// `deep`) are first confirmed as real directories all at once.
+    fn check<'a>(
+        &'a self,
+        roots: &'a Attached,
+        entries: impl IntoIterator<Item = &'a TraceEntry>,
+        deep: Option<(Place, &'a [u8])>,
+    ) -> bool {
         let mut check = Check {
             roots,
             real_dirs: FastMap::default(),
@@ -208,6 +237,9 @@ impl Trace {
             vouched: self.lock_vouched(),
             seen: Vec::new(),
         };
+        if let Some((Place::Within(origin), dir)) = deep {
+            check.confirm_whole_way(origin, dir);
+        }
         let all = entries.into_iter().all(|e| check.entry(e));
         let Check {
             mut vouched, seen, ..
@@ -274,7 +306,13 @@ impl Trace {
                     if e.place == Place::Owner {
                         field(&mut h, &uid.to_le_bytes());
                     }
-                    if e.stamp.is_hard_linked() && matches!(e.place, Place::Within(_)) {
+                    // Only a project file's links are reported: the count
+                    // of a home file's names says nothing about the output
+                    // (and the nonce key has two names for an instant while
+                    // it is put in place).
+                    if e.stamp.is_hard_linked()
+                        && matches!(e.place, Place::Within(id) if id.origin() == Origin::Project)
+                    {
                         field(&mut h, b"hard-linked");
                     }
                     // A directory's size says nothing about the output (its
@@ -313,6 +351,11 @@ struct Check<'a> {
     seen: Vec<(u64, Vec<u8>)>,
 }
 
+/// From how many folders deep the way to the deepest traced folder is
+/// confirmed in one call (an open and a close) rather than a `statx` per
+/// folder.
+const WHOLE_WAY_MIN: usize = 3;
+
 /// The folder part of a relative path (`None`: directly in the root).
 fn parent_of(rel: &[u8]) -> Option<&[u8]> {
     memchr::memrchr(b'/', rel).map(|i| &rel[..i])
@@ -328,6 +371,27 @@ fn is_plain(rel: &[u8]) -> bool {
 }
 
 impl<'a> Check<'a> {
+    /// Confirms `dir` and every folder above it as real directories with
+    /// one resolution that refuses every link (see `Root::is_real_way`);
+    /// when it fails, nothing is recorded and each folder is looked at on
+    /// its own, as before.
+    fn confirm_whole_way(&mut self, origin: RootId, dir: &'a [u8]) {
+        let path = Path::new(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(dir));
+        if !self
+            .roots
+            .get(origin)
+            .is_some_and(|root| root.is_real_way(path))
+        {
+            return;
+        }
+        let code = Place::Within(origin).code();
+        let mut prefix = Some(dir);
+        while let Some(p) = prefix {
+            self.real_dirs.insert((code, p), true);
+            prefix = parent_of(p);
+        }
+    }
+
     fn entry(&mut self, e: &'a TraceEntry) -> bool {
         let Place::Within(origin) = e.place else {
             return self

@@ -31,7 +31,10 @@ use support::next_timestamp_tick;
 
 /// Directory levels of the tree, relative to the base: `r` is the outer
 /// repository candidate, the cwd is `r/a/b`.
-const LEVELS: &[&str] = &["r", "r/a", "r/a/b"];
+// Four levels: the cwd is three folders below the root, deep enough that
+// the check confirms the way to it in one resolution (and a swapped-out
+// `r/a` must break that).
+const LEVELS: &[&str] = &["r", "r/a", "r/a/b", "r/a/b/c"];
 const NAMES: &[&str] = &["AGENTS.md", "CLAUDE.md"];
 const TEXTS: &[&str] = &[
     "alpha rules",
@@ -71,7 +74,7 @@ enum Change {
     },
     /// Writes the home's instruction file, or removes the whole home.
     Home { text: Option<usize> },
-    /// Moves the folder `r/a` (the cwd's parent) out of the root and puts a
+    /// Moves the folder `r/a` (above the cwd) out of the root and puts a
     /// link to where it went in its place, or moves it back: the same files,
     /// now reached through a link that leaves the root.
     SwapOut { out: bool },

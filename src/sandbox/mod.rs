@@ -161,6 +161,36 @@ impl Root {
         }
     }
 
+    /// Whether `rel` and every folder on the way to it are real directories
+    /// under the root now: one `openat2` (`O_PATH`, `RESOLVE_BENEATH |
+    /// RESOLVE_NO_SYMLINKS`) that fails on any link met, and a close. What
+    /// a `statx` of each folder (links not followed) would establish, in
+    /// two calls however deep. `false` on any failure, including a kernel
+    /// without `openat2`: the caller then looks at each folder.
+    #[cfg(target_os = "linux")]
+    pub(crate) fn is_real_way(&self, rel: &Path) -> bool {
+        use rustix::fs::{Mode, OFlags, ResolveFlags, openat2};
+        match openat2(
+            &*self.dir,
+            rel,
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+            ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS,
+        ) {
+            Ok(_fd) => true,
+            Err(errno) => {
+                self.shortage.note(&io::Error::from(errno));
+                false
+            }
+        }
+    }
+
+    /// Elsewhere: never (each folder is looked at on its own).
+    #[cfg(not(target_os = "linux"))]
+    pub(crate) fn is_real_way(&self, _rel: &Path) -> bool {
+        false
+    }
+
     /// Whether `rel` itself is a symlink (the link is not followed).
     pub(crate) fn is_symlink(&self, rel: &Path) -> bool {
         match self.dir.symlink_metadata(rel) {

@@ -394,4 +394,33 @@ mod fast_paths {
         };
         assert_eq!(folder.list(&r, 2).len(), 2);
     }
+
+    /// The way to a folder is real when no link is met on it, whatever the
+    /// link's target.
+    #[test]
+    fn a_real_way_meets_no_link() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let base = tmp.path();
+        std::fs::create_dir_all(base.join("a/b/c")).expect("mkdir");
+        std::fs::write(base.join("a/b/file"), "x").expect("write");
+        std::os::unix::fs::symlink("b", base.join("a/inner")).expect("link");
+        std::os::unix::fs::symlink(base.join("a"), base.join("abs")).expect("link");
+        let r = root(base);
+        for (rel, want) in [
+            ("a", true),
+            ("a/b", true),
+            ("a/b/c", true),
+            ("a/inner", false),
+            ("a/inner/c", false),
+            ("abs/b", false),
+            ("a/b/file", false),
+            ("a/b/none", false),
+            // `..` that stays under the root is resolved (callers pass
+            // plain paths only); one that leaves it is refused.
+            ("a/../a/b", true),
+            ("a/../../x", false),
+        ] {
+            assert_eq!(r.is_real_way(Path::new(rel)), want, "{rel}");
+        }
+    }
 }

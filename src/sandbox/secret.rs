@@ -99,8 +99,11 @@ pub(crate) fn home_key(root: &Root, rel: &Path) -> Option<NonceKey> {
         return Some(key);
     }
     if root.stamp(rel) != Stamp::Absent {
-        // Something that is not a usable key sits there: leave it alone.
-        return None;
+        // Something sits there now. Another process (or thread) may have
+        // put its new key in place between the read and the stat: read
+        // once more, or two builds started together would use different
+        // keys. Still not a usable key: leave it alone.
+        return read_key(root, rel);
     }
     match create_key(root, rel) {
         Ok(_) => read_key(root, rel),
