@@ -135,6 +135,9 @@ pub(crate) struct Trace {
     /// The stamp with the newest timestamp among the paths inside the
     /// roots, once asked for.
     newest: OnceLock<Option<Stamp>>,
+    /// The deepest folder holding a traced path (the entry's index and the
+    /// folder's length in its path), once asked for.
+    deepest: OnceLock<Option<(usize, usize)>>,
 }
 
 impl Clone for Trace {
@@ -144,6 +147,7 @@ impl Clone for Trace {
             started: self.started,
             vouched: Mutex::default(),
             newest: OnceLock::new(),
+            deepest: OnceLock::new(),
         }
     }
 }
@@ -155,6 +159,7 @@ impl Default for Trace {
             started: SystemTime::now(),
             vouched: Mutex::default(),
             newest: OnceLock::new(),
+            deepest: OnceLock::new(),
         }
     }
 }
@@ -199,17 +204,24 @@ impl Trace {
     /// level, for a chain), when it is deep enough that checking its whole
     /// way at once saves calls (see `Root::is_real_way`).
     fn deepest_folder(&self) -> Option<(Place, &[u8])> {
-        self.entries
-            .iter()
-            .filter(|e| matches!(e.place, Place::Within(_)))
-            .filter_map(|e| {
-                let rel = e.rel.as_os_str().as_encoded_bytes();
-                let dir = parent_of(rel)?;
-                let depth = memchr::memchr_iter(b'/', dir).count() + 1;
-                (depth >= WHOLE_WAY_MIN && is_plain(rel)).then_some((depth, e.place, dir))
-            })
-            .max_by_key(|(depth, ..)| *depth)
-            .map(|(_, place, dir)| (place, dir))
+        // Found once per trace (the entries do not change once built), so
+        // a check does not walk every path for it.
+        let (i, len) = (*self.deepest.get_or_init(|| {
+            self.entries
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| matches!(e.place, Place::Within(_)))
+                .filter_map(|(i, e)| {
+                    let rel = e.rel.as_os_str().as_encoded_bytes();
+                    let dir = parent_of(rel)?;
+                    let depth = memchr::memchr_iter(b'/', dir).count() + 1;
+                    (depth >= WHOLE_WAY_MIN && is_plain(rel)).then_some((depth, i, dir.len()))
+                })
+                .max_by_key(|(depth, ..)| *depth)
+                .map(|(_, i, len)| (i, len))
+        }))?;
+        let e = self.entries.get(i)?;
+        Some((e.place, e.rel.as_os_str().as_encoded_bytes().get(..len)?))
     }
 
     /// [`still_matches`](Self::still_matches) for some of the entries only

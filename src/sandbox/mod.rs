@@ -170,6 +170,13 @@ impl Root {
     #[cfg(target_os = "linux")]
     pub(crate) fn is_real_way(&self, rel: &Path) -> bool {
         use rustix::fs::{Mode, OFlags, ResolveFlags, openat2};
+        use std::sync::atomic::AtomicBool;
+        // A kernel without `openat2` (before 5.6, or valgrind) says so
+        // once; it is not asked again.
+        static MISSING: AtomicBool = AtomicBool::new(false);
+        if MISSING.load(Ordering::Relaxed) {
+            return false;
+        }
         match openat2(
             &*self.dir,
             rel,
@@ -179,6 +186,9 @@ impl Root {
         ) {
             Ok(_fd) => true,
             Err(errno) => {
+                if errno == rustix::io::Errno::NOSYS {
+                    MISSING.store(true, Ordering::Relaxed);
+                }
                 self.shortage.note(&io::Error::from(errno));
                 false
             }
