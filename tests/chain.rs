@@ -1025,6 +1025,54 @@ fn symlinked_directory_on_the_way_out_is_refused() {
     assert_no_leak(&w, &cwd, &snap, "symlinked dir");
 }
 
+/// A skill source that is a link: followed inside the root or refused by
+/// the policy, and a dangling one refused under `never` as well (not passed
+/// over as if nothing were there).
+#[test]
+fn skill_source_links_followed_or_refused_by_policy() {
+    for rule in ["within-root", "never"] {
+        let w = World::new();
+        write(
+            &w.repo.join("real-skills/deploy/SKILL.md"),
+            "---\nname: deploy\ndescription: Ship it.\n---\nbody\n",
+        );
+        fs::create_dir_all(w.repo.join(".agents")).unwrap();
+        symlink("../real-skills", w.repo.join(".agents/skills")).unwrap();
+        fs::create_dir_all(w.repo.join(".lisa")).unwrap();
+        symlink("../nowhere", w.repo.join(".lisa/skills")).unwrap();
+        let loader = if rule == "within-root" {
+            w.loader()
+        } else {
+            w.loader_with("version = 1\n[trust]\nsymlinks = \"never\"\n")
+        };
+        let snap = loader.snapshot(&w.repo).unwrap();
+        let names: Vec<&str> = snap.skills.iter().map(|s| s.name.as_str()).collect();
+        let rejected = serde_json::to_value(&snap.rejected_skills).unwrap();
+        let reason_of = |rel: &str| {
+            rejected
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|r| r["path"] == w.repo.join(rel).to_string_lossy().as_ref())
+                .map(|r| r["reason"].as_str().unwrap().to_string())
+        };
+        if rule == "within-root" {
+            assert_eq!(names, ["deploy"]);
+            assert_eq!(reason_of(".lisa/skills"), None);
+        } else {
+            assert!(names.is_empty(), "{names:?}");
+            assert_eq!(
+                reason_of(".agents/skills").as_deref(),
+                Some("symlink-refused")
+            );
+            assert_eq!(
+                reason_of(".lisa/skills").as_deref(),
+                Some("symlink-refused")
+            );
+        }
+    }
+}
+
 #[test]
 fn in_root_symlink_followed_or_refused_by_policy() {
     for rule in ["within-root", "never"] {

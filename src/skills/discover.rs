@@ -163,18 +163,21 @@ impl SourceCtx<'_> {
         found: &mut Vec<Found>,
         rejected: &mut Vec<Rejected>,
     ) {
+        let never_follow = self.policy.trust.symlinks == SymlinkRule::Never;
         // One open stamps the source and lists it; anything but a folder or
         // nothing is asked again by path, for the precise stamp and reason.
         let (source_stamp, opened) = match self.root.open_folder(rel_source) {
             FolderLook::Open(folder) => (folder.stamp(), Some(folder)),
-            FolderLook::Absent => {
+            // Nothing there, unless a dangling link that `never` refuses
+            // (the path below records it).
+            FolderLook::Absent if !never_follow => {
                 trace.push(self.place(), rel_source, Stamp::Absent, None);
                 return;
             }
+            FolderLook::Absent => (Stamp::Absent, None),
             FolderLook::Other => (self.root.stamp(rel_source), None),
         };
         trace.push(self.place(), rel_source, source_stamp, None);
-        let never_follow = self.policy.trust.symlinks == SymlinkRule::Never;
         if never_follow && self.root.is_symlink(rel_source) {
             self.reject(rejected, rel_source, Reason::SymlinkRefused);
             return;
