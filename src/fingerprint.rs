@@ -191,7 +191,9 @@ impl Trace {
     /// check (links not followed), unless the traced folder holding it was
     /// itself found unchanged this way and an earlier such check saw it as
     /// a real directory (an entry of an unchanged folder was not replaced).
-    /// Whenever the fast stamp differs, or a folder on the way is not a
+    /// First of all, the way to the deepest traced folder is confirmed in
+    /// one resolution that refuses every link, which vouches for every
+    /// folder on it at once. Whenever the fast stamp differs, or a folder on the way is not a
     /// real directory, the path is stamped again through the sandbox, and
     /// that stamp decides: the fast path can only say "unchanged" where the
     /// sandboxed stamp would.
