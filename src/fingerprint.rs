@@ -193,10 +193,10 @@ impl Trace {
     /// a real directory (an entry of an unchanged folder was not replaced).
     /// First of all, the way to the deepest traced folder is confirmed in
     /// one resolution that refuses every link, which vouches for every
-    /// folder on it at once. Whenever the fast stamp differs, or a folder on the way is not a
-    /// real directory, the path is stamped again through the sandbox, and
-    /// that stamp decides: the fast path can only say "unchanged" where the
-    /// sandboxed stamp would.
+    /// folder on it at once. Whenever the fast stamp differs, or a folder
+    /// on the way is not a real directory, the path is stamped again
+    /// through the sandbox, and that stamp decides: the fast path can only
+    /// say "unchanged" where the sandboxed stamp would.
     pub(crate) fn still_matches(&self, roots: &Attached) -> bool {
         let deepest = self.deepest_folder();
         self.check(roots, self.entries.iter(), deepest)

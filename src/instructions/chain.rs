@@ -75,12 +75,13 @@ fn expand(root: &Root, id: RootId, dir: &Path, name: &str, trace: &mut Trace) ->
     let mut listed = 0usize;
     while let Some((sub, depth)) = queue.pop_front() {
         let folder = dir.join(&sub);
-        let stamp = root.stamp(&folder);
-        trace.push(Place::Within(id), &folder, stamp, None);
-        if !stamp.is_dir() || listed >= GLOB_ENTRIES {
+        // One open stamps the folder and lists it.
+        let looked = root.look_folder(&folder);
+        trace.push(Place::Within(id), &folder, looked.stamp, None);
+        if !looked.stamp.is_dir() || listed >= GLOB_ENTRIES {
             continue;
         }
-        let Ok(Some(mut entries)) = root.list(&folder, GLOB_ENTRIES - listed) else {
+        let Ok(Some(mut entries)) = looked.list(root, &folder, GLOB_ENTRIES - listed) else {
             continue;
         };
         listed += entries.len();
@@ -142,15 +143,13 @@ impl Places<'_> {
     fn levels(&mut self, to: &Path, names: &[&str], skip: &dyn Fn(&Path) -> bool) {
         self.out
             .reserve(names.len() * (to.components().count() + 1));
-        // One folder path, grown a level at a time.
+        // One folder path, grown a level at a time: the root, then each
+        // folder down to `to`.
         let mut rel_dir = PathBuf::new();
-        let mut components = to.components();
-        for i in 0.. {
-            if i > 0 {
-                match components.next() {
-                    Some(c) => rel_dir.push(c.as_os_str()),
-                    None => break,
-                }
+        let steps = std::iter::once(None).chain(to.components().map(Some));
+        for (i, step) in steps.enumerate() {
+            if let Some(c) = step {
+                rel_dir.push(c.as_os_str());
             }
             if skip(&rel_dir) {
                 continue;

@@ -8,8 +8,8 @@
 //! through one handle, it is an open, an fstat, the reads and a close. The
 //! stamp is the handle's, so it is exactly what [`Root::stamp`] reports for
 //! the same folder (links inside the root followed in both); whenever the
-//! open fails for any reason other than "nothing there", the caller falls
-//! back to the path-based calls, so every refusal is recorded as before.
+//! open fails for any reason other than "nothing there", the stamp and the
+//! listing are taken by path, so every refusal is recorded as before.
 
 use std::ffi::OsString;
 use std::io;
@@ -24,79 +24,89 @@ use rustix::io::Errno;
 use super::stamp::Stamp;
 use super::{Listed, Root};
 
-/// What opening a folder found.
-pub(crate) enum FolderLook {
-    /// A folder, open for listing, with its stamp.
-    Open(OpenFolder),
-    /// Nothing at that path (its stamp is [`Stamp::Absent`]).
-    Absent,
-    /// Anything else (a file, a refused link, an unreadable folder...): ask
-    /// [`Root::stamp`] and [`Root::list`] by path for the precise answer.
-    Other,
+/// A folder under a root, stamped; open for listing when it is one.
+pub(crate) struct LookedFolder {
+    /// Its stamp: the open handle's, or [`Root::stamp`]'s when it did not
+    /// open as a folder.
+    pub(crate) stamp: Stamp,
+    /// The handle, when the folder opened for listing.
+    pub(super) fd: Option<OwnedFd>,
 }
 
-/// A folder opened under a root.
-pub(crate) struct OpenFolder {
-    stamp: Stamp,
-    fd: OwnedFd,
-}
-
-impl OpenFolder {
-    /// The folder's stamp, taken from the open handle.
-    pub(crate) fn stamp(&self) -> Stamp {
-        self.stamp
-    }
-
-    /// Its entries, at most `max`, in the order the file system gives them
-    /// ("." and ".." left out; an entry that cannot be read ends the
-    /// listing, as a failed `getdents` would). The handle is closed.
-    pub(crate) fn list(self, root: &Root, max: usize) -> Vec<Listed> {
-        let mut out = Vec::new();
-        let mut dir = match rustix::fs::Dir::new(self.fd) {
-            Ok(dir) => dir,
-            Err(errno) => {
-                root.shortage.note(&io::Error::from(errno));
-                return out;
-            }
-        };
-        while out.len() < max {
-            let entry = match dir.read() {
-                Some(Ok(entry)) => entry,
-                Some(Err(errno)) => {
-                    root.shortage.note(&io::Error::from(errno));
-                    break;
-                }
-                None => break,
-            };
-            let name = entry.file_name().to_bytes();
-            if name == b"." || name == b".." {
-                continue;
-            }
-            let is_link = match entry.file_type() {
-                FileType::Unknown => {
-                    // The file system did not say (some do not): one stat of
-                    // the entry itself, relative to the open folder.
-                    dir.fd()
-                        .and_then(|fd| {
-                            rustix::fs::statat(fd, entry.file_name(), AtFlags::SYMLINK_NOFOLLOW)
-                        })
-                        .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Symlink)
-                }
-                t => t == FileType::Symlink,
-            };
-            out.push(Listed {
-                name: OsString::from(std::ffi::OsStr::from_bytes(name)),
-                is_link,
-            });
+impl LookedFolder {
+    /// Its entries, at most `max`: through the open handle, or by path
+    /// ([`Root::list`], which then says why it cannot) when there is none.
+    /// The handle is closed.
+    pub(crate) fn list(
+        self,
+        root: &Root,
+        rel: &Path,
+        max: usize,
+    ) -> Result<Option<Vec<Listed>>, super::Reason> {
+        match self.fd {
+            Some(fd) => Ok(Some(list_fd(root, fd, max))),
+            None if self.stamp == Stamp::Absent => Ok(None),
+            None => root.list(rel, max),
         }
-        out
     }
+}
+
+/// The entries of the open folder `fd`, at most `max`, in the order the
+/// file system gives them ("." and ".." left out; an entry that cannot be
+/// read ends the listing, as a failed `getdents` would).
+fn list_fd(root: &Root, fd: OwnedFd, max: usize) -> Vec<Listed> {
+    let mut out = Vec::new();
+    let mut dir = match rustix::fs::Dir::new(fd) {
+        Ok(dir) => dir,
+        Err(errno) => {
+            root.shortage.note(&io::Error::from(errno));
+            return out;
+        }
+    };
+    while out.len() < max {
+        let entry = match dir.read() {
+            Some(Ok(entry)) => entry,
+            Some(Err(errno)) => {
+                root.shortage.note(&io::Error::from(errno));
+                break;
+            }
+            None => break,
+        };
+        let name = entry.file_name().to_bytes();
+        if name == b"." || name == b".." {
+            continue;
+        }
+        let is_link = match entry.file_type() {
+            FileType::Unknown => {
+                // The file system did not say (some do not): one stat of
+                // the entry itself, relative to the open folder.
+                dir.fd()
+                    .and_then(|fd| {
+                        rustix::fs::statat(fd, entry.file_name(), AtFlags::SYMLINK_NOFOLLOW)
+                    })
+                    .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Symlink)
+            }
+            t => t == FileType::Symlink,
+        };
+        out.push(Listed {
+            name: OsString::from(std::ffi::OsStr::from_bytes(name)),
+            is_link,
+        });
+    }
+    out
 }
 
 impl Root {
-    /// Opens the folder `rel` (links inside the root followed, as
-    /// [`Root::stamp`] follows them) and stamps it through the handle.
-    pub(crate) fn open_folder(&self, rel: &Path) -> FolderLook {
+    /// Stamps the folder `rel` (links inside the root followed, as
+    /// [`Root::stamp`] follows them) and opens it for listing, in one open
+    /// and an fstat of the handle. When it does not open as a folder for a
+    /// reason other than "nothing there", the stamp is [`Root::stamp`]'s,
+    /// and a listing goes by path, which records the precise refusal.
+    pub(crate) fn look_folder(&self, rel: &Path) -> LookedFolder {
+        let by_path = || LookedFolder {
+            stamp: self.stamp(rel),
+            fd: None,
+        };
         // Opened for reading (cap-std's own folder handles are `O_PATH`,
         // which cannot be listed), and only if it is a folder.
         let mut opts = OpenOptions::new();
@@ -107,21 +117,23 @@ impl Root {
             Err(e) => {
                 self.shortage.note(&e);
                 return match Errno::from_io_error(&e) {
-                    Some(Errno::NOENT) => FolderLook::Absent,
-                    _ => FolderLook::Other,
+                    Some(Errno::NOENT) => LookedFolder {
+                        stamp: Stamp::Absent,
+                        fd: None,
+                    },
+                    _ => by_path(),
                 };
             }
         };
-        let stamp = match dir.metadata() {
-            Ok(meta) => Stamp::of(&meta),
+        match dir.metadata() {
+            Ok(meta) => LookedFolder {
+                stamp: Stamp::of(&meta),
+                fd: Some(OwnedFd::from(dir.into_std())),
+            },
             Err(e) => {
                 self.shortage.note(&e);
-                return FolderLook::Other;
+                by_path()
             }
-        };
-        FolderLook::Open(OpenFolder {
-            stamp,
-            fd: OwnedFd::from(dir.into_std()),
-        })
+        }
     }
 }

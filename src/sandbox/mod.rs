@@ -38,7 +38,7 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use cap_std::fs::Dir;
 
 pub(crate) use ambient::{UserFileError, read_user_file, stat_directory, user_file_stamp};
-pub(crate) use folder::{FolderLook, OpenFolder};
+pub(crate) use folder::LookedFolder;
 pub(crate) use handles::{DEFAULT_HANDLE_BUDGET, Handles};
 pub(crate) use home::{first_candidate, normalize};
 pub(crate) use memo_file::{read_memo, replace_memo};

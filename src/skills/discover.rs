@@ -14,7 +14,7 @@ use crate::policy::{
     SymlinkRule, Whitespace,
 };
 use crate::reason::Reason;
-use crate::sandbox::{FolderLook, OpenFolder, Opened, Root, Roots, Stamp};
+use crate::sandbox::{LookedFolder, Opened, Root, Roots, Stamp};
 use crate::warning::{Warning, WarningKind};
 
 /// The file that makes a folder a skill.
@@ -163,21 +163,11 @@ impl SourceCtx<'_> {
         found: &mut Vec<Found>,
         rejected: &mut Vec<Rejected>,
     ) {
-        let never_follow = self.policy.trust.symlinks == SymlinkRule::Never;
-        // One open stamps the source and lists it; anything but a folder or
-        // nothing is asked again by path, for the precise stamp and reason.
-        let (source_stamp, opened) = match self.root.open_folder(rel_source) {
-            FolderLook::Open(folder) => (folder.stamp(), Some(folder)),
-            // Nothing there, unless a dangling link that `never` refuses
-            // (the path below records it).
-            FolderLook::Absent if !never_follow => {
-                trace.push(self.place(), rel_source, Stamp::Absent, None);
-                return;
-            }
-            FolderLook::Absent => (Stamp::Absent, None),
-            FolderLook::Other => (self.root.stamp(rel_source), None),
-        };
+        // One open stamps the source and, when it is a folder, lists it.
+        let folder = self.root.look_folder(rel_source);
+        let source_stamp = folder.stamp;
         trace.push(self.place(), rel_source, source_stamp, None);
+        let never_follow = self.policy.trust.symlinks == SymlinkRule::Never;
         if never_follow && self.root.is_symlink(rel_source) {
             self.reject(rejected, rel_source, Reason::SymlinkRefused);
             return;
@@ -198,9 +188,9 @@ impl SourceCtx<'_> {
         }
         let depth = usize::try_from(*self.source.depth.get_ref()).unwrap_or(1);
         if depth <= 1 {
-            self.scan_children(rel_source, opened, level, trace, found, rejected);
+            self.scan_children(rel_source, folder, level, trace, found, rejected);
         } else {
-            self.walk(rel_source, opened, depth, level, trace, found, rejected);
+            self.walk(rel_source, folder, depth, level, trace, found, rejected);
         }
     }
 
@@ -210,7 +200,7 @@ impl SourceCtx<'_> {
     fn entries(
         &self,
         rel_dir: &Path,
-        opened: Option<OpenFolder>,
+        folder: Option<LookedFolder>,
         rejected: &mut Vec<Rejected>,
     ) -> Option<Vec<crate::sandbox::Listed>> {
         // Names are cheap (no file is opened to list them), so up to
@@ -219,8 +209,8 @@ impl SourceCtx<'_> {
         // file system's directory order unless the folder is huge.
         let cap = usize::try_from(self.policy.skills.max_entries_per_source).unwrap_or(usize::MAX);
         let max = cap.saturating_mul(LISTING_FACTOR);
-        let listed = match opened {
-            Some(folder) => Ok(Some(folder.list(self.root, max))),
+        let listed = match folder {
+            Some(folder) => folder.list(self.root, rel_dir, max),
             None => self.root.list(rel_dir, max),
         };
         let mut names = match listed {
@@ -243,13 +233,13 @@ impl SourceCtx<'_> {
     fn scan_children(
         &self,
         rel_source: &Path,
-        opened: Option<OpenFolder>,
+        folder: LookedFolder,
         level: usize,
         trace: &mut Trace,
         found: &mut Vec<Found>,
         rejected: &mut Vec<Rejected>,
     ) {
-        let Some(names) = self.entries(rel_source, opened, rejected) else {
+        let Some(names) = self.entries(rel_source, Some(folder), rejected) else {
             return;
         };
         let never_follow = self.policy.trust.symlinks == SymlinkRule::Never;
@@ -295,7 +285,7 @@ impl SourceCtx<'_> {
     fn walk(
         &self,
         rel_source: &Path,
-        opened: Option<OpenFolder>,
+        folder: LookedFolder,
         depth: usize,
         level: usize,
         trace: &mut Trace,
@@ -306,7 +296,7 @@ impl SourceCtx<'_> {
         let never_follow = self.policy.trust.symlinks == SymlinkRule::Never;
         let mut queue = std::collections::VecDeque::from([(rel_source.to_path_buf(), 0usize)]);
         let mut listed = 0usize;
-        let mut opened = opened;
+        let mut source = Some(folder);
         while let Some((dir, at)) = queue.pop_front() {
             if listed >= cap {
                 self.reject(rejected, &dir, Reason::ScanLimit);
@@ -315,7 +305,7 @@ impl SourceCtx<'_> {
             listed += 1;
             // The source itself was opened by `scan`; the folders below are
             // listed by path.
-            let Some(names) = self.entries(&dir, opened.take(), rejected) else {
+            let Some(names) = self.entries(&dir, source.take(), rejected) else {
                 continue;
             };
             for entry in names {
