@@ -1,6 +1,9 @@
 //! The instruction chain: a cold snapshot and an unchanged fingerprint for a
-//! 12-level and a 30-level chain, each beside its floor (the same files opened
-//! and read, or stat'ed, with plain `std::fs`).
+//! 12-level and a 30-level chain, each beside its floor with plain `std::fs`:
+//! the candidate files opened and read (cold), and two floors for the check:
+//! one `stat` per traced path (every path the build examined: the
+//! candidates, the repository markers looked for, the roots, the skill
+//! sources, the nonce key), and the stricter one `stat` per candidate file.
 //!
 //! Absolute times on a shared machine are noise, so after the criterion groups
 //! the bench measures both sides again, interleaved, and prints one
@@ -37,6 +40,8 @@ struct Chain {
     /// Every path the loader considers, in its order: the home files, then
     /// both names at every level from the root down to the cwd.
     candidates: Vec<PathBuf>,
+    /// Every path a build examines, absolute (filled in by `main`).
+    traced: Vec<PathBuf>,
 }
 
 const NAMES: [&str; 2] = ["AGENTS.md", "CLAUDE.md"];
@@ -72,6 +77,7 @@ fn chain(levels: usize, seed: u64) -> Chain {
         home,
         cwd: dir,
         candidates,
+        traced: Vec::new(),
     }
 }
 
@@ -101,6 +107,13 @@ fn floor_read(c: &Chain) -> usize {
 
 fn floor_stat(c: &Chain) -> usize {
     c.candidates
+        .iter()
+        .filter(|p| std::fs::metadata(p).is_ok())
+        .count()
+}
+
+fn floor_stat_traced(c: &Chain) -> usize {
+    c.traced
         .iter()
         .filter(|p| std::fs::metadata(p).is_ok())
         .count()
@@ -136,9 +149,12 @@ fn check_candidates(p: &Policy, c: &Chain) {
 fn main() {
     let quick = !bench_mode();
     let p = policy();
-    let chains = [chain(12, 12), chain(30, 30)];
-    for c in &chains {
+    let mut chains = [chain(12, 12), chain(30, 30)];
+    for c in &mut chains {
         check_candidates(&p, c);
+        c.traced = lisa_context::internals::traced_paths(&p, Some(&c.home), &c.cwd, None)
+            .expect("traced paths");
+        eprintln!("chain {}: {} traced paths", c.levels, c.traced.len());
     }
 
     // Files modified less than RACY_WINDOW before a build are re-read on every
@@ -203,6 +219,15 @@ fn main() {
         }
         g.finish();
     }
+    {
+        let mut g = crit.benchmark_group("floor_stat_traced");
+        for c in &chains {
+            g.bench_function(c.levels.to_string(), |b| {
+                b.iter(|| black_box(floor_stat_traced(c)))
+            });
+        }
+        g.finish();
+    }
 
     for c in &chains {
         let n = c.levels;
@@ -231,6 +256,18 @@ fn main() {
             },
             &mut || {
                 black_box(floor_stat(c));
+            },
+        );
+        ratio(
+            quick,
+            "chain",
+            &format!("fingerprint_unchanged/{n}"),
+            &format!("floor_stat_traced/{n}"),
+            &mut || {
+                black_box(loader.fingerprint(&c.cwd).expect("fingerprint"));
+            },
+            &mut || {
+                black_box(floor_stat_traced(c));
             },
         );
     }

@@ -246,8 +246,9 @@ impl Trace {
     ) -> bool {
         let mut check = Check {
             roots,
-            real_dirs: FastMap::default(),
+            folders: FastMap::default(),
             unchanged_dirs: FastSet::default(),
+            directories: Vec::new(),
             vouched: self.lock_vouched(),
             seen: Vec::new(),
         };
@@ -354,15 +355,44 @@ impl Trace {
 /// bytes (`/`-separated, as on every Unix).
 struct Check<'a> {
     roots: &'a Attached,
-    /// Folders examined in this check: whether each is a real directory.
-    real_dirs: FastMap<(u64, &'a [u8]), bool>,
+    /// Folders examined in this check: what each is now.
+    folders: FastMap<(u64, &'a [u8]), Folder>,
     /// Traced folders found unchanged by the fast path in this check.
     unchanged_dirs: FastSet<(u64, &'a [u8])>,
+    /// Directories outside the roots (links followed) stamped in this
+    /// check, by their path's bytes.
+    directories: Vec<(&'a [u8], Stamp)>,
     /// Folders earlier checks saw as real directories in an unchanged
     /// traced folder (one set per root).
     vouched: MutexGuard<'a, Vouched>,
     /// Folders this check saw so, to remember.
     seen: Vec<(u64, Vec<u8>)>,
+}
+
+/// What a folder on the way to a traced path is now, with every folder
+/// above it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Folder {
+    /// A real directory (not a link), under real directories only.
+    Real,
+    /// Nothing there (not even a link), under real directories: nothing
+    /// can be below it.
+    Missing,
+    /// Anything else (a link, a file, an error, or something else above):
+    /// the paths below it are stamped through the sandbox.
+    Other,
+}
+
+impl Folder {
+    /// What a look that does not follow the final link shows, for a path
+    /// whose way is real.
+    fn of(stamp: &Stamp) -> Self {
+        match stamp {
+            Stamp::Absent => Folder::Missing,
+            _ if stamp.is_dir() => Folder::Real,
+            _ => Folder::Other,
+        }
+    }
 }
 
 /// From how many folders deep the way to the deepest traced folder is
@@ -384,96 +414,125 @@ fn is_plain(rel: &[u8]) -> bool {
             .all(|c| !c.is_empty() && c != b"." && c != b"..")
 }
 
+/// A path from its bytes (a prefix of a path's bytes cut at a `/` is a
+/// path too).
+fn path_of(bytes: &[u8]) -> &Path {
+    Path::new(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(bytes))
+}
+
 impl<'a> Check<'a> {
     /// Confirms `dir` and every folder above it as real directories with
     /// one resolution that refuses every link (see `Root::is_real_way`);
     /// when it fails, nothing is recorded and each folder is looked at on
     /// its own, as before.
     fn confirm_whole_way(&mut self, origin: RootId, dir: &'a [u8]) {
-        let path = Path::new(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(dir));
         if !self
             .roots
             .get(origin)
-            .is_some_and(|root| root.is_real_way(path))
+            .is_some_and(|root| root.is_real_way(path_of(dir)))
         {
             return;
         }
         let code = Place::Within(origin).code();
         let mut prefix = Some(dir);
         while let Some(p) = prefix {
-            self.real_dirs.insert((code, p), true);
+            self.folders.insert((code, p), Folder::Real);
             prefix = parent_of(p);
         }
     }
 
     fn entry(&mut self, e: &'a TraceEntry) -> bool {
         let Place::Within(origin) = e.place else {
-            return self
-                .roots
-                .restamp(e.place, &e.rel)
-                .is_some_and(|now| e.unchanged(&now));
+            return self.outside(e);
         };
         let Some(root) = self.roots.get(origin) else {
             return false;
         };
         let code = e.place.code();
         let rel = e.rel.as_os_str().as_encoded_bytes();
-        if self.way_is_real(code, origin, rel) {
-            let fast = root.stamp_nofollow_unconfined(&e.rel);
-            if e.unchanged(&fast) {
-                if fast.is_dir() {
-                    self.unchanged_dirs.insert((code, rel));
+        match self.way(code, origin, rel) {
+            Folder::Real => {
+                let fast = root.stamp_nofollow_unconfined(&e.rel);
+                // What the look says of the path itself serves the paths
+                // below it.
+                self.folders.insert((code, rel), Folder::of(&fast));
+                if e.unchanged(&fast) {
+                    if fast.is_dir() {
+                        self.unchanged_dirs.insert((code, rel));
+                    }
+                    return true;
                 }
-                return true;
             }
+            // A folder on the way is missing: so is the path, as the
+            // sandboxed stamp would find.
+            Folder::Missing => return e.unchanged(&Stamp::Absent),
+            Folder::Other => {}
         }
         e.unchanged(&root.stamp(&e.rel))
     }
 
-    /// Whether every proper prefix of `rel` is a real directory now, and
-    /// `rel` has only normal components.
-    fn way_is_real(&mut self, code: u64, origin: RootId, rel: &'a [u8]) -> bool {
-        if !is_plain(rel) {
+    /// A path outside the roots. A directory (followed) is stamped once
+    /// per check: the repository root is traced both as a directory the
+    /// caller named and as a marker's owner. Markers differ from each other
+    /// and are stamped as they come.
+    fn outside(&mut self, e: &'a TraceEntry) -> bool {
+        if e.place == Place::Marker {
+            return self
+                .roots
+                .restamp(e.place, &e.rel)
+                .is_some_and(|now| e.unchanged(&now));
+        }
+        let rel = e.rel.as_os_str().as_encoded_bytes();
+        if let Some((_, stamp)) = self.directories.iter().find(|(p, _)| *p == rel) {
+            return e.unchanged(stamp);
+        }
+        let Some(now) = self.roots.restamp(e.place, &e.rel) else {
             return false;
+        };
+        self.directories.push((rel, now));
+        e.unchanged(&now)
+    }
+
+    /// What the folders on the way to `rel` are now (`Real` for a path
+    /// directly in the root); `Other` when `rel` is not plain.
+    fn way(&mut self, code: u64, origin: RootId, rel: &'a [u8]) -> Folder {
+        if !is_plain(rel) {
+            return Folder::Other;
         }
         match parent_of(rel) {
-            Some(dir) => self.real_dir(code, origin, dir),
-            None => true,
+            Some(dir) => self.folder(code, origin, dir),
+            None => Folder::Real,
         }
     }
 
-    /// Whether `dir` and every folder above it (under the root) is a real
-    /// directory now.
-    fn real_dir(&mut self, code: u64, origin: RootId, dir: &'a [u8]) -> bool {
-        if let Some(&known) = self.real_dirs.get(&(code, dir)) {
+    /// What `dir` (with every folder above it, under the root) is now.
+    fn folder(&mut self, code: u64, origin: RootId, dir: &'a [u8]) -> Folder {
+        if let Some(&known) = self.folders.get(&(code, dir)) {
             return known;
         }
         let parent = parent_of(dir);
-        if let Some(p) = parent
-            && !self.real_dir(code, origin, p)
-        {
-            self.real_dirs.insert((code, dir), false);
-            return false;
+        if let Some(p) = parent {
+            let above = self.folder(code, origin, p);
+            if above != Folder::Real {
+                self.folders.insert((code, dir), above);
+                return above;
+            }
         }
         let parent_unchanged = parent.is_some_and(|p| self.unchanged_dirs.contains(&(code, p)));
-        let real =
-            if parent_unchanged && self.vouched.set(code).is_some_and(|set| set.contains(dir)) {
-                true
-            } else {
-                // A prefix of a path's bytes cut at a `/` is a path too.
-                let path =
-                    Path::new(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(dir));
-                let real = self
-                    .roots
-                    .get(origin)
-                    .is_some_and(|root| root.stamp_nofollow_unconfined(path).is_dir());
-                if real && parent_unchanged {
-                    self.seen.push((code, dir.to_vec()));
-                }
-                real
-            };
-        self.real_dirs.insert((code, dir), real);
-        real
+        let now = if parent_unchanged && self.vouched.set(code).is_some_and(|set| set.contains(dir))
+        {
+            Folder::Real
+        } else {
+            let now = self.roots.get(origin).map_or(Folder::Other, |root| {
+                Folder::of(&root.stamp_nofollow_unconfined(path_of(dir)))
+            });
+            if now == Folder::Real && parent_unchanged {
+                self.seen.push((code, dir.to_vec()));
+            }
+            now
+        };
+        self.folders.insert((code, dir), now);
+        now
     }
 }
 

@@ -121,4 +121,16 @@ pub mod internals {
     pub fn set_parallel_threshold(folders: usize) {
         crate::skills::set_parallel_threshold(folders);
     }
+
+    /// Every path a fresh build for `cwd` examines, absolute, in the order
+    /// examined: the benchmarks' floor for the per-turn check is one plain
+    /// `stat` of each.
+    pub fn traced_paths(
+        policy: &crate::policy::Policy,
+        home: Option<&std::path::Path>,
+        cwd: &std::path::Path,
+        root: Option<&std::path::Path>,
+    ) -> Result<Vec<std::path::PathBuf>, crate::SnapshotError> {
+        crate::snapshot::traced_paths(policy, home, cwd, root)
+    }
 }

@@ -314,3 +314,42 @@ pub(crate) fn build(
     let roots = open_roots(policy, home, cwd, root, handles)?;
     build_with_roots(policy, roots, cache)
 }
+
+/// Every path a fresh build for `cwd` examined, absolute, in the order
+/// examined: what "one `stat` per traced path" means for the benchmarks
+/// that measure the per-turn check against that floor.
+pub(crate) fn traced_paths(
+    policy: &Policy,
+    home: Option<&Path>,
+    cwd: &Path,
+    root: Option<&Path>,
+) -> Result<Vec<PathBuf>, SnapshotError> {
+    let handles = Handles::default();
+    let roots = open_roots(policy, home, cwd, root, &handles)?;
+    // The roots' paths, kept before the build takes the roots.
+    let mut bases: Vec<(RootId, PathBuf)> = vec![(RootId::Repo, roots.repo.path.clone())];
+    if let Some(h) = &roots.home {
+        bases.push((RootId::Home, h.path.clone()));
+    }
+    for (i, n) in roots.named.iter().enumerate() {
+        if let Some(n) = n {
+            bases.push((RootId::Named(i), n.path.clone()));
+        }
+    }
+    for (k, (path, _)) in roots.ancestors.iter().enumerate() {
+        bases.push((RootId::Ancestor(k), path.clone()));
+    }
+    let built = build_with_roots(policy, roots, &ParseCache::new(0))?;
+    Ok(built
+        .trace
+        .entries
+        .iter()
+        .filter_map(|e| match e.place {
+            Place::Within(id) => bases
+                .iter()
+                .find(|(b, _)| *b == id)
+                .map(|(_, base)| base.join(&e.rel)),
+            _ => Some(e.rel.clone()),
+        })
+        .collect())
+}

@@ -159,3 +159,69 @@ fn a_link_that_appears_later_is_followed_to_its_target() {
         assert_eq!(now, answer(&loader(&w.home), &w.cwd), "watched: {watched}");
     }
 }
+
+/// A skill source whose parent folder is missing (`.lisa` is not there at
+/// all): a check finds the parent missing and takes the source as missing
+/// too, without looking for it. Whatever then appears in the parent's place
+/// (the source with a skill, a link to a folder holding one, a file) must
+/// get the answer a fresh build gives, and the skill must show where it
+/// is really there.
+#[test]
+fn what_appears_under_a_missing_folder_is_seen() {
+    type Change = fn(&World);
+    let cases: &[(&str, Change, bool)] = &[
+        (
+            "the source with a skill",
+            |w| {
+                fs::create_dir_all(skill(w)).unwrap();
+                fs::write(
+                    skill(w).join("SKILL.md"),
+                    "---\nname: deploy\ndescription: Ship it.\n---\n",
+                )
+                .unwrap()
+            },
+            true,
+        ),
+        (
+            "a link to a folder holding the source",
+            |w| {
+                let real = w.repo.join("kept/skills/deploy");
+                fs::create_dir_all(&real).unwrap();
+                fs::write(
+                    real.join("SKILL.md"),
+                    "---\nname: deploy\ndescription: Ship it.\n---\n",
+                )
+                .unwrap();
+                symlink("kept", w.repo.join(".lisa")).unwrap()
+            },
+            false,
+        ),
+        (
+            "a file in the folder's place",
+            |w| fs::write(w.repo.join(".lisa"), "not a folder\n").unwrap(),
+            false,
+        ),
+    ];
+    for ((what, change, shows), watched) in cases.iter().flat_map(|c| [(c, false), (c, true)]) {
+        let w = world();
+        assert!(!w.repo.join(".lisa").exists());
+        let cached = loader(&w.home);
+        let cached = if watched { cached.watched() } else { cached };
+        let before = answer(&cached, &w.cwd);
+        next_timestamp_tick(&w.base);
+        assert_eq!(answer(&cached, &w.cwd), before, "{what}: unchanged");
+        assert_eq!(answer(&cached, &w.cwd), before, "{what}: unchanged again");
+        change(&w);
+        next_timestamp_tick(&w.base);
+        let now = answer(&cached, &w.cwd);
+        assert_eq!(
+            now,
+            answer(&loader(&w.home), &w.cwd),
+            "{what} (watched: {watched}): as fresh"
+        );
+        if *shows {
+            assert_ne!(now, before, "{what} (watched: {watched}): must show");
+            assert!(now.2.contains("deploy"), "{what}: {}", now.2);
+        }
+    }
+}
