@@ -453,12 +453,12 @@ impl<'a> Check<'a> {
         match self.way(code, origin, rel) {
             Folder::Real => {
                 let fast = root.stamp_nofollow_unconfined(&e.rel);
-                // What the look says of the path itself serves the paths
-                // below it.
-                self.folders.insert((code, rel), Folder::of(&fast));
                 if e.unchanged(&fast) {
                     if fast.is_dir() {
                         self.unchanged_dirs.insert((code, rel));
+                        // A real directory on a real way: the paths below
+                        // it need not look at it again.
+                        self.folders.insert((code, rel), Folder::Real);
                     }
                     return true;
                 }
