@@ -193,10 +193,15 @@ impl Trace {
     /// a real directory (an entry of an unchanged folder was not replaced).
     /// First of all, the way to the deepest traced folder is confirmed in
     /// one resolution that refuses every link, which vouches for every
-    /// folder on it at once. Whenever the fast stamp differs, or a folder
-    /// on the way is not a real directory, the path is stamped again
-    /// through the sandbox, and that stamp decides: the fast path can only
-    /// say "unchanged" where the sandboxed stamp would.
+    /// folder on it at once. A folder on the way found missing (no entry
+    /// at all, under real directories) means the path is missing too, as
+    /// the sandboxed stamp would find, and it is not looked for. Whenever
+    /// the fast stamp differs, or a folder on the way is anything else but
+    /// a real directory, the path is stamped again through the sandbox,
+    /// and that stamp decides: the fast path can only say "unchanged"
+    /// where the sandboxed stamp would. A directory outside the roots
+    /// traced twice (the repository root, as a directory the caller named
+    /// and as a marker's owner) is stamped once.
     pub(crate) fn still_matches(&self, roots: &Attached) -> bool {
         let deepest = self.deepest_folder();
         self.check(roots, self.entries.iter(), deepest)
