@@ -99,9 +99,10 @@ fn render_block(
     out.reserve(b.text.len() + 1);
     for line in split_lines(&b.text) {
         if scan.looks_like_boundary(line, guards, nonce) {
-            out.push_str(forged_prefix);
+            push_guarded(out, forged_prefix, line);
+        } else {
+            out.push_str(line);
         }
-        out.push_str(line);
         out.push('\n');
     }
     t.footer
@@ -200,9 +201,10 @@ pub(crate) fn render(
             // A description is one line, but under a team's own template it
             // may start the line: it gets the same guard as file text.
             if looks_like_boundary(&entry, &guards, nonce) {
-                out.push_str(&forged_prefix);
+                push_guarded(&mut out, &forged_prefix, &entry);
+            } else {
+                out.push_str(&entry);
             }
-            out.push_str(&entry);
             out.push('\n');
         }
         if hidden_project > 0 {
@@ -249,6 +251,21 @@ fn guard_prefixes(policy: &Policy) -> Vec<String> {
 /// [`as_seen`]; the guards are taken the same way).
 fn looks_like_boundary(line: &str, guards: &[String], nonce: &str) -> bool {
     Scan::of(line, nonce).looks_like_boundary(line, guards, nonce)
+}
+
+/// A line that could pass for a boundary, behind the forged-line prefix.
+/// A backspace or DEL in it is shown as U+FFFD: as a terminal renders
+/// them, they take back the character before them, and enough of them at
+/// the start of the line would take back the prefix itself.
+fn push_guarded(out: &mut String, forged_prefix: &str, line: &str) {
+    out.push_str(forged_prefix);
+    let mut rest = line;
+    while let Some(i) = memchr::memchr2(0x08, 0x7f, rest.as_bytes()) {
+        out.push_str(&rest[..i]);
+        out.push('\u{FFFD}');
+        rest = &rest[i + 1..];
+    }
+    out.push_str(rest);
 }
 
 /// What a whole text holds that the check of its lines needs: whether the

@@ -456,3 +456,24 @@ fn render_guards_fake_headers_behind_invisible_leads() {
         assert!(line.starts_with('\\'), "unguarded: {line:?}");
     }
 }
+
+/// Found by the `render` target: a file line opening with DEL and a forged
+/// header, under a policy that keeps hidden characters. The renderer put
+/// its `\` before the line, and the DEL took it back for a reader (`\`,
+/// DEL, `<<<…` reads as `<<<…`). A guarded line now shows backspace and
+/// DEL as U+FFFD.
+#[test]
+fn render_erase_characters_cannot_take_back_the_guard() {
+    let r = check_render(&Tree::from_bytes(include_bytes!(
+        "../fuzz/seeds/render/erase-takes-prefix"
+    )));
+    let prompt = &r.snapshot.prompt;
+    let fakes: Vec<&str> = prompt
+        .lines()
+        .filter(|l| l.contains("0123456788abcdef"))
+        .collect();
+    assert!(!fakes.is_empty(), "{prompt}");
+    for line in fakes {
+        assert!(line.starts_with("\\\u{FFFD}"), "unguarded: {line:?}");
+    }
+}
