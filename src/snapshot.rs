@@ -325,30 +325,24 @@ pub(crate) fn traced_paths(
     root: Option<&Path>,
 ) -> Result<Vec<PathBuf>, SnapshotError> {
     let handles = Handles::default();
-    let roots = open_roots(policy, home, cwd, root, &handles)?;
-    // The roots' paths, kept before the build takes the roots.
-    let mut bases: Vec<(RootId, PathBuf)> = vec![(RootId::Repo, roots.repo.path.clone())];
-    if let Some(h) = &roots.home {
-        bases.push((RootId::Home, h.path.clone()));
-    }
-    for (i, n) in roots.named.iter().enumerate() {
-        if let Some(n) = n {
-            bases.push((RootId::Named(i), n.path.clone()));
-        }
-    }
-    for (k, (path, _)) in roots.ancestors.iter().enumerate() {
-        bases.push((RootId::Ancestor(k), path.clone()));
-    }
-    let built = build_with_roots(policy, roots, &ParseCache::new(0))?;
+    let built = build(policy, home, cwd, root, &handles, &ParseCache::new(0))?;
+    // The build's roots, taken again from the handles it opened (as a
+    // loader's check takes them).
+    let snap = &built.snapshot;
+    let roots = sandbox::attach(
+        &handles,
+        snap.home.as_deref(),
+        &snap.named_paths(),
+        &snap.ancestor_paths,
+        &snap.repo_root,
+    )
+    .map_err(|e| sandbox::open_root_error(snap.repo_root.clone(), e))?;
     Ok(built
         .trace
         .entries
         .iter()
         .filter_map(|e| match e.place {
-            Place::Within(id) => bases
-                .iter()
-                .find(|(b, _)| *b == id)
-                .map(|(_, base)| base.join(&e.rel)),
+            Place::Within(id) => roots.get(id).map(|r| r.path.join(&e.rel)),
             _ => Some(e.rel.clone()),
         })
         .collect())

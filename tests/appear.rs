@@ -63,14 +63,46 @@ fn skill(w: &World) -> PathBuf {
     w.repo.join(".lisa/skills/deploy")
 }
 
-/// What a snapshot says, for comparing a cached answer with a fresh one.
-fn answer(loader: &Loader, cwd: &Path) -> (String, PathBuf, String) {
+/// What a snapshot says, for comparing a cached answer with a fresh one:
+/// its fingerprint, repository root and prompt.
+type Answer = (String, PathBuf, String);
+
+/// The answer of `loader` for `cwd`.
+fn answer(loader: &Loader, cwd: &Path) -> Answer {
     let snap = loader.snapshot(cwd).unwrap();
     (
         snap.fingerprint.clone(),
         snap.repo_root.clone(),
         snap.prompt.clone(),
     )
+}
+
+/// Writes the `deploy` skill into `folder`.
+fn write_skill(folder: &Path) {
+    fs::create_dir_all(folder).unwrap();
+    fs::write(
+        folder.join("SKILL.md"),
+        "---\nname: deploy\ndescription: Ship it.\n---\n",
+    )
+    .unwrap();
+}
+
+/// A cached loader (watched or not) answers for `w`, then twice more after
+/// a tick (full checks that find nothing changed: the folders become
+/// quiet); then `change` is made. Returns the first answer, the cached
+/// answer after the change and a fresh loader's.
+fn quiet_then(w: &World, watched: bool, what: &str, change: fn(&World)) -> [Answer; 3] {
+    let cached = loader(&w.home);
+    let cached = if watched { cached.watched() } else { cached };
+    let before = answer(&cached, &w.cwd);
+    next_timestamp_tick(&w.base);
+    assert_eq!(answer(&cached, &w.cwd), before, "{what}: unchanged");
+    assert_eq!(answer(&cached, &w.cwd), before, "{what}: unchanged again");
+    change(w);
+    next_timestamp_tick(&w.base);
+    let now = answer(&cached, &w.cwd);
+    let fresh = answer(&loader(&w.home), &w.cwd);
+    [before, now, fresh]
 }
 
 #[test]
@@ -93,37 +125,19 @@ fn what_appears_in_a_quiet_folder_is_seen() {
             fs::create_dir(w.repo.join("later-git")).unwrap()
         }),
         ("a skill folder in an emptied source", |w| {
-            fs::create_dir_all(skill(w)).unwrap();
-            fs::write(
-                skill(w).join("SKILL.md"),
-                "---\nname: deploy\ndescription: Ship it.\n---\n",
-            )
-            .unwrap()
+            write_skill(&skill(w))
         }),
     ];
     for ((what, change), watched) in cases.iter().flat_map(|c| [(c, false), (c, true)]) {
         let w = world();
         // The source exists and is empty (a skill came and went).
         fs::create_dir_all(w.repo.join(".lisa/skills")).unwrap();
-        let cached = loader(&w.home);
-        let cached = if watched { cached.watched() } else { cached };
-        let before = answer(&cached, &w.cwd);
-        next_timestamp_tick(&w.base);
-        // Full checks that find nothing changed: the folders become quiet.
-        assert_eq!(answer(&cached, &w.cwd), before, "{what}: unchanged");
-        assert_eq!(answer(&cached, &w.cwd), before, "{what}: unchanged again");
-        change(&w);
-        next_timestamp_tick(&w.base);
-        let now = answer(&cached, &w.cwd);
+        let [before, now, fresh] = quiet_then(&w, watched, what, *change);
         assert_ne!(
             now, before,
             "{what} (watched: {watched}): the change must show"
         );
-        assert_eq!(
-            now,
-            answer(&loader(&w.home), &w.cwd),
-            "{what} (watched: {watched}): as fresh"
-        );
+        assert_eq!(now, fresh, "{what} (watched: {watched}): as fresh");
     }
 }
 
@@ -170,28 +184,11 @@ fn a_link_that_appears_later_is_followed_to_its_target() {
 fn what_appears_under_a_missing_folder_is_seen() {
     type Change = fn(&World);
     let cases: &[(&str, Change, bool)] = &[
-        (
-            "the source with a skill",
-            |w| {
-                fs::create_dir_all(skill(w)).unwrap();
-                fs::write(
-                    skill(w).join("SKILL.md"),
-                    "---\nname: deploy\ndescription: Ship it.\n---\n",
-                )
-                .unwrap()
-            },
-            true,
-        ),
+        ("the source with a skill", |w| write_skill(&skill(w)), true),
         (
             "a link to a folder holding the source",
             |w| {
-                let real = w.repo.join("kept/skills/deploy");
-                fs::create_dir_all(&real).unwrap();
-                fs::write(
-                    real.join("SKILL.md"),
-                    "---\nname: deploy\ndescription: Ship it.\n---\n",
-                )
-                .unwrap();
+                write_skill(&w.repo.join("kept/skills/deploy"));
                 symlink("kept", w.repo.join(".lisa")).unwrap()
             },
             false,
@@ -205,20 +202,8 @@ fn what_appears_under_a_missing_folder_is_seen() {
     for ((what, change, shows), watched) in cases.iter().flat_map(|c| [(c, false), (c, true)]) {
         let w = world();
         assert!(!w.repo.join(".lisa").exists());
-        let cached = loader(&w.home);
-        let cached = if watched { cached.watched() } else { cached };
-        let before = answer(&cached, &w.cwd);
-        next_timestamp_tick(&w.base);
-        assert_eq!(answer(&cached, &w.cwd), before, "{what}: unchanged");
-        assert_eq!(answer(&cached, &w.cwd), before, "{what}: unchanged again");
-        change(&w);
-        next_timestamp_tick(&w.base);
-        let now = answer(&cached, &w.cwd);
-        assert_eq!(
-            now,
-            answer(&loader(&w.home), &w.cwd),
-            "{what} (watched: {watched}): as fresh"
-        );
+        let [before, now, fresh] = quiet_then(&w, watched, what, *change);
+        assert_eq!(now, fresh, "{what} (watched: {watched}): as fresh");
         if *shows {
             assert_ne!(now, before, "{what} (watched: {watched}): must show");
             assert!(now.2.contains("deploy"), "{what}: {}", now.2);

@@ -43,7 +43,7 @@ pub(crate) use handles::{DEFAULT_HANDLE_BUDGET, Handles};
 pub(crate) use home::{first_candidate, normalize};
 pub(crate) use memo_file::{read_memo, replace_memo};
 pub(crate) use open::{OpenFile, Opened, is_exhaustion};
-pub(crate) use roots::{Attached, Roots, attach, open_roots};
+pub(crate) use roots::{Attached, Roots, attach, open_root_error, open_roots};
 pub(crate) use secret::{KEY_BYTES, home_key, process_key};
 pub use stamp::RACY_WINDOW;
 pub(crate) use stamp::Stamp;

@@ -134,7 +134,7 @@ pub(crate) fn attach(
 }
 
 /// The error for a root that could not be opened.
-fn open_root_error(path: PathBuf, e: io::Error) -> SnapshotError {
+pub(crate) fn open_root_error(path: PathBuf, e: io::Error) -> SnapshotError {
     if open::is_exhaustion(&e) {
         SnapshotError::ResourceExhausted { path, source: e }
     } else {
