@@ -213,8 +213,12 @@ pub fn is_plain(text: &str) -> bool {
         chunk.iter().fold(true, |plain, &b| {
             plain & ((0x20..0x7f).contains(&b) | (b == b'\t') | (b == b'\n'))
         })
-    }) && memchr::memmem::find(bytes, b"<!--").is_none()
+    }) && COMMENT_OPEN.find(bytes).is_none()
 }
+
+/// The searcher for an HTML comment's opening, built once.
+static COMMENT_OPEN: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"<!--"));
 
 /// Applies `mode` to `text`, and reports what was found.
 ///

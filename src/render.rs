@@ -58,27 +58,19 @@ pub(crate) fn nonce(key: &[u8; 32], policy: &Policy, blocks: &[Block], skills: &
 /// what on-access loading adds to a session whose section already carries
 /// that nonce. Blocks are separated by a blank line.
 pub(crate) fn render_blocks(policy: &Policy, nonce: &str, blocks: &[Block]) -> String {
-    let guards = guard_prefixes(policy);
-    let forged_prefix = policy.templates.forged_line_prefix.fill(&[]);
+    let guard = Guard::new(policy, nonce);
     let mut out = String::new();
     for (i, b) in blocks.iter().enumerate() {
         if i > 0 {
             out.push('\n');
         }
-        render_block(policy, nonce, b, &guards, &forged_prefix, &mut out);
+        render_block(policy, nonce, b, &guard, &mut out);
     }
     out
 }
 
 /// One block: header, guarded lines, footer, and the note of a cut.
-fn render_block(
-    policy: &Policy,
-    nonce: &str,
-    b: &Block,
-    guards: &[String],
-    forged_prefix: &str,
-    out: &mut String,
-) {
+fn render_block(policy: &Policy, nonce: &str, b: &Block, guard: &Guard, out: &mut String) {
     let t = &policy.templates;
     let path = crate::paths::for_prompt(&b.path);
     let header = match b.origin {
@@ -95,16 +87,7 @@ fn render_block(
         ],
     );
     out.push('\n');
-    let scan = Scan::of(&b.text, nonce);
-    out.reserve(b.text.len() + 1);
-    for line in split_lines(&b.text) {
-        if scan.looks_like_boundary(line, guards, nonce) {
-            push_guarded(out, forged_prefix, line);
-        } else {
-            out.push_str(line);
-        }
-        out.push('\n');
-    }
+    guard.push_text(out, &b.text);
     t.footer
         .fill_into(out, &[("path", &path), ("nonce", nonce)]);
     out.push('\n');
@@ -160,8 +143,7 @@ pub(crate) fn render(
             .sum::<usize>()
         + 1024;
     let mut out = String::with_capacity(estimate);
-    let guards = guard_prefixes(policy);
-    let forged_prefix = t.forged_line_prefix.fill(&[]);
+    let guard = Guard::new(policy, nonce);
     if !blocks.is_empty() {
         t.heading.fill_into(&mut out, &[]);
         out.push_str("\n\n");
@@ -169,7 +151,7 @@ pub(crate) fn render(
         out.push('\n');
         for b in blocks {
             out.push('\n');
-            render_block(policy, nonce, b, &guards, &forged_prefix, &mut out);
+            render_block(policy, nonce, b, &guard, &mut out);
         }
     }
     let listed: Vec<&Skill> = skills.iter().filter(|s| s.listed).collect();
@@ -200,12 +182,7 @@ pub(crate) fn render(
             ]);
             // A description is one line, but under a team's own template it
             // may start the line: it gets the same guard as file text.
-            if looks_like_boundary(&entry, &guards, nonce) {
-                push_guarded(&mut out, &forged_prefix, &entry);
-            } else {
-                out.push_str(&entry);
-            }
-            out.push('\n');
+            guard.push_text(&mut out, &entry);
         }
         if hidden_project > 0 {
             t.more_skills
@@ -246,11 +223,104 @@ fn guard_prefixes(policy: &Policy) -> Vec<String> {
     .collect()
 }
 
-/// Whether a line of file text could pass for a header or footer: it
-/// carries the nonce, or what a reader sees of it starts like one (see
-/// [`as_seen`]; the guards are taken the same way).
-fn looks_like_boundary(line: &str, guards: &[String], nonce: &str) -> bool {
-    Scan::of(line, nonce).looks_like_boundary(line, guards, nonce)
+/// What guards file text against passing for a block's boundary, set up
+/// once per render: the guards (see [`guard_prefixes`]), the bytes a guard
+/// can start with, the forged-line prefix, and a searcher for the nonce.
+struct Guard<'n> {
+    guards: Vec<String>,
+    /// `first[b]`: some guard starts with the byte `b`.
+    first: [bool; 256],
+    forged_prefix: String,
+    nonce: memchr::memmem::Finder<'n>,
+}
+
+impl<'n> Guard<'n> {
+    fn new(policy: &Policy, nonce: &'n str) -> Self {
+        Self::from_parts(
+            guard_prefixes(policy),
+            policy.templates.forged_line_prefix.fill(&[]),
+            nonce,
+        )
+    }
+
+    fn from_parts(guards: Vec<String>, forged_prefix: String, nonce: &'n str) -> Self {
+        let mut first = [false; 256];
+        for g in &guards {
+            if let Some(&b) = g.as_bytes().first() {
+                first[usize::from(b)] = true;
+            }
+        }
+        Self {
+            guards,
+            first,
+            forged_prefix,
+            nonce: memchr::memmem::Finder::new(nonce.as_bytes()),
+        }
+    }
+
+    /// What the check of `text`'s lines needs to know of it as a whole.
+    fn scan(&self, text: &str) -> Scan {
+        let bytes = text.as_bytes();
+        Scan {
+            nonce: self.nonce.find(bytes).is_some(),
+            erase: memchr::memchr2(0x08, 0x7f, bytes).is_some(),
+        }
+    }
+
+    /// Whether a line of file text could pass for a header or footer: it
+    /// carries the nonce, or what a reader sees of it starts like one (see
+    /// [`as_seen`]; the guards are taken the same way). `scan` is the
+    /// [`Guard::scan`] of the line's text (or of the line alone).
+    fn looks_like_boundary(&self, scan: &Scan, line: &str) -> bool {
+        if scan.nonce && self.nonce.find(line.as_bytes()).is_some() {
+            return true;
+        }
+        if scan.erase && memchr::memchr2(0x08, 0x7f, line.as_bytes()).is_some() {
+            let seen = as_seen(line);
+            return self.guards.iter().any(|g| seen.starts_with(g.as_str()));
+        }
+        // Most lines start with a printable ASCII character that no guard
+        // starts with: what a reader sees of them starts with it too.
+        if let Some(&b) = line.as_bytes().first()
+            && b.is_ascii_graphic()
+            && !self.first[usize::from(b)]
+        {
+            return false;
+        }
+        self.guards.iter().any(|g| {
+            let mut visible = line.chars().filter(|c| !crate::unicode::renders_blank(*c));
+            g.chars().all(|want| visible.next() == Some(want))
+        })
+    }
+
+    /// Writes `text` and a line feed after it, each line that could pass
+    /// for a boundary behind the forged-line prefix (see
+    /// [`push_guarded`]). The lines between two guarded ones are copied in
+    /// one piece.
+    fn push_text(&self, out: &mut String, text: &str) {
+        let scan = self.scan(text);
+        out.reserve(text.len() + 1);
+        // `text[..copied]` is written; lines are `text[start..end]`.
+        let mut copied = 0;
+        let mut start = 0;
+        loop {
+            let end =
+                memchr::memchr(b'\n', &text.as_bytes()[start..]).map_or(text.len(), |i| start + i);
+            let line = &text[start..end];
+            if self.looks_like_boundary(&scan, line) {
+                out.push_str(&text[copied..start]);
+                push_guarded(out, &self.forged_prefix, line);
+                // The line feed after it goes with the next stretch.
+                copied = end;
+            }
+            if end == text.len() {
+                break;
+            }
+            start = end + 1;
+        }
+        out.push_str(&text[copied..]);
+        out.push('\n');
+    }
 }
 
 /// A line that could pass for a boundary, behind the forged-line prefix.
@@ -276,61 +346,6 @@ fn push_guarded(out: &mut String, forged_prefix: &str, line: &str) {
 struct Scan {
     nonce: bool,
     erase: bool,
-}
-
-impl Scan {
-    fn of(text: &str, nonce: &str) -> Self {
-        let bytes = text.as_bytes();
-        Self {
-            nonce: memchr::memmem::find(bytes, nonce.as_bytes()).is_some(),
-            erase: memchr::memchr2(0x08, 0x7f, bytes).is_some(),
-        }
-    }
-
-    /// [`looks_like_boundary`] for a line of the scanned text.
-    fn looks_like_boundary(&self, line: &str, guards: &[String], nonce: &str) -> bool {
-        if self.nonce && memchr::memmem::find(line.as_bytes(), nonce.as_bytes()).is_some() {
-            return true;
-        }
-        if self.erase && memchr::memchr2(0x08, 0x7f, line.as_bytes()).is_some() {
-            let seen = as_seen(line);
-            return guards.iter().any(|g| seen.starts_with(g.as_str()));
-        }
-        // Most lines start with a printable ASCII character that no guard
-        // starts with: what a reader sees of them starts with it too.
-        if let Some(&first) = line.as_bytes().first()
-            && first.is_ascii_graphic()
-            && guards
-                .iter()
-                .all(|g| g.as_bytes().first().is_some_and(|&f| f != first))
-        {
-            return false;
-        }
-        guards.iter().any(|g| {
-            let mut visible = line.chars().filter(|c| !crate::unicode::renders_blank(*c));
-            g.chars().all(|want| visible.next() == Some(want))
-        })
-    }
-}
-
-/// The pieces of `text` between line feeds, as `text.split('\n')` gives
-/// them (an empty last piece after a final line feed included), found with
-/// `memchr`.
-fn split_lines(text: &str) -> impl Iterator<Item = &str> {
-    let mut rest = Some(text);
-    std::iter::from_fn(move || {
-        let r = rest?;
-        match memchr::memchr(b'\n', r.as_bytes()) {
-            Some(i) => {
-                rest = r.get(i + 1..);
-                r.get(..i)
-            }
-            None => {
-                rest = None;
-                Some(r)
-            }
-        }
-    })
 }
 
 /// What a reader sees of `text`: every character that renders as nothing or
@@ -371,31 +386,24 @@ pub(crate) fn cut_chars(s: &str, max: usize) -> String {
 mod tests {
     use super::*;
 
-    #[test]
-    fn split_lines_is_split_on_line_feeds() {
-        for text in ["", "\n", "a", "a\n", "a\nb", "\n\na\n\n", "é\n\u{7f}x\n"] {
-            assert_eq!(
-                split_lines(text).collect::<Vec<_>>(),
-                text.split('\n').collect::<Vec<_>>(),
-                "{text:?}"
-            );
-        }
-    }
-
     proptest::proptest! {
-        /// Scanning the whole text first changes no line's answer.
+        /// Scanning the whole text first changes no line's answer, and
+        /// copying the unguarded lines in stretches writes what a line at
+        /// a time does.
         #[test]
-        fn a_line_is_judged_alike_alone_and_within_its_text(
+        fn lines_are_judged_and_written_as_one_at_a_time(
             lines in proptest::collection::vec(
-                proptest::string::string_regex("(<<<|>|x|0123456789abcdef|\u{8}|\u{7f}| |\u{200b}|a){0,6}").unwrap(),
+                proptest::string::string_regex("(<<<|>|x|0123456789abcdef|\u{8}|\u{7f}| |\u{200b}|a|\u{e9}){0,6}").unwrap(),
                 0..8,
             ),
         ) {
             let nonce = "0123456789abcdef";
             let guards = vec!["<<<".to_string(), "\u{e9}x".to_string(), "a".to_string()];
+            let guard = Guard::from_parts(guards.clone(), "\\".to_string(), nonce);
             let text = lines.join("\n");
-            let scan = Scan::of(&text, nonce);
-            for line in split_lines(&text) {
+            let scan = guard.scan(&text);
+            let mut one_at_a_time = String::new();
+            for line in text.split('\n') {
                 // The definition, without shortcuts.
                 let naive = line.contains(nonce)
                     || if line.contains(['\u{8}', '\u{7f}']) {
@@ -407,13 +415,22 @@ mod tests {
                             g.chars().all(|want| visible.next() == Some(want))
                         })
                     };
-                proptest::prop_assert_eq!(scan.looks_like_boundary(line, &guards, nonce), naive, "{:?}", line);
+                proptest::prop_assert_eq!(guard.looks_like_boundary(&scan, line), naive, "{:?}", line);
                 proptest::prop_assert_eq!(
-                    Scan::of(line, nonce).looks_like_boundary(line, &guards, nonce),
+                    guard.looks_like_boundary(&guard.scan(line), line),
                     naive,
                     "{:?}", line
                 );
+                if naive {
+                    push_guarded(&mut one_at_a_time, "\\", line);
+                } else {
+                    one_at_a_time.push_str(line);
+                }
+                one_at_a_time.push('\n');
             }
+            let mut stretches = String::new();
+            guard.push_text(&mut stretches, &text);
+            proptest::prop_assert_eq!(stretches, one_at_a_time);
         }
     }
 

@@ -60,7 +60,7 @@ fn names<'a>(base: &'a Names, extra: &'a Names) -> Vec<&'a str> {
 /// order.
 fn expand(root: &Root, id: RootId, dir: &Path, name: &str, trace: &mut Trace) -> Vec<PathBuf> {
     if !crate::policy::is_glob(name) {
-        return vec![dir.join(name)];
+        return vec![crate::paths::join(dir, name)];
     }
     let Ok(glob) = crate::policy::compile_glob(name) else {
         return Vec::new();
@@ -120,7 +120,7 @@ impl Places<'_> {
                 root: id,
                 origin: id.origin(),
                 level,
-                path: root.path.join(&rel),
+                path: crate::paths::join(&root.path, &rel),
                 rel,
                 excluded,
                 on_access: false,
@@ -133,7 +133,7 @@ impl Places<'_> {
                     add(rel);
                 }
             } else {
-                add(dir.join(name));
+                add(crate::paths::join(dir, name));
             }
         }
     }

@@ -346,7 +346,7 @@ impl Search<'_> {
                 break;
             }
             for marker in &self.policy.roots.repo_markers {
-                let p = dir.join(marker.get_ref());
+                let p = crate::paths::join(dir, marker.get_ref());
                 let stamp = ambient::marker_stamp(&p);
                 let hit = marker_matches(&stamp, self.policy.roots.repo_marker_kind);
                 self.markers.push((p, stamp));

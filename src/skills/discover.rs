@@ -112,7 +112,7 @@ fn source_dirs(source: &SkillSource, cwd_rel: &Path) -> Vec<(usize, PathBuf)> {
             let mut out = vec![(0, path.to_path_buf())];
             for (i, c) in cwd_rel.components().enumerate() {
                 dir.push(c.as_os_str());
-                out.push((i + 1, dir.join(path)));
+                out.push((i + 1, crate::paths::join(&dir, path)));
             }
             out
         }
@@ -150,7 +150,7 @@ impl SourceCtx<'_> {
 
     pub(super) fn reject(&self, rejected: &mut Vec<Rejected>, rel: &Path, reason: Reason) {
         rejected.push(Rejected {
-            path: self.root.path.join(rel),
+            path: crate::paths::join(&self.root.path, rel),
             reason,
         });
     }
@@ -246,7 +246,7 @@ impl SourceCtx<'_> {
         let folder_named = self.folder_named();
         let mut steps = Vec::with_capacity(names.len());
         for entry in names {
-            let rel_folder = rel_source.join(&entry.name);
+            let rel_folder = crate::paths::join(rel_source, &entry.name);
             let Some(name) = entry.name.to_str().map(str::to_string) else {
                 steps.push(Step::Reject(rel_folder, Reason::InvalidName));
                 continue;
