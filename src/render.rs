@@ -303,18 +303,15 @@ impl<'n> Guard<'n> {
         // `text[..copied]` is written; lines are `text[start..end]`.
         let mut copied = 0;
         let mut start = 0;
-        loop {
-            let end =
-                memchr::memchr(b'\n', &text.as_bytes()[start..]).map_or(text.len(), |i| start + i);
+        // Every line ends at a line feed, the last one at the text's end.
+        let ends = memchr::memchr_iter(b'\n', text.as_bytes()).chain(std::iter::once(text.len()));
+        for end in ends {
             let line = &text[start..end];
             if self.looks_like_boundary(&scan, line) {
                 out.push_str(&text[copied..start]);
                 push_guarded(out, &self.forged_prefix, line);
                 // The line feed after it goes with the next stretch.
                 copied = end;
-            }
-            if end == text.len() {
-                break;
             }
             start = end + 1;
         }
