@@ -29,6 +29,48 @@ fn a_blank_forged_line_prefix_is_refused_with_its_span() {
     assert_eq!(&text[p.span.clone()], "\"  \"");
 }
 
+/// A prefix that shows as nothing, or that starts as a boundary does, is
+/// refused after the layers are merged, and blamed on the value set last.
+#[test]
+fn a_forged_line_prefix_that_a_boundary_could_swallow_is_refused() {
+    // (the home layer's line, the value the problem points at)
+    let cases = [
+        // Zero-width characters only: not blank to `trim`, blank to a reader.
+        (
+            r#"forged-line-prefix = "\u200B\u2060""#,
+            r#""\u200B\u2060""#,
+        ),
+        // Erased by its own DEL.
+        (r#"forged-line-prefix = "x\u007F""#, r#""x\u007F""#),
+        // `<` before a line `<<…` reads as `<<<…`.
+        (r#"forged-line-prefix = "<""#, r#""<""#),
+        (r#"forged-line-prefix = "\u200B<!""#, r#""\u200B<!""#),
+        // The footer changed to start as the built-in prefix `\` does.
+        (r#"footer = "\\{nonce} end""#, r#""\\{nonce} end""#),
+    ];
+    for (line, blamed) in cases {
+        let text = format!("version = 1\n[templates]\n{line}\n");
+        let Err(PolicyError::Invalid(inv)) = layered(&text) else {
+            panic!("{line} must be refused");
+        };
+        assert_eq!(inv.name, "context-policy.toml", "{line}");
+        assert_eq!(inv.problems.len(), 1, "{line}");
+        let p = &inv.problems[0];
+        assert_eq!(p.kind, ProblemKind::InvalidValue, "{line}");
+        assert_eq!(&text[p.span.clone()], blamed, "{line}");
+        assert!(p.message.contains("forged-line-prefix"), "{}", p.message);
+    }
+    // Prefixes that set a line apart are accepted.
+    for line in [
+        r#"forged-line-prefix = "> ""#,
+        r#"forged-line-prefix = "\u200B|""#,
+        r#"forged-line-prefix = "[quoted]""#,
+    ] {
+        let text = format!("version = 1\n[templates]\n{line}\n");
+        assert!(layered(&text).is_ok(), "{line} is accepted");
+    }
+}
+
 #[test]
 fn a_description_that_starts_its_line_is_guarded() {
     let home = tempfile::tempdir().unwrap();

@@ -571,6 +571,18 @@ impl Policy {
             return Err(problems_at(&sources, &definitions, "skills.sources", at, unknown).into());
         }
 
+        // The forged-line prefix must show as something no boundary starts
+        // with. Blamed on whichever of the two values was set last: that
+        // layer brought them together.
+        if let Some((keys, message)) = validate::forged_prefix_clash(&templates) {
+            let key = keys
+                .into_iter()
+                .max_by_key(|k| definitions.get(k).map(|d| d.source))
+                .unwrap_or("templates.forged-line-prefix");
+            let at = (ProblemKind::InvalidValue, "set here");
+            return Err(problems_at(&sources, &definitions, key, at, vec![(None, message)]).into());
+        }
+
         let named_paths = named_root_paths(&roots, &|name| std::env::var_os(name));
         let mut policy = Self {
             roots,

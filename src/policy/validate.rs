@@ -658,6 +658,43 @@ pub(crate) fn check_layer(
     c.problems
 }
 
+/// Whether the forged-line prefix fails to set a guarded line apart: what
+/// a reader sees of it (see [`crate::render::as_seen`]) is nothing, or
+/// starts with the character a header or footer starts with, so the prefix
+/// and the line behind it could together read as a boundary (a prefix `<`
+/// before a line `<<…` shows as `<<<…`). Returns the two keys concerned
+/// (the prefix first) and what is wrong.
+pub(super) fn forged_prefix_clash(t: &super::Templates) -> Option<([&'static str; 2], String)> {
+    const PREFIX: &str = "templates.forged-line-prefix";
+    let source = t.forged_line_prefix.source();
+    let seen = crate::render::as_seen(&t.forged_line_prefix.fill(&[]));
+    let Some(first) = seen.chars().next() else {
+        return Some((
+            [PREFIX, PREFIX],
+            format!(
+                "`{PREFIX}` {source:?} shows as nothing (each of its characters renders blank or is erased), so a file line that looks like a block boundary would not be set apart"
+            ),
+        ));
+    };
+    let boundaries = [
+        ("templates.home-header", &t.home_header),
+        ("templates.project-header", &t.project_header),
+        ("templates.ancestor-header", &t.ancestor_header),
+        ("templates.footer", &t.footer),
+    ];
+    boundaries.into_iter().find_map(|(key, tpl)| {
+        let starts = crate::render::as_seen(tpl.literal_prefix());
+        starts.starts_with(first).then(|| {
+            (
+                [PREFIX, key],
+                format!(
+                    "`{PREFIX}` {source:?} starts with {first:?}, as `{key}` does: the prefix and a file line behind it could read as a block boundary; give the two different first visible characters"
+                ),
+            )
+        })
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::compile_name_rule;
