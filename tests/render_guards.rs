@@ -103,7 +103,10 @@ fn description_guarded_under(template: &str) {
         .lines()
         .find(|l| l.contains("0123456789abcdef"))
         .expect("the description is listed");
-    assert!(line.starts_with("\\<<<"), "unguarded under {template:?}: {line}");
+    assert!(
+        line.starts_with("\\<<<"),
+        "unguarded under {template:?}: {line}"
+    );
     // Every line that starts like a boundary is a real one (carries the nonce).
     let nonce = snap.nonce.clone();
     for l in snap.prompt.lines().filter(|l| l.starts_with("<<<")) {
