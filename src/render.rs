@@ -11,7 +11,7 @@
 
 use crate::instructions::Block;
 use crate::origin::Origin;
-use crate::policy::Policy;
+use crate::policy::{Policy, Templates};
 use crate::skills::Skill;
 
 /// The nonce: 16 hex digits of a keyed BLAKE3 hash over the policy and
@@ -208,19 +208,29 @@ pub(crate) fn render(
     out
 }
 
-/// The literal starts of the header and footer templates, trimmed.
-fn guard_prefixes(policy: &Policy) -> Vec<String> {
-    let t = &policy.templates;
+/// The boundary templates (the headers and the footer), each with its
+/// dotted key and what a reader sees of its literal start (see
+/// [`as_seen`]; empty when the template opens with a placeholder). The one
+/// list both the guard and the policy's check of the forged-line prefix
+/// go by.
+pub(crate) fn boundary_starts(t: &Templates) -> [(&'static str, String); 4] {
     [
-        &t.home_header,
-        &t.project_header,
-        &t.ancestor_header,
-        &t.footer,
+        ("templates.home-header", &t.home_header),
+        ("templates.project-header", &t.project_header),
+        ("templates.ancestor-header", &t.ancestor_header),
+        ("templates.footer", &t.footer),
     ]
-    .iter()
-    .map(|tpl| as_seen(tpl.literal_prefix()))
-    .filter(|p| !p.is_empty())
-    .collect()
+    .map(|(key, tpl)| (key, as_seen(tpl.literal_prefix())))
+}
+
+/// The guards: the boundary templates' visible literal starts that are not
+/// empty.
+fn guard_prefixes(policy: &Policy) -> Vec<String> {
+    boundary_starts(&policy.templates)
+        .into_iter()
+        .map(|(_, start)| start)
+        .filter(|p| !p.is_empty())
+        .collect()
 }
 
 /// What guards file text against passing for a block's boundary, set up

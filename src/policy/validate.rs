@@ -676,23 +676,18 @@ pub(super) fn forged_prefix_clash(t: &super::Templates) -> Option<([&'static str
             ),
         ));
     };
-    let boundaries = [
-        ("templates.home-header", &t.home_header),
-        ("templates.project-header", &t.project_header),
-        ("templates.ancestor-header", &t.ancestor_header),
-        ("templates.footer", &t.footer),
-    ];
-    boundaries.into_iter().find_map(|(key, tpl)| {
-        let starts = crate::render::as_seen(tpl.literal_prefix());
-        starts.starts_with(first).then(|| {
-            (
-                [PREFIX, key],
-                format!(
-                    "`{PREFIX}` {source:?} starts with {first:?}, as `{key}` does: the prefix and a file line behind it could read as a block boundary; give the two different first visible characters"
-                ),
-            )
+    crate::render::boundary_starts(t)
+        .into_iter()
+        .find_map(|(key, starts)| {
+            starts.starts_with(first).then(|| {
+                (
+                    [PREFIX, key],
+                    format!(
+                        "`{PREFIX}` {source:?} starts with {first:?}, as `{key}` does: the prefix and a file line behind it could read as a block boundary; give the two different first visible characters"
+                    ),
+                )
+            })
         })
-    })
 }
 
 #[cfg(test)]
