@@ -71,7 +71,13 @@ def strip(text):
             j = i + (2 if c != '"' else 1)
             while j < n and text[j] != '"':
                 j += 2 if text[j] == "\\" else 1
-            out.append('""' + re.sub(r"[^\n]", "", text[i:j + 1]))
+            body = text[i + 1:j]
+            # A path written as a string (serde's `with = "crate::x::y"`)
+            # is still an arrow: it stays, without its quotes.
+            if re.fullmatch(r"(?:crate|super|self)(?:::[A-Za-z_][A-Za-z0-9_]*)+", body):
+                out.append(" " + body + " ")
+            else:
+                out.append('""' + re.sub(r"[^\n]", "", text[i:j + 1]))
             i = j + 1
             continue
         if c == "'":

@@ -21,7 +21,7 @@ use crate::fingerprint::Trace;
 use crate::instructions::{self, Block, Budget, Deduped, Import, Skipped, chain};
 use crate::policy::Policy;
 use crate::render;
-use crate::sandbox::{self, Handles, open_roots};
+use crate::sandbox::{Handles, open_roots};
 use crate::snapshot::Snapshot;
 use crate::trust::Gate;
 
@@ -76,7 +76,7 @@ impl Session {
 #[non_exhaustive]
 pub struct Access {
     /// The path accessed, absolute and normalized.
-    #[serde(serialize_with = "crate::paths::lossy")]
+    #[serde(serialize_with = "crate::vocab::paths::lossy")]
     pub path: PathBuf,
     /// Files loaded by this access, in order (each only once per session).
     pub instruction_files: Vec<Block>,
@@ -108,7 +108,7 @@ pub(crate) fn access(
     } else {
         snap.cwd.join(path)
     };
-    let absolute = sandbox::normalize(&absolute);
+    let absolute = crate::vocab::home::normalize(&absolute);
     let Ok(rel) = absolute
         .strip_prefix(&snap.repo_root)
         .map(Path::to_path_buf)

@@ -13,11 +13,14 @@ use miette::Diagnostic;
 #[non_exhaustive]
 pub enum SnapshotError {
     /// The working directory was given as a relative path.
-    #[error("the working directory must be an absolute path, got {}", crate::paths::shown(.0))]
+    #[error("the working directory must be an absolute path, got {}", crate::vocab::paths::shown(.0))]
     #[diagnostic(code("snapshot::relative-cwd"))]
     RelativeCwd(PathBuf),
     /// The working directory does not exist or cannot be examined.
-    #[error("cannot use {} as the working directory", crate::paths::shown(path))]
+    #[error(
+        "cannot use {} as the working directory",
+        crate::vocab::paths::shown(path)
+    )]
     #[diagnostic(code("snapshot::bad-cwd"))]
     Cwd {
         /// The directory.
@@ -27,14 +30,14 @@ pub enum SnapshotError {
         source: io::Error,
     },
     /// The working directory is a file, not a directory.
-    #[error("the working directory {} is not a directory", crate::paths::shown(.0))]
+    #[error("the working directory {} is not a directory", crate::vocab::paths::shown(.0))]
     #[diagnostic(code("snapshot::cwd-not-a-directory"))]
     CwdNotADirectory(PathBuf),
     /// `--root` names a directory that does not contain the cwd.
     #[error(
         "the repository root {} does not contain the working directory {}",
-        crate::paths::shown(root),
-        crate::paths::shown(cwd)
+        crate::vocab::paths::shown(root),
+        crate::vocab::paths::shown(cwd)
     )]
     #[diagnostic(
         code("snapshot::root-outside"),
@@ -47,7 +50,7 @@ pub enum SnapshotError {
         cwd: PathBuf,
     },
     /// A root directory could not be opened.
-    #[error("cannot open the root {}", crate::paths::shown(path))]
+    #[error("cannot open the root {}", crate::vocab::paths::shown(path))]
     #[diagnostic(code("snapshot::open-root"))]
     OpenRoot {
         /// The root.
@@ -63,7 +66,7 @@ pub enum SnapshotError {
     /// more before answering this.
     #[error(
         "ran out of file descriptors while reading under {}",
-        crate::paths::shown(path)
+        crate::vocab::paths::shown(path)
     )]
     #[diagnostic(
         code("snapshot::resource-exhausted"),
@@ -84,7 +87,7 @@ pub enum SnapshotError {
     /// No skill of that name wins for this cwd.
     #[error(
         "no skill named {name:?} is available from {}",
-        crate::paths::shown(cwd)
+        crate::vocab::paths::shown(cwd)
     )]
     #[diagnostic(code("skill::not-found"))]
     SkillNotFound {
@@ -109,8 +112,8 @@ pub enum SnapshotError {
     /// An on-access path outside the session's repository root.
     #[error(
         "{} is outside the repository root {}",
-        crate::paths::shown(path),
-        crate::paths::shown(root)
+        crate::vocab::paths::shown(path),
+        crate::vocab::paths::shown(root)
     )]
     #[diagnostic(
         code("access::outside-root"),
@@ -123,7 +126,10 @@ pub enum SnapshotError {
         root: PathBuf,
     },
     /// The winning skill's file could not be read in full.
-    #[error("cannot read skill file {}: {reason}", crate::paths::shown(path))]
+    #[error(
+        "cannot read skill file {}: {reason}",
+        crate::vocab::paths::shown(path)
+    )]
     #[diagnostic(code("skill::unreadable"))]
     SkillUnreadable {
         /// The SKILL.md.
@@ -144,7 +150,10 @@ pub enum BootstrapError {
     /// The home root given explicitly does not exist or is not a directory.
     /// (A home found through the policy's candidates may be missing: it then
     /// holds nothing.)
-    #[error("the home root {} is not a directory", crate::paths::shown(path))]
+    #[error(
+        "the home root {} is not a directory",
+        crate::vocab::paths::shown(path)
+    )]
     #[diagnostic(
         code("bootstrap::missing-home"),
         help("create it, or leave out --home to use the policy's candidates")

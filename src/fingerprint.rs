@@ -19,8 +19,8 @@ use xxhash_rust::xxh3::{Xxh3, Xxh3DefaultBuilder};
 pub(crate) type FastSet<K> = HashSet<K, Xxh3DefaultBuilder>;
 pub(crate) type FastMap<K, V> = HashMap<K, V, Xxh3DefaultBuilder>;
 
-use crate::origin::{Origin, RootId};
 use crate::sandbox::{Attached, Stamp};
+use crate::vocab::origin::{Origin, RootId};
 
 /// Where a traced path was examined, and so how it is examined again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

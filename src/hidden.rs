@@ -81,7 +81,7 @@ const HIDDEN_RANGES: &[(char, char, Kind)] = &[
 
 /// The kind of `c` if it is a hidden character.
 fn classify(c: char) -> Option<Kind> {
-    if crate::unicode::is_control(c) && c != '\t' && c != '\n' {
+    if crate::vocab::unicode::is_control(c) && c != '\t' && c != '\n' {
         return Some(Kind::ControlCharacter);
     }
     // Everything else hidden is outside ASCII; most characters are ASCII.
@@ -102,7 +102,7 @@ fn classify(c: char) -> Option<Kind> {
 #[non_exhaustive]
 pub struct HiddenFinding {
     /// The file.
-    #[serde(serialize_with = "crate::paths::lossy")]
+    #[serde(serialize_with = "crate::vocab::paths::lossy")]
     pub path: std::path::PathBuf,
     /// What was found.
     #[serde(flatten)]

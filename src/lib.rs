@@ -46,18 +46,16 @@ mod fingerprint;
 mod hidden;
 mod instructions;
 mod loader;
-mod origin;
-mod paths;
+
 pub mod policy;
 pub mod protocol;
-mod reason;
+
 mod render;
 mod sandbox;
 mod skills;
 mod snapshot;
 mod trust;
-mod unicode;
-mod warning;
+mod vocab;
 
 pub use access::{Access, Session};
 pub use error::{BootstrapError, PolicyFailure, SnapshotError};
@@ -66,16 +64,16 @@ pub use instructions::{Block, Budget, Considered, Deduped, Import, ScopedRule, S
 pub use loader::{
     DEFAULT_CACHE_ENTRIES, DEFAULT_HANDLE_BUDGET, Loader, LoaderBuilder, MAX_SESSIONS, SkillFile,
 };
-pub use origin::Origin;
-pub use reason::Reason;
 pub use sandbox::RACY_WINDOW;
 pub use skills::{Frontmatter, FrontmatterError, Rejected, Shadowed, Skill};
 pub use snapshot::{NamedRootPlace, Snapshot};
 pub use trust::{
     Change, ItemKind, Selection, TrustError, TrustItem, TrustState, TrustStatus, Unapproved,
 };
-pub use unicode::terminal_safe;
-pub use warning::{Warning, WarningKind};
+pub use vocab::origin::Origin;
+pub use vocab::reason::Reason;
+pub use vocab::unicode::terminal_safe;
+pub use vocab::warning::{Warning, WarningKind};
 
 /// Builds one snapshot from scratch, without a cache: what a fresh
 /// [`Loader`] would answer for the same arguments. `home` is the home root's
@@ -109,11 +107,11 @@ pub fn build(
 #[doc(hidden)]
 pub mod internals {
     pub use crate::hidden::treat as treat_hidden;
-    pub use crate::paths::for_prompt;
-    pub use crate::render::as_seen;
     pub use crate::skills::frontmatter::{
         frontmatter_end, parse as parse_frontmatter, parse_or_lenient,
     };
+    pub use crate::vocab::paths::for_prompt;
+    pub use crate::vocab::unicode::as_seen;
 
     /// Sets the number of folders from which a skill source is examined
     /// on several threads (for the tests and benchmarks that compare the

@@ -266,7 +266,7 @@ impl Default for Hello {
 #[non_exhaustive]
 pub struct TrustDiff {
     /// The repository root.
-    #[serde(serialize_with = "crate::paths::lossy")]
+    #[serde(serialize_with = "crate::vocab::paths::lossy")]
     pub repo_root: PathBuf,
     /// The items waiting for a decision (new, changed or removed).
     pub items: Vec<PendingItem>,

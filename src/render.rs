@@ -10,9 +10,10 @@
 //! line can pass for a boundary even to a reader that ignores the nonce.
 
 use crate::instructions::Block;
-use crate::origin::Origin;
-use crate::policy::{Policy, Templates};
+use crate::policy::Policy;
 use crate::skills::Skill;
+use crate::vocab::origin::Origin;
+use crate::vocab::unicode::as_seen;
 
 /// The nonce: 16 hex digits of a keyed BLAKE3 hash over the policy and
 /// everything rendered (every block's path and text, every skill's name and
@@ -72,7 +73,7 @@ pub(crate) fn render_blocks(policy: &Policy, nonce: &str, blocks: &[Block]) -> S
 /// One block: header, guarded lines, footer, and the note of a cut.
 fn render_block(policy: &Policy, nonce: &str, b: &Block, guard: &Guard, out: &mut String) {
     let t = &policy.templates;
-    let path = crate::paths::for_prompt(&b.path);
+    let path = crate::vocab::paths::for_prompt(&b.path);
     let header = match b.origin {
         Origin::Home => &t.home_header,
         Origin::Project => &t.project_header,
@@ -208,25 +209,12 @@ pub(crate) fn render(
     out
 }
 
-/// The boundary templates (the headers and the footer), each with its
-/// dotted key and what a reader sees of its literal start (see
-/// [`as_seen`]; empty when the template opens with a placeholder). The one
-/// list both the guard and the policy's check of the forged-line prefix
-/// go by.
-pub(crate) fn boundary_starts(t: &Templates) -> [(&'static str, String); 4] {
-    [
-        ("templates.home-header", &t.home_header),
-        ("templates.project-header", &t.project_header),
-        ("templates.ancestor-header", &t.ancestor_header),
-        ("templates.footer", &t.footer),
-    ]
-    .map(|(key, tpl)| (key, as_seen(tpl.literal_prefix())))
-}
-
 /// The guards: the boundary templates' visible literal starts that are not
 /// empty.
 fn guard_prefixes(policy: &Policy) -> Vec<String> {
-    boundary_starts(&policy.templates)
+    policy
+        .templates
+        .boundaries()
         .into_iter()
         .map(|(_, start)| start)
         .filter(|p| !p.is_empty())
@@ -279,7 +267,7 @@ impl<'n> Guard<'n> {
 
     /// Whether a line of file text could pass for a header or footer: it
     /// carries the nonce, or what a reader sees of it starts like one (see
-    /// [`as_seen`]; the guards are taken the same way). `scan` is the
+    /// [`as_seen`](crate::vocab::unicode::as_seen); the guards are taken the same way). `scan` is the
     /// [`Guard::scan`] of the line's text (or of the line alone).
     fn looks_like_boundary(&self, scan: &Scan, line: &str) -> bool {
         if scan.nonce && self.nonce.find(line.as_bytes()).is_some() {
@@ -298,7 +286,9 @@ impl<'n> Guard<'n> {
             return false;
         }
         self.guards.iter().any(|g| {
-            let mut visible = line.chars().filter(|c| !crate::unicode::renders_blank(*c));
+            let mut visible = line
+                .chars()
+                .filter(|c| !crate::vocab::unicode::renders_blank(*c));
             g.chars().all(|want| visible.next() == Some(want))
         })
     }
@@ -355,23 +345,6 @@ struct Scan {
     erase: bool,
 }
 
-/// What a reader sees of `text`: every character that renders as nothing or
-/// as blank dropped (by Unicode's data: default-ignorable code points, white
-/// space, controls, format characters, the Hangul fillers, the braille
-/// blank...), and a backspace or DEL taking back the character before it,
-/// as a terminal does.
-pub fn as_seen(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if c == '\u{8}' || c == '\u{7f}' {
-            out.pop();
-        } else if !crate::unicode::renders_blank(c) {
-            out.push(c);
-        }
-    }
-    out
-}
-
 /// Runs of whitespace (newlines included) become one space.
 pub(crate) fn collapse_whitespace(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -418,7 +391,7 @@ mod tests {
                     } else {
                         guards.iter().any(|g| {
                             let mut visible =
-                                line.chars().filter(|c| !crate::unicode::renders_blank(*c));
+                                line.chars().filter(|c| !crate::vocab::unicode::renders_blank(*c));
                             g.chars().all(|want| visible.next() == Some(want))
                         })
                     };

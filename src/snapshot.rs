@@ -12,13 +12,13 @@ use crate::hidden::HiddenFinding;
 use crate::instructions::{
     self, Block, Budget, Considered, Deduped, Import, ScopedRule, Skipped, chain,
 };
-use crate::origin::RootId;
 use crate::policy::Policy;
 use crate::render;
 use crate::sandbox::{self, Handles, Roots, Stamp, open_roots};
 use crate::skills::{self, ParseCache, Rejected, Shadowed, Skill};
 use crate::trust::{Gate, TrustItem, Unapproved};
-use crate::warning::Warning;
+use crate::vocab::origin::RootId;
+use crate::vocab::warning::Warning;
 
 /// The project-context section for one cwd, and how it was made. Serialized
 /// (camelCase) it is the `snapshot --format json` object; its schema is
@@ -31,13 +31,13 @@ pub struct Snapshot {
     /// The fingerprint, 32 hex digits.
     pub fingerprint: String,
     /// The home root, when it exists.
-    #[serde(serialize_with = "crate::paths::lossy_opt")]
+    #[serde(serialize_with = "crate::vocab::paths::lossy_opt")]
     pub home: Option<PathBuf>,
     /// The repository root.
-    #[serde(serialize_with = "crate::paths::lossy")]
+    #[serde(serialize_with = "crate::vocab::paths::lossy")]
     pub repo_root: PathBuf,
     /// The working directory.
-    #[serde(serialize_with = "crate::paths::lossy")]
+    #[serde(serialize_with = "crate::vocab::paths::lossy")]
     pub cwd: PathBuf,
     /// The policy's named roots (`[[roots.named]]`), in its order, with
     /// where each was found (`null`: nowhere, or not a directory).
@@ -100,7 +100,7 @@ pub struct NamedRootPlace {
     /// Its name in the policy.
     pub name: String,
     /// Its directory, when it exists.
-    #[serde(serialize_with = "crate::paths::lossy_opt")]
+    #[serde(serialize_with = "crate::vocab::paths::lossy_opt")]
     pub path: Option<PathBuf>,
 }
 

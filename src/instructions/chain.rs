@@ -13,9 +13,9 @@ use std::path::{Path, PathBuf};
 use globset::GlobMatcher;
 
 use crate::fingerprint::{Place, Trace};
-use crate::origin::{Origin, RootId};
 use crate::policy::{ChainOrder, Names, Policy};
 use crate::sandbox::{Root, Roots};
+use crate::vocab::origin::{Origin, RootId};
 
 /// The most entries one glob expansion lists, over all its folders.
 const GLOB_ENTRIES: usize = 4096;
@@ -60,7 +60,7 @@ fn names<'a>(base: &'a Names, extra: &'a Names) -> Vec<&'a str> {
 /// order.
 fn expand(root: &Root, id: RootId, dir: &Path, name: &str, trace: &mut Trace) -> Vec<PathBuf> {
     if !crate::policy::is_glob(name) {
-        return vec![crate::paths::join(dir, name)];
+        return vec![crate::vocab::paths::join(dir, name)];
     }
     let Ok(glob) = crate::policy::compile_glob(name) else {
         return Vec::new();
@@ -120,7 +120,7 @@ impl Places<'_> {
                 root: id,
                 origin: id.origin(),
                 level,
-                path: crate::paths::join(&root.path, &rel),
+                path: crate::vocab::paths::join(&root.path, &rel),
                 rel,
                 excluded,
                 on_access: false,
@@ -133,7 +133,7 @@ impl Places<'_> {
                     add(rel);
                 }
             } else {
-                add(crate::paths::join(dir, name));
+                add(crate::vocab::paths::join(dir, name));
             }
         }
     }

@@ -22,13 +22,13 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::Serialize;
 
-use super::text;
 use crate::fingerprint::{Place, Trace};
-use crate::origin::{Origin, RootId};
 use crate::policy::{ImportFailure, ImportRoot, Policy};
-use crate::reason::Reason;
 use crate::sandbox::{Opened, Root, Stamp};
 use crate::trust::{self, Gate, ItemKind};
+use crate::vocab::origin::{Origin, RootId};
+use crate::vocab::reason::Reason;
+use crate::vocab::text;
 
 /// What became of one `@path` in an instruction file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -37,12 +37,12 @@ use crate::trust::{self, Gate, ItemKind};
 #[non_exhaustive]
 pub struct Import {
     /// The file the `@path` was written in.
-    #[serde(serialize_with = "crate::paths::lossy")]
+    #[serde(serialize_with = "crate::vocab::paths::lossy")]
     pub from: PathBuf,
     /// The path as written after the `@`.
     pub spec: String,
     /// The file it named, when it could be placed inside the root.
-    #[serde(serialize_with = "crate::paths::lossy_opt")]
+    #[serde(serialize_with = "crate::vocab::paths::lossy_opt")]
     pub path: Option<PathBuf>,
     /// How deep the importing file sits (0: a file of the chain).
     pub depth: usize,
@@ -219,7 +219,7 @@ impl<'a> Importer<'a> {
         // leaves the root and comes back in is inside), then taken back
         // under the root and the bound.
         let base = self.root.path.join(from.parent().unwrap_or(Path::new("")));
-        let absolute = crate::sandbox::normalize(&base.join(spec));
+        let absolute = crate::vocab::home::normalize(&base.join(spec));
         let rel = absolute.strip_prefix(&self.root.path).ok()?;
         if rel.components().any(|c| !matches!(c, Component::Normal(_)))
             || !rel.starts_with(&self.bound)

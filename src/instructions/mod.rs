@@ -18,7 +18,6 @@ pub(crate) mod chain;
 mod imports;
 mod records;
 pub(crate) mod rules;
-pub(crate) mod text;
 
 use std::path::PathBuf;
 
@@ -30,14 +29,15 @@ use imports::Importer;
 
 use crate::fingerprint::{FastMap, Place, Trace};
 use crate::hidden::{self, HiddenFinding, HiddenReport};
-use crate::origin::{Origin, RootId};
 use crate::policy::{
     BudgetCounts, BudgetOrder, BudgetScope, ChainOrder, HardLinkRule, Pick, Policy,
 };
-use crate::reason::Reason;
 use crate::sandbox::{OpenFile, Opened, Roots, Stamp};
 use crate::trust::{self, Gate, ItemKind};
-use crate::warning::{Warning, WarningKind};
+use crate::vocab::origin::{Origin, RootId};
+use crate::vocab::reason::Reason;
+use crate::vocab::text;
+use crate::vocab::warning::{Warning, WarningKind};
 use chain::Candidate;
 
 /// The instruction part of a snapshot.

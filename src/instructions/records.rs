@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::origin::Origin;
-use crate::reason::Reason;
+use crate::vocab::origin::Origin;
+use crate::vocab::reason::Reason;
 
 /// An instruction file that goes into the prompt.
 #[derive(Debug, Clone, Serialize)]
@@ -15,7 +15,7 @@ use crate::reason::Reason;
 #[non_exhaustive]
 pub struct Block {
     /// Absolute path of the file.
-    #[serde(serialize_with = "crate::paths::lossy")]
+    #[serde(serialize_with = "crate::vocab::paths::lossy")]
     pub path: PathBuf,
     /// Home or project.
     pub origin: Origin,
@@ -54,10 +54,10 @@ pub struct Block {
 #[non_exhaustive]
 pub struct Deduped {
     /// The folded file.
-    #[serde(serialize_with = "crate::paths::lossy")]
+    #[serde(serialize_with = "crate::vocab::paths::lossy")]
     pub path: PathBuf,
     /// The kept file it repeats.
-    #[serde(serialize_with = "crate::paths::lossy")]
+    #[serde(serialize_with = "crate::vocab::paths::lossy")]
     pub same_as: PathBuf,
 }
 
@@ -68,7 +68,7 @@ pub struct Deduped {
 #[non_exhaustive]
 pub struct Skipped {
     /// The file.
-    #[serde(serialize_with = "crate::paths::lossy")]
+    #[serde(serialize_with = "crate::vocab::paths::lossy")]
     pub path: PathBuf,
     /// Why.
     pub reason: Reason,

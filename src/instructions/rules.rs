@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use globset::{GlobSet, GlobSetBuilder};
 use serde::{Deserialize, Serialize};
 
-use crate::origin::Origin;
+use crate::vocab::origin::Origin;
 
 /// A rule that applies only to some paths.
 #[derive(Debug, Clone, Serialize)]
@@ -19,7 +19,7 @@ use crate::origin::Origin;
 #[non_exhaustive]
 pub struct ScopedRule {
     /// The rule's file.
-    #[serde(serialize_with = "crate::paths::lossy")]
+    #[serde(serialize_with = "crate::vocab::paths::lossy")]
     pub path: PathBuf,
     /// Home or project.
     pub origin: Origin,
@@ -27,7 +27,7 @@ pub struct ScopedRule {
     pub globs: Vec<String>,
     /// Where the rule lives, for loading it on access.
     #[serde(skip)]
-    pub(crate) root: crate::origin::RootId,
+    pub(crate) root: crate::vocab::origin::RootId,
     /// The rule's path relative to its root.
     #[serde(skip)]
     pub(crate) rel: PathBuf,

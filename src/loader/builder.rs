@@ -87,8 +87,8 @@ impl Bootstrap {
     /// The home root this bootstrap would use with `policy`'s candidates.
     fn home_for(&self, policy: &Policy) -> Option<PathBuf> {
         match &self.home {
-            Some(explicit) => Some(sandbox::normalize(explicit)),
-            None => sandbox::first_candidate(
+            Some(explicit) => Some(crate::vocab::home::normalize(explicit)),
+            None => crate::vocab::home::first_candidate(
                 policy.roots.home.iter().map(|c| c.get_ref().as_str()),
                 &*self.env,
             ),
@@ -137,7 +137,7 @@ impl Bootstrap {
                     })
                     .map_err(BootstrapError::from)
             }
-            _ => Ok(self.home.as_deref().map(sandbox::normalize)),
+            _ => Ok(self.home.as_deref().map(crate::vocab::home::normalize)),
         };
         let home_file = match &home {
             _ if !self.home_policy => None,
@@ -145,7 +145,7 @@ impl Bootstrap {
             Err(_) => self
                 .home
                 .as_deref()
-                .map(|h| sandbox::normalize(h).join(HOME_POLICY_FILE)),
+                .map(|h| crate::vocab::home::normalize(h).join(HOME_POLICY_FILE)),
         };
         if let Some(path) = &home_file {
             files.push((path.clone(), sandbox::user_file_stamp(path)));

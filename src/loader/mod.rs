@@ -22,12 +22,12 @@ use policies::{InForce, Policies};
 
 use crate::access::{Access, Session};
 use crate::error::SnapshotError;
-use crate::origin::Origin;
 use crate::policy::Policy;
 use crate::sandbox::{self, Handles};
 use crate::skills::{self, ParseCache};
 use crate::snapshot::{self, Built, Snapshot};
 use crate::trust::{self, Selection, TrustError, TrustItem, TrustStatus};
+use crate::vocab::origin::Origin;
 
 /// How many parsed `SKILL.md` frontmatters a loader remembers.
 const PARSE_CACHE_ENTRIES: usize = 16 * 1024;
@@ -50,7 +50,7 @@ pub struct SkillFile {
     /// Home or project.
     pub origin: Origin,
     /// The file's absolute path.
-    #[serde(serialize_with = "crate::paths::lossy")]
+    #[serde(serialize_with = "crate::vocab::paths::lossy")]
     pub path: PathBuf,
     /// The whole file: frontmatter and body.
     pub content: String,
@@ -312,7 +312,7 @@ impl Loader {
         let key = (
             session.to_string(),
             cwd.clone(),
-            root.map(sandbox::normalize),
+            root.map(crate::vocab::home::normalize),
         );
         let mut state = {
             let mut sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
@@ -528,7 +528,7 @@ impl Loader {
         if !cwd.is_absolute() {
             return Err(SnapshotError::RelativeCwd(cwd.to_path_buf()));
         }
-        Ok(sandbox::normalize(cwd))
+        Ok(crate::vocab::home::normalize(cwd))
     }
 
     /// The up-to-date build for (cwd, root) under the policy in force.
@@ -549,7 +549,10 @@ impl Loader {
         if !cwd.is_absolute() {
             return Err(SnapshotError::RelativeCwd(cwd.to_path_buf()));
         }
-        let key: Key = (sandbox::normalize(cwd), root.map(sandbox::normalize));
+        let key: Key = (
+            crate::vocab::home::normalize(cwd),
+            root.map(crate::vocab::home::normalize),
+        );
         let cached = self.lock().get(force.generation, &key);
         if let Some(built) = cached
             && self.still_valid(&key, &built)

@@ -38,10 +38,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use crate::fingerprint::Place;
-use crate::origin::RootId;
 use crate::sandbox::Attached;
 use crate::sandbox::watch::{Change, Watcher, trustworthy};
 use crate::snapshot::Built;
+use crate::vocab::origin::RootId;
 
 use super::Key;
 

@@ -22,8 +22,8 @@ use miette::NamedSource;
 use regex::Regex;
 use serde::Deserialize;
 
-use crate::origin::RootId;
 use crate::sandbox::{self, UserFileError};
+use crate::vocab::origin::RootId;
 
 pub use diagnostic::{InvalidPolicy, PolicyError, Problem, ProblemKind};
 pub use schema::{
@@ -283,7 +283,12 @@ fn named_root_paths(
     roots
         .named
         .iter()
-        .map(|n| sandbox::first_candidate(n.candidates.iter().map(|c| c.get_ref().as_str()), env))
+        .map(|n| {
+            crate::vocab::home::first_candidate(
+                n.candidates.iter().map(|c| c.get_ref().as_str()),
+                env,
+            )
+        })
         .collect()
 }
 
@@ -760,7 +765,7 @@ impl Policy {
         self.roots
             .ceiling_directories
             .iter()
-            .any(|c| crate::sandbox::normalize(std::path::Path::new(c.get_ref())) == dir)
+            .any(|c| crate::vocab::home::normalize(std::path::Path::new(c.get_ref())) == dir)
     }
 
     /// A 128-bit digest of the effective policy, part of every fingerprint.

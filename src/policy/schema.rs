@@ -522,6 +522,23 @@ section! {
     }
 }
 
+impl Templates {
+    /// The boundary templates (the headers and the footer), each with its
+    /// dotted key and what a reader sees of its literal start (see
+    /// [`as_seen`](crate::vocab::unicode::as_seen); empty when the template
+    /// opens with a placeholder). The one list both the render's guard and
+    /// the policy's check of the forged-line prefix go by.
+    pub(crate) fn boundaries(&self) -> [(&'static str, String); 4] {
+        [
+            ("templates.home-header", &self.home_header),
+            ("templates.project-header", &self.project_header),
+            ("templates.ancestor-header", &self.ancestor_header),
+            ("templates.footer", &self.footer),
+        ]
+        .map(|(key, tpl)| (key, crate::vocab::unicode::as_seen(tpl.literal_prefix())))
+    }
+}
+
 words! {
     /// How a repository marker must look on disk.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

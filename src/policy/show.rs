@@ -69,7 +69,7 @@ pub(super) fn annotated(policy: &Policy) -> String {
         out.push_str(&format!(
             "#   {:<13} {}\n",
             layer.as_str(),
-            crate::unicode::terminal_safe(name)
+            crate::vocab::unicode::terminal_safe(name)
         ));
     }
     out.push_str("# Each value is followed by the layer that set it.\n\n");

@@ -659,7 +659,7 @@ pub(crate) fn check_layer(
 }
 
 /// Whether the forged-line prefix fails to set a guarded line apart: what
-/// a reader sees of it (see [`crate::render::as_seen`]) is nothing, or
+/// a reader sees of it (see [`crate::vocab::unicode::as_seen`]) is nothing, or
 /// starts with the character a header or footer starts with, so the prefix
 /// and the line behind it could together read as a boundary (a prefix `<`
 /// before a line `<<…` shows as `<<<…`). Returns the two keys concerned
@@ -667,7 +667,7 @@ pub(crate) fn check_layer(
 pub(super) fn forged_prefix_clash(t: &super::Templates) -> Option<([&'static str; 2], String)> {
     const PREFIX: &str = "templates.forged-line-prefix";
     let source = t.forged_line_prefix.source();
-    let seen = crate::render::as_seen(&t.forged_line_prefix.fill(&[]));
+    let seen = crate::vocab::unicode::as_seen(&t.forged_line_prefix.fill(&[]));
     let Some(first) = seen.chars().next() else {
         return Some((
             [PREFIX, PREFIX],
@@ -676,7 +676,7 @@ pub(super) fn forged_prefix_clash(t: &super::Templates) -> Option<([&'static str
             ),
         ));
     };
-    crate::render::boundary_starts(t)
+    t.boundaries()
         .into_iter()
         .find_map(|(key, starts)| {
             starts.starts_with(first).then(|| {

@@ -19,7 +19,7 @@
 mod ambient;
 mod folder;
 mod handles;
-mod home;
+
 mod memo_file;
 mod open;
 mod roots;
@@ -40,7 +40,7 @@ use cap_std::fs::Dir;
 pub(crate) use ambient::{UserFileError, read_user_file, stat_directory, user_file_stamp};
 pub(crate) use folder::LookedFolder;
 pub(crate) use handles::{DEFAULT_HANDLE_BUDGET, Handles};
-pub(crate) use home::{first_candidate, normalize};
+
 pub(crate) use memo_file::{read_memo, replace_memo};
 pub(crate) use open::{OpenFile, Opened, is_exhaustion};
 pub(crate) use roots::{Attached, Roots, attach, open_root_error, open_roots};
@@ -50,7 +50,7 @@ pub(crate) use stamp::Stamp;
 pub(crate) use trust_store::{StoreBytes, StoreIoError, read_store, update_store};
 
 use crate::policy::SymlinkRule;
-use crate::reason::Reason;
+use crate::vocab::reason::Reason;
 
 /// One opened root: its path, and the capability everything under it is
 /// read through.

@@ -14,7 +14,7 @@ use rustix::io::Errno;
 
 use super::stamp::Stamp;
 use crate::policy::SymlinkRule;
-use crate::reason::Reason;
+use crate::vocab::reason::Reason;
 
 /// What opening a candidate found.
 #[derive(Debug)]

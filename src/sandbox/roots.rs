@@ -6,13 +6,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::handles::Handles;
-use super::home::normalize;
 use super::{Root, Shortage, Stamp, ambient, open};
 use crate::error::SnapshotError;
 use crate::fingerprint::Place;
-use crate::origin::RootId;
 use crate::policy::{MarkerKind, Policy};
-use crate::warning::{Warning, WarningKind};
+use crate::vocab::home::normalize;
+use crate::vocab::origin::RootId;
+use crate::vocab::warning::{Warning, WarningKind};
 
 /// The roots for one working directory.
 #[derive(Debug)]
@@ -346,7 +346,7 @@ impl Search<'_> {
                 break;
             }
             for marker in &self.policy.roots.repo_markers {
-                let p = crate::paths::join(dir, marker.get_ref());
+                let p = crate::vocab::paths::join(dir, marker.get_ref());
                 let stamp = ambient::marker_stamp(&p);
                 let hit = marker_matches(&stamp, self.policy.roots.repo_marker_kind);
                 self.markers.push((p, stamp));

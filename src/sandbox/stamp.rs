@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use rustix::fs::FileType;
 
 use super::open::{Opened, classify};
-use crate::reason::Reason;
+use crate::vocab::reason::Reason;
 
 /// What a path looked like when it was last examined.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -18,7 +18,7 @@ use cap_std::fs::{OpenOptions, OpenOptionsExt as _};
 
 use super::{Opened, Root, Stamp};
 use crate::policy::SymlinkRule;
-use crate::reason::Reason;
+use crate::vocab::reason::Reason;
 
 /// The largest store read: far more than any number of approvals needs.
 pub(crate) const MAX_STORE_BYTES: u64 = 64 * 1024 * 1024;

@@ -8,14 +8,14 @@ use super::frontmatter::Frontmatter;
 use super::parallel::{self, Step};
 use super::read;
 use crate::fingerprint::{Place, Trace};
-use crate::origin::{Origin, RootId};
 use crate::policy::{
     FrontmatterMode, HardLinkRule, LongDescription, NameFrom, Policy, SkillSource, SourceLevels,
     SymlinkRule, Whitespace,
 };
-use crate::reason::Reason;
 use crate::sandbox::{LookedFolder, Opened, Root, Roots, Stamp};
-use crate::warning::{Warning, WarningKind};
+use crate::vocab::origin::{Origin, RootId};
+use crate::vocab::reason::Reason;
+use crate::vocab::warning::{Warning, WarningKind};
 
 /// The file that makes a folder a skill.
 pub(crate) const SKILL_FILE: &str = "SKILL.md";
@@ -56,7 +56,7 @@ pub(crate) struct Found {
 #[non_exhaustive]
 pub struct Rejected {
     /// What was refused (a skill folder, its `SKILL.md`, or a source).
-    #[serde(serialize_with = "crate::paths::lossy")]
+    #[serde(serialize_with = "crate::vocab::paths::lossy")]
     pub path: PathBuf,
     /// Why.
     pub reason: Reason,
@@ -112,7 +112,7 @@ fn source_dirs(source: &SkillSource, cwd_rel: &Path) -> Vec<(usize, PathBuf)> {
             let mut out = vec![(0, path.to_path_buf())];
             for (i, c) in cwd_rel.components().enumerate() {
                 dir.push(c.as_os_str());
-                out.push((i + 1, crate::paths::join(&dir, path)));
+                out.push((i + 1, crate::vocab::paths::join(&dir, path)));
             }
             out
         }
@@ -150,7 +150,7 @@ impl SourceCtx<'_> {
 
     pub(super) fn reject(&self, rejected: &mut Vec<Rejected>, rel: &Path, reason: Reason) {
         rejected.push(Rejected {
-            path: crate::paths::join(&self.root.path, rel),
+            path: crate::vocab::paths::join(&self.root.path, rel),
             reason,
         });
     }
@@ -246,7 +246,7 @@ impl SourceCtx<'_> {
         let folder_named = self.folder_named();
         let mut steps = Vec::with_capacity(names.len());
         for entry in names {
-            let rel_folder = crate::paths::join(rel_source, &entry.name);
+            let rel_folder = crate::vocab::paths::join(rel_source, &entry.name);
             let Some(name) = entry.name.to_str().map(str::to_string) else {
                 steps.push(Step::Reject(rel_folder, Reason::InvalidName));
                 continue;

@@ -28,8 +28,8 @@ pub(crate) use resolve::SkillSet;
 
 use crate::fingerprint::Trace;
 use crate::hidden::{self, HiddenFinding};
-use crate::origin::Origin;
 use crate::policy::Policy;
+use crate::vocab::origin::Origin;
 use std::path::Path;
 
 use crate::sandbox::{Root, Roots};

@@ -17,8 +17,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::discover::{Found, Rejected, SourceCtx};
 use crate::fingerprint::{Trace, TraceEntry};
-use crate::reason::Reason;
-use crate::warning::Warning;
+use crate::vocab::reason::Reason;
+use crate::vocab::warning::Warning;
 
 /// The default number of folders from which a source is examined in
 /// parallel: below it, starting threads costs more than it saves.

@@ -4,10 +4,10 @@
 use std::path::Path;
 
 use super::frontmatter;
-use crate::instructions::text;
 use crate::policy::Policy;
-use crate::reason::Reason;
 use crate::sandbox::{OpenFile, Opened, Root};
+use crate::vocab::reason::Reason;
+use crate::vocab::text;
 
 /// How much of a `SKILL.md` is read at a time while looking for the end of
 /// its frontmatter.

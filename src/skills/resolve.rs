@@ -8,8 +8,8 @@ use serde::Serialize;
 use super::discover::{Found, Rejected};
 use super::frontmatter::Frontmatter;
 use crate::hidden::HiddenFinding;
-use crate::origin::{Origin, RootId};
 use crate::policy::{Conflict, Policy};
+use crate::vocab::origin::{Origin, RootId};
 
 /// A skill that won its name.
 #[derive(Debug, Clone, Serialize)]
@@ -30,7 +30,7 @@ pub struct Skill {
     /// The source's rank.
     pub rank: i64,
     /// The absolute path of its `SKILL.md`.
-    #[serde(serialize_with = "crate::paths::lossy")]
+    #[serde(serialize_with = "crate::vocab::paths::lossy")]
     pub path: PathBuf,
     /// A home skill that ships the policy's executable file. Never true for a
     /// project skill.
@@ -56,10 +56,10 @@ pub struct Shadowed {
     /// The name.
     pub name: String,
     /// The loser's `SKILL.md`.
-    #[serde(serialize_with = "crate::paths::lossy")]
+    #[serde(serialize_with = "crate::vocab::paths::lossy")]
     pub path: PathBuf,
     /// The winner's `SKILL.md`.
-    #[serde(serialize_with = "crate::paths::lossy")]
+    #[serde(serialize_with = "crate::vocab::paths::lossy")]
     pub shadowed_by: PathBuf,
 }
 
@@ -77,7 +77,7 @@ pub(crate) struct SkillSet {
     /// Winners whose description held hidden text.
     pub(crate) hidden: Vec<HiddenFinding>,
     /// Hard-linked project `SKILL.md` files.
-    pub(crate) warnings: Vec<crate::warning::Warning>,
+    pub(crate) warnings: Vec<crate::vocab::warning::Warning>,
 }
 
 /// Resolves name conflicts: the lowest rank wins (sources are distinct ranks).

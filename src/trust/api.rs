@@ -52,7 +52,7 @@ impl TrustState {
 #[non_exhaustive]
 pub struct TrustItem {
     /// Absolute path: the instruction file, or the skill's `SKILL.md`.
-    #[serde(serialize_with = "crate::paths::lossy")]
+    #[serde(serialize_with = "crate::vocab::paths::lossy")]
     pub path: PathBuf,
     /// Instruction file or skill.
     pub kind: ItemKind,
@@ -133,10 +133,10 @@ impl TrustItem {
 #[non_exhaustive]
 pub struct TrustStatus {
     /// The repository root.
-    #[serde(serialize_with = "crate::paths::lossy")]
+    #[serde(serialize_with = "crate::vocab::paths::lossy")]
     pub repo_root: PathBuf,
     /// The trust store, when there is a home root.
-    #[serde(serialize_with = "crate::paths::lossy_opt")]
+    #[serde(serialize_with = "crate::vocab::paths::lossy_opt")]
     pub store: Option<PathBuf>,
     /// Every item, in path order.
     pub items: Vec<TrustItem>,
@@ -176,7 +176,7 @@ pub enum TrustError {
     /// The store cannot be used; nothing in it counts as approved.
     #[error(
         "the trust store {} cannot be used: {reason}",
-        crate::paths::shown(path)
+        crate::vocab::paths::shown(path)
     )]
     #[diagnostic(
         code("trust::store-invalid"),
@@ -189,7 +189,7 @@ pub enum TrustError {
         reason: String,
     },
     /// A path named is not a project item of this repository.
-    #[error("{} is not a project instruction file or skill seen from here", crate::paths::shown(.0))]
+    #[error("{} is not a project instruction file or skill seen from here", crate::vocab::paths::shown(.0))]
     #[diagnostic(
         code("trust::not-an-item"),
         help("`lisa-context trust status` lists the items")
@@ -198,7 +198,7 @@ pub enum TrustError {
     /// The content is no longer the one the user was shown.
     #[error(
         "{} changed since it was shown (expected {expected}, found {found}); nothing was approved",
-        crate::paths::shown(path)
+        crate::vocab::paths::shown(path)
     )]
     #[diagnostic(
         code("trust::changed"),
@@ -267,7 +267,7 @@ fn store_error(path: &Path, e: StoreIoError) -> TrustError {
 
 /// Whether `item` is the one `path` names (a skill also by its folder).
 fn names(item: &TrustItem, path: &Path) -> bool {
-    let path = sandbox::normalize(path);
+    let path = crate::vocab::home::normalize(path);
     item.path == path || (item.kind == ItemKind::Skill && item.path.parent() == Some(&path))
 }
 
@@ -289,7 +289,7 @@ fn locked_update<T>(
                 source,
             }
         })?;
-    let Some(home_root) = attached.get(crate::origin::RootId::Home) else {
+    let Some(home_root) = attached.get(crate::vocab::origin::RootId::Home) else {
         return Err(TrustError::NoHome);
     };
     let rel = Path::new(&policy.trust.store_file);
@@ -395,7 +395,7 @@ pub(crate) fn revoke(
             }
             Some(paths) => {
                 for path in paths {
-                    let path = sandbox::normalize(path);
+                    let path = crate::vocab::home::normalize(path);
                     let Ok(rel) = path.strip_prefix(&fresh.repo_root) else {
                         return Err(TrustError::NotAnItem(path));
                     };

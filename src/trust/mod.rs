@@ -30,7 +30,7 @@ pub(crate) use store::{Approval, load_repo};
 use crate::fingerprint::{Place, Trace};
 use crate::policy::{Policy, ProjectTrust};
 use crate::sandbox::Roots;
-use crate::warning::{Warning, WarningKind};
+use crate::vocab::warning::{Warning, WarningKind};
 
 /// What kind of project item an approval is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]
@@ -66,7 +66,7 @@ pub enum Change {
 #[non_exhaustive]
 pub struct Unapproved {
     /// Absolute path: the instruction file, or the skill's `SKILL.md`.
-    #[serde(serialize_with = "crate::paths::lossy")]
+    #[serde(serialize_with = "crate::vocab::paths::lossy")]
     pub path: PathBuf,
     /// New, changed or removed.
     pub kind: Change,
@@ -146,7 +146,7 @@ impl Gate {
         };
         let rel = Path::new(&policy.trust.store_file);
         gate.store_path = home.path.join(rel);
-        let place = Place::Within(crate::origin::RootId::Home);
+        let place = Place::Within(crate::vocab::origin::RootId::Home);
         match load_repo(home, rel, &roots.repo.path) {
             Ok((approvals, stamp)) => {
                 let content = serde_json::to_vec(&approvals).unwrap_or_default();

@@ -91,6 +91,23 @@ pub fn terminal_safe(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// What a reader sees of `text`: every character that renders as nothing or
+/// as blank dropped (by Unicode's data: default-ignorable code points, white
+/// space, controls, format characters, the Hangul fillers, the braille
+/// blank...), and a backspace or DEL taking back the character before it,
+/// as a terminal does.
+pub fn as_seen(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c == '\u{8}' || c == '\u{7f}' {
+            out.pop();
+        } else if !renders_blank(c) {
+            out.push(c);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -50,7 +50,7 @@ pub struct Warning {
     /// What it is about.
     pub kind: WarningKind,
     /// The directory or file concerned.
-    #[serde(serialize_with = "crate::paths::lossy")]
+    #[serde(serialize_with = "crate::vocab::paths::lossy")]
     pub path: PathBuf,
     /// A sentence for a person.
     pub message: String,

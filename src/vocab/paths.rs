@@ -26,7 +26,7 @@ pub(crate) fn lossy_opt<S: Serializer>(path: &Option<PathBuf>, s: S) -> Result<S
 /// A path for a human-readable message: lossy UTF-8, with everything a
 /// terminal would act on or not show escaped (see [`crate::terminal_safe`]).
 pub(crate) fn shown(path: &Path) -> String {
-    crate::unicode::terminal_safe(&path.to_string_lossy()).into_owned()
+    crate::vocab::unicode::terminal_safe(&path.to_string_lossy()).into_owned()
 }
 
 /// The path for a prompt line. Characters outside a conservative set —

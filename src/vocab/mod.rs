@@ -1,0 +1,14 @@
+//! The ground floor: the project's vocabulary, shared by every layer above
+//! and importing none of them. Pure values and string work, no disk access:
+//! what a reader sees of text ([`unicode`]), how paths are shown and
+//! expanded ([`paths`], [`home`]), decoding file bytes into text
+//! ([`text`]), and the words every record carries ([`reason`], [`origin`],
+//! [`warning`]).
+
+pub(crate) mod home;
+pub(crate) mod origin;
+pub(crate) mod paths;
+pub(crate) mod reason;
+pub(crate) mod text;
+pub(crate) mod unicode;
+pub(crate) mod warning;
