@@ -17,12 +17,12 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::error::SnapshotError;
-use crate::fingerprint::Trace;
 use crate::instructions::{self, Block, Budget, Deduped, Import, Skipped, chain};
 use crate::policy::Policy;
 use crate::render;
 use crate::sandbox::{Handles, open_roots};
 use crate::snapshot::Snapshot;
+use crate::trace::Trace;
 use crate::trust::Gate;
 
 /// One session's on-access state: where it works, and what it has been

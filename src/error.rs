@@ -7,6 +7,8 @@ use std::sync::Arc;
 
 use miette::Diagnostic;
 
+use crate::sandbox::RootsError;
+
 /// Why a snapshot could not be built at all. Problems with single files are
 /// never errors: they are recorded in the snapshot with a reason.
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]
@@ -137,6 +139,23 @@ pub enum SnapshotError {
         /// Why.
         reason: String,
     },
+}
+
+impl From<RootsError> for SnapshotError {
+    fn from(e: RootsError) -> Self {
+        match e {
+            RootsError::RelativeCwd(path) => Self::RelativeCwd(path),
+            RootsError::Cwd { path, source } => Self::Cwd { path, source },
+            RootsError::CwdNotADirectory(path) => Self::CwdNotADirectory(path),
+            RootsError::RootDoesNotContainCwd { root, cwd } => {
+                Self::RootDoesNotContainCwd { root, cwd }
+            }
+            RootsError::OpenRoot { path, source } => Self::OpenRoot { path, source },
+            RootsError::ResourceExhausted { path, source } => {
+                Self::ResourceExhausted { path, source }
+            }
+        }
+    }
 }
 
 /// Why a loader could not be set up ([`crate::LoaderBuilder::build`]).

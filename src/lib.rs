@@ -42,7 +42,7 @@ compile_error!("lisa-context supports Unix-like systems (Linux, macOS, the BSDs)
 
 mod access;
 mod error;
-mod fingerprint;
+
 mod hidden;
 mod instructions;
 mod loader;
@@ -51,9 +51,11 @@ pub mod policy;
 pub mod protocol;
 
 mod render;
+mod review;
 mod sandbox;
 mod skills;
 mod snapshot;
+mod trace;
 mod trust;
 mod vocab;
 
@@ -64,12 +66,11 @@ pub use instructions::{Block, Budget, Considered, Deduped, Import, ScopedRule, S
 pub use loader::{
     DEFAULT_CACHE_ENTRIES, DEFAULT_HANDLE_BUDGET, Loader, LoaderBuilder, MAX_SESSIONS, SkillFile,
 };
+pub use review::{Selection, TrustError};
 pub use sandbox::RACY_WINDOW;
 pub use skills::{Frontmatter, FrontmatterError, Rejected, Shadowed, Skill};
 pub use snapshot::{NamedRootPlace, Snapshot};
-pub use trust::{
-    Change, ItemKind, Selection, TrustError, TrustItem, TrustState, TrustStatus, Unapproved,
-};
+pub use trust::{Change, ItemKind, TrustItem, TrustState, TrustStatus, Unapproved};
 pub use vocab::origin::Origin;
 pub use vocab::reason::Reason;
 pub use vocab::unicode::terminal_safe;

@@ -16,7 +16,8 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::error::SnapshotError;
-use crate::trust::{TrustError, TrustItem, TrustStatus};
+use crate::review::TrustError;
+use crate::trust::{TrustItem, TrustStatus};
 
 /// The protocol version `hello` reports. It changes only for a change a
 /// client written for the previous version would misread (a field renamed,

@@ -7,15 +7,16 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::error::SnapshotError;
-use crate::fingerprint::{Place, Trace};
 use crate::hidden::HiddenFinding;
 use crate::instructions::{
     self, Block, Budget, Considered, Deduped, Import, ScopedRule, Skipped, chain,
 };
 use crate::policy::Policy;
 use crate::render;
+use crate::sandbox::Place;
 use crate::sandbox::{self, Handles, Roots, Stamp, open_roots};
 use crate::skills::{self, ParseCache, Rejected, Shadowed, Skill};
+use crate::trace::Trace;
 use crate::trust::{Gate, TrustItem, Unapproved};
 use crate::vocab::origin::RootId;
 use crate::vocab::warning::Warning;
@@ -336,7 +337,7 @@ pub(crate) fn traced_paths(
         &snap.ancestor_paths,
         &snap.repo_root,
     )
-    .map_err(|e| sandbox::open_root_error(snap.repo_root.clone(), e))?;
+    .map_err(|e| sandbox::RootsError::open_root(snap.repo_root.clone(), e))?;
     Ok(built
         .trace
         .entries

@@ -12,9 +12,10 @@ use std::path::{Path, PathBuf};
 
 use globset::GlobMatcher;
 
-use crate::fingerprint::{Place, Trace};
 use crate::policy::{ChainOrder, Names, Policy};
+use crate::sandbox::Place;
 use crate::sandbox::{Root, Roots};
+use crate::trace::Trace;
 use crate::vocab::origin::{Origin, RootId};
 
 /// The most entries one glob expansion lists, over all its folders.

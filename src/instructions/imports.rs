@@ -22,9 +22,10 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::fingerprint::{Place, Trace};
 use crate::policy::{ImportFailure, ImportRoot, Policy};
+use crate::sandbox::Place;
 use crate::sandbox::{Opened, Root, Stamp};
+use crate::trace::Trace;
 use crate::trust::{self, Gate, ItemKind};
 use crate::vocab::origin::{Origin, RootId};
 use crate::vocab::reason::Reason;

@@ -27,17 +27,19 @@ pub use rules::ScopedRule;
 
 use imports::Importer;
 
-use crate::fingerprint::{FastMap, Place, Trace};
 use crate::hidden::{self, HiddenFinding, HiddenReport};
 use crate::policy::{
     BudgetCounts, BudgetOrder, BudgetScope, ChainOrder, HardLinkRule, Pick, Policy,
 };
+use crate::sandbox::Place;
 use crate::sandbox::{OpenFile, Opened, Roots, Stamp};
+use crate::trace::Trace;
 use crate::trust::{self, Gate, ItemKind};
+use crate::vocab::hash::FastMap;
 use crate::vocab::origin::{Origin, RootId};
 use crate::vocab::reason::Reason;
 use crate::vocab::text;
-use crate::vocab::warning::{Warning, WarningKind};
+use crate::vocab::warning::Warning;
 use chain::Candidate;
 
 /// The instruction part of a snapshot.
@@ -312,7 +314,7 @@ impl<'p> Selector<'p> {
         // A project file with more than one hard link may be a link to a
         // file outside the repository: always reported, refused per policy.
         if cand.origin == Origin::Project && stamp.is_hard_linked() {
-            self.warnings.push((i, hard_link_warning(&cand.path)));
+            self.warnings.push((i, Warning::hard_link(&cand.path)));
             if self.policy.trust.hard_links == HardLinkRule::Refuse {
                 trace.push(place, &cand.rel, stamp, None);
                 self.skip(i, cand, Reason::HardLink);
@@ -568,14 +570,4 @@ impl<'p> Selector<'p> {
             scoped: in_read_order(self.scoped),
         }
     }
-}
-
-/// The warning for a project file with more than one hard link.
-pub(crate) fn hard_link_warning(path: &std::path::Path) -> Warning {
-    Warning::new(
-        WarningKind::HardLink,
-        path,
-        "this project file has more than one hard link: it may be a link to a file \
-         outside the repository (trust.hard-links decides whether it is read)",
-    )
 }

@@ -23,10 +23,11 @@ use policies::{InForce, Policies};
 use crate::access::{Access, Session};
 use crate::error::SnapshotError;
 use crate::policy::Policy;
+use crate::review::{self, Selection, TrustError};
 use crate::sandbox::{self, Handles};
 use crate::skills::{self, ParseCache};
 use crate::snapshot::{self, Built, Snapshot};
-use crate::trust::{self, Selection, TrustError, TrustItem, TrustStatus};
+use crate::trust::{TrustItem, TrustStatus};
 use crate::vocab::origin::Origin;
 
 /// How many parsed `SKILL.md` frontmatters a loader remembers.
@@ -465,7 +466,7 @@ impl Loader {
     pub fn trust_status(&self, cwd: &Path, root: Option<&Path>) -> Result<TrustStatus, TrustError> {
         let force = self.policies.in_force()?;
         let cwd = self.absolute(cwd)?;
-        trust::status(&self.trust_scope(&force, &cwd, root))
+        review::status(&self.trust_scope(&force, &cwd, root))
     }
 
     /// What the trust functions work on, for `cwd` under `force`.
@@ -474,8 +475,8 @@ impl Loader {
         force: &'a InForce,
         cwd: &'a Path,
         root: Option<&'a Path>,
-    ) -> trust::Scope<'a> {
-        trust::Scope {
+    ) -> review::Scope<'a> {
+        review::Scope {
             policy: &force.policy,
             home: force.home.as_deref(),
             cwd,
@@ -506,7 +507,7 @@ impl Loader {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs())
             .unwrap_or(0);
-        trust::approve(&self.trust_scope(&force, &cwd, root), selection, now)
+        review::approve(&self.trust_scope(&force, &cwd, root), selection, now)
     }
 
     /// Drops the approvals of the items at `paths` (absolute; a skill by
@@ -520,7 +521,7 @@ impl Loader {
     ) -> Result<Vec<PathBuf>, TrustError> {
         let force = self.policies.in_force()?;
         let cwd = self.absolute(cwd)?;
-        trust::revoke(&self.trust_scope(&force, &cwd, root), paths)
+        review::revoke(&self.trust_scope(&force, &cwd, root), paths)
     }
 
     /// `cwd`, which must be absolute, normalized.

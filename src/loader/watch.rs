@@ -37,8 +37,8 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
-use crate::fingerprint::Place;
 use crate::sandbox::Attached;
+use crate::sandbox::Place;
 use crate::sandbox::watch::{Change, Watcher, trustworthy};
 use crate::snapshot::Built;
 use crate::vocab::origin::RootId;

@@ -22,7 +22,6 @@ use miette::NamedSource;
 use regex::Regex;
 use serde::Deserialize;
 
-use crate::sandbox::{self, UserFileError};
 use crate::vocab::origin::RootId;
 
 pub use diagnostic::{InvalidPolicy, PolicyError, Problem, ProblemKind};
@@ -138,44 +137,15 @@ impl PolicySource {
         }
     }
 
-    /// Reads a policy file. The file must be a regular file (a symlink to one
-    /// is followed: the user's own dotfiles often are links) of at most
-    /// [`MAX_POLICY_BYTES`]; a FIFO or device is refused without blocking.
-    ///
-    /// Returns `Ok(None)` when `required` is false and the file does not exist.
-    pub fn read(layer: Layer, path: &Path, required: bool) -> Result<Option<Self>, PolicyError> {
-        let unreadable = |source| PolicyError::Unreadable {
-            path: path.to_path_buf(),
-            source,
-        };
-        // The policy belongs to the user (or to whoever runs the command), not
-        // to a repository: the sandbox reads it by its full path, through a
-        // link anywhere, but without blocking and only if it is a regular file.
-        let bytes = match sandbox::read_user_file(path, MAX_POLICY_BYTES) {
-            Ok(bytes) => bytes,
-            Err(UserFileError::NotFound(_)) if !required => return Ok(None),
-            Err(UserFileError::NotFound(e) | UserFileError::Io(e)) => return Err(unreadable(e)),
-            Err(UserFileError::NotAFile) => {
-                return Err(PolicyError::NotAFile {
-                    path: path.to_path_buf(),
-                });
-            }
-            Err(UserFileError::TooLarge) => {
-                return Err(PolicyError::TooLarge {
-                    path: path.to_path_buf(),
-                    limit: MAX_POLICY_BYTES,
-                });
-            }
-        };
-        let text = String::from_utf8(bytes).map_err(|_| PolicyError::NotUtf8 {
-            path: path.to_path_buf(),
-        })?;
-        Ok(Some(Self {
+    /// A layer read from the file at `path` (the sandbox reads it: see
+    /// `sandbox/policy_file.rs`, which also defines [`PolicySource::read`]).
+    pub(crate) fn from_file(layer: Layer, path: &Path, text: String) -> Self {
+        Self {
             layer,
             name: path.display().to_string(),
             path: Some(path.to_path_buf()),
             text,
-        }))
+        }
     }
 
     /// Checks this layer on its own, collecting every problem: the
@@ -655,23 +625,6 @@ impl Policy {
                 .map_or("", |n| n.name.get_ref().as_str()),
             RootId::Ancestor(_) => "ancestor",
         }
-    }
-
-    /// Loads the effective policy for a home root: the built-in policy, then
-    /// `home/context-policy.toml` when it exists, then `extra` when given.
-    pub fn load(home: Option<&Path>, extra: Option<&Path>) -> Result<Self, PolicyError> {
-        let mut sources = vec![PolicySource::builtin()];
-        if let Some(home) = home
-            && let Some(s) = PolicySource::read(Layer::Home, &home.join(HOME_POLICY_FILE), false)?
-        {
-            sources.push(s);
-        }
-        if let Some(extra) = extra
-            && let Some(s) = PolicySource::read(Layer::CommandLine, extra, true)?
-        {
-            sources.push(s);
-        }
-        Self::from_sources(&sources)
     }
 
     /// The layer that set a dotted key such as `instructions.budget-bytes`.

@@ -17,11 +17,14 @@
 //! `ambient` and `root` files carry an `#[allow]`.
 
 mod ambient;
+mod error;
 mod folder;
 mod handles;
 
 mod memo_file;
 mod open;
+mod place;
+mod policy_file;
 mod roots;
 mod secret;
 mod stamp;
@@ -37,13 +40,15 @@ use std::sync::atomic::{AtomicI32, Ordering};
 
 use cap_std::fs::Dir;
 
-pub(crate) use ambient::{UserFileError, read_user_file, stat_directory, user_file_stamp};
+pub(crate) use ambient::{stat_directory, user_file_stamp};
 pub(crate) use folder::LookedFolder;
 pub(crate) use handles::{DEFAULT_HANDLE_BUDGET, Handles};
 
+pub(crate) use error::RootsError;
 pub(crate) use memo_file::{read_memo, replace_memo};
 pub(crate) use open::{OpenFile, Opened, is_exhaustion};
-pub(crate) use roots::{Attached, Roots, attach, open_root_error, open_roots};
+pub(crate) use place::Place;
+pub(crate) use roots::{Attached, Roots, attach, open_roots};
 pub(crate) use secret::{KEY_BYTES, home_key, process_key};
 pub use stamp::RACY_WINDOW;
 pub(crate) use stamp::Stamp;
@@ -124,7 +129,7 @@ impl Root {
     ///
     /// This is **not** confined to the root by itself: the kernel follows a
     /// link met on the way. It is sound only under the rule the caller
-    /// (`fingerprint::Trace::still_matches`) keeps: every proper prefix of
+    /// (`trace::Trace::still_matches`) keeps: every proper prefix of
     /// `rel` has been seen to be a real directory (not a link) in the same
     /// check, and `rel` has only normal components. The resolution then
     /// never leaves the root, and meets exactly what the sandboxed

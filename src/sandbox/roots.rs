@@ -5,10 +5,10 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::error::RootsError;
 use super::handles::Handles;
+use super::place::Place;
 use super::{Root, Shortage, Stamp, ambient, open};
-use crate::error::SnapshotError;
-use crate::fingerprint::Place;
 use crate::policy::{MarkerKind, Policy};
 use crate::vocab::home::normalize;
 use crate::vocab::origin::RootId;
@@ -133,15 +133,6 @@ pub(crate) fn attach(
     })
 }
 
-/// The error for a root that could not be opened.
-pub(crate) fn open_root_error(path: PathBuf, e: io::Error) -> SnapshotError {
-    if open::is_exhaustion(&e) {
-        SnapshotError::ResourceExhausted { path, source: e }
-    } else {
-        SnapshotError::OpenRoot { path, source: e }
-    }
-}
-
 /// Whether a probed marker counts: it must be of the kind the policy asks
 /// for (a linked marker was stamped by its target).
 fn marker_matches(stamp: &Stamp, kind: MarkerKind) -> bool {
@@ -165,16 +156,16 @@ pub(crate) fn open_roots(
     cwd: &Path,
     root: Option<&Path>,
     handles: &Handles,
-) -> Result<Roots, SnapshotError> {
+) -> Result<Roots, RootsError> {
     if !cwd.is_absolute() {
-        return Err(SnapshotError::RelativeCwd(cwd.to_path_buf()));
+        return Err(RootsError::RelativeCwd(cwd.to_path_buf()));
     }
     let cwd = normalize(cwd);
     let cwd_stamp = match ambient::stat_directory(&cwd) {
         Ok(stamp) if stamp.is_dir() => stamp,
-        Ok(_) => return Err(SnapshotError::CwdNotADirectory(cwd)),
+        Ok(_) => return Err(RootsError::CwdNotADirectory(cwd)),
         Err(e) => {
-            return Err(SnapshotError::Cwd {
+            return Err(RootsError::Cwd {
                 path: cwd,
                 source: e,
             });
@@ -195,7 +186,7 @@ pub(crate) fn open_roots(
         Some(r) => {
             let r = normalize(r);
             if !cwd.starts_with(&r) {
-                return Err(SnapshotError::RootDoesNotContainCwd { root: r, cwd });
+                return Err(RootsError::RootDoesNotContainCwd { root: r, cwd });
             }
             r
         }
@@ -221,7 +212,7 @@ pub(crate) fn open_roots(
     }
     let repo_dir = handles
         .open(&repo_path)
-        .map_err(|e| open_root_error(repo_path.clone(), e))?;
+        .map_err(|e| RootsError::open_root(repo_path.clone(), e))?;
     let cwd_rel = cwd
         .strip_prefix(&repo_path)
         .map(Path::to_path_buf)
@@ -237,7 +228,7 @@ pub(crate) fn open_roots(
                 shortage: shortage.clone(),
             }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(open_root_error(h.to_path_buf(), e)),
+            Err(e) => return Err(RootsError::open_root(h.to_path_buf(), e)),
         },
         None => None,
     };
@@ -255,7 +246,7 @@ pub(crate) fn open_roots(
                     shortage: shortage.clone(),
                 }),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-                Err(e) => return Err(open_root_error(p.clone(), e)),
+                Err(e) => return Err(RootsError::open_root(p.clone(), e)),
             },
             None => None,
         });
@@ -277,7 +268,7 @@ pub(crate) fn open_roots(
                     shortage: shortage.clone(),
                 }),
                 Err(e) if open::is_exhaustion(&e) => {
-                    return Err(open_root_error(dir.to_path_buf(), e));
+                    return Err(RootsError::open_root(dir.to_path_buf(), e));
                 }
                 Err(_) => None,
             };

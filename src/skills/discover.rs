@@ -7,12 +7,13 @@ use super::cache::ParseCache;
 use super::frontmatter::Frontmatter;
 use super::parallel::{self, Step};
 use super::read;
-use crate::fingerprint::{Place, Trace};
 use crate::policy::{
     FrontmatterMode, HardLinkRule, LongDescription, NameFrom, Policy, SkillSource, SourceLevels,
     SymlinkRule, Whitespace,
 };
+use crate::sandbox::Place;
 use crate::sandbox::{LookedFolder, Opened, Root, Roots, Stamp};
+use crate::trace::Trace;
 use crate::vocab::origin::{Origin, RootId};
 use crate::vocab::reason::Reason;
 use crate::vocab::warning::{Warning, WarningKind};
@@ -407,7 +408,7 @@ impl SourceCtx<'_> {
         if self.origin == Origin::Project && stamp.is_hard_linked() {
             self.warnings
                 .borrow_mut()
-                .push(crate::instructions::hard_link_warning(
+                .push(crate::vocab::warning::Warning::hard_link(
                     &self.root.path.join(&rel),
                 ));
             if self.policy.trust.hard_links == HardLinkRule::Refuse {

@@ -26,9 +26,9 @@ pub(crate) use parallel::set_threshold as set_parallel_threshold;
 pub(crate) use read::whole_file;
 pub(crate) use resolve::SkillSet;
 
-use crate::fingerprint::Trace;
 use crate::hidden::{self, HiddenFinding};
 use crate::policy::Policy;
+use crate::trace::Trace;
 use crate::vocab::origin::Origin;
 use std::path::Path;
 

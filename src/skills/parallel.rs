@@ -16,7 +16,7 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::discover::{Found, Rejected, SourceCtx};
-use crate::fingerprint::{Trace, TraceEntry};
+use crate::trace::{Trace, TraceEntry};
 use crate::vocab::reason::Reason;
 use crate::vocab::warning::Warning;
 

@@ -17,7 +17,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::ItemKind;
+use super::records::ItemKind;
 use crate::sandbox::{Root, Stamp, StoreBytes, read_store};
 
 /// The format version written and accepted.

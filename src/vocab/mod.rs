@@ -5,6 +5,7 @@
 //! ([`text`]), and the words every record carries ([`reason`], [`origin`],
 //! [`warning`]).
 
+pub(crate) mod hash;
 pub(crate) mod home;
 pub(crate) mod origin;
 pub(crate) mod paths;

@@ -68,4 +68,14 @@ impl Warning {
             message: message.into(),
         }
     }
+
+    /// The warning for a project file with more than one hard link.
+    pub(crate) fn hard_link(path: &std::path::Path) -> Self {
+        Self::new(
+            WarningKind::HardLink,
+            path,
+            "this project file has more than one hard link: it may be a link to a file \
+             outside the repository (trust.hard-links decides whether it is read)",
+        )
+    }
 }

@@ -7,51 +7,15 @@
 //! an edit restores the old value. The stamps are kept apart: they let a
 //! later check decide, with one `stat` per path, that nothing changed.
 
-use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, SystemTime};
 
-use xxhash_rust::xxh3::{Xxh3, Xxh3DefaultBuilder};
+use xxhash_rust::xxh3::Xxh3;
 
-/// Sets and maps keyed by path bytes, with a fast hash (a `Path`'s own
-/// hash walks its components).
-pub(crate) type FastSet<K> = HashSet<K, Xxh3DefaultBuilder>;
-pub(crate) type FastMap<K, V> = HashMap<K, V, Xxh3DefaultBuilder>;
-
-use crate::sandbox::{Attached, Stamp};
+use crate::sandbox::{Attached, Place, Stamp};
+use crate::vocab::hash::{FastMap, FastSet};
 use crate::vocab::origin::{Origin, RootId};
-
-/// Where a traced path was examined, and so how it is examined again.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) enum Place {
-    /// Under a root, relative to it.
-    Within(RootId),
-    /// A repository marker: an absolute path outside every root, final link
-    /// not followed.
-    Marker,
-    /// A directory the caller named (the cwd, the home root, the repository
-    /// root): an absolute path, links followed.
-    Directory,
-    /// A directory holding a repository marker, examined for its owner: an
-    /// absolute path, links followed.
-    Owner,
-}
-
-impl Place {
-    /// The number that stands for the place in the fingerprint.
-    fn code(self) -> u64 {
-        match self {
-            Place::Within(RootId::Home) => 0,
-            Place::Within(RootId::Repo) => 1,
-            Place::Marker => 2,
-            Place::Directory => 3,
-            Place::Owner => 4,
-            Place::Within(RootId::Named(i)) => 5 + i as u64,
-            Place::Within(RootId::Ancestor(k)) => (1 << 32) + k as u64,
-        }
-    }
-}
 
 /// Folders vouched for, per root (by its place code): a short list, as a
 /// build has a handful of roots.

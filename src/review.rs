@@ -1,146 +1,15 @@
 //! What the command line (and any embedder) does with approvals: list them,
-//! show what changed, approve exactly what was shown, revoke.
+//! show what changed, approve exactly what was shown, revoke. Each command
+//! rebuilds a snapshot for review (above the build, so it sits above
+//! `snapshot`); the gate that runs inside a build is [`crate::trust`].
 
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
-
-use super::store::{Approval, StoreFile, repo_key};
-use super::{ItemKind, Seen, hex};
 use crate::error::SnapshotError;
 use crate::policy::Policy;
 use crate::sandbox::{self, Handles, StoreIoError};
 use crate::skills::ParseCache;
-
-/// Where a project item stands with the user.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "kebab-case")]
-#[non_exhaustive]
-pub enum TrustState {
-    /// Its current content is the approved one.
-    Approved,
-    /// Never approved (pending).
-    New,
-    /// Changed since the approval (pending).
-    Changed,
-    /// Approved, and gone (stale).
-    Removed,
-}
-
-impl TrustState {
-    /// The kebab-case word.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TrustState::Approved => "approved",
-            TrustState::New => "new",
-            TrustState::Changed => "changed",
-            TrustState::Removed => "removed",
-        }
-    }
-
-    /// Whether the item waits for a decision (new, changed or removed).
-    pub fn is_pending(self) -> bool {
-        self != TrustState::Approved
-    }
-}
-
-/// One project item of a repository, with its approval.
-#[derive(Debug, Clone, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct TrustItem {
-    /// Absolute path: the instruction file, or the skill's `SKILL.md`.
-    #[serde(serialize_with = "crate::vocab::paths::lossy")]
-    pub path: PathBuf,
-    /// Instruction file or skill.
-    pub kind: ItemKind,
-    /// Approved, new, changed or removed.
-    pub state: TrustState,
-    /// The approved hash, if any (32 hex digits).
-    pub approved_hash: Option<String>,
-    /// The current content's hash, when the item is there.
-    pub current_hash: Option<String>,
-    /// When it was approved, in seconds since the epoch.
-    pub approved_at: Option<u64>,
-    /// The approved text.
-    #[serde(skip)]
-    pub approved_text: Option<String>,
-    /// The current text (lossily decoded), when the item is there.
-    #[serde(skip)]
-    pub current_text: Option<String>,
-    /// The path relative to the repository root (the store's key).
-    #[serde(skip)]
-    pub(crate) rel: String,
-}
-
-impl TrustItem {
-    pub(super) fn new(
-        seen: Seen,
-        approval: Option<&Approval>,
-        state: TrustState,
-        keep_text: bool,
-    ) -> Self {
-        TrustItem {
-            path: seen.path,
-            kind: seen.kind,
-            state,
-            approved_hash: approval.map(|a| a.hash.clone()),
-            current_hash: seen.hash,
-            approved_at: approval.map(|a| a.approved_at),
-            approved_text: approval.filter(|_| keep_text).map(|a| a.text.clone()),
-            current_text: seen.text,
-            rel: seen.rel,
-        }
-    }
-
-    /// A unified diff from the approved text to the current one (an absent
-    /// side counts as empty), every line made safe for a terminal with
-    /// [`terminal_safe`](crate::terminal_safe): control, bidi and invisible
-    /// characters are shown as `\u{…}`.
-    pub fn diff(&self) -> String {
-        let old = self.approved_text.as_deref().unwrap_or("");
-        let new = self.current_text.as_deref().unwrap_or("");
-        let name = self.rel.as_str();
-        let diff = similar::TextDiff::from_lines(old, new);
-        let mut unified = diff.unified_diff();
-        let text = unified
-            .context_radius(3)
-            .header(&format!("approved/{name}"), &format!("current/{name}"))
-            .to_string();
-        let mut out = String::with_capacity(text.len());
-        for line in text.split_inclusive('\n') {
-            let (body, end) = match line.strip_suffix('\n') {
-                Some(body) => (body, "\n"),
-                None => (line, ""),
-            };
-            out.push_str(&crate::terminal_safe(body));
-            out.push_str(end);
-        }
-        if !out.is_empty() && !out.ends_with('\n') {
-            out.push('\n');
-        }
-        out
-    }
-}
-
-/// The project items of one repository as seen from a cwd: its instruction
-/// files on the chain to that cwd, and its skills.
-#[derive(Debug, Clone, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct TrustStatus {
-    /// The repository root.
-    #[serde(serialize_with = "crate::vocab::paths::lossy")]
-    pub repo_root: PathBuf,
-    /// The trust store, when there is a home root.
-    #[serde(serialize_with = "crate::vocab::paths::lossy_opt")]
-    pub store: Option<PathBuf>,
-    /// Every item, in path order.
-    pub items: Vec<TrustItem>,
-}
+use crate::trust::{Approval, ItemKind, StoreFile, TrustItem, TrustStatus, hex, repo_key};
 
 /// Which items [`Loader::trust_approve`](crate::Loader::trust_approve)
 /// approves.
@@ -399,7 +268,7 @@ pub(crate) fn revoke(
                     let Ok(rel) = path.strip_prefix(&fresh.repo_root) else {
                         return Err(TrustError::NotAnItem(path));
                     };
-                    let rel = super::key(rel);
+                    let rel = crate::trust::key(rel);
                     let skill = format!("{rel}/{}", crate::skills::SKILL_FILE);
                     let hit = [rel, skill].into_iter().find(|k| repo.contains_key(k));
                     let Some(hit) = hit else {

@@ -1,0 +1,36 @@
+//! Where a traced path was examined: under which root, or as which kind of
+//! path outside the roots. The sandbox examines a path again by its place
+//! (`Attached::restamp`); the trace records it with each path.
+
+use crate::vocab::origin::RootId;
+
+/// Where a traced path was examined, and so how it is examined again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Place {
+    /// Under a root, relative to it.
+    Within(RootId),
+    /// A repository marker: an absolute path outside every root, final link
+    /// not followed.
+    Marker,
+    /// A directory the caller named (the cwd, the home root, the repository
+    /// root): an absolute path, links followed.
+    Directory,
+    /// A directory holding a repository marker, examined for its owner: an
+    /// absolute path, links followed.
+    Owner,
+}
+
+impl Place {
+    /// The number that stands for the place in the fingerprint.
+    pub(crate) fn code(self) -> u64 {
+        match self {
+            Place::Within(RootId::Home) => 0,
+            Place::Within(RootId::Repo) => 1,
+            Place::Marker => 2,
+            Place::Directory => 3,
+            Place::Owner => 4,
+            Place::Within(RootId::Named(i)) => 5 + i as u64,
+            Place::Within(RootId::Ancestor(k)) => (1 << 32) + k as u64,
+        }
+    }
+}

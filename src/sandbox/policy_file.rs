@@ -1,0 +1,66 @@
+//! Reading the user's policy files: the one read of the policy layer, done
+//! here so that `policy` itself stays pure (it parses and checks text; it
+//! never touches the disk). The files belong to the user, not to a
+//! repository: each is read by its full path through
+//! [`read_user_file`](super::ambient::read_user_file).
+
+use std::path::Path;
+
+use super::ambient::{UserFileError, read_user_file};
+use crate::policy::{HOME_POLICY_FILE, Layer, MAX_POLICY_BYTES, Policy, PolicyError, PolicySource};
+
+impl PolicySource {
+    /// Reads a policy file. The file must be a regular file (a symlink to one
+    /// is followed: the user's own dotfiles often are links) of at most
+    /// [`MAX_POLICY_BYTES`]; a FIFO or device is refused without blocking.
+    ///
+    /// Returns `Ok(None)` when `required` is false and the file does not exist.
+    pub fn read(layer: Layer, path: &Path, required: bool) -> Result<Option<Self>, PolicyError> {
+        let unreadable = |source| PolicyError::Unreadable {
+            path: path.to_path_buf(),
+            source,
+        };
+        // The policy belongs to the user (or to whoever runs the command), not
+        // to a repository: the sandbox reads it by its full path, through a
+        // link anywhere, but without blocking and only if it is a regular file.
+        let bytes = match read_user_file(path, MAX_POLICY_BYTES) {
+            Ok(bytes) => bytes,
+            Err(UserFileError::NotFound(_)) if !required => return Ok(None),
+            Err(UserFileError::NotFound(e) | UserFileError::Io(e)) => return Err(unreadable(e)),
+            Err(UserFileError::NotAFile) => {
+                return Err(PolicyError::NotAFile {
+                    path: path.to_path_buf(),
+                });
+            }
+            Err(UserFileError::TooLarge) => {
+                return Err(PolicyError::TooLarge {
+                    path: path.to_path_buf(),
+                    limit: MAX_POLICY_BYTES,
+                });
+            }
+        };
+        let text = String::from_utf8(bytes).map_err(|_| PolicyError::NotUtf8 {
+            path: path.to_path_buf(),
+        })?;
+        Ok(Some(Self::from_file(layer, path, text)))
+    }
+}
+
+impl Policy {
+    /// Loads the effective policy for a home root: the built-in policy, then
+    /// `home/context-policy.toml` when it exists, then `extra` when given.
+    pub fn load(home: Option<&Path>, extra: Option<&Path>) -> Result<Self, PolicyError> {
+        let mut sources = vec![PolicySource::builtin()];
+        if let Some(home) = home
+            && let Some(s) = PolicySource::read(Layer::Home, &home.join(HOME_POLICY_FILE), false)?
+        {
+            sources.push(s);
+        }
+        if let Some(extra) = extra
+            && let Some(s) = PolicySource::read(Layer::CommandLine, extra, true)?
+        {
+            sources.push(s);
+        }
+        Self::from_sources(&sources)
+    }
+}

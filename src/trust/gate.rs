@@ -1,0 +1,216 @@
+//! The approval check of one build: a [`Gate`] answers, item by item,
+//! whether the content is the approved one, and collects what is not.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use super::records::{Change, ItemKind, TrustItem, TrustState, Unapproved, key};
+use super::store::{Approval, load_repo};
+use crate::policy::{Policy, ProjectTrust};
+use crate::sandbox::{Place, Roots};
+use crate::trace::Trace;
+use crate::vocab::warning::{Warning, WarningKind};
+
+/// One project item seen during a build.
+#[derive(Debug, Clone)]
+pub(crate) struct Seen {
+    pub(crate) path: PathBuf,
+    pub(crate) rel: String,
+    pub(crate) kind: ItemKind,
+    pub(crate) hash: Option<String>,
+    /// The current text, kept only for a review build.
+    pub(crate) text: Option<String>,
+}
+
+/// The approval check of one build.
+#[derive(Debug, Default)]
+pub(crate) struct Gate {
+    pinned: bool,
+    /// Keep each item's text (for `trust diff`).
+    keep_text: bool,
+    approvals: BTreeMap<String, Approval>,
+    /// The store could not be used: nothing counts as approved.
+    pub(crate) store_error: Option<String>,
+    seen: Vec<Seen>,
+    seen_rel: BTreeSet<String>,
+    /// Instruction candidates looked at and found missing or refused.
+    missing: Vec<(String, PathBuf)>,
+    repo_root: PathBuf,
+    /// The store's absolute path (for the warning).
+    store_path: PathBuf,
+}
+
+impl Gate {
+    /// The gate for one build: open (everything passes) unless the policy
+    /// pins project content, in which case the store is read through the
+    /// home root and traced.
+    pub(crate) fn load(policy: &Policy, roots: &Roots, trace: &mut Trace, keep_text: bool) -> Gate {
+        let mut gate = Gate {
+            pinned: policy.trust.project == ProjectTrust::Pinned,
+            keep_text,
+            repo_root: roots.repo.path.clone(),
+            ..Gate::default()
+        };
+        if !gate.pinned {
+            return gate;
+        }
+        let Some(home) = &roots.home else {
+            return gate;
+        };
+        let rel = Path::new(&policy.trust.store_file);
+        gate.store_path = home.path.join(rel);
+        let place = Place::Within(crate::vocab::origin::RootId::Home);
+        match load_repo(home, rel, &roots.repo.path) {
+            Ok((approvals, stamp)) => {
+                let content = serde_json::to_vec(&approvals).unwrap_or_default();
+                trace.push(place, rel, stamp, Some(&content));
+                gate.approvals = approvals;
+            }
+            Err(e) => {
+                trace.push(place, rel, home.stamp(rel), Some(e.as_bytes()));
+                gate.store_error = Some(e);
+            }
+        }
+        gate
+    }
+
+    /// Whether the policy pins project content.
+    pub(crate) fn pinned(&self) -> bool {
+        self.pinned
+    }
+
+    /// Whether a project item with this content may enter the prompt;
+    /// records it either way. `text` is asked for only when kept.
+    pub(crate) fn admit(
+        &mut self,
+        kind: ItemKind,
+        rel: &Path,
+        path: &Path,
+        hash: String,
+        text: impl FnOnce() -> String,
+    ) -> bool {
+        if !self.pinned {
+            return true;
+        }
+        let rel = key(rel);
+        let ok = self
+            .approvals
+            .get(&rel)
+            .is_some_and(|a| a.kind == kind && a.hash == hash);
+        self.seen_rel.insert(rel.clone());
+        self.seen.push(Seen {
+            path: path.to_path_buf(),
+            rel,
+            kind,
+            hash: Some(hash),
+            text: self.keep_text.then(text),
+        });
+        ok
+    }
+
+    /// An instruction candidate that is missing or not readable as a file:
+    /// if it was approved, the approval is stale.
+    pub(crate) fn missing(&mut self, rel: &Path, path: &Path) {
+        if self.pinned {
+            self.missing.push((key(rel), path.to_path_buf()));
+        }
+    }
+
+    /// The items the build saw, with the approvals whose items are gone;
+    /// and the warning when the store could not be used.
+    pub(crate) fn finish(self) -> (Vec<Unapproved>, Vec<TrustItem>, Option<Warning>) {
+        let mut items = Vec::new();
+        for s in self.seen {
+            let approval = self.approvals.get(&s.rel).filter(|a| a.kind == s.kind);
+            let state = match approval {
+                None => TrustState::New,
+                Some(a) if Some(&a.hash) == s.hash.as_ref() => TrustState::Approved,
+                Some(_) => TrustState::Changed,
+            };
+            items.push(TrustItem::new(s, approval, state, self.keep_text));
+        }
+        let mut gone: Vec<(String, PathBuf, ItemKind)> = self
+            .missing
+            .into_iter()
+            .filter(|(rel, _)| !self.seen_rel.contains(rel))
+            .filter(|(rel, _)| {
+                self.approvals
+                    .get(rel)
+                    .is_some_and(|a| a.kind == ItemKind::Instruction)
+            })
+            .map(|(rel, path)| (rel, path, ItemKind::Instruction))
+            .collect();
+        for (rel, a) in &self.approvals {
+            if a.kind == ItemKind::Skill && !self.seen_rel.contains(rel) {
+                gone.push((rel.clone(), self.repo_root.join(rel), ItemKind::Skill));
+            }
+        }
+        gone.sort();
+        gone.dedup();
+        for (rel, path, kind) in gone {
+            let seen = Seen {
+                path,
+                rel: rel.clone(),
+                kind,
+                hash: None,
+                text: None,
+            };
+            items.push(TrustItem::new(
+                seen,
+                self.approvals.get(&rel),
+                TrustState::Removed,
+                self.keep_text,
+            ));
+        }
+        items.sort_by(|a, b| a.path.cmp(&b.path));
+        let unapproved = items
+            .iter()
+            .filter_map(|i| {
+                let kind = match i.state {
+                    TrustState::Approved => return None,
+                    TrustState::New => Change::New,
+                    TrustState::Changed => Change::Changed,
+                    TrustState::Removed => Change::Removed,
+                };
+                Some(Unapproved {
+                    path: i.path.clone(),
+                    kind,
+                    item: i.kind,
+                    approved_hash: i.approved_hash.clone(),
+                    current_hash: i.current_hash.clone(),
+                })
+            })
+            .collect();
+        let warning = self.store_error.map(|e| {
+            Warning::new(
+                WarningKind::TrustStore,
+                self.store_path,
+                format!(
+                    "the trust store cannot be used, so no project item counts as approved: {e}"
+                ),
+            )
+        });
+        (unapproved, items, warning)
+    }
+}
+
+impl TrustItem {
+    pub(crate) fn new(
+        seen: Seen,
+        approval: Option<&Approval>,
+        state: TrustState,
+        keep_text: bool,
+    ) -> Self {
+        TrustItem {
+            path: seen.path,
+            kind: seen.kind,
+            state,
+            approved_hash: approval.map(|a| a.hash.clone()),
+            current_hash: seen.hash,
+            approved_at: approval.map(|a| a.approved_at),
+            approved_text: approval.filter(|_| keep_text).map(|a| a.text.clone()),
+            current_text: seen.text,
+            rel: seen.rel,
+        }
+    }
+}

@@ -1,0 +1,184 @@
+//! The trust vocabulary: what an approval is about, where an item stands,
+//! and the content hashes the store keeps. Records only; the gate
+//! ([`super::gate`]) and the store ([`super::store`]) use them.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+/// What kind of project item an approval is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum ItemKind {
+    /// An instruction file (`AGENTS.md`...).
+    Instruction,
+    /// A skill: its `SKILL.md`'s listed fields.
+    Skill,
+}
+
+/// Why a project item is not in the prompt under `pinned` (`unapproved[].kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum Change {
+    /// Never approved.
+    New,
+    /// Its content differs from the approved one.
+    Changed,
+    /// Approved, and no longer there (nothing of it is in the prompt; the
+    /// approval waits to be confirmed or revoked).
+    Removed,
+}
+
+/// A project item left out of the prompt, or an approval whose item is gone.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct Unapproved {
+    /// Absolute path: the instruction file, or the skill's `SKILL.md`.
+    #[serde(serialize_with = "crate::vocab::paths::lossy")]
+    pub path: PathBuf,
+    /// New, changed or removed.
+    pub kind: Change,
+    /// Instruction file or skill.
+    pub item: ItemKind,
+    /// The hash approved (32 hex digits), if any.
+    pub approved_hash: Option<String>,
+    /// The hash of the current content, if the item is there.
+    pub current_hash: Option<String>,
+}
+
+/// A content hash as written in the store and the snapshot.
+pub(crate) fn hex(hash: u128) -> String {
+    format!("{hash:032x}")
+}
+
+/// The content hash of `bytes`.
+pub(crate) fn content_hash(bytes: &[u8]) -> String {
+    hex(xxhash_rust::xxh3::xxh3_128(bytes))
+}
+
+/// The text of a skill that approval covers: its listed fields.
+pub(crate) fn skill_text(name: &str, description: &str) -> String {
+    format!("name: {name}\ndescription: {description}\n")
+}
+
+/// Where a project item stands with the user.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum TrustState {
+    /// Its current content is the approved one.
+    Approved,
+    /// Never approved (pending).
+    New,
+    /// Changed since the approval (pending).
+    Changed,
+    /// Approved, and gone (stale).
+    Removed,
+}
+
+impl TrustState {
+    /// The kebab-case word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TrustState::Approved => "approved",
+            TrustState::New => "new",
+            TrustState::Changed => "changed",
+            TrustState::Removed => "removed",
+        }
+    }
+
+    /// Whether the item waits for a decision (new, changed or removed).
+    pub fn is_pending(self) -> bool {
+        self != TrustState::Approved
+    }
+}
+
+/// One project item of a repository, with its approval.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct TrustItem {
+    /// Absolute path: the instruction file, or the skill's `SKILL.md`.
+    #[serde(serialize_with = "crate::vocab::paths::lossy")]
+    pub path: PathBuf,
+    /// Instruction file or skill.
+    pub kind: ItemKind,
+    /// Approved, new, changed or removed.
+    pub state: TrustState,
+    /// The approved hash, if any (32 hex digits).
+    pub approved_hash: Option<String>,
+    /// The current content's hash, when the item is there.
+    pub current_hash: Option<String>,
+    /// When it was approved, in seconds since the epoch.
+    pub approved_at: Option<u64>,
+    /// The approved text.
+    #[serde(skip)]
+    pub approved_text: Option<String>,
+    /// The current text (lossily decoded), when the item is there.
+    #[serde(skip)]
+    pub current_text: Option<String>,
+    /// The path relative to the repository root (the store's key).
+    #[serde(skip)]
+    pub(crate) rel: String,
+}
+
+impl TrustItem {
+    /// A unified diff from the approved text to the current one (an absent
+    /// side counts as empty), every line made safe for a terminal with
+    /// [`terminal_safe`](crate::vocab::unicode::terminal_safe): control, bidi and invisible
+    /// characters are shown as `\u{…}`.
+    pub fn diff(&self) -> String {
+        let old = self.approved_text.as_deref().unwrap_or("");
+        let new = self.current_text.as_deref().unwrap_or("");
+        let name = self.rel.as_str();
+        let diff = similar::TextDiff::from_lines(old, new);
+        let mut unified = diff.unified_diff();
+        let text = unified
+            .context_radius(3)
+            .header(&format!("approved/{name}"), &format!("current/{name}"))
+            .to_string();
+        let mut out = String::with_capacity(text.len());
+        for line in text.split_inclusive('\n') {
+            let (body, end) = match line.strip_suffix('\n') {
+                Some(body) => (body, "\n"),
+                None => (line, ""),
+            };
+            out.push_str(&crate::vocab::unicode::terminal_safe(body));
+            out.push_str(end);
+        }
+        if !out.is_empty() && !out.ends_with('\n') {
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// The project items of one repository as seen from a cwd: its instruction
+/// files on the chain to that cwd, and its skills.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct TrustStatus {
+    /// The repository root.
+    #[serde(serialize_with = "crate::vocab::paths::lossy")]
+    pub repo_root: PathBuf,
+    /// The trust store, when there is a home root.
+    #[serde(serialize_with = "crate::vocab::paths::lossy_opt")]
+    pub store: Option<PathBuf>,
+    /// Every item, in path order.
+    pub items: Vec<TrustItem>,
+}
+
+/// A root-relative path as a store key.
+pub(crate) fn key(rel: &Path) -> String {
+    rel.to_string_lossy().into_owned()
+}
