@@ -27,7 +27,7 @@ import re
 import sys
 from collections import defaultdict
 
-ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), ".."))
+ROOT = os.path.normpath(os.environ.get("LAYERS_ROOT") or os.path.join(os.path.dirname(__file__), ".."))
 SRC = os.path.join(ROOT, "src")
 TABLE = os.path.join(ROOT, "ARCHITECTURE.md")
 
@@ -508,6 +508,7 @@ def main():
         if mod.crate == "bin":
             continue
         body = re.sub(r"#!?\[(?:[^\[\]]|\[[^\]]*\])*\]", "", mod.code)
+        body = re.sub(r"\bcompile_error!\s*\([^;]*\)\s*;", "", body)
         body = re.sub(r"(?:pub(?:\([^)]*\))?\s+)?(?:use|mod)\s+[^;{]*(?:\{[^;]*\})?[^;]*;", "", body)
         if body.strip():
             line = next(i + 1 for i, l in enumerate(body.splitlines()) if l.strip())

@@ -65,6 +65,7 @@ pub use hidden::{HiddenFinding, HiddenReport};
 pub use instructions::{Block, Budget, Considered, Deduped, Import, ScopedRule, Skipped, Status};
 pub use loader::{
     DEFAULT_CACHE_ENTRIES, DEFAULT_HANDLE_BUDGET, Loader, LoaderBuilder, MAX_SESSIONS, SkillFile,
+    build,
 };
 pub use review::{Selection, TrustError};
 pub use sandbox::RACY_WINDOW;
@@ -76,60 +77,7 @@ pub use vocab::reason::Reason;
 pub use vocab::unicode::terminal_safe;
 pub use vocab::warning::{Warning, WarningKind};
 
-/// Builds one snapshot from scratch, without a cache: what a fresh
-/// [`Loader`] would answer for the same arguments. `home` is the home root's
-/// path (`None`: no home files or skills); `root` names the repository root
-/// explicitly (it must contain `cwd`, which must be absolute).
-///
-/// ```
-/// let repo = tempfile::tempdir().unwrap();
-/// std::fs::write(repo.path().join("AGENTS.md"), "Use tabs.").unwrap();
-/// let policy = lisa_context::policy::Policy::builtin().unwrap();
-/// let snapshot = lisa_context::build(&policy, None, repo.path(), None).unwrap();
-/// assert_eq!(snapshot.instruction_files.len(), 1);
-/// ```
-pub fn build(
-    policy: &policy::Policy,
-    home: Option<&std::path::Path>,
-    cwd: &std::path::Path,
-    root: Option<&std::path::Path>,
-) -> Result<Snapshot, SnapshotError> {
-    let handles = sandbox::Handles::default();
-    // One build keeps no parses in memory (a copy of every parsed
-    // frontmatter for a cache dropped on return); the home's memo file
-    // still serves and learns.
-    let cache = skills::ParseCache::new(0);
-    let built = snapshot::build(policy, home, cwd, root, &handles, &cache)?;
-    Ok(std::sync::Arc::unwrap_or_clone(built.snapshot))
-}
-
 /// Not part of the API: entry points for this crate's own fuzz targets and
 /// white-box tests. Anything here may change in any release.
 #[doc(hidden)]
-pub mod internals {
-    pub use crate::hidden::treat as treat_hidden;
-    pub use crate::skills::frontmatter::{
-        frontmatter_end, parse as parse_frontmatter, parse_or_lenient,
-    };
-    pub use crate::vocab::paths::for_prompt;
-    pub use crate::vocab::unicode::as_seen;
-
-    /// Sets the number of folders from which a skill source is examined
-    /// on several threads (for the tests and benchmarks that compare the
-    /// parallel and the sequential path; the default is 256).
-    pub fn set_parallel_threshold(folders: usize) {
-        crate::skills::set_parallel_threshold(folders);
-    }
-
-    /// Every path a fresh build for `cwd` examines, absolute, in the order
-    /// examined: the benchmarks' floor for the per-turn check is one plain
-    /// `stat` of each.
-    pub fn traced_paths(
-        policy: &crate::policy::Policy,
-        home: Option<&std::path::Path>,
-        cwd: &std::path::Path,
-        root: Option<&std::path::Path>,
-    ) -> Result<Vec<std::path::PathBuf>, crate::SnapshotError> {
-        crate::snapshot::traced_paths(policy, home, cwd, root)
-    }
-}
+pub mod internals;

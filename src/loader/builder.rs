@@ -3,16 +3,14 @@
 
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
-use super::{DEFAULT_CACHE_ENTRIES, DEFAULT_HANDLE_BUDGET, Loader};
+use super::bootstrap::{Bootstrap, Loaded};
+use super::cache::Loader;
+use super::limits::{DEFAULT_CACHE_ENTRIES, DEFAULT_HANDLE_BUDGET, PARSE_CACHE_ENTRIES};
 use crate::error::BootstrapError;
-use crate::policy::{HOME_POLICY_FILE, Layer, Policy, PolicyError, PolicySource};
-use crate::sandbox::{self, Stamp};
-
-/// How the loader reads environment variables (for `$NAME` and `~` in the
-/// policy's home candidates).
-type Env = Box<dyn Fn(&str) -> Option<OsString> + Send + Sync>;
+use crate::policy::Policy;
+use crate::sandbox::{self};
 
 /// Finds the home root, loads the layered policy from that same home, and
 /// builds a [`Loader`].
@@ -52,143 +50,6 @@ pub struct LoaderBuilder {
     parse_entries: usize,
 }
 
-/// The settings a loader keeps from its builder so that it can load its
-/// policy again when a policy file changes.
-pub(super) struct Bootstrap {
-    /// The explicit home root, if any.
-    home: Option<PathBuf>,
-    /// The command line's policy file, if any.
-    policy_file: Option<PathBuf>,
-    /// The shipped policy that stands for the built-in one (`--policy
-    /// NAME`), if any.
-    base: Option<String>,
-    /// Whether the home's `context-policy.toml` is read (true but for a
-    /// one-run bypass of a broken file).
-    home_policy: bool,
-    /// How variables of the home candidates are read.
-    env: Env,
-}
-
-/// The outcome of one load of the layered policy.
-pub(super) struct Loaded {
-    /// The policy files read (or looked for), each with its stamp taken
-    /// just before it was read: the policy file, then the home's policy file
-    /// when the home is known. A change to any of them calls for another
-    /// load.
-    pub(super) files: Vec<(PathBuf, Stamp)>,
-    /// When the load began: a stamp this recent cannot vouch for the content
-    /// read.
-    pub(super) started: SystemTime,
-    /// The policy and the home root, or why they could not be had.
-    pub(super) result: Result<(Policy, Option<PathBuf>), BootstrapError>,
-}
-
-impl Bootstrap {
-    /// The home root this bootstrap would use with `policy`'s candidates.
-    fn home_for(&self, policy: &Policy) -> Option<PathBuf> {
-        match &self.home {
-            Some(explicit) => Some(crate::vocab::home::normalize(explicit)),
-            None => crate::vocab::home::first_candidate(
-                policy.roots.home.iter().map(|c| c.get_ref().as_str()),
-                &*self.env,
-            ),
-        }
-    }
-
-    /// The lowest layer: the shipped policy named, else the built-in one.
-    fn base_source(&self) -> Result<PolicySource, BootstrapError> {
-        match &self.base {
-            None => Ok(PolicySource::builtin()),
-            Some(name) => PolicySource::shipped(name)
-                .ok_or_else(|| BootstrapError::UnknownPolicy { name: name.clone() }),
-        }
-    }
-
-    /// Loads the layered policy: the policy file (for the home candidates),
-    /// the home, the home's policy file, and the merge of all of them. The
-    /// files are read even when an earlier one is broken, as far as the home
-    /// can be told, so that each is watched.
-    pub(super) fn load(&self) -> Loaded {
-        let started = SystemTime::now();
-        let mut files = Vec::new();
-        let file = match &self.policy_file {
-            Some(path) => {
-                files.push((path.clone(), sandbox::user_file_stamp(path)));
-                PolicySource::read(Layer::CommandLine, path, true)
-            }
-            None => Ok(None),
-        };
-        // Where the home is comes from the layers that do not live in it; a
-        // broken policy file leaves only an explicit home known.
-        let base = self.base_source();
-        // The policy of those layers, kept: when the home holds no policy
-        // file it is the whole policy, and building it again would cost
-        // as much as the first time.
-        let mut outside_policy = None;
-        let home = match (&file, &base) {
-            (Ok(file), Ok(base)) => {
-                let mut outside = vec![base.clone()];
-                outside.extend(file.clone());
-                Policy::from_sources(&outside)
-                    .map(|p| {
-                        let home = self.home_for(&p);
-                        outside_policy = Some(p);
-                        home
-                    })
-                    .map_err(BootstrapError::from)
-            }
-            _ => Ok(self.home.as_deref().map(crate::vocab::home::normalize)),
-        };
-        let home_file = match &home {
-            _ if !self.home_policy => None,
-            Ok(home) => home.as_ref().map(|h| h.join(HOME_POLICY_FILE)),
-            Err(_) => self
-                .home
-                .as_deref()
-                .map(|h| crate::vocab::home::normalize(h).join(HOME_POLICY_FILE)),
-        };
-        if let Some(path) = &home_file {
-            files.push((path.clone(), sandbox::user_file_stamp(path)));
-        }
-        let result = (|| {
-            let file = file?;
-            let home = home?;
-            let mut sources = vec![base?];
-            let home_layer = match &home_file {
-                Some(path) => PolicySource::read(Layer::Home, path, false)?,
-                None => None,
-            };
-            let mut policy = match (home_layer, outside_policy) {
-                // The same layers as the policy that found the home.
-                (None, Some(same)) => same,
-                (home_layer, _) => {
-                    sources.extend(home_layer);
-                    sources.extend(file);
-                    Policy::from_sources(&sources)?
-                }
-            };
-            policy.locate_named_roots(&*self.env);
-            if policy
-                .definition("roots.home")
-                .is_some_and(|d| d.layer == Layer::Home)
-            {
-                let invalid = policy.invalid_value(
-                    "roots.home",
-                    "the home's own policy cannot set `roots.home`: it was read from the home \
-                     those candidates would replace",
-                );
-                return Err(BootstrapError::Policy(PolicyError::Invalid(invalid)));
-            }
-            Ok((policy, home))
-        })();
-        Loaded {
-            files,
-            started,
-            result,
-        }
-    }
-}
-
 impl Default for LoaderBuilder {
     fn default() -> Self {
         Self::new()
@@ -224,7 +85,7 @@ impl LoaderBuilder {
             capacity: DEFAULT_CACHE_ENTRIES,
             racy_window: sandbox::RACY_WINDOW,
             handle_budget: DEFAULT_HANDLE_BUDGET,
-            parse_entries: super::PARSE_CACHE_ENTRIES,
+            parse_entries: PARSE_CACHE_ENTRIES,
         }
     }
 
@@ -417,5 +278,12 @@ impl LoaderBuilder {
             self.handle_budget,
         )
         .with_parse_entries(parse_entries)
+    }
+}
+
+impl Loader {
+    /// A builder: finds the home root, loads the layered policy from it.
+    pub fn builder() -> LoaderBuilder {
+        LoaderBuilder::new()
     }
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime};
 
-use super::builder::{Bootstrap, Loaded};
+use super::bootstrap::{Bootstrap, Loaded};
 use crate::error::{PolicyFailure, SnapshotError};
 use crate::policy::Policy;
 use crate::sandbox::{self, Stamp};

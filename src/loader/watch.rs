@@ -43,7 +43,7 @@ use crate::sandbox::watch::{Change, Watcher, trustworthy};
 use crate::snapshot::Built;
 use crate::vocab::origin::RootId;
 
-use super::Key;
+use super::key::Key;
 
 /// The most folders one loader watches; past it, builds are checked by
 /// the stat sweep. (The default per-user limit is 8,192 on older kernels

@@ -42,7 +42,7 @@ impl LookedFolder {
         root: &Root,
         rel: &Path,
         max: usize,
-    ) -> Result<Option<Vec<Listed>>, super::Reason> {
+    ) -> Result<Option<Vec<Listed>>, crate::vocab::reason::Reason> {
         match self.fd {
             Some(fd) => Ok(Some(list_fd(root, fd, max))),
             None if self.stamp == Stamp::Absent => Ok(None),

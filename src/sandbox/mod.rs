@@ -14,31 +14,24 @@
 //!
 //! Clippy enforces the door: `clippy.toml` disallows `std::fs`, ambient
 //! authority and path-based metadata everywhere, and only this module's
-//! `ambient` and `root` files carry an `#[allow]`.
+//! `ambient`, `open` and `stamp` files carry an `#[allow]`.
 
 mod ambient;
+mod errno;
 mod error;
 mod folder;
 mod handles;
-
 mod memo_file;
 mod open;
 mod place;
 mod policy_file;
+mod root;
 mod roots;
 mod secret;
 mod stamp;
 mod trust_store;
 #[cfg(target_os = "linux")]
 pub(crate) mod watch;
-
-use std::ffi::OsString;
-use std::io;
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicI32, Ordering};
-
-use cap_std::fs::Dir;
 
 pub(crate) use ambient::{stat_directory, user_file_stamp};
 pub(crate) use folder::LookedFolder;
@@ -48,214 +41,9 @@ pub(crate) use error::RootsError;
 pub(crate) use memo_file::{read_memo, replace_memo};
 pub(crate) use open::{OpenFile, Opened, is_exhaustion};
 pub(crate) use place::Place;
+pub(crate) use root::{Listed, Root, Shortage};
 pub(crate) use roots::{Attached, Roots, attach, open_roots};
 pub(crate) use secret::{KEY_BYTES, home_key, process_key};
 pub use stamp::RACY_WINDOW;
 pub(crate) use stamp::Stamp;
 pub(crate) use trust_store::{StoreBytes, StoreIoError, read_store, update_store};
-
-use crate::policy::SymlinkRule;
-use crate::vocab::reason::Reason;
-
-/// One opened root: its path, and the capability everything under it is
-/// read through.
-#[derive(Debug)]
-pub(crate) struct Root {
-    /// The root's absolute path, as found (never canonicalized).
-    pub(crate) path: PathBuf,
-    /// Shared between the cwds of one repository by the loader's
-    /// [`Handles`].
-    dir: Arc<Dir>,
-    /// Where a shortage of file descriptors met under this root is noted.
-    shortage: Arc<Shortage>,
-}
-
-/// The first shortage of file descriptors (EMFILE, ENFILE) met by the
-/// roots of one build or check. What was read while descriptors ran out
-/// says nothing about the files, so the whole result is thrown away.
-#[derive(Debug, Default)]
-pub(crate) struct Shortage(AtomicI32);
-
-impl Shortage {
-    /// Notes `e` when it is a shortage.
-    fn note(&self, e: &io::Error) {
-        if open::is_exhaustion(e) {
-            let errno = e.raw_os_error().unwrap_or(-1);
-            let _ = self
-                .0
-                .compare_exchange(0, errno, Ordering::Relaxed, Ordering::Relaxed);
-        }
-    }
-
-    /// The shortage met, if any, as an error.
-    pub(crate) fn error(&self) -> Option<io::Error> {
-        match self.0.load(Ordering::Relaxed) {
-            0 => None,
-            errno if errno > 0 => Some(io::Error::from_raw_os_error(errno)),
-            _ => Some(io::Error::other("out of file descriptors")),
-        }
-    }
-}
-
-/// One entry of a listed folder.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) struct Listed {
-    /// The entry's name.
-    pub(crate) name: OsString,
-    /// Whether the entry itself is a symlink.
-    pub(crate) is_link: bool,
-}
-
-impl Root {
-    /// Opens `rel` as a candidate file under the symlink rule (see
-    /// [`open::open_candidate`]).
-    pub(crate) fn open_file(&self, rel: &Path, rule: SymlinkRule) -> Opened {
-        open::open_candidate(&self.dir, rel, rule, &|e| self.shortage.note(e))
-    }
-
-    /// Stats `rel`, following links that stay inside the root.
-    pub(crate) fn stamp(&self, rel: &Path) -> Stamp {
-        match self.dir.metadata(rel) {
-            Ok(m) => Stamp::of(&m),
-            Err(e) => {
-                self.shortage.note(&e);
-                Stamp::of_error(&e)
-            }
-        }
-    }
-
-    /// Stats `rel` with one `statx` relative to the root's handle, the last
-    /// component not followed: the fast path of the unchanged check.
-    ///
-    /// This is **not** confined to the root by itself: the kernel follows a
-    /// link met on the way. It is sound only under the rule the caller
-    /// (`trace::Trace::still_matches`) keeps: every proper prefix of
-    /// `rel` has been seen to be a real directory (not a link) in the same
-    /// check, and `rel` has only normal components. The resolution then
-    /// never leaves the root, and meets exactly what the sandboxed
-    /// [`stamp`](Self::stamp) would, except for a last component that is a
-    /// link (stamped here as the link, there as its target: never equal, so
-    /// the caller falls back to the sandboxed stamp).
-    #[cfg(target_os = "linux")]
-    pub(crate) fn stamp_nofollow_unconfined(&self, rel: &Path) -> Stamp {
-        use rustix::fs::{AtFlags, StatxFlags, statx};
-        match statx(
-            &*self.dir,
-            rel,
-            AtFlags::SYMLINK_NOFOLLOW,
-            StatxFlags::BASIC_STATS,
-        ) {
-            Ok(st) => stamp::Stamp::of_statx(&st),
-            Err(errno) => {
-                let e = io::Error::from(errno);
-                self.shortage.note(&e);
-                Stamp::of_error(&e)
-            }
-        }
-    }
-
-    /// Elsewhere: cap-std's own stat, the last component not followed.
-    #[cfg(not(target_os = "linux"))]
-    pub(crate) fn stamp_nofollow_unconfined(&self, rel: &Path) -> Stamp {
-        match self.dir.symlink_metadata(rel) {
-            Ok(m) => Stamp::of(&m),
-            Err(e) => {
-                self.shortage.note(&e);
-                Stamp::of_error(&e)
-            }
-        }
-    }
-
-    /// Whether `rel` and every folder on the way to it are real directories
-    /// under the root now: one `openat2` (`O_PATH`, `RESOLVE_BENEATH |
-    /// RESOLVE_NO_SYMLINKS`) that fails on any link met, and a close. What
-    /// a `statx` of each folder (links not followed) would establish, in
-    /// two calls however deep. `false` on any failure, including a kernel
-    /// without `openat2`: the caller then looks at each folder.
-    #[cfg(target_os = "linux")]
-    pub(crate) fn is_real_way(&self, rel: &Path) -> bool {
-        use rustix::fs::{Mode, OFlags, ResolveFlags, openat2};
-        use std::sync::atomic::AtomicBool;
-        // A kernel without `openat2` (before 5.6, or valgrind) says so
-        // once; it is not asked again.
-        static MISSING: AtomicBool = AtomicBool::new(false);
-        if MISSING.load(Ordering::Relaxed) {
-            return false;
-        }
-        match openat2(
-            &*self.dir,
-            rel,
-            OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::empty(),
-            ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS,
-        ) {
-            Ok(_fd) => true,
-            Err(errno) => {
-                if errno == rustix::io::Errno::NOSYS {
-                    MISSING.store(true, Ordering::Relaxed);
-                }
-                self.shortage.note(&io::Error::from(errno));
-                false
-            }
-        }
-    }
-
-    /// Elsewhere: never (each folder is looked at on its own).
-    #[cfg(not(target_os = "linux"))]
-    pub(crate) fn is_real_way(&self, _rel: &Path) -> bool {
-        false
-    }
-
-    /// Whether `rel` itself is a symlink (the link is not followed).
-    pub(crate) fn is_symlink(&self, rel: &Path) -> bool {
-        match self.dir.symlink_metadata(rel) {
-            Ok(m) => m.file_type().is_symlink(),
-            Err(e) => {
-                self.shortage.note(&e);
-                false
-            }
-        }
-    }
-
-    /// The shortage of file descriptors met under this root (and the
-    /// others sharing its record), if any.
-    pub(crate) fn shortage(&self) -> Option<io::Error> {
-        self.shortage.error()
-    }
-
-    /// Lists the folder `rel`: at most `max` entries, in the order the file
-    /// system gives them (unreadable entries are passed over). `Ok(None)`
-    /// when nothing is there; the reason it would be refused for when it
-    /// cannot be listed.
-    pub(crate) fn list(&self, rel: &Path, max: usize) -> Result<Option<Vec<Listed>>, Reason> {
-        let entries = match self.dir.read_dir(rel) {
-            Ok(entries) => entries,
-            Err(e) => {
-                self.shortage.note(&e);
-                return match open::classify(&e) {
-                    Opened::Refused(reason) => Err(reason),
-                    Opened::Absent | Opened::File(_) => Ok(None),
-                };
-            }
-        };
-        let mut out = Vec::new();
-        for entry in entries {
-            if out.len() >= max {
-                break;
-            }
-            let entry = match entry {
-                Ok(entry) => entry,
-                Err(e) => {
-                    self.shortage.note(&e);
-                    continue;
-                }
-            };
-            let is_link = entry.file_type().is_ok_and(|t| t.is_symlink());
-            out.push(Listed {
-                name: entry.file_name(),
-                is_link,
-            });
-        }
-        Ok(Some(out))
-    }
-}

@@ -10,8 +10,9 @@ use std::path::Path;
 
 use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt, OpenOptionsSyncExt};
 use cap_std::fs::{Dir, Metadata, OpenOptions};
-use rustix::io::Errno;
 
+pub(crate) use super::errno::is_exhaustion;
+use super::errno::{self, Failure, is_link_error};
 use super::stamp::Stamp;
 use crate::policy::SymlinkRule;
 use crate::vocab::reason::Reason;
@@ -121,43 +122,12 @@ impl OpenFile {
 }
 
 /// What an error from opening, listing or stating a path means for a
-/// candidate.
+/// candidate (see [`errno::classify`]).
 pub(crate) fn classify(e: &io::Error) -> Opened {
-    if e.kind() == io::ErrorKind::NotFound {
-        return Opened::Absent;
+    match errno::classify(e) {
+        Failure::Absent => Opened::Absent,
+        Failure::Refused(reason) => Opened::Refused(reason),
     }
-    match Errno::from_io_error(e) {
-        // A component on the way is a file: nothing can be there.
-        Some(Errno::NOTDIR) => Opened::Absent,
-        // `O_NONBLOCK` on a FIFO without a writer, or a device without a
-        // driver behind it.
-        Some(Errno::NXIO) => Opened::Refused(Reason::NotRegularFile),
-        // A symlink met where links are not followed (Linux says ELOOP, the
-        // BSDs EMLINK), or a chain of links too long to resolve.
-        Some(errno) if is_link_errno(errno) => Opened::Refused(Reason::SymlinkEscape),
-        Some(_) => Opened::Refused(Reason::Unreadable),
-        // cap-std refuses a path that would leave the root with
-        // PermissionDenied and no OS error number; a real EACCES has one.
-        None if e.kind() == io::ErrorKind::PermissionDenied => {
-            Opened::Refused(Reason::SymlinkEscape)
-        }
-        None => Opened::Refused(Reason::Unreadable),
-    }
-}
-
-/// Whether an error says the process (EMFILE) or the system (ENFILE) ran
-/// out of file descriptors: a passing shortage of the reader's, which says
-/// nothing about the file and must never be recorded as a fact about it.
-pub(crate) fn is_exhaustion(e: &io::Error) -> bool {
-    Errno::from_io_error(e).is_some_and(|errno| errno == Errno::MFILE || errno == Errno::NFILE)
-}
-
-fn is_link_errno(errno: Errno) -> bool {
-    errno == Errno::LOOP || errno == Errno::MLINK
-}
-
-fn is_link_error(e: &io::Error) -> bool {
-    Errno::from_io_error(e).is_some_and(is_link_errno)
 }
 
 fn options(follow: FollowSymlinks) -> OpenOptions {
@@ -215,6 +185,8 @@ pub(super) fn open_candidate(
 
 #[cfg(test)]
 mod tests {
+    use rustix::io::Errno;
+
     use super::*;
 
     #[test]

@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rustix::fs::FileType;
 
-use super::open::{Opened, classify};
+use super::errno::{Failure, classify};
 use crate::vocab::reason::Reason;
 
 /// What a path looked like when it was last examined.
@@ -97,8 +97,8 @@ impl Stamp {
     /// The stamp of a failed stat or open.
     pub(crate) fn of_error(e: &io::Error) -> Stamp {
         match classify(e) {
-            Opened::Refused(reason) => Stamp::Error(reason),
-            Opened::Absent | Opened::File(_) => Stamp::Absent,
+            Failure::Refused(reason) => Stamp::Error(reason),
+            Failure::Absent => Stamp::Absent,
         }
     }
 

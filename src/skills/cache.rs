@@ -9,7 +9,8 @@ use std::sync::{Mutex, MutexGuard};
 
 use lru::LruCache;
 
-use super::frontmatter::{self, Frontmatter, FrontmatterError};
+use super::frontmatter::{Frontmatter, FrontmatterError};
+use super::lenient;
 use super::memo::Memo;
 use crate::sandbox::{self, Root};
 
@@ -89,7 +90,7 @@ impl ParseCache {
         }
         // A nameless frontmatter is kept as such: whether the folder's name
         // stands in is the policy's call, made by the caller.
-        let parsed = frontmatter::parse_or_lenient_fields(&String::from_utf8_lossy(bytes), lenient);
+        let parsed = lenient::parse_or_lenient_fields(&String::from_utf8_lossy(bytes), lenient);
         if let (Ok((fm, strict)), Some((_, memo))) = (&parsed, lock(&self.file).as_mut()) {
             memo.add(key, fm, strict.as_ref());
         }

@@ -1,11 +1,12 @@
 //! Skill discovery: the folders of every skill source, each checked and its
 //! `SKILL.md` frontmatter read (only as far as the frontmatter goes).
 
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
 use super::cache::ParseCache;
 use super::frontmatter::Frontmatter;
-use super::parallel::{self, Step};
+use super::parallel::{in_order, threshold, workers};
 use super::read;
 use crate::policy::{
     FrontmatterMode, HardLinkRule, LongDescription, NameFrom, Policy, SkillSource, SourceLevels,
@@ -13,7 +14,7 @@ use crate::policy::{
 };
 use crate::sandbox::Place;
 use crate::sandbox::{LookedFolder, Opened, Root, Roots, Stamp};
-use crate::trace::Trace;
+use crate::trace::{Trace, TraceEntry};
 use crate::vocab::origin::{Origin, RootId};
 use crate::vocab::reason::Reason;
 use crate::vocab::warning::{Warning, WarningKind};
@@ -272,7 +273,7 @@ impl SourceCtx<'_> {
         found.reserve(steps.len());
         trace.reserve(2 * steps.len());
         // Examined in parallel when there are many, merged in this order.
-        parallel::run(self, steps, level, trace, found, rejected);
+        run(self, steps, level, trace, found, rejected);
     }
 
     /// Depth 2 and more: folders are walked breadth first, dot folders
@@ -528,5 +529,98 @@ fn is_text(bytes: &[u8], cut: bool) -> bool {
     match std::str::from_utf8(bytes) {
         Ok(_) => true,
         Err(e) => cut && e.error_len().is_none(),
+    }
+}
+
+/// One folder of a source, in listing order.
+pub(super) enum Step {
+    /// Refused before any file was opened.
+    Reject(PathBuf, Reason),
+    /// To examine: the skill name and the folder, relative to the root.
+    Examine(String, PathBuf),
+}
+
+/// What examining one folder gave.
+type Outcome = (
+    Result<Found, (PathBuf, Reason)>,
+    Vec<TraceEntry>,
+    Vec<Warning>,
+);
+
+/// Examines the folders `steps` names and records everything in order.
+pub(super) fn run(
+    ctx: &SourceCtx<'_>,
+    steps: Vec<Step>,
+    level: usize,
+    trace: &mut Trace,
+    found: &mut Vec<Found>,
+    rejected: &mut Vec<Rejected>,
+) {
+    let (policy, cache, root, id, origin, source) = (
+        ctx.policy, ctx.cache, ctx.root, ctx.id, ctx.origin, ctx.source,
+    );
+    let examine = |name: &str, rel: &std::path::Path| -> Outcome {
+        let warnings = RefCell::new(Vec::new());
+        let local = SourceCtx {
+            warnings: &warnings,
+            policy,
+            cache,
+            root,
+            id,
+            origin,
+            source,
+        };
+        let mut t = Trace::default();
+        // A good skill records one path (its `SKILL.md`): room for exactly
+        // that, where a first push would make room for four.
+        t.entries.reserve_exact(1);
+        let result = local.examine(name, rel, level, &mut t);
+        (result, t.entries, warnings.into_inner())
+    };
+    let to_examine = steps
+        .iter()
+        .filter(|s| matches!(s, Step::Examine(..)))
+        .count();
+    // The worker count is asked for only when the source is big enough
+    // (asking reads the cgroup files under /proc and /sys: some twenty
+    // system calls a small source would pay for nothing).
+    let big = to_examine >= threshold();
+    let workers = if big { workers() } else { 1 };
+    let outcomes: Vec<Vec<Outcome>> = if big && workers > 1 {
+        let jobs: Vec<(&str, &std::path::Path)> = steps
+            .iter()
+            .filter_map(|s| match s {
+                Step::Examine(name, rel) => Some((name.as_str(), rel.as_path())),
+                Step::Reject(..) => None,
+            })
+            .collect();
+        in_order(&jobs, workers, &|(name, rel)| examine(name, rel))
+    } else {
+        Vec::new()
+    };
+    let parallel = !outcomes.is_empty();
+    // Taken chunk by chunk: gathering them into one list first would copy
+    // every outcome once more.
+    let mut next = outcomes.into_iter().flatten();
+    for step in steps {
+        match step {
+            Step::Reject(rel, reason) => ctx.reject(rejected, &rel, reason),
+            Step::Examine(name, rel) => {
+                let outcome = if parallel {
+                    next.next()
+                } else {
+                    Some(examine(&name, &rel))
+                };
+                let Some((result, entries, warnings)) = outcome else {
+                    continue;
+                };
+                trace.entries.extend(entries);
+                ctx.warnings.borrow_mut().extend(warnings);
+                match result {
+                    Ok(f) => found.push(f),
+                    Err((rel, reason)) => ctx.reject(rejected, &rel, reason),
+                }
+            }
+        }
     }
 }

@@ -130,8 +130,8 @@ pub enum FrontmatterError {
 impl FrontmatterError {
     /// The reason a skill with this error is rejected for:
     /// `bad-frontmatter`, `missing-name` or `missing-description`.
-    pub fn reason(&self) -> crate::Reason {
-        use crate::Reason;
+    pub fn reason(&self) -> crate::vocab::reason::Reason {
+        use crate::vocab::reason::Reason;
         match self {
             Self::NoOpeningFence | Self::NoClosingFence | Self::Yaml(_) | Self::NotAMapping => {
                 Reason::BadFrontmatter
@@ -187,49 +187,6 @@ pub(crate) fn parse_fields(text: &str) -> Result<Frontmatter, FrontmatterError> 
     build(entries, yaml)
 }
 
-/// Parses like [`parse`]; when the strict reading fails on the YAML itself
-/// and `lenient` is set, reads the block again under the lenient subset
-/// (see `skills::lenient`). A block read that way comes back with the
-/// strict parser's error, for the record.
-pub fn parse_or_lenient(
-    text: &str,
-    lenient: bool,
-) -> Result<(Frontmatter, Option<String>), FrontmatterError> {
-    let (fm, strict) = parse_or_lenient_fields(text, lenient)?;
-    if fm.name.is_empty() {
-        return Err(FrontmatterError::MissingName);
-    }
-    Ok((fm, strict))
-}
-
-/// [`parse_or_lenient`], but a missing name comes back empty (see
-/// [`parse_fields`]).
-pub(crate) fn parse_or_lenient_fields(
-    text: &str,
-    lenient: bool,
-) -> Result<(Frontmatter, Option<String>), FrontmatterError> {
-    match parse_fields(text) {
-        Err(FrontmatterError::Yaml(strict)) if lenient => {
-            let block = locate(text.as_bytes(), true)?;
-            let yaml = text
-                .get(block.yaml.clone())
-                .ok_or_else(|| FrontmatterError::Yaml(strict.clone()))?;
-            let first_line = 1 + text.as_bytes()[..block.yaml.start]
-                .iter()
-                .filter(|&&b| b == b'\n')
-                .count();
-            match super::lenient::read(yaml, first_line) {
-                Ok(fm) => Ok((fm, Some(strict))),
-                // Outside the subset too: the strict parser's word stands,
-                // unless the subset found a missing field.
-                Err(FrontmatterError::Yaml(_)) => Err(FrontmatterError::Yaml(strict)),
-                Err(other) => Err(other),
-            }
-        }
-        other => other.map(|fm| (fm, None)),
-    }
-}
-
 // ---------------------------------------------------------------------------
 // Fences
 
@@ -237,16 +194,16 @@ pub(crate) fn parse_or_lenient_fields(
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// The frontmatter block found in a text.
-struct Block {
+pub(super) struct Block {
     /// The YAML between the fences.
-    yaml: Range<usize>,
+    pub(super) yaml: Range<usize>,
     /// Just past the closing fence line (and its line break, if any).
     end: usize,
 }
 
 /// Finds the fenced block at the start of `bytes`. With `whole` false the
 /// bytes may be cut short, so a last line without a `\n` is not looked at.
-fn locate(bytes: &[u8], whole: bool) -> Result<Block, FrontmatterError> {
+pub(super) fn locate(bytes: &[u8], whole: bool) -> Result<Block, FrontmatterError> {
     let start = if bytes.starts_with(BOM) { BOM.len() } else { 0 };
     let mut lines = Lines {
         bytes,

@@ -30,7 +30,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::frontmatter::{Frontmatter, FrontmatterError};
+use super::frontmatter::{Frontmatter, FrontmatterError, locate, parse_fields};
 
 /// The most bytes of frontmatter the lenient reading accepts.
 pub const MAX_BYTES: usize = 64 * 1024;
@@ -155,6 +155,49 @@ fn build(entries: Vec<(String, Option<String>)>) -> Result<Frontmatter, Frontmat
         .filter(|d| !d.trim().is_empty())
         .ok_or(missing)?;
     Ok(fm)
+}
+
+/// Parses like [`parse`](super::frontmatter::parse); when the strict reading fails on the YAML itself
+/// and `lenient` is set, reads the block again under the lenient subset
+/// (see this module). A block read that way comes back with the
+/// strict parser's error, for the record.
+pub fn parse_or_lenient(
+    text: &str,
+    lenient: bool,
+) -> Result<(Frontmatter, Option<String>), FrontmatterError> {
+    let (fm, strict) = parse_or_lenient_fields(text, lenient)?;
+    if fm.name.is_empty() {
+        return Err(FrontmatterError::MissingName);
+    }
+    Ok((fm, strict))
+}
+
+/// [`parse_or_lenient`], but a missing name comes back empty (see
+/// [`parse_fields`](super::frontmatter::parse_fields)).
+pub(crate) fn parse_or_lenient_fields(
+    text: &str,
+    lenient: bool,
+) -> Result<(Frontmatter, Option<String>), FrontmatterError> {
+    match parse_fields(text) {
+        Err(FrontmatterError::Yaml(strict)) if lenient => {
+            let block = locate(text.as_bytes(), true)?;
+            let yaml = text
+                .get(block.yaml.clone())
+                .ok_or_else(|| FrontmatterError::Yaml(strict.clone()))?;
+            let first_line = 1 + text.as_bytes()[..block.yaml.start]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count();
+            match read(yaml, first_line) {
+                Ok(fm) => Ok((fm, Some(strict))),
+                // Outside the subset too: the strict parser's word stands,
+                // unless the subset found a missing field.
+                Err(FrontmatterError::Yaml(_)) => Err(FrontmatterError::Yaml(strict)),
+                Err(other) => Err(other),
+            }
+        }
+        other => other.map(|fm| (fm, None)),
+    }
 }
 
 #[cfg(test)]

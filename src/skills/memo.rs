@@ -315,10 +315,10 @@ fn parse_key(text: &[u8]) -> Option<Key> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::skills::frontmatter;
+    use crate::skills::lenient;
 
     fn parsed(text: &str) -> (Frontmatter, Option<String>) {
-        frontmatter::parse_or_lenient_fields(text, true).unwrap()
+        lenient::parse_or_lenient_fields(text, true).unwrap()
     }
 
     #[test]
@@ -471,7 +471,7 @@ mod tests {
                 let mut memo = Memo::new(None, 1 << 20);
                 let fresh: Vec<_> = texts
                     .iter()
-                    .map(|t| frontmatter::parse_or_lenient_fields(t, lenient))
+                    .map(|t| lenient::parse_or_lenient_fields(t, lenient))
                     .collect();
                 for (i, parsed) in fresh.iter().enumerate() {
                     if let Ok((fm, strict)) = parsed {

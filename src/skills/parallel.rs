@@ -10,15 +10,8 @@
 //! sequential loop gives. Below the threshold, the same code runs on the
 //! calling thread.
 
-use std::cell::RefCell;
-use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
-
-use super::discover::{Found, Rejected, SourceCtx};
-use crate::trace::{Trace, TraceEntry};
-use crate::vocab::reason::Reason;
-use crate::vocab::warning::Warning;
 
 /// The default number of folders from which a source is examined in
 /// parallel: below it, starting threads costs more than it saves.
@@ -45,7 +38,7 @@ pub(crate) fn set_threshold(n: usize) {
 /// The threads a big source is examined on: what the OS grants this process
 /// (cgroup quota and affinity included), at most [`MAX_WORKERS`]; asked once
 /// per process.
-fn workers() -> usize {
+pub(super) fn workers() -> usize {
     static WORKERS: OnceLock<usize> = OnceLock::new();
     *WORKERS.get_or_init(|| {
         std::thread::available_parallelism()
@@ -54,102 +47,9 @@ fn workers() -> usize {
     })
 }
 
-/// One folder of a source, in listing order.
-pub(super) enum Step {
-    /// Refused before any file was opened.
-    Reject(PathBuf, Reason),
-    /// To examine: the skill name and the folder, relative to the root.
-    Examine(String, PathBuf),
-}
-
-/// What examining one folder gave.
-type Outcome = (
-    Result<Found, (PathBuf, Reason)>,
-    Vec<TraceEntry>,
-    Vec<Warning>,
-);
-
-/// Examines the folders `steps` names and records everything in order.
-pub(super) fn run(
-    ctx: &SourceCtx<'_>,
-    steps: Vec<Step>,
-    level: usize,
-    trace: &mut Trace,
-    found: &mut Vec<Found>,
-    rejected: &mut Vec<Rejected>,
-) {
-    let (policy, cache, root, id, origin, source) = (
-        ctx.policy, ctx.cache, ctx.root, ctx.id, ctx.origin, ctx.source,
-    );
-    let examine = |name: &str, rel: &std::path::Path| -> Outcome {
-        let warnings = RefCell::new(Vec::new());
-        let local = SourceCtx {
-            warnings: &warnings,
-            policy,
-            cache,
-            root,
-            id,
-            origin,
-            source,
-        };
-        let mut t = Trace::default();
-        // A good skill records one path (its `SKILL.md`): room for exactly
-        // that, where a first push would make room for four.
-        t.entries.reserve_exact(1);
-        let result = local.examine(name, rel, level, &mut t);
-        (result, t.entries, warnings.into_inner())
-    };
-    let to_examine = steps
-        .iter()
-        .filter(|s| matches!(s, Step::Examine(..)))
-        .count();
-    // The worker count is asked for only when the source is big enough
-    // (asking reads the cgroup files under /proc and /sys: some twenty
-    // system calls a small source would pay for nothing).
-    let big = to_examine >= threshold();
-    let workers = if big { workers() } else { 1 };
-    let outcomes: Vec<Vec<Outcome>> = if big && workers > 1 {
-        let jobs: Vec<(&str, &std::path::Path)> = steps
-            .iter()
-            .filter_map(|s| match s {
-                Step::Examine(name, rel) => Some((name.as_str(), rel.as_path())),
-                Step::Reject(..) => None,
-            })
-            .collect();
-        in_order(&jobs, workers, &|(name, rel)| examine(name, rel))
-    } else {
-        Vec::new()
-    };
-    let parallel = !outcomes.is_empty();
-    // Taken chunk by chunk: gathering them into one list first would copy
-    // every outcome once more.
-    let mut next = outcomes.into_iter().flatten();
-    for step in steps {
-        match step {
-            Step::Reject(rel, reason) => ctx.reject(rejected, &rel, reason),
-            Step::Examine(name, rel) => {
-                let outcome = if parallel {
-                    next.next()
-                } else {
-                    Some(examine(&name, &rel))
-                };
-                let Some((result, entries, warnings)) = outcome else {
-                    continue;
-                };
-                trace.entries.extend(entries);
-                ctx.warnings.borrow_mut().extend(warnings);
-                match result {
-                    Ok(f) => found.push(f),
-                    Err((rel, reason)) => ctx.reject(rejected, &rel, reason),
-                }
-            }
-        }
-    }
-}
-
 /// `f` over `jobs` on `workers` scoped threads, taking contiguous chunks in
 /// turn; the results in the order of `jobs`, a list per chunk.
-fn in_order<J: Sync, T: Send>(
+pub(super) fn in_order<J: Sync, T: Send>(
     jobs: &[J],
     workers: usize,
     f: &(dyn Fn(&J) -> T + Sync),

@@ -1,0 +1,554 @@
+//! Choosing what of the chain enters the prompt: each candidate read
+//! once, deduplicated, imports expanded, the budget granted in the
+//! policy's order.
+
+use std::path::PathBuf;
+
+use super::chain::Candidate;
+use super::imports::{Import, Importer};
+use super::records::{Block, Budget, Considered, Deduped, Skipped, Status};
+use super::rules;
+use super::rules::ScopedRule;
+use crate::hidden::{self, HiddenFinding, HiddenReport};
+use crate::policy::{
+    BudgetCounts, BudgetOrder, BudgetScope, ChainOrder, HardLinkRule, Pick, Policy,
+};
+use crate::sandbox::Place;
+use crate::sandbox::{OpenFile, Opened, Roots, Stamp};
+use crate::trace::Trace;
+use crate::trust::{self, Gate, ItemKind};
+use crate::vocab::hash::FastMap;
+use crate::vocab::origin::{Origin, RootId};
+use crate::vocab::reason::Reason;
+use crate::vocab::text;
+use crate::vocab::warning::Warning;
+
+/// The instruction part of a snapshot.
+#[derive(Debug, Clone)]
+pub(crate) struct Selection {
+    /// Kept blocks in read order.
+    pub(crate) blocks: Vec<Block>,
+    /// Folded files.
+    pub(crate) deduped: Vec<Deduped>,
+    /// Skipped files.
+    pub(crate) skipped: Vec<Skipped>,
+    /// The budget.
+    pub(crate) budget: Budget,
+    /// Files with hidden text.
+    pub(crate) hidden: Vec<HiddenFinding>,
+    /// Every candidate, in read order.
+    pub(crate) considered: Vec<Considered>,
+    /// Hard-linked project files, in read order.
+    pub(crate) warnings: Vec<Warning>,
+    /// Every `@path` import met, in read order.
+    pub(crate) imports: Vec<Import>,
+    /// Files whose frontmatter scopes them to some paths (left for access).
+    pub(crate) scoped: Vec<ScopedRule>,
+}
+
+/// Bytes read beyond what the budget can still use, so that a BOM, leading
+/// whitespace or a character straddling the limit does not make a file look
+/// shorter than it is.
+const READ_SLACK: u64 = 4096;
+
+/// Runs the instruction stage over `candidates` (in read order).
+pub(crate) fn select(
+    policy: &Policy,
+    roots: &Roots,
+    candidates: &[Candidate],
+    trace: &mut Trace,
+    gate: &mut Gate,
+) -> Selection {
+    let limit = u64::try_from(policy.instructions.budget_bytes).unwrap_or(0);
+    select_within(policy, roots, candidates, trace, gate, limit, Vec::new())
+}
+
+/// [`select`] with another budget, and files already given (their device
+/// and inode, and their path): what on-access loading has left. A
+/// candidate that is one of those files is folded into it.
+pub(crate) fn select_within(
+    policy: &Policy,
+    roots: &Roots,
+    candidates: &[Candidate],
+    trace: &mut Trace,
+    gate: &mut Gate,
+    limit: u64,
+    given: Vec<((u64, u64), PathBuf)>,
+) -> Selection {
+    let mut run = Selector::new(policy, candidates.len(), limit);
+    run.kept_by_identity.extend(given);
+    for i in grant_order(policy, candidates) {
+        run.consider(roots, i, &candidates[i], trace, gate);
+    }
+    run.finish(candidates)
+}
+
+/// The order in which the budget is granted. The user's home files always
+/// come first, whatever the order: a repository can neither crowd them out
+/// of the budget nor, by copying one, fold it into a project block (a
+/// project copy of a home file is the one folded). Then the repository's
+/// levels, outermost or nearest first; within a level, the policy's name
+/// order.
+fn grant_order(policy: &Policy, candidates: &[Candidate]) -> Vec<usize> {
+    let mut grant: Vec<usize> = (0..candidates.len()).collect();
+    let nearest_first = policy.instructions.budget_order == BudgetOrder::NearestFirst;
+    let sorted = policy.instructions.order == ChainOrder::SortedPaths;
+    grant.sort_by_key(|&i| {
+        let c = &candidates[i];
+        let level = if sorted {
+            // Sorted paths have no levels to go by: read order.
+            0
+        } else if nearest_first {
+            usize::MAX - c.level
+        } else {
+            c.level
+        };
+        (c.origin != Origin::Home, level, i)
+    });
+    grant
+}
+
+/// A candidate's text, decoded and treated.
+struct Text {
+    /// The treated text, untrimmed.
+    text: String,
+    /// What hidden text was found.
+    report: HiddenReport,
+    /// The file's size on disk.
+    size: u64,
+    /// Whether the read stopped before the end of the file.
+    read_cut: bool,
+    /// Whether it stopped there because of `max-file-bytes` (rather than
+    /// because the budget could not use more).
+    file_limit_cut: bool,
+}
+
+/// The state of one selection run. Records carry the candidate's index so
+/// they can be put back in read order at the end.
+struct Selector<'p> {
+    policy: &'p Policy,
+    limit: u64,
+    /// `instructions.max-file-bytes`.
+    max_file: u64,
+    /// The most read from one file: the per-file limit, or less when the
+    /// whole budget is smaller.
+    file_cap: u64,
+    statuses: Vec<Option<Status>>,
+    blocks: Vec<Block>,
+    deduped: Vec<(usize, Deduped)>,
+    skipped: Vec<(usize, Skipped)>,
+    hidden: Vec<(usize, HiddenFinding)>,
+    warnings: Vec<(usize, Warning)>,
+    kept_by_identity: FastMap<(u64, u64), PathBuf>,
+    kept_by_text: FastMap<u128, PathBuf>,
+    used: u64,
+    exhausted: bool,
+    /// The longest file kept so far: a later copy of it must be read far
+    /// enough to be recognised as one, whatever budget is left.
+    longest_kept: u64,
+    /// For each place (the home root, each level) that picks one name, the
+    /// file that took it.
+    picked: FastMap<(RootId, usize), PathBuf>,
+    /// Imports met, by candidate.
+    imports: Vec<(usize, Import)>,
+    /// Scoped rules met, by candidate.
+    scoped: Vec<(usize, ScopedRule)>,
+    /// What is left of the chain's import limits (files, bytes).
+    import_left: (u64, u64),
+}
+
+impl<'p> Selector<'p> {
+    fn new(policy: &'p Policy, count: usize, limit: u64) -> Self {
+        let ins = &policy.instructions;
+        let max_file = u64::try_from(ins.max_file_bytes).unwrap_or(0);
+        let file_cap = max_file.min(limit + READ_SLACK);
+        Self {
+            policy,
+            limit,
+            max_file,
+            file_cap,
+            statuses: vec![None; count],
+            blocks: Vec::new(),
+            deduped: Vec::new(),
+            skipped: Vec::new(),
+            hidden: Vec::new(),
+            warnings: Vec::new(),
+            kept_by_identity: FastMap::default(),
+            kept_by_text: FastMap::default(),
+            used: 0,
+            exhausted: false,
+            longest_kept: 0,
+            picked: FastMap::default(),
+            imports: Vec::new(),
+            scoped: Vec::new(),
+            import_left: Importer::limits(policy),
+        }
+    }
+
+    /// How a candidate's place picks among its names.
+    fn pick(&self, cand: &Candidate) -> Pick {
+        match cand.origin {
+            Origin::Home => self.policy.instructions.home_pick,
+            Origin::Project | Origin::Ancestor => self.policy.instructions.level_pick,
+        }
+    }
+
+    /// Notes that `cand` took its place's one slot, when the place picks
+    /// `rule`.
+    fn take_slot(&mut self, cand: &Candidate, rule: Pick) {
+        if self.pick(cand) == rule {
+            self.picked
+                .entry((cand.root, cand.level))
+                .or_insert_with(|| cand.path.clone());
+        }
+    }
+
+    /// Whether the budget counts a file of `origin`.
+    fn charged(&self, origin: Origin) -> bool {
+        match self.policy.instructions.budget_scope {
+            BudgetScope::All => true,
+            // What the user did not write counts: the repository's files
+            // and those found above it.
+            BudgetScope::Project => origin != Origin::Home,
+            BudgetScope::None => false,
+        }
+    }
+
+    fn skip(&mut self, i: usize, cand: &Candidate, reason: Reason) {
+        self.skipped.push((
+            i,
+            Skipped {
+                path: cand.path.clone(),
+                reason,
+            },
+        ));
+        self.statuses[i] = Some(Status::Skipped(reason));
+    }
+
+    fn fold(&mut self, i: usize, cand: &Candidate, same_as: PathBuf, status: Status) {
+        self.deduped.push((
+            i,
+            Deduped {
+                path: cand.path.clone(),
+                same_as,
+            },
+        ));
+        self.statuses[i] = Some(status);
+    }
+
+    /// Takes one candidate through every step.
+    fn consider(
+        &mut self,
+        roots: &Roots,
+        i: usize,
+        cand: &Candidate,
+        trace: &mut Trace,
+        gate: &mut Gate,
+    ) {
+        let Some(root) = roots.get(cand.root) else {
+            return;
+        };
+        let place = Place::Within(cand.root);
+        if cand.excluded {
+            self.skip(i, cand, Reason::Excluded);
+            return;
+        }
+        // Another name of this place was picked: this one is not looked at
+        // (its absence or presence cannot change the output while the
+        // picked file stays, and the picked file is traced).
+        if let Some(winner) = self.picked.get(&(cand.root, cand.level)) {
+            self.statuses[i] = Some(Status::NotPicked(winner.clone()));
+            return;
+        }
+        let file = match root.open_file(&cand.rel, self.policy.trust.symlinks) {
+            Opened::Absent => {
+                if cand.origin == Origin::Project {
+                    gate.missing(&cand.rel, &cand.path);
+                }
+                trace.push(place, &cand.rel, Stamp::Absent, None);
+                self.statuses[i] = Some(Status::Absent);
+                return;
+            }
+            Opened::Refused(reason) => {
+                if cand.origin == Origin::Project {
+                    gate.missing(&cand.rel, &cand.path);
+                }
+                trace.push(place, &cand.rel, root.stamp(&cand.rel), None);
+                // A link the sandbox refuses would have been a file to a
+                // program that follows it: it takes the place's slot.
+                if matches!(reason, Reason::SymlinkEscape | Reason::SymlinkRefused) {
+                    self.take_slot(cand, Pick::FirstFile);
+                }
+                self.skip(i, cand, reason);
+                return;
+            }
+            Opened::File(file) => file,
+        };
+        self.take_slot(cand, Pick::FirstFile);
+        let stamp = file.stamp();
+        let skip_over = u64::try_from(self.policy.instructions.skip_larger_than).unwrap_or(0);
+        if skip_over > 0 && file.len() > skip_over {
+            trace.push(place, &cand.rel, stamp, None);
+            self.skip(i, cand, Reason::TooLarge);
+            return;
+        }
+        // A project file with more than one hard link may be a link to a
+        // file outside the repository: always reported, refused per policy.
+        if cand.origin == Origin::Project && stamp.is_hard_linked() {
+            self.warnings.push((i, Warning::hard_link(&cand.path)));
+            if self.policy.trust.hard_links == HardLinkRule::Refuse {
+                trace.push(place, &cand.rel, stamp, None);
+                self.skip(i, cand, Reason::HardLink);
+                return;
+            }
+        }
+        // Step 1: the same file reached twice (a hard link, or a link inside
+        // the root) is folded without reading it again.
+        if let Some(same) = stamp
+            .identity()
+            .filter(|_| self.policy.instructions.fold_same_file)
+            .and_then(|id| self.kept_by_identity.get(&id).cloned())
+        {
+            trace.push(
+                place,
+                &cand.rel,
+                stamp,
+                Some(same.as_os_str().as_encoded_bytes()),
+            );
+            self.fold(i, cand, same.clone(), Status::SameFile(same));
+            return;
+        }
+        let Some(text) = self.read(i, root, file, place, cand, trace, gate) else {
+            return;
+        };
+        self.keep(i, cand, stamp, text);
+    }
+
+    /// Reads and decodes a candidate, as far as the budget can still use it;
+    /// skips it (and says why) when it is not text.
+    #[allow(clippy::too_many_arguments)]
+    fn read(
+        &mut self,
+        i: usize,
+        root: &crate::sandbox::Root,
+        file: OpenFile,
+        place: Place,
+        cand: &Candidate,
+        trace: &mut Trace,
+        gate: &mut Gate,
+    ) -> Option<Text> {
+        let stamp = file.stamp();
+        // A huge file late in the chain costs a few KiB, not the whole cap.
+        let want = self.limit.saturating_sub(self.used).max(self.longest_kept) + READ_SLACK;
+        // A pinned project file is read as far as an approval reads it (the
+        // per-file limit), so that its hash is the one approved.
+        let pinned = gate.pinned() && cand.origin == Origin::Project;
+        let read_limit = if pinned || !self.charged(cand.origin) {
+            self.max_file
+        } else {
+            self.file_cap.min(want)
+        };
+        let bytes = match file.read_at_most(read_limit) {
+            Ok(b) => b,
+            Err(_) => {
+                trace.push(place, &cand.rel, stamp, None);
+                self.skip(i, cand, Reason::Unreadable);
+                return None;
+            }
+        };
+        let size = file.len();
+        drop(file);
+        trace.push(place, &cand.rel, stamp, Some(&bytes));
+        if pinned {
+            let hash = trust::content_hash(&bytes);
+            let text = || String::from_utf8_lossy(&bytes).into_owned();
+            if !gate.admit(ItemKind::Instruction, &cand.rel, &cand.path, hash, text) {
+                self.skip(i, cand, Reason::Unapproved);
+                return None;
+            }
+        }
+        let read_cut = (bytes.len() as u64) < size;
+        let file_limit_cut = read_cut && read_limit == self.max_file;
+        let Some(text) = text::decode(bytes, read_cut) else {
+            self.skip(i, cand, Reason::NotText);
+            return None;
+        };
+        // A scoped rule waits for a path it applies to (unless this is
+        // that access).
+        if self.policy.instructions.scoped_rules
+            && !cand.on_access
+            && let Some(globs) = rules::scope_of(&text)
+        {
+            self.scoped.push((
+                i,
+                ScopedRule {
+                    path: cand.path.clone(),
+                    origin: cand.origin,
+                    globs,
+                    root: cand.root,
+                    rel: cand.rel.clone(),
+                },
+            ));
+            self.skip(i, cand, Reason::Scoped);
+            return None;
+        }
+        // Each file's own text is treated before imports are inlined, so
+        // that the policy's import frames are never taken for hidden text.
+        let (mut text, mut report) = hidden::treat_for(text, self.policy);
+        if Importer::enabled(self.policy) {
+            let mut importer = Importer::new(self.policy, root, cand.root, self.import_left);
+            text = importer.expand(&text, &cand.rel, trace, gate);
+            self.import_left = importer.left();
+            report.absorb(std::mem::take(&mut importer.found));
+            self.imports
+                .extend(importer.records.into_iter().map(|r| (i, r)));
+        }
+        Some(Text {
+            text,
+            report,
+            size,
+            read_cut,
+            file_limit_cut,
+        })
+    }
+
+    /// Steps 2 to 4 for a file that was read.
+    fn keep(&mut self, i: usize, cand: &Candidate, stamp: Stamp, read: Text) {
+        let ins = &self.policy.instructions;
+        let Text {
+            text,
+            report,
+            size,
+            read_cut,
+            file_limit_cut,
+        } = read;
+        let start = text.len() - text.trim_start().len();
+        let trimmed = text.trim();
+        // Step 2: blank.
+        if trimmed.is_empty() && ins.skip_blank {
+            self.skip(i, cand, Reason::Empty);
+            return;
+        }
+        if !trimmed.is_empty() {
+            self.take_slot(cand, Pick::FirstNonBlank);
+        }
+        // Step 3: the same text as a kept file. A file read only in part
+        // cannot be shown equal to anything.
+        let text_key = xxhash_rust::xxh3::xxh3_128(trimmed.as_bytes());
+        if ins.dedup_by_content
+            && !read_cut
+            && let Some(same) = self.kept_by_text.get(&text_key).cloned()
+        {
+            self.fold(i, cand, same.clone(), Status::Deduped(same));
+            return;
+        }
+        // Step 4: the budget, for the files it counts.
+        let charged = self.charged(cand.origin);
+        let remaining = if charged {
+            self.limit.saturating_sub(self.used)
+        } else {
+            u64::MAX
+        };
+        // Counting file bytes, the whitespace before the text uses budget.
+        let by_file = ins.budget_counts == BudgetCounts::File;
+        let room = if by_file {
+            remaining.saturating_sub(start as u64)
+        } else {
+            remaining
+        };
+        let cut = text::floor_char_boundary(trimmed, usize::try_from(room).unwrap_or(usize::MAX));
+        if cut == 0 {
+            self.exhausted = true;
+            self.skip(i, cand, Reason::BudgetExhausted);
+            return;
+        }
+        // A read stopped short because the budget could not use more is a
+        // budget cut too, even when what was read happened to fit.
+        let budget_cut = cut < trimmed.len() || (read_cut && !file_limit_cut);
+        self.exhausted |= budget_cut;
+        if charged {
+            self.used += if by_file {
+                size.min(remaining)
+            } else {
+                cut as u64
+            };
+        }
+        let text_bytes = trimmed.len() as u64;
+        if !report.is_empty() {
+            self.hidden.push((
+                i,
+                HiddenFinding {
+                    path: cand.path.clone(),
+                    report,
+                },
+            ));
+        }
+        let truncated = budget_cut || read_cut;
+        if let Some(id) = stamp.identity() {
+            self.kept_by_identity.insert(id, cand.path.clone());
+        }
+        // Only a file read whole can stand for its text: a later file equal
+        // to the prefix of a cut one is not a copy of it.
+        if !read_cut {
+            self.kept_by_text.insert(text_key, cand.path.clone());
+            self.longest_kept = self.longest_kept.max(size);
+        }
+        self.statuses[i] = Some(if truncated {
+            Status::Truncated
+        } else {
+            Status::Included
+        });
+        // Keep the included part in the buffer already holding it.
+        let mut kept = text;
+        kept.truncate(start + cut);
+        kept.drain(..start);
+        self.blocks.push(Block {
+            path: cand.path.clone(),
+            origin: cand.origin,
+            root: self.policy.root_name(cand.root).to_string(),
+            bytes: size,
+            text_bytes,
+            included_bytes: cut as u64,
+            truncated,
+            budget_cut,
+            file_limit_cut,
+            text: kept,
+            order: i,
+        });
+    }
+
+    /// Puts every record in read order.
+    fn finish(mut self, candidates: &[Candidate]) -> Selection {
+        self.blocks.sort_by_key(|b| b.order);
+        fn in_read_order<T>(mut v: Vec<(usize, T)>) -> Vec<T> {
+            v.sort_by_key(|(i, _)| *i);
+            v.into_iter().map(|(_, t)| t).collect()
+        }
+        let considered = candidates
+            .iter()
+            .zip(self.statuses)
+            .filter_map(|(c, s)| {
+                s.map(|status| Considered {
+                    path: c.path.clone(),
+                    origin: c.origin,
+                    status,
+                })
+            })
+            .collect();
+        Selection {
+            blocks: self.blocks,
+            deduped: in_read_order(self.deduped),
+            skipped: in_read_order(self.skipped),
+            budget: Budget {
+                limit: self.limit,
+                used: self.used,
+                exhausted: self.exhausted,
+            },
+            hidden: in_read_order(self.hidden),
+            considered,
+            warnings: in_read_order(self.warnings),
+            imports: in_read_order(self.imports),
+            scoped: in_read_order(self.scoped),
+        }
+    }
+}

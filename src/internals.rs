@@ -1,0 +1,27 @@
+//! Not part of the API: entry points for this crate's own fuzz targets and
+//! white-box tests. Anything here may change in any release.
+
+pub use crate::hidden::treat as treat_hidden;
+pub use crate::skills::frontmatter::{frontmatter_end, parse as parse_frontmatter};
+pub use crate::skills::lenient::parse_or_lenient;
+pub use crate::vocab::paths::for_prompt;
+pub use crate::vocab::unicode::as_seen;
+
+/// Sets the number of folders from which a skill source is examined
+/// on several threads (for the tests and benchmarks that compare the
+/// parallel and the sequential path; the default is 256).
+pub fn set_parallel_threshold(folders: usize) {
+    crate::skills::set_parallel_threshold(folders);
+}
+
+/// Every path a fresh build for `cwd` examines, absolute, in the order
+/// examined: the benchmarks' floor for the per-turn check is one plain
+/// `stat` of each.
+pub fn traced_paths(
+    policy: &crate::policy::Policy,
+    home: Option<&std::path::Path>,
+    cwd: &std::path::Path,
+    root: Option<&std::path::Path>,
+) -> Result<Vec<std::path::PathBuf>, crate::error::SnapshotError> {
+    crate::snapshot::traced_paths(policy, home, cwd, root)
+}

@@ -1,0 +1,647 @@
+//! The [`Loader`]: snapshots for many cwds, each cached until something it
+//! examined changes.
+
+use std::num::NonZeroUsize;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use lru::LruCache;
+
+use super::bootstrap::{Bootstrap, Loaded};
+use super::key::{Key, SessionKey};
+use super::limits::{
+    DEFAULT_CACHE_ENTRIES, DEFAULT_HANDLE_BUDGET, MAX_SESSIONS, PARSE_CACHE_ENTRIES,
+};
+use super::policies::{InForce, Policies};
+use super::size;
+use super::skill_file::SkillFile;
+#[cfg(target_os = "linux")]
+use super::watch;
+
+use crate::access::{Access, Session};
+use crate::error::SnapshotError;
+use crate::policy::Policy;
+use crate::review::{self, Selection, TrustError};
+use crate::sandbox::{self, Handles};
+use crate::skills::{self, ParseCache};
+use crate::snapshot::{self, Built, Snapshot};
+use crate::trust::{TrustItem, TrustStatus};
+
+/// The snapshot cache, and the policy generation its snapshots were built
+/// under.
+struct Cache {
+    generation: u64,
+    map: LruCache<Key, Arc<Built>>,
+}
+
+impl Cache {
+    /// Moves the cache to `generation` when that is newer (dropping every
+    /// snapshot of the older policy); whether the cache now holds that
+    /// generation (false for a call still working under an older one).
+    fn enter(&mut self, generation: u64) -> bool {
+        if generation > self.generation {
+            self.map.clear();
+            self.generation = generation;
+        }
+        generation == self.generation
+    }
+
+    /// The cached build for `key`, if it was made under `generation`.
+    fn get(&mut self, generation: u64, key: &Key) -> Option<Arc<Built>> {
+        if self.enter(generation) {
+            self.map.get(key).cloned()
+        } else {
+            None
+        }
+    }
+}
+
+/// Builds snapshots for any number of cwds, concurrently, caching each one
+/// until a file it depends on changes.
+///
+/// A check costs one `stat` per path the snapshot examined; files are re-read
+/// only when their metadata moved, or when it is too recent to vouch for their
+/// content (see [`RACY_WINDOW`](crate::RACY_WINDOW)). The cwd is always
+/// explicit: the loader never looks at the process's working directory.
+///
+/// ```
+/// use lisa_context::{Loader, policy::Policy};
+///
+/// let home = tempfile::tempdir().unwrap();
+/// let repo = tempfile::tempdir().unwrap();
+/// std::fs::create_dir(repo.path().join(".git")).unwrap();
+/// std::fs::write(repo.path().join("AGENTS.md"), "Run the tests before committing.").unwrap();
+///
+/// let loader = Loader::new(Policy::builtin().unwrap(), Some(home.path().to_path_buf()));
+/// let snap = loader.snapshot(repo.path()).unwrap();
+/// assert_eq!(snap.instruction_files.len(), 1);
+/// assert!(snap.prompt.contains("Run the tests before committing."));
+///
+/// // Nothing changed: the same fingerprint, and no new snapshot.
+/// assert_eq!(loader.fingerprint(repo.path()).unwrap(), snap.fingerprint);
+/// assert!(loader.refresh(repo.path(), &snap.fingerprint).unwrap().is_none());
+/// ```
+pub struct Loader {
+    policies: Policies,
+    cache: Mutex<Cache>,
+    handles: Handles,
+    parsed: ParseCache,
+    racy_window: Duration,
+    /// The sessions [`Loader::access_in`] keeps, by (name, cwd, root).
+    sessions: Mutex<LruCache<SessionKey, Session>>,
+    /// Set by [`Loader::watched`]: checks look only where inotify saw a
+    /// change.
+    #[cfg(target_os = "linux")]
+    watch: Option<watch::Watch>,
+}
+
+impl std::fmt::Debug for Loader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Loader")
+            .field("home", &self.home())
+            .field("cached_entries", &self.cached_entries())
+            .field("racy_window", &self.racy_window)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Loader {
+    /// A loader with the default cache size. `home` is the home root's path;
+    /// `None` reads no home files or skills. [`LoaderBuilder`] finds the
+    /// home and loads its policy instead.
+    pub fn new(policy: Policy, home: Option<PathBuf>) -> Self {
+        Self::with_capacity(policy, home, DEFAULT_CACHE_ENTRIES)
+    }
+
+    /// A loader keeping at most `capacity` snapshots (least recently used go).
+    pub fn with_capacity(policy: Policy, home: Option<PathBuf>, capacity: usize) -> Self {
+        Self::fixed(
+            policy,
+            home,
+            capacity,
+            sandbox::RACY_WINDOW,
+            DEFAULT_HANDLE_BUDGET,
+        )
+    }
+
+    /// A loader whose policy never changes.
+    pub(super) fn fixed(
+        policy: Policy,
+        home: Option<PathBuf>,
+        capacity: usize,
+        racy_window: Duration,
+        handle_budget: usize,
+    ) -> Self {
+        let policies = Policies::Fixed(InForce {
+            policy: Arc::new(policy),
+            home,
+            generation: 0,
+        });
+        Self::from_parts(policies, capacity, racy_window, handle_budget)
+    }
+
+    /// A loader that watches the policy files `loaded` read.
+    pub(super) fn watching(
+        bootstrap: Bootstrap,
+        loaded: Loaded,
+        capacity: usize,
+        racy_window: Duration,
+        handle_budget: usize,
+    ) -> Self {
+        let policies = Policies::watched(bootstrap, loaded, racy_window);
+        Self::from_parts(policies, capacity, racy_window, handle_budget)
+    }
+
+    /// Keeps at most `entries` parsed frontmatters (0: none).
+    pub(super) fn with_parse_entries(mut self, entries: usize) -> Self {
+        self.parsed = ParseCache::new(entries);
+        self
+    }
+
+    fn from_parts(
+        policies: Policies,
+        capacity: usize,
+        racy_window: Duration,
+        handle_budget: usize,
+    ) -> Self {
+        let capacity = NonZeroUsize::new(capacity).unwrap_or(NonZeroUsize::MIN);
+        Self {
+            policies,
+            cache: Mutex::new(Cache {
+                generation: 0,
+                map: LruCache::new(capacity),
+            }),
+            handles: Handles::with_budget(handle_budget),
+            parsed: ParseCache::new(PARSE_CACHE_ENTRIES),
+            racy_window,
+            sessions: Mutex::new(LruCache::new(
+                NonZeroUsize::new(MAX_SESSIONS).unwrap_or(NonZeroUsize::MIN),
+            )),
+            #[cfg(target_os = "linux")]
+            watch: None,
+        }
+    }
+
+    /// The policy in force. A loader built from policy files loads them
+    /// again first if one changed; the error is the diagnostic of an invalid
+    /// one ([`SnapshotError::PolicyInvalid`]).
+    pub fn policy(&self) -> Result<Arc<Policy>, SnapshotError> {
+        Ok(self.policies.in_force()?.policy)
+    }
+
+    /// The home root's path under the policy last loaded (`None`: no home).
+    pub fn home(&self) -> Option<PathBuf> {
+        self.policies.last_home()
+    }
+
+    /// The snapshot for `cwd` (absolute), rebuilt only if something changed.
+    pub fn snapshot(&self, cwd: &Path) -> Result<Arc<Snapshot>, SnapshotError> {
+        self.snapshot_in(cwd, None)
+    }
+
+    /// Like [`snapshot`](Self::snapshot), with the repository root named
+    /// explicitly (it must contain `cwd`).
+    pub fn snapshot_in(
+        &self,
+        cwd: &Path,
+        root: Option<&Path>,
+    ) -> Result<Arc<Snapshot>, SnapshotError> {
+        Ok(self.current(cwd, root)?.snapshot.clone())
+    }
+
+    /// The fingerprint for `cwd`: equal to the `fingerprint` field of the
+    /// snapshot that would be built now.
+    pub fn fingerprint(&self, cwd: &Path) -> Result<String, SnapshotError> {
+        self.fingerprint_in(cwd, None)
+    }
+
+    /// What touching `path` adds to `session` (see [`Session`]): the
+    /// instruction files of the folders between the repository root and
+    /// `path` that the session's chain did not hold and that it was not
+    /// given before, under the policy's on-access budget, framed with the
+    /// session's nonce. A relative `path` is taken from the session's cwd;
+    /// a path outside the repository root is
+    /// [`SnapshotError::AccessOutsideRoot`]. Under a policy without
+    /// `instructions.on-access`, nothing is loaded.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # std::fs::create_dir_all(dir.path().join("repo/.git/x")).unwrap();
+    /// # std::fs::create_dir_all(dir.path().join("repo/pkg")).unwrap();
+    /// # std::fs::write(dir.path().join("repo/pkg/GEMINI.md"), "pkg rules").unwrap();
+    /// use lisa_context::{Loader, Session};
+    ///
+    /// let loader = Loader::builder().shipped_policy("gemini").home(dir.path()).build().unwrap();
+    /// let mut session = Session::new(dir.path().join("repo"), None);
+    /// let first = loader.access(&mut session, &dir.path().join("repo/pkg/main.rs")).unwrap();
+    /// assert_eq!(first.instruction_files.len(), 1);
+    /// // Once per session.
+    /// let again = loader.access(&mut session, &dir.path().join("repo/pkg")).unwrap();
+    /// assert!(again.instruction_files.is_empty());
+    /// ```
+    pub fn access(&self, session: &mut Session, path: &Path) -> Result<Access, SnapshotError> {
+        let force = self.policies.in_force()?;
+        let cwd = self.absolute(session.cwd())?;
+        let built = self.current_under(&force, &cwd, session.root())?;
+        crate::access::access(
+            &force.policy,
+            force.home.as_deref(),
+            &self.handles,
+            &built.snapshot,
+            session,
+            path,
+        )
+    }
+
+    /// [`access`](Self::access) for a session the loader keeps: the one
+    /// named `session` for (`cwd`, `root`), created at its first access.
+    /// What a server answering many sessions wants; the loader keeps at
+    /// most [`MAX_SESSIONS`] (the least recently used go, and start afresh
+    /// if they come back).
+    pub fn access_in(
+        &self,
+        session: &str,
+        cwd: &Path,
+        root: Option<&Path>,
+        path: &Path,
+    ) -> Result<Access, SnapshotError> {
+        let cwd = self.absolute(cwd)?;
+        let key = (
+            session.to_string(),
+            cwd.clone(),
+            root.map(crate::vocab::home::normalize),
+        );
+        let mut state = {
+            let mut sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+            sessions
+                .pop(&key)
+                .unwrap_or_else(|| Session::new(cwd, key.2.clone()))
+        };
+        let result = self.access(&mut state, path);
+        let mut sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        sessions.put(key, state);
+        result
+    }
+
+    /// [`fingerprint`](Self::fingerprint) with an explicit root.
+    pub fn fingerprint_in(&self, cwd: &Path, root: Option<&Path>) -> Result<String, SnapshotError> {
+        Ok(self.current(cwd, root)?.snapshot.fingerprint.clone())
+    }
+
+    /// A new snapshot if the fingerprint differs from `previous`, else `None`.
+    pub fn refresh(
+        &self,
+        cwd: &Path,
+        previous: &str,
+    ) -> Result<Option<Arc<Snapshot>>, SnapshotError> {
+        self.refresh_in(cwd, None, previous)
+    }
+
+    /// [`refresh`](Self::refresh) with an explicit root.
+    pub fn refresh_in(
+        &self,
+        cwd: &Path,
+        root: Option<&Path>,
+        previous: &str,
+    ) -> Result<Option<Arc<Snapshot>>, SnapshotError> {
+        let built = self.current(cwd, root)?;
+        if built.snapshot.fingerprint == previous {
+            Ok(None)
+        } else {
+            Ok(Some(built.snapshot.clone()))
+        }
+    }
+
+    /// The `SKILL.md` of the skill that wins `name` for `cwd`: exactly the
+    /// resolution the snapshot used, read under the same rules. The name is
+    /// checked against the policy's rule before any file is touched.
+    pub fn skill(&self, cwd: &Path, name: &str) -> Result<SkillFile, SnapshotError> {
+        self.skill_in(cwd, None, name)
+    }
+
+    /// [`skill`](Self::skill) with an explicit root.
+    pub fn skill_in(
+        &self,
+        cwd: &Path,
+        root: Option<&Path>,
+        name: &str,
+    ) -> Result<SkillFile, SnapshotError> {
+        let force = self.policies.in_force()?;
+        if !force.policy.is_valid_skill_name(name) {
+            return Err(SnapshotError::InvalidSkillName(name.to_string()));
+        }
+        let built = self.current_under(&force, cwd, root)?;
+        let Some(skill) = built.snapshot.skills.iter().find(|s| s.name == name) else {
+            let available: Vec<String> = built
+                .snapshot
+                .skills
+                .iter()
+                .map(|s| s.name.clone())
+                .collect();
+            return Err(SnapshotError::SkillNotFound {
+                name: name.to_string(),
+                cwd: built.snapshot.cwd.clone(),
+                advice: skill_advice(name, &available),
+                available,
+            });
+        };
+        let unreadable = |reason: String| SnapshotError::SkillUnreadable {
+            path: skill.path.clone(),
+            reason,
+        };
+        let snap = &built.snapshot;
+        let mut tries = 0;
+        let content = loop {
+            tries += 1;
+            let roots = sandbox::attach(
+                &self.handles,
+                snap.home.as_deref(),
+                &snap.named_paths(),
+                &snap.ancestor_paths,
+                &snap.repo_root,
+            )
+            .map_err(|e| match e {
+                e if sandbox::is_exhaustion(&e) => SnapshotError::ResourceExhausted {
+                    path: snap.repo_root.clone(),
+                    source: e,
+                },
+                e => unreadable(format!("its root cannot be opened: {e}")),
+            })?;
+            let Some(skill_root) = roots.get(skill.root_id) else {
+                return Err(unreadable("its root is gone".into()));
+            };
+            let read = skills::whole_file(&force.policy, skill_root, &skill.rel);
+            match (read, roots.shortage()) {
+                (Ok(content), None) => break content,
+                (_, Some(e)) if tries > 1 => {
+                    return Err(SnapshotError::ResourceExhausted {
+                        path: skill_root.path.clone(),
+                        source: e,
+                    });
+                }
+                // Out of descriptors: shed the handles and try once more.
+                (_, Some(_)) => self.handles.shed(),
+                (Err(e), None) => return Err(unreadable(e.to_string())),
+            }
+        };
+        Ok(SkillFile {
+            name: skill.name.clone(),
+            origin: skill.origin,
+            path: skill.path.clone(),
+            content,
+        })
+    }
+
+    /// How many snapshots the cache holds.
+    pub fn cached_entries(&self) -> usize {
+        self.lock().map.len()
+    }
+
+    /// An estimate of the bytes the cache holds (texts and paths).
+    pub fn cached_bytes(&self) -> usize {
+        self.lock()
+            .map
+            .iter()
+            .map(|(_, built)| size::estimate_bytes(built))
+            .sum()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Cache> {
+        // A panic while holding the lock cannot leave the map inconsistent
+        // (every update is a single insert or remove), so a poisoned lock is
+        // still usable.
+        self.cache.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Where every project item seen from `cwd` stands with the user: its
+    /// instruction files on the chain to `cwd` and its skills, each
+    /// approved, new, changed or removed, with both texts (see
+    /// [`TrustItem::diff`](crate::TrustItem::diff)). Computed as under
+    /// `trust.project = "pinned"`, whatever the policy says, and never
+    /// cached. A trust store that cannot be used is an error.
+    pub fn trust_status(&self, cwd: &Path, root: Option<&Path>) -> Result<TrustStatus, TrustError> {
+        let force = self.policies.in_force()?;
+        let cwd = self.absolute(cwd)?;
+        review::status(&self.trust_scope(&force, &cwd, root))
+    }
+
+    /// What the trust functions work on, for `cwd` under `force`.
+    fn trust_scope<'a>(
+        &'a self,
+        force: &'a InForce,
+        cwd: &'a Path,
+        root: Option<&'a Path>,
+    ) -> review::Scope<'a> {
+        review::Scope {
+            policy: &force.policy,
+            home: force.home.as_deref(),
+            cwd,
+            root,
+            handles: &self.handles,
+            cache: &self.parsed,
+        }
+    }
+
+    /// Approves the items `selection` names, as they are on disk now:
+    /// under the store's lock the files are read again, and with
+    /// [`Selection::Paths`] an item whose content no longer has the hash
+    /// the user was shown fails the whole call (nothing is approved). The
+    /// approval records the hash and text just read, the time and the
+    /// policy digest. Returns the items approved, as they were before
+    /// (their `current_hash` is what was recorded; a removed item's
+    /// approval is dropped). Not offered by `serve`: approving is the
+    /// user's act.
+    pub fn trust_approve(
+        &self,
+        cwd: &Path,
+        root: Option<&Path>,
+        selection: &Selection,
+    ) -> Result<Vec<TrustItem>, TrustError> {
+        let force = self.policies.in_force()?;
+        let cwd = self.absolute(cwd)?;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        review::approve(&self.trust_scope(&force, &cwd, root), selection, now)
+    }
+
+    /// Drops the approvals of the items at `paths` (absolute; a skill by
+    /// its `SKILL.md` or its folder), or of the whole repository (`None`).
+    /// Returns the paths whose approval was dropped.
+    pub fn trust_revoke(
+        &self,
+        cwd: &Path,
+        root: Option<&Path>,
+        paths: Option<&[PathBuf]>,
+    ) -> Result<Vec<PathBuf>, TrustError> {
+        let force = self.policies.in_force()?;
+        let cwd = self.absolute(cwd)?;
+        review::revoke(&self.trust_scope(&force, &cwd, root), paths)
+    }
+
+    /// `cwd`, which must be absolute, normalized.
+    fn absolute(&self, cwd: &Path) -> Result<PathBuf, SnapshotError> {
+        if !cwd.is_absolute() {
+            return Err(SnapshotError::RelativeCwd(cwd.to_path_buf()));
+        }
+        Ok(crate::vocab::home::normalize(cwd))
+    }
+
+    /// The up-to-date build for (cwd, root) under the policy in force.
+    fn current(&self, cwd: &Path, root: Option<&Path>) -> Result<Arc<Built>, SnapshotError> {
+        let force = self.policies.in_force()?;
+        self.current_under(&force, cwd, root)
+    }
+
+    /// The up-to-date build for (cwd, root) under `force`: the cached one
+    /// when every path it examined still looks the same, a fresh one
+    /// otherwise.
+    fn current_under(
+        &self,
+        force: &InForce,
+        cwd: &Path,
+        root: Option<&Path>,
+    ) -> Result<Arc<Built>, SnapshotError> {
+        if !cwd.is_absolute() {
+            return Err(SnapshotError::RelativeCwd(cwd.to_path_buf()));
+        }
+        let key: Key = (
+            crate::vocab::home::normalize(cwd),
+            root.map(crate::vocab::home::normalize),
+        );
+        let cached = self.lock().get(force.generation, &key);
+        if let Some(built) = cached
+            && self.still_valid(&key, &built)
+        {
+            return Ok(built);
+        }
+        let build = || {
+            snapshot::build(
+                &force.policy,
+                force.home.as_deref(),
+                &key.0,
+                key.1.as_deref(),
+                &self.handles,
+                &self.parsed,
+            )
+        };
+        let built = match build() {
+            // Out of descriptors: shed every root handle and try once more.
+            Err(SnapshotError::ResourceExhausted { .. }) => {
+                self.handles.shed();
+                build()
+            }
+            other => other,
+        };
+        let built = Arc::new(built?);
+        let mut cache = self.lock();
+        if cache.enter(force.generation) {
+            cache.map.push(key, built.clone());
+        }
+        // Otherwise the policy changed while this was built: answer, but do
+        // not keep it.
+        Ok(built)
+    }
+
+    /// Whether every path a build examined looks as it did, and none of it was
+    /// too fresh to trust.
+    fn still_valid(&self, key: &Key, built: &Arc<Built>) -> bool {
+        let trace = &built.trace;
+        if trace.has_racy_stamp(self.racy_window) {
+            return false;
+        }
+        // The roots' handles may have been shed since: take them again.
+        let snap = &built.snapshot;
+        let Ok(roots) = sandbox::attach(
+            &self.handles,
+            snap.home.as_deref(),
+            &snap.named_paths(),
+            &snap.ancestor_paths,
+            &snap.repo_root,
+        ) else {
+            return false;
+        };
+        // The cwd, the home and the repository root are among the traced
+        // paths, stamped before their handles were opened: a root replaced
+        // since shows up there (a handle taken again is checked the same
+        // way).
+        #[cfg(target_os = "linux")]
+        if let Some(watch) = &self.watch {
+            return watch.still_matches(key, built, &roots) && roots.shortage().is_none();
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = key;
+        let unchanged = trace.still_matches(&roots);
+        // A stamp taken while descriptors ran out vouches for nothing.
+        unchanged && roots.shortage().is_none()
+    }
+
+    /// This loader, checking cached snapshots with the help of inotify: a
+    /// check stats only the paths outside the roots and those in folders
+    /// where a change was reported since the snapshot was last found
+    /// unchanged, so that its cost does not grow with the number of skills.
+    /// Where the watch cannot be trusted (the queue overflowed, the watch
+    /// limit was reached, a folder moved, a network file system), the check
+    /// stats every path as without it. The answers are the same either way.
+    /// Without inotify (other systems, or none available) this is the
+    /// loader unchanged.
+    pub fn watched(self) -> Self {
+        #[cfg(target_os = "linux")]
+        {
+            let mut this = self;
+            this.watch = watch::Watch::new();
+            this
+        }
+        #[cfg(not(target_os = "linux"))]
+        self
+    }
+
+    /// How many root handles (open directories) the loader keeps; never
+    /// more than its budget ([`LoaderBuilder::handle_budget`]).
+    pub fn open_handles(&self) -> usize {
+        self.handles.len()
+    }
+}
+
+/// "did you mean" for a skill name, and the names available.
+fn skill_advice(name: &str, available: &[String]) -> Option<String> {
+    if available.is_empty() {
+        return Some("no skill is available from this directory".into());
+    }
+    let mut near: Vec<(usize, &String)> = available
+        .iter()
+        .map(|a| (strsim::levenshtein(name, a), a))
+        .filter(|(d, a)| {
+            *d <= 3 && *d < a.len() || a.starts_with(name) || name.starts_with(a.as_str())
+        })
+        .collect();
+    near.sort();
+    let listed = available.join(", ");
+    Some(match near.first() {
+        Some((_, best)) => format!("did you mean `{best}`? Available here: {listed}"),
+        None => format!("available here: {listed}"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn skill_advice_suggests_the_nearest_name() {
+        let names = vec!["changelog".to_string(), "release".to_string()];
+        let advice = skill_advice("releas", &names).unwrap_or_default();
+        assert!(advice.starts_with("did you mean `release`?"), "{advice}");
+        assert!(advice.ends_with("changelog, release"), "{advice}");
+        let none = skill_advice("zzzzzzzz", &names).unwrap_or_default();
+        assert_eq!(none, "available here: changelog, release");
+    }
+
+    #[test]
+    fn loader_is_send_and_sync() {
+        fn assert_both<T: Send + Sync>() {}
+        assert_both::<Loader>();
+    }
+}

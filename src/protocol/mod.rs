@@ -1,0 +1,22 @@
+//! The vocabulary of `lisa-context serve` and of the Node binding: the
+//! requests, the protocol version, what `hello` answers, and the error
+//! codes. With the `schema` feature, [`schemas`] gives the JSON Schemas of
+//! the snapshot object, of every request and of every response, generated
+//! from these types and the snapshot's records (the repository commits them
+//! under `schema/`, and a test keeps them equal).
+//!
+//! Compatibility: within one [`PROTOCOL_VERSION`], requests and responses
+//! only gain fields and ops; a field is never renamed, removed or given
+//! another type, and an error code is never renamed. A server ignores
+//! request fields it does not know, and a client must ignore response
+//! fields it does not know.
+
+#[cfg(feature = "schema")]
+mod schema;
+mod wire;
+
+#[cfg(feature = "schema")]
+pub use schema::schemas;
+pub use wire::{
+    ErrorCode, Hello, POLICIES, PROTOCOL_VERSION, PendingItem, Request, TrustDiff, error_chain,
+};
