@@ -138,7 +138,7 @@ pub(crate) fn access(
     let roots = open_roots(policy, home, &snap.cwd, Some(&snap.repo_root), handles)?;
     // A folder loads its own files; a file (or a path not there yet) its
     // folder's.
-    let target = if roots.repo.stamp(&rel).is_dir() {
+    let target = if roots.set.repo.stamp(&rel).is_dir() {
         rel.clone()
     } else {
         rel.parent().map(Path::to_path_buf).unwrap_or_default()
@@ -168,9 +168,9 @@ pub(crate) fn access(
     // The files the session holds, by identity: the chain's project files
     // and what earlier accesses gave.
     let identity = |path: &Path| {
-        path.strip_prefix(&roots.repo.path)
+        path.strip_prefix(&roots.set.repo.path)
             .ok()
-            .and_then(|rel| roots.repo.stamp(rel).identity())
+            .and_then(|rel| roots.set.repo.stamp(rel).identity())
     };
     if session.given.is_empty() {
         for b in &snap.instruction_files {
@@ -193,9 +193,9 @@ pub(crate) fn access(
         left,
         given,
     );
-    if let Some(source) = roots.shortage() {
+    if let Some(source) = roots.set.shortage() {
         return Err(SnapshotError::ResourceExhausted {
-            path: roots.repo.path.clone(),
+            path: roots.set.repo.path.clone(),
             source,
         });
     }

@@ -8,22 +8,22 @@ use std::sync::Arc;
 use miette::Diagnostic;
 
 use crate::sandbox::RootsError;
+use crate::skills::WholeFileError;
+use crate::vocab::reason::Reason;
 
 /// Why a snapshot could not be built at all. Problems with single files are
 /// never errors: they are recorded in the snapshot with a reason.
-#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum SnapshotError {
     /// The working directory was given as a relative path.
     #[error("the working directory must be an absolute path, got {}", crate::vocab::paths::shown(.0))]
-    #[diagnostic(code("snapshot::relative-cwd"))]
     RelativeCwd(PathBuf),
     /// The working directory does not exist or cannot be examined.
     #[error(
         "cannot use {} as the working directory",
         crate::vocab::paths::shown(path)
     )]
-    #[diagnostic(code("snapshot::bad-cwd"))]
     Cwd {
         /// The directory.
         path: PathBuf,
@@ -33,17 +33,12 @@ pub enum SnapshotError {
     },
     /// The working directory is a file, not a directory.
     #[error("the working directory {} is not a directory", crate::vocab::paths::shown(.0))]
-    #[diagnostic(code("snapshot::cwd-not-a-directory"))]
     CwdNotADirectory(PathBuf),
     /// `--root` names a directory that does not contain the cwd.
     #[error(
         "the repository root {} does not contain the working directory {}",
         crate::vocab::paths::shown(root),
         crate::vocab::paths::shown(cwd)
-    )]
-    #[diagnostic(
-        code("snapshot::root-outside"),
-        help("pass a root that is the cwd or one of its ancestors")
     )]
     RootDoesNotContainCwd {
         /// The root given.
@@ -53,7 +48,6 @@ pub enum SnapshotError {
     },
     /// A root directory could not be opened.
     #[error("cannot open the root {}", crate::vocab::paths::shown(path))]
-    #[diagnostic(code("snapshot::open-root"))]
     OpenRoot {
         /// The root.
         path: PathBuf,
@@ -70,10 +64,6 @@ pub enum SnapshotError {
         "ran out of file descriptors while reading under {}",
         crate::vocab::paths::shown(path)
     )]
-    #[diagnostic(
-        code("snapshot::resource-exhausted"),
-        help("raise the limit on open files (ulimit -n), or lower the loader's handle budget")
-    )]
     ResourceExhausted {
         /// The root being opened or read.
         path: PathBuf,
@@ -84,24 +74,20 @@ pub enum SnapshotError {
     /// A skill name that fails the policy's name rule (checked before any
     /// file is touched).
     #[error("{0:?} is not a valid skill name under the policy's name rule")]
-    #[diagnostic(code("skill::invalid-name"))]
     InvalidSkillName(String),
     /// No skill of that name wins for this cwd.
     #[error(
         "no skill named {name:?} is available from {}",
         crate::vocab::paths::shown(cwd)
     )]
-    #[diagnostic(code("skill::not-found"))]
     SkillNotFound {
         /// The name asked for.
         name: String,
         /// The cwd it was resolved for.
         cwd: PathBuf,
-        /// The skills available from that cwd, in name order.
+        /// The skills available from that cwd, in name order (the help
+        /// names the nearest and lists them).
         available: Vec<String>,
-        /// The nearest names, and the list of those available.
-        #[help]
-        advice: Option<String>,
     },
     /// The policy in force could not be loaded: a policy file a watching
     /// loader reads (see [`crate::LoaderBuilder::build`]) was edited into an
@@ -109,17 +95,12 @@ pub enum SnapshotError {
     /// fails this way until the file is fixed. The diagnostic is the one the
     /// bootstrap gave, spans and all.
     #[error(transparent)]
-    #[diagnostic(transparent)]
     PolicyInvalid(PolicyFailure),
     /// An on-access path outside the session's repository root.
     #[error(
         "{} is outside the repository root {}",
         crate::vocab::paths::shown(path),
         crate::vocab::paths::shown(root)
-    )]
-    #[diagnostic(
-        code("access::outside-root"),
-        help("only paths under the repository root load instruction files on access")
     )]
     AccessOutsideRoot {
         /// The path, absolute and normalized.
@@ -132,13 +113,175 @@ pub enum SnapshotError {
         "cannot read skill file {}: {reason}",
         crate::vocab::paths::shown(path)
     )]
-    #[diagnostic(code("skill::unreadable"))]
     SkillUnreadable {
         /// The SKILL.md.
         path: PathBuf,
         /// Why.
-        reason: String,
+        reason: SkillReadError,
     },
+}
+
+/// Why the winning skill's `SKILL.md` could not be read in full
+/// ([`SnapshotError::SkillUnreadable`]).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SkillReadError {
+    /// Nothing is there any more.
+    #[error("it no longer exists")]
+    Gone,
+    /// Something is there that is not read, for this reason (a link the
+    /// policy refuses, not a regular file, too large, not text...).
+    #[error("{}", .0.as_str())]
+    Refused(Reason),
+    /// Reading it failed.
+    #[error("{0}")]
+    Io(io::Error),
+    /// The root it was found under is gone.
+    #[error("its root is gone")]
+    RootGone,
+    /// The root it was found under cannot be opened again.
+    #[error("its root cannot be opened: {0}")]
+    RootUnopenable(io::Error),
+}
+
+impl From<WholeFileError> for SkillReadError {
+    fn from(e: WholeFileError) -> Self {
+        match e {
+            WholeFileError::Gone => Self::Gone,
+            WholeFileError::Refused(reason) => Self::Refused(reason),
+            WholeFileError::Io(e) => Self::Io(e),
+        }
+    }
+}
+
+impl SnapshotError {
+    /// The one table of this error's codes: its diagnostic code (`None`:
+    /// the wrapped diagnostic's own) and its wire code (`serve`, the Node
+    /// binding). Exhaustive, so a new variant cannot go without both.
+    fn codes(&self) -> (Option<&'static str>, ErrorCode) {
+        match self {
+            Self::RelativeCwd(_) => (Some("snapshot::relative-cwd"), ErrorCode::RelativeCwd),
+            Self::Cwd { .. } => (Some("snapshot::bad-cwd"), ErrorCode::BadCwd),
+            Self::CwdNotADirectory(_) => (Some("snapshot::cwd-not-a-directory"), ErrorCode::BadCwd),
+            Self::RootDoesNotContainCwd { .. } => {
+                (Some("snapshot::root-outside"), ErrorCode::RootOutside)
+            }
+            Self::OpenRoot { .. } => (Some("snapshot::open-root"), ErrorCode::BadCwd),
+            Self::ResourceExhausted { .. } => (
+                Some("snapshot::resource-exhausted"),
+                ErrorCode::ResourceExhausted,
+            ),
+            Self::InvalidSkillName(_) => (Some("skill::invalid-name"), ErrorCode::InvalidSkillName),
+            Self::SkillNotFound { .. } => (Some("skill::not-found"), ErrorCode::SkillNotFound),
+            Self::PolicyInvalid(_) => (None, ErrorCode::PolicyInvalid),
+            Self::AccessOutsideRoot { .. } => {
+                (Some("access::outside-root"), ErrorCode::AccessOutsideRoot)
+            }
+            Self::SkillUnreadable { .. } => (Some("skill::unreadable"), ErrorCode::SkillUnreadable),
+        }
+    }
+
+    /// The wire code of this error (`error.code` in `serve`'s responses,
+    /// `code` of the Node binding's exceptions).
+    pub fn wire_code(&self) -> ErrorCode {
+        self.codes().1
+    }
+}
+
+impl Diagnostic for SnapshotError {
+    fn code<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        match (self, self.codes().0) {
+            (Self::PolicyInvalid(inner), _) => inner.code(),
+            (_, Some(code)) => Some(Box::new(code)),
+            (_, None) => None,
+        }
+    }
+
+    fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        match self {
+            Self::RootDoesNotContainCwd { .. } => Some(Box::new(
+                "pass a root that is the cwd or one of its ancestors",
+            )),
+            Self::ResourceExhausted { .. } => Some(Box::new(
+                "raise the limit on open files (ulimit -n), or lower the loader's handle budget",
+            )),
+            Self::SkillNotFound {
+                name, available, ..
+            } => Some(Box::new(skill_advice(name, available))),
+            Self::AccessOutsideRoot { .. } => Some(Box::new(
+                "only paths under the repository root load instruction files on access",
+            )),
+            Self::PolicyInvalid(inner) => inner.help(),
+            Self::RelativeCwd(_)
+            | Self::Cwd { .. }
+            | Self::CwdNotADirectory(_)
+            | Self::OpenRoot { .. }
+            | Self::InvalidSkillName(_)
+            | Self::SkillUnreadable { .. } => None,
+        }
+    }
+
+    fn severity(&self) -> Option<miette::Severity> {
+        match self {
+            Self::PolicyInvalid(inner) => inner.severity(),
+            _ => None,
+        }
+    }
+
+    fn url<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        match self {
+            Self::PolicyInvalid(inner) => inner.url(),
+            _ => None,
+        }
+    }
+
+    fn source_code(&self) -> Option<&dyn miette::SourceCode> {
+        match self {
+            Self::PolicyInvalid(inner) => inner.source_code(),
+            _ => None,
+        }
+    }
+
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = miette::LabeledSpan> + '_>> {
+        match self {
+            Self::PolicyInvalid(inner) => inner.labels(),
+            _ => None,
+        }
+    }
+
+    fn related<'a>(&'a self) -> Option<Box<dyn Iterator<Item = &'a dyn Diagnostic> + 'a>> {
+        match self {
+            Self::PolicyInvalid(inner) => inner.related(),
+            _ => None,
+        }
+    }
+
+    fn diagnostic_source(&self) -> Option<&dyn Diagnostic> {
+        match self {
+            Self::PolicyInvalid(inner) => inner.diagnostic_source(),
+            _ => None,
+        }
+    }
+}
+
+/// "did you mean" for a skill name, and the names available.
+fn skill_advice(name: &str, available: &[String]) -> String {
+    if available.is_empty() {
+        return "no skill is available from this directory".into();
+    }
+    let mut near: Vec<(usize, &String)> = available
+        .iter()
+        .map(|a| (strsim::levenshtein(name, a), a))
+        .filter(|(d, a)| {
+            *d <= 3 && *d < a.len() || a.starts_with(name) || name.starts_with(a.as_str())
+        })
+        .collect();
+    near.sort();
+    let listed = available.join(", ");
+    match near.first() {
+        Some((_, best)) => format!("did you mean `{best}`? Available here: {listed}"),
+        None => format!("available here: {listed}"),
+    }
 }
 
 impl From<RootsError> for SnapshotError {
@@ -196,6 +339,18 @@ pub enum BootstrapError {
         /// The name given.
         name: String,
     },
+}
+
+impl BootstrapError {
+    /// The wire code of this error (the Node binding's constructor; the
+    /// command line and `serve` exit instead).
+    pub fn wire_code(&self) -> ErrorCode {
+        match self {
+            Self::Policy(_) => ErrorCode::PolicyInvalid,
+            Self::MissingHome { .. } => ErrorCode::BadHome,
+            Self::UnknownPolicy { .. } => ErrorCode::UnknownPolicy,
+        }
+    }
 }
 
 /// A [`BootstrapError`] shared by every call that meets it (a loader whose
@@ -258,5 +413,96 @@ impl Diagnostic for PolicyFailure {
 
     fn diagnostic_source(&self) -> Option<&dyn Diagnostic> {
         self.0.diagnostic_source()
+    }
+}
+
+/// Why a request failed: the `error.code` of a response, and the `code` of
+/// the Node binding's exceptions. The words are stable.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    serde::Serialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
+#[non_exhaustive]
+pub enum ErrorCode {
+    /// Not a JSON object, no `id`, a missing or mistyped field.
+    BadRequest,
+    /// An `op` the server does not know.
+    UnknownOp,
+    /// A request line over 1 MiB.
+    LineTooLong,
+    /// The cwd does not exist, is not a directory, or a root cannot be
+    /// opened.
+    BadCwd,
+    /// The cwd is not an absolute path.
+    RelativeCwd,
+    /// The root given does not contain the cwd.
+    RootOutside,
+    /// A skill name that fails the policy's name rule.
+    InvalidSkillName,
+    /// No skill of that name wins for the cwd.
+    SkillNotFound,
+    /// The winning skill's file could not be read.
+    SkillUnreadable,
+    /// The policy in force is invalid (the message is the diagnostic).
+    PolicyInvalid,
+    /// The process ran out of file descriptors; the next call may succeed.
+    ResourceExhausted,
+    /// The trust store cannot be used.
+    TrustStoreInvalid,
+    /// No home root to keep the trust store in.
+    TrustUnavailable,
+    /// The home root given to a loader is not a directory (the Node
+    /// binding's constructor; `serve` exits instead).
+    BadHome,
+    /// An accessed path outside the session's repository root.
+    AccessOutsideRoot,
+    /// A shipped policy name that no policy has (the Node binding's
+    /// constructor; `serve` exits instead).
+    UnknownPolicy,
+}
+
+impl ErrorCode {
+    /// Every code, in declaration order.
+    pub const ALL: &'static [ErrorCode] = <ErrorCode as strum::VariantArray>::VARIANTS;
+
+    /// The kebab-case word.
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+
+    /// The code of a snapshot error (see [`SnapshotError::wire_code`]).
+    pub fn of(e: &SnapshotError) -> Self {
+        e.wire_code()
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn skill_advice_suggests_the_nearest_name() {
+        let names = vec!["changelog".to_string(), "release".to_string()];
+        let advice = skill_advice("releas", &names);
+        assert!(advice.starts_with("did you mean `release`?"), "{advice}");
+        assert!(advice.ends_with("changelog, release"), "{advice}");
+        let none = skill_advice("zzzzzzzz", &names);
+        assert_eq!(none, "available here: changelog, release");
     }
 }

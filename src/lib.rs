@@ -60,7 +60,7 @@ mod trust;
 mod vocab;
 
 pub use access::{Access, Session};
-pub use error::{BootstrapError, PolicyFailure, SnapshotError};
+pub use error::{BootstrapError, PolicyFailure, SkillReadError, SnapshotError};
 pub use hidden::{HiddenFinding, HiddenReport};
 pub use instructions::{Block, Budget, Considered, Deduped, Import, ScopedRule, Skipped, Status};
 pub use loader::{

@@ -5,11 +5,13 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::SnapshotError;
+use crate::error::{ErrorCode, SnapshotError};
 use crate::policy::Policy;
 use crate::sandbox::{self, Handles, StoreIoError};
 use crate::skills::ParseCache;
-use crate::trust::{Approval, ItemKind, StoreFile, TrustItem, TrustStatus, hex, repo_key};
+use crate::trust::{
+    Approval, ItemKind, StoreFile, StoreProblem, TrustItem, TrustStatus, hex, repo_key,
+};
 
 /// Which items [`Loader::trust_approve`](crate::Loader::trust_approve)
 /// approves.
@@ -28,50 +30,33 @@ pub enum Selection {
 }
 
 /// Why a trust command failed.
-#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum TrustError {
     /// The snapshot could not be built (bad cwd, policy...).
     #[error(transparent)]
-    #[diagnostic(transparent)]
     Snapshot(#[from] SnapshotError),
     /// There is no home root to keep the store in.
     #[error("there is no home root to keep the trust store in")]
-    #[diagnostic(
-        code("trust::no-home"),
-        help("pass --home DIR or set LISA_HOME to an existing directory")
-    )]
     NoHome,
     /// The store cannot be used; nothing in it counts as approved.
     #[error(
         "the trust store {} cannot be used: {reason}",
         crate::vocab::paths::shown(path)
     )]
-    #[diagnostic(
-        code("trust::store-invalid"),
-        help("nothing in it counts as approved; fix or remove the file, then approve again")
-    )]
     Store {
         /// The store.
         path: PathBuf,
         /// Why.
-        reason: String,
+        reason: StoreProblem,
     },
     /// A path named is not a project item of this repository.
     #[error("{} is not a project instruction file or skill seen from here", crate::vocab::paths::shown(.0))]
-    #[diagnostic(
-        code("trust::not-an-item"),
-        help("`lisa-context trust status` lists the items")
-    )]
     NotAnItem(PathBuf),
     /// The content is no longer the one the user was shown.
     #[error(
         "{} changed since it was shown (expected {expected}, found {found}); nothing was approved",
         crate::vocab::paths::shown(path)
-    )]
-    #[diagnostic(
-        code("trust::changed"),
-        help("run `lisa-context trust diff` again and approve what it shows")
     )]
     ChangedSinceShown {
         /// The item.
@@ -81,6 +66,116 @@ pub enum TrustError {
         /// The hash now (`-`: gone).
         found: String,
     },
+}
+
+impl TrustError {
+    /// The one table of this error's codes: its diagnostic code (`None`:
+    /// the wrapped snapshot error's own), its help, and its wire code.
+    /// Exhaustive, so a new variant cannot go without them.
+    fn codes(&self) -> (Option<&'static str>, Option<&'static str>, ErrorCode) {
+        match self {
+            Self::Snapshot(e) => (None, None, e.wire_code()),
+            Self::NoHome => (
+                Some("trust::no-home"),
+                Some("pass --home DIR or set LISA_HOME to an existing directory"),
+                ErrorCode::TrustUnavailable,
+            ),
+            Self::Store { .. } => (
+                Some("trust::store-invalid"),
+                Some(
+                    "nothing in it counts as approved; fix or remove the file, then approve again",
+                ),
+                ErrorCode::TrustStoreInvalid,
+            ),
+            Self::NotAnItem(_) => (
+                Some("trust::not-an-item"),
+                Some("`lisa-context trust status` lists the items"),
+                ErrorCode::TrustUnavailable,
+            ),
+            Self::ChangedSinceShown { .. } => (
+                Some("trust::changed"),
+                Some("run `lisa-context trust diff` again and approve what it shows"),
+                ErrorCode::TrustUnavailable,
+            ),
+        }
+    }
+
+    /// The wire code of this error (`error.code` in `serve`'s responses,
+    /// `code` of the Node binding's exceptions).
+    pub fn wire_code(&self) -> ErrorCode {
+        self.codes().2
+    }
+}
+
+impl ErrorCode {
+    /// The code of a trust error (see [`TrustError::wire_code`]).
+    pub fn of_trust(e: &TrustError) -> Self {
+        e.wire_code()
+    }
+}
+
+impl miette::Diagnostic for TrustError {
+    fn code<'a>(&'a self) -> Option<Box<dyn std::fmt::Display + 'a>> {
+        match self {
+            Self::Snapshot(e) => e.code(),
+            other => other
+                .codes()
+                .0
+                .map(|c| Box::new(c) as Box<dyn std::fmt::Display>),
+        }
+    }
+
+    fn help<'a>(&'a self) -> Option<Box<dyn std::fmt::Display + 'a>> {
+        match self {
+            Self::Snapshot(e) => e.help(),
+            other => other
+                .codes()
+                .1
+                .map(|h| Box::new(h) as Box<dyn std::fmt::Display>),
+        }
+    }
+
+    fn severity(&self) -> Option<miette::Severity> {
+        match self {
+            Self::Snapshot(e) => e.severity(),
+            _ => None,
+        }
+    }
+
+    fn url<'a>(&'a self) -> Option<Box<dyn std::fmt::Display + 'a>> {
+        match self {
+            Self::Snapshot(e) => e.url(),
+            _ => None,
+        }
+    }
+
+    fn source_code(&self) -> Option<&dyn miette::SourceCode> {
+        match self {
+            Self::Snapshot(e) => e.source_code(),
+            _ => None,
+        }
+    }
+
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = miette::LabeledSpan> + '_>> {
+        match self {
+            Self::Snapshot(e) => e.labels(),
+            _ => None,
+        }
+    }
+
+    fn related<'a>(&'a self) -> Option<Box<dyn Iterator<Item = &'a dyn miette::Diagnostic> + 'a>> {
+        match self {
+            Self::Snapshot(e) => e.related(),
+            _ => None,
+        }
+    }
+
+    fn diagnostic_source(&self) -> Option<&dyn miette::Diagnostic> {
+        match self {
+            Self::Snapshot(e) => e.diagnostic_source(),
+            _ => None,
+        }
+    }
 }
 
 /// Where a trust command runs: the policy, the roots and the loader's
@@ -130,7 +225,7 @@ pub(crate) fn status(scope: &Scope<'_>) -> Result<TrustStatus, TrustError> {
 fn store_error(path: &Path, e: StoreIoError) -> TrustError {
     TrustError::Store {
         path: path.to_path_buf(),
-        reason: e.to_string(),
+        reason: e.into(),
     }
 }
 

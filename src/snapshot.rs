@@ -131,7 +131,7 @@ pub(crate) fn build_with_roots(
     roots: Roots,
     cache: &ParseCache,
 ) -> Result<Built, SnapshotError> {
-    build_inner(policy, roots, cache, false).map(|(built, _)| built)
+    build_inner(policy, roots, cache, false).map(|outcome| outcome.built)
 }
 
 /// What a review build found about the project items (see [`review`]).
@@ -140,7 +140,7 @@ pub(crate) struct Review {
     /// Every project item, with its approval and both texts.
     pub(crate) items: Vec<TrustItem>,
     /// Why the trust store could not be used, if it could not.
-    pub(crate) store_error: Option<String>,
+    pub(crate) store_error: Option<crate::trust::StoreProblem>,
     /// The repository root.
     pub(crate) repo_root: std::path::PathBuf,
     /// The home root, when it exists.
@@ -160,7 +160,11 @@ pub(crate) fn review(
     let mut pinned = policy.clone();
     pinned.trust.project = crate::policy::ProjectTrust::Pinned;
     let roots = open_roots(&pinned, home, cwd, root, handles)?;
-    let (built, (items, store_error)) = build_inner(&pinned, roots, cache, true)?;
+    let Outcome {
+        built,
+        items,
+        store_error,
+    } = build_inner(&pinned, roots, cache, true)?;
     Ok(Review {
         items,
         store_error,
@@ -169,15 +173,22 @@ pub(crate) fn review(
     })
 }
 
-/// Builds a snapshot, and returns with it the project items the trust gate
-/// saw and the store's problem, if any (texts kept when `keep_text`).
-#[allow(clippy::type_complexity)]
+/// What one build gives: the build, and what the trust gate saw (the
+/// project items, texts kept for a review build, and the store's problem,
+/// if any).
+struct Outcome {
+    built: Built,
+    items: Vec<TrustItem>,
+    store_error: Option<crate::trust::StoreProblem>,
+}
+
+/// Builds a snapshot (project items' texts kept when `keep_text`).
 fn build_inner(
     policy: &Policy,
     roots: Roots,
     cache: &ParseCache,
     keep_text: bool,
-) -> Result<(Built, (Vec<TrustItem>, Option<String>)), SnapshotError> {
+) -> Result<Outcome, SnapshotError> {
     let mut trace = Trace::default();
     for (path, stamp) in &roots.marker_probes {
         trace.push(Place::Marker, path, *stamp, None);
@@ -208,7 +219,7 @@ fn build_inner(
         unapproved.len(),
     );
     prompt.shrink_to_fit();
-    let home = roots.home.as_ref().map(|h| h.path.clone());
+    let home = roots.set.home.as_ref().map(|h| h.path.clone());
     let home_str = home
         .as_ref()
         .map(|h| h.to_string_lossy().into_owned())
@@ -217,7 +228,7 @@ fn build_inner(
         policy.digest(),
         &[
             &home_str,
-            &roots.repo.path.to_string_lossy(),
+            &roots.set.repo.path.to_string_lossy(),
             &roots.cwd.to_string_lossy(),
             // A new key is a new nonce, so a new prompt.
             blake3::hash(&key).to_hex().as_str(),
@@ -227,7 +238,7 @@ fn build_inner(
         .roots
         .named
         .iter()
-        .zip(&roots.named)
+        .zip(&roots.set.named)
         .map(|(n, r)| NamedRootPlace {
             name: n.name.get_ref().clone(),
             path: r.as_ref().map(|r| r.path.clone()),
@@ -236,7 +247,7 @@ fn build_inner(
     let snapshot = Snapshot {
         fingerprint,
         home,
-        repo_root: roots.repo.path.clone(),
+        repo_root: roots.set.repo.path.clone(),
         cwd: roots.cwd.clone(),
         named_roots,
         instruction_files: sel.blocks,
@@ -262,33 +273,35 @@ fn build_inner(
         prompt,
         considered: sel.considered,
         ancestor_paths: roots
-            .ancestors
+            .ancestor_paths
             .iter()
+            .zip(&roots.set.ancestors)
             .map(|(p, r)| r.as_ref().map(|_| p.clone()))
             .collect(),
         nonce,
     };
-    if let Some(source) = roots.shortage() {
+    if let Some(source) = roots.set.shortage() {
         return Err(SnapshotError::ResourceExhausted {
-            path: roots.repo.path.clone(),
+            path: roots.set.repo.path.clone(),
             source,
         });
     }
     trace.entries.shrink_to_fit();
-    Ok((
-        Built {
+    Ok(Outcome {
+        built: Built {
             snapshot: Arc::new(snapshot),
             trace,
         },
-        (items, store_error),
-    ))
+        items,
+        store_error,
+    })
 }
 
 /// The key the nonce is derived with: the home root's key file (created on
 /// first use), or this process's key when the home cannot hold one. The key
 /// file is traced; the key itself enters the fingerprint by its hash.
 fn nonce_key(policy: &Policy, roots: &Roots, trace: &mut Trace) -> [u8; sandbox::KEY_BYTES] {
-    let Some(home) = &roots.home else {
+    let Some(home) = &roots.set.home else {
         return sandbox::process_key();
     };
     let rel = Path::new(&policy.trust.nonce_key_file);

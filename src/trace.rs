@@ -13,7 +13,7 @@ use std::time::{Duration, SystemTime};
 
 use xxhash_rust::xxh3::Xxh3;
 
-use crate::sandbox::{Attached, Place, Stamp};
+use crate::sandbox::{Place, RootSet, Stamp};
 use crate::vocab::hash::{FastMap, FastSet};
 use crate::vocab::origin::{Origin, RootId};
 
@@ -166,7 +166,7 @@ impl Trace {
     /// where the sandboxed stamp would. A directory outside the roots
     /// traced twice (the repository root, as a directory the caller named
     /// and as a marker's owner) is stamped once.
-    pub(crate) fn still_matches(&self, roots: &Attached) -> bool {
+    pub(crate) fn still_matches(&self, roots: &RootSet) -> bool {
         let deepest = self.deepest_folder();
         self.check(roots, self.entries.iter(), deepest)
     }
@@ -199,7 +199,7 @@ impl Trace {
     /// (a watched check looks again only where something happened).
     pub(crate) fn entries_match<'a>(
         &'a self,
-        roots: &'a Attached,
+        roots: &'a RootSet,
         entries: impl IntoIterator<Item = &'a TraceEntry>,
     ) -> bool {
         self.check(roots, entries, None)
@@ -209,7 +209,7 @@ impl Trace {
     /// `deep`) are first confirmed as real directories all at once.
     fn check<'a>(
         &'a self,
-        roots: &'a Attached,
+        roots: &'a RootSet,
         entries: impl IntoIterator<Item = &'a TraceEntry>,
         deep: Option<(Place, &'a [u8])>,
     ) -> bool {
@@ -323,7 +323,7 @@ impl Trace {
 /// The state of one [`Trace::still_matches`]. Paths are handled as their
 /// bytes (`/`-separated, as on every Unix).
 struct Check<'a> {
-    roots: &'a Attached,
+    roots: &'a RootSet,
     /// Folders examined in this check: what each is now.
     folders: FastMap<(u64, &'a [u8]), Folder>,
     /// Traced folders found unchanged by the fast path in this check.

@@ -113,7 +113,7 @@ struct Places<'a> {
 
 impl Places<'_> {
     fn push(&mut self, id: RootId, level: usize, dir: &Path, names: &[&str], excluded: bool) {
-        let Some(root) = self.roots.get(id) else {
+        let Some(root) = self.roots.set.get(id) else {
             return;
         };
         let mut add = |rel: PathBuf| {
@@ -181,6 +181,7 @@ fn order(policy: &Policy, project: &mut [Candidate]) {
 fn any_present(roots: &Roots, candidates: &[Candidate]) -> bool {
     candidates.iter().any(|c| {
         roots
+            .set
             .get(c.root)
             .is_some_and(|r| !matches!(r.stamp(&c.rel), crate::sandbox::Stamp::Absent))
     })
@@ -211,7 +212,7 @@ pub(crate) fn candidates(policy: &Policy, roots: &Roots, trace: &mut Trace) -> V
         .iter()
         .map(|n| n.get_ref().as_str())
         .collect();
-    for k in 0..roots.ancestors.len() {
+    for k in 0..roots.set.ancestors.len() {
         places.push(
             RootId::Ancestor(k),
             0,

@@ -245,7 +245,7 @@ impl<'p> Selector<'p> {
         trace: &mut Trace,
         gate: &mut Gate,
     ) {
-        let Some(root) = roots.get(cand.root) else {
+        let Some(root) = roots.set.get(cand.root) else {
             return;
         };
         let place = Place::Within(cand.root);

@@ -20,7 +20,7 @@ use super::skill_file::SkillFile;
 use super::watch;
 
 use crate::access::{Access, Session};
-use crate::error::SnapshotError;
+use crate::error::{SkillReadError, SnapshotError};
 use crate::policy::Policy;
 use crate::review::{self, Selection, TrustError};
 use crate::sandbox::{self, Handles};
@@ -342,11 +342,10 @@ impl Loader {
             return Err(SnapshotError::SkillNotFound {
                 name: name.to_string(),
                 cwd: built.snapshot.cwd.clone(),
-                advice: skill_advice(name, &available),
                 available,
             });
         };
-        let unreadable = |reason: String| SnapshotError::SkillUnreadable {
+        let unreadable = |reason: SkillReadError| SnapshotError::SkillUnreadable {
             path: skill.path.clone(),
             reason,
         };
@@ -366,10 +365,10 @@ impl Loader {
                     path: snap.repo_root.clone(),
                     source: e,
                 },
-                e => unreadable(format!("its root cannot be opened: {e}")),
+                e => unreadable(SkillReadError::RootUnopenable(e)),
             })?;
             let Some(skill_root) = roots.get(skill.root_id) else {
-                return Err(unreadable("its root is gone".into()));
+                return Err(unreadable(SkillReadError::RootGone));
             };
             let read = skills::whole_file(&force.policy, skill_root, &skill.rel);
             match (read, roots.shortage()) {
@@ -382,7 +381,7 @@ impl Loader {
                 }
                 // Out of descriptors: shed the handles and try once more.
                 (_, Some(_)) => self.handles.shed(),
-                (Err(e), None) => return Err(unreadable(e.to_string())),
+                (Err(e), None) => return Err(unreadable(e.into())),
             }
         };
         Ok(SkillFile {
@@ -605,39 +604,9 @@ impl Loader {
     }
 }
 
-/// "did you mean" for a skill name, and the names available.
-fn skill_advice(name: &str, available: &[String]) -> Option<String> {
-    if available.is_empty() {
-        return Some("no skill is available from this directory".into());
-    }
-    let mut near: Vec<(usize, &String)> = available
-        .iter()
-        .map(|a| (strsim::levenshtein(name, a), a))
-        .filter(|(d, a)| {
-            *d <= 3 && *d < a.len() || a.starts_with(name) || name.starts_with(a.as_str())
-        })
-        .collect();
-    near.sort();
-    let listed = available.join(", ");
-    Some(match near.first() {
-        Some((_, best)) => format!("did you mean `{best}`? Available here: {listed}"),
-        None => format!("available here: {listed}"),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn skill_advice_suggests_the_nearest_name() {
-        let names = vec!["changelog".to_string(), "release".to_string()];
-        let advice = skill_advice("releas", &names).unwrap_or_default();
-        assert!(advice.starts_with("did you mean `release`?"), "{advice}");
-        assert!(advice.ends_with("changelog, release"), "{advice}");
-        let none = skill_advice("zzzzzzzz", &names).unwrap_or_default();
-        assert_eq!(none, "available here: changelog, release");
-    }
 
     #[test]
     fn loader_is_send_and_sync() {

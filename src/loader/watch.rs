@@ -37,8 +37,8 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
-use crate::sandbox::Attached;
 use crate::sandbox::Place;
+use crate::sandbox::RootSet;
 use crate::sandbox::watch::{Change, Watcher, trustworthy};
 use crate::snapshot::Built;
 use crate::vocab::origin::RootId;
@@ -127,7 +127,7 @@ impl Watch {
     /// it did, looking only where events say something happened. The
     /// caller has applied the racily-clean rule, and checks descriptor
     /// shortages on `roots` afterwards.
-    pub(crate) fn still_matches(&self, key: &Key, built: &Arc<Built>, roots: &Attached) -> bool {
+    pub(crate) fn still_matches(&self, key: &Key, built: &Arc<Built>, roots: &RootSet) -> bool {
         let trace = &built.trace;
         let mut state = self.lock();
         state.drain();
@@ -272,7 +272,7 @@ impl State {
 
     /// Watches every folder `built` needs, or none (`None`: this build
     /// is checked by sweeping).
-    fn arm(&mut self, built: &Arc<Built>, roots: &Attached) -> Option<Armed> {
+    fn arm(&mut self, built: &Arc<Built>, roots: &RootSet) -> Option<Armed> {
         // Builds no longer cached give their watches back first.
         let dead: Vec<Key> = self
             .builds

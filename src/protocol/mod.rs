@@ -15,8 +15,7 @@
 mod schema;
 mod wire;
 
+pub use crate::error::ErrorCode;
 #[cfg(feature = "schema")]
 pub use schema::schemas;
-pub use wire::{
-    ErrorCode, Hello, POLICIES, PROTOCOL_VERSION, PendingItem, Request, TrustDiff, error_chain,
-};
+pub use wire::{Hello, POLICIES, PROTOCOL_VERSION, PendingItem, Request, TrustDiff, error_chain};

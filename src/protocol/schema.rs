@@ -4,7 +4,8 @@
 use schemars::{JsonSchema, Schema, generate::SchemaSettings, transform::Transform};
 use serde_json::Value;
 
-use super::wire::{ErrorCode, Hello, Request, TrustDiff};
+use super::wire::{Hello, Request, TrustDiff};
+use crate::error::ErrorCode;
 use crate::loader::SkillFile;
 use crate::snapshot::Snapshot;
 use crate::trust::TrustStatus;

@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::SnapshotError;
-use crate::review::TrustError;
+use crate::error::ErrorCode;
+
 use crate::trust::{TrustItem, TrustStatus};
 
 /// The protocol version `hello` reports. It changes only for a change a
@@ -109,93 +109,6 @@ impl Request {
             | Request::TrustDiff { cwd, .. }
             | Request::Access { cwd, .. } => Some(cwd),
         }
-    }
-}
-
-/// Why a request failed: the `error.code` of a response, and the `code` of
-/// the Node binding's exceptions. The words are stable.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, strum::IntoStaticStr, strum::VariantArray,
-)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "kebab-case")]
-#[strum(serialize_all = "kebab-case")]
-#[non_exhaustive]
-pub enum ErrorCode {
-    /// Not a JSON object, no `id`, a missing or mistyped field.
-    BadRequest,
-    /// An `op` the server does not know.
-    UnknownOp,
-    /// A request line over 1 MiB.
-    LineTooLong,
-    /// The cwd does not exist, is not a directory, or a root cannot be
-    /// opened.
-    BadCwd,
-    /// The cwd is not an absolute path.
-    RelativeCwd,
-    /// The root given does not contain the cwd.
-    RootOutside,
-    /// A skill name that fails the policy's name rule.
-    InvalidSkillName,
-    /// No skill of that name wins for the cwd.
-    SkillNotFound,
-    /// The winning skill's file could not be read.
-    SkillUnreadable,
-    /// The policy in force is invalid (the message is the diagnostic).
-    PolicyInvalid,
-    /// The process ran out of file descriptors; the next call may succeed.
-    ResourceExhausted,
-    /// The trust store cannot be used.
-    TrustStoreInvalid,
-    /// No home root to keep the trust store in.
-    TrustUnavailable,
-    /// The home root given to a loader is not a directory (the Node
-    /// binding's constructor; `serve` exits instead).
-    BadHome,
-    /// An accessed path outside the session's repository root.
-    AccessOutsideRoot,
-    /// A shipped policy name that no policy has (the Node binding's
-    /// constructor; `serve` exits instead).
-    UnknownPolicy,
-}
-
-impl ErrorCode {
-    /// Every code, in declaration order.
-    pub const ALL: &'static [ErrorCode] = <ErrorCode as strum::VariantArray>::VARIANTS;
-
-    /// The kebab-case word.
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-
-    /// The code of a snapshot error.
-    pub fn of(e: &SnapshotError) -> Self {
-        match e {
-            SnapshotError::InvalidSkillName(_) => ErrorCode::InvalidSkillName,
-            SnapshotError::SkillNotFound { .. } => ErrorCode::SkillNotFound,
-            SnapshotError::SkillUnreadable { .. } => ErrorCode::SkillUnreadable,
-            SnapshotError::RootDoesNotContainCwd { .. } => ErrorCode::RootOutside,
-            SnapshotError::RelativeCwd(_) => ErrorCode::RelativeCwd,
-            SnapshotError::ResourceExhausted { .. } => ErrorCode::ResourceExhausted,
-            SnapshotError::PolicyInvalid(_) => ErrorCode::PolicyInvalid,
-            SnapshotError::AccessOutsideRoot { .. } => ErrorCode::AccessOutsideRoot,
-            _ => ErrorCode::BadCwd,
-        }
-    }
-
-    /// The code of a trust error.
-    pub fn of_trust(e: &TrustError) -> Self {
-        match e {
-            TrustError::Snapshot(e) => ErrorCode::of(e),
-            TrustError::Store { .. } => ErrorCode::TrustStoreInvalid,
-            _ => ErrorCode::TrustUnavailable,
-        }
-    }
-}
-
-impl std::fmt::Display for ErrorCode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 

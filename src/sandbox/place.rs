@@ -1,6 +1,6 @@
 //! Where a traced path was examined: under which root, or as which kind of
 //! path outside the roots. The sandbox examines a path again by its place
-//! (`Attached::restamp`); the trace records it with each path.
+//! (`RootSet::restamp`); the trace records it with each path.
 
 use crate::vocab::origin::RootId;
 

@@ -14,19 +14,16 @@ use crate::vocab::home::normalize;
 use crate::vocab::origin::RootId;
 use crate::vocab::warning::{Warning, WarningKind};
 
-/// The roots for one working directory.
+/// The roots for one working directory, as a fresh build opens them: the
+/// root handles, and what was probed on the way to them.
 #[derive(Debug)]
 pub(crate) struct Roots {
-    /// The home root, when it exists.
-    pub(crate) home: Option<Root>,
-    /// The repository root (the cwd itself when no marker was found).
-    pub(crate) repo: Root,
-    /// The policy's named roots, in its order (`None`: not there).
-    pub(crate) named: Vec<Option<Root>>,
-    /// The folders above the repository root whose files the policy reads
-    /// (`instructions.ancestor-files`), root-most first, each its own
-    /// sandbox (`None`: it could not be opened).
-    pub(crate) ancestors: Vec<(PathBuf, Option<Root>)>,
+    /// The roots themselves.
+    pub(crate) set: RootSet,
+    /// The paths of the folders above the repository root whose files the
+    /// policy reads (`instructions.ancestor-files`), root-most first, in the
+    /// order of `set.ancestors`.
+    pub(crate) ancestor_paths: Vec<PathBuf>,
     /// The working directory, absolute.
     pub(crate) cwd: PathBuf,
     /// The working directory relative to the repository root.
@@ -47,35 +44,25 @@ pub(crate) struct Roots {
     pub(crate) warnings: Vec<Warning>,
 }
 
-impl Roots {
-    /// The root `id` names (`None`: that root is not there).
-    pub(crate) fn get(&self, id: RootId) -> Option<&Root> {
-        match id {
-            RootId::Home => self.home.as_ref(),
-            RootId::Repo => Some(&self.repo),
-            RootId::Named(i) => self.named.get(i)?.as_ref(),
-            RootId::Ancestor(k) => self.ancestors.get(k)?.1.as_ref(),
-        }
-    }
-
-    /// The shortage of file descriptors met while reading under these
-    /// roots, if any.
-    pub(crate) fn shortage(&self) -> Option<io::Error> {
-        self.repo.shortage()
-    }
-}
-
-/// The roots of a cached build, taken from the handles again to check what
-/// it examined or to read a skill it listed.
+/// The open roots of one build: the home root, the repository root, the
+/// policy's named roots and the folders above the repository it reads.
+/// A fresh build opens them ([`open_roots`]); a cached one takes them from
+/// the loader's handles again ([`attach`]) to check what it examined or to
+/// read a skill it listed.
 #[derive(Debug)]
-pub(crate) struct Attached {
-    home: Option<Root>,
-    repo: Root,
-    named: Vec<Option<Root>>,
-    ancestors: Vec<Option<Root>>,
+pub(crate) struct RootSet {
+    /// The home root, when it exists.
+    pub(crate) home: Option<Root>,
+    /// The repository root (the cwd itself when no marker was found).
+    pub(crate) repo: Root,
+    /// The policy's named roots, in its order (`None`: not there).
+    pub(crate) named: Vec<Option<Root>>,
+    /// The folders above the repository root the policy reads, root-most
+    /// first, each its own sandbox (`None`: it could not be opened).
+    pub(crate) ancestors: Vec<Option<Root>>,
 }
 
-impl Attached {
+impl RootSet {
     /// The root `id` names (`None`: that root is not there).
     pub(crate) fn get(&self, id: RootId) -> Option<&Root> {
         match id {
@@ -111,7 +98,7 @@ pub(crate) fn attach(
     named: &[Option<PathBuf>],
     ancestors: &[Option<PathBuf>],
     repo: &Path,
-) -> io::Result<Attached> {
+) -> io::Result<RootSet> {
     let shortage = Arc::new(Shortage::default());
     let home = match home {
         Some(h) => Some(handles.root(h, &shortage)?),
@@ -125,7 +112,7 @@ pub(crate) fn attach(
         .iter()
         .map(|p| p.as_deref().map(|p| handles.root(p, &shortage)).transpose())
         .collect::<io::Result<_>>()?;
-    Ok(Attached {
+    Ok(RootSet {
         home,
         repo: handles.root(repo, &shortage)?,
         named,
@@ -276,15 +263,19 @@ pub(crate) fn open_roots(
         }
         ancestors.reverse();
     }
+    let (ancestor_paths, ancestors) = ancestors.into_iter().unzip();
     Ok(Roots {
-        home,
-        named,
-        ancestors,
-        repo: Root {
-            path: repo_path,
-            dir: repo_dir,
-            shortage,
+        set: RootSet {
+            home,
+            named,
+            ancestors,
+            repo: Root {
+                path: repo_path,
+                dir: repo_dir,
+                shortage,
+            },
         },
+        ancestor_paths,
         cwd,
         cwd_rel,
         marker_probes,

@@ -81,7 +81,7 @@ pub(crate) fn discover(
         let Some(id) = policy.root_id(source.root.get_ref()) else {
             continue;
         };
-        let Some(root) = roots.get(id) else {
+        let Some(root) = roots.set.get(id) else {
             continue;
         };
         let ctx = SourceCtx {

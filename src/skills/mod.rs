@@ -22,6 +22,6 @@ pub use discover::Rejected;
 pub(crate) use discover::SKILL_FILE;
 pub use frontmatter::{Frontmatter, FrontmatterError};
 pub(crate) use parallel::set_threshold as set_parallel_threshold;
-pub(crate) use read::whole_file;
+pub(crate) use read::{WholeFileError, whole_file};
 pub use resolve::{Shadowed, Skill};
 pub(crate) use stage::skills;

@@ -21,7 +21,7 @@ fn memo_place<'a>(policy: &'a Policy, roots: &'a Roots) -> Option<(&'a Root, &'a
     if rel.is_empty() || max == 0 {
         return None;
     }
-    Some((roots.home.as_ref()?, Path::new(rel), max))
+    Some((roots.set.home.as_ref()?, Path::new(rel), max))
 }
 
 /// Runs the skills stage: discover, resolve, and treat the hidden text of

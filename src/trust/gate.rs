@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use super::records::{Change, ItemKind, TrustItem, TrustState, Unapproved, key};
-use super::store::{Approval, load_repo};
+use super::store::{Approval, StoreProblem, load_repo};
 use crate::policy::{Policy, ProjectTrust};
 use crate::sandbox::{Place, Roots};
 use crate::trace::Trace;
@@ -30,7 +30,7 @@ pub(crate) struct Gate {
     keep_text: bool,
     approvals: BTreeMap<String, Approval>,
     /// The store could not be used: nothing counts as approved.
-    pub(crate) store_error: Option<String>,
+    pub(crate) store_error: Option<StoreProblem>,
     seen: Vec<Seen>,
     seen_rel: BTreeSet<String>,
     /// Instruction candidates looked at and found missing or refused.
@@ -48,26 +48,26 @@ impl Gate {
         let mut gate = Gate {
             pinned: policy.trust.project == ProjectTrust::Pinned,
             keep_text,
-            repo_root: roots.repo.path.clone(),
+            repo_root: roots.set.repo.path.clone(),
             ..Gate::default()
         };
         if !gate.pinned {
             return gate;
         }
-        let Some(home) = &roots.home else {
+        let Some(home) = &roots.set.home else {
             return gate;
         };
         let rel = Path::new(&policy.trust.store_file);
         gate.store_path = home.path.join(rel);
         let place = Place::Within(crate::vocab::origin::RootId::Home);
-        match load_repo(home, rel, &roots.repo.path) {
+        match load_repo(home, rel, &roots.set.repo.path) {
             Ok((approvals, stamp)) => {
                 let content = serde_json::to_vec(&approvals).unwrap_or_default();
                 trace.push(place, rel, stamp, Some(&content));
                 gate.approvals = approvals;
             }
             Err(e) => {
-                trace.push(place, rel, home.stamp(rel), Some(e.as_bytes()));
+                trace.push(place, rel, home.stamp(rel), Some(e.to_string().as_bytes()));
                 gate.store_error = Some(e);
             }
         }

@@ -22,4 +22,5 @@ mod store;
 pub(crate) use gate::Gate;
 pub use records::{Change, ItemKind, TrustItem, TrustState, TrustStatus, Unapproved};
 pub(crate) use records::{content_hash, hex, key, skill_text};
+pub use store::StoreProblem;
 pub(crate) use store::{Approval, StoreFile, repo_key};

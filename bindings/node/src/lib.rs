@@ -201,10 +201,7 @@ impl NativeLoader {
                 inner: Arc::new(loader),
             }),
             Err(e) => {
-                let code = match e {
-                    lisa_context::BootstrapError::UnknownPolicy { .. } => ErrorCode::UnknownPolicy,
-                    _ => ErrorCode::BadHome,
-                };
+                let code = e.wire_code();
                 let body = serde_json::json!({
                     "code": code,
                     "message": error_chain(&e),
