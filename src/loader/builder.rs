@@ -7,6 +7,7 @@ use std::time::{Duration, SystemTime};
 
 use super::{DEFAULT_CACHE_ENTRIES, DEFAULT_HANDLE_BUDGET, Loader};
 use crate::error::BootstrapError;
+use crate::policy::keys::ROOTS;
 use crate::policy::{HOME_POLICY_FILE, Layer, Policy, PolicyError, PolicySource};
 use crate::sandbox::{self, Stamp};
 
@@ -169,11 +170,11 @@ impl Bootstrap {
             };
             policy.locate_named_roots(&*self.env);
             if policy
-                .definition("roots.home")
+                .definition(ROOTS.home)
                 .is_some_and(|d| d.layer == Layer::Home)
             {
                 let invalid = policy.invalid_value(
-                    "roots.home",
+                    ROOTS.home,
                     "the home's own policy cannot set `roots.home`: it was read from the home \
                      those candidates would replace",
                 );
@@ -242,8 +243,8 @@ impl LoaderBuilder {
         self
     }
 
-    /// Uses the shipped policy `name` (`lisa`, `codex`, `gemini`: see
-    /// [`SHIPPED`](crate::policy::SHIPPED)) in place of the built-in one, as
+    /// Uses the shipped policy `name` (one of
+    /// [`SHIPPED_NAMES`](crate::policy::SHIPPED_NAMES)) in place of the built-in one, as
     /// `--policy NAME` does. The home policy and any
     /// [`policy_file`](Self::policy_file) are still laid over it.
     pub fn shipped_policy(mut self, name: impl Into<String>) -> Self {
