@@ -546,7 +546,8 @@ pub(super) fn forged_prefix_clash(t: &super::Templates) -> Option<([&'static str
 mod tests {
     use super::compile_name_rule;
     use crate::policy::schema::{
-        InstructionsLayer, RootsLayer, Rule, Shape, SkillsLayer, TemplatesLayer, TrustLayer,
+        InstructionsLayer, RootsLayer, Rule, SKILLS, Shape, SkillsLayer, TRUST, TemplatesLayer,
+        TrustLayer,
     };
     use crate::policy::{Layer, PolicySource, ProblemKind};
 
@@ -648,10 +649,10 @@ mod tests {
     #[test]
     fn plain_file_names_follow_their_declared_rule() {
         for (key, empty_ok) in [
-            ("skills.executable-file", true),
-            ("skills.frontmatter-memo-file", true),
-            ("trust.nonce-key-file", false),
-            ("trust.store-file", false),
+            (SKILLS.executable_file, true),
+            (SKILLS.frontmatter_memo_file, true),
+            (TRUST.nonce_key_file, false),
+            (TRUST.store_file, false),
         ] {
             let (table, name) = short(key);
             let text = |v: &str| format!("version = 1\n[{table}]\n{name} = \"{v}\"\n");
