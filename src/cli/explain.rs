@@ -4,15 +4,32 @@ use std::fmt::Write as _;
 
 use std::path::Path;
 
-use lisa_context::{Snapshot, Status, terminal_safe};
+use lisa_context::policy::Policy;
+use lisa_context::policy::keys::{self, Subject};
+use lisa_context::{Reason, Snapshot, Status, terminal_safe};
 
 /// A path as a terminal may show it (see [`terminal_safe`]).
 fn shown(path: &Path) -> String {
     terminal_safe(&path.to_string_lossy()).into_owned()
 }
 
-/// Renders the explanation table.
-pub fn table(s: &Snapshot) -> String {
+/// A reason word, with the policy key behind it and the layer that set
+/// that key when the policy is known: `too-large
+/// (instructions.skip-larger-than, set in home)`.
+fn why(reason: Reason, subject: Subject, policy: Option<&Policy>) -> String {
+    let word = reason.as_str();
+    match keys::behind(reason, subject) {
+        Some(key) => match policy.and_then(|p| p.origin(key)) {
+            Some(layer) => format!("{word} ({key}, set in {})", layer.as_str()),
+            None => format!("{word} ({key})"),
+        },
+        None => word.to_string(),
+    }
+}
+
+/// Renders the explanation table; with the policy the snapshot was built
+/// under, each reason names the key behind it and the layer that set it.
+pub fn table(s: &Snapshot, policy: Option<&Policy>) -> String {
     let mut rows: Vec<[String; 4]> = Vec::new();
     for c in &s.considered {
         let (status, why) = match &c.status {
@@ -32,7 +49,7 @@ pub fn table(s: &Snapshot) -> String {
             }
             Status::Deduped(same) => ("deduped", format!("same text as {}", shown(same))),
             Status::SameFile(same) => ("deduped", format!("same file as {}", shown(same))),
-            Status::Skipped(r) => ("skipped", r.as_str().to_string()),
+            Status::Skipped(r) => ("skipped", why(*r, Subject::InstructionFile, policy)),
             Status::NotPicked(winner) => ("passed", format!("{} took this place", shown(winner))),
             _ => ("unknown", String::new()),
         };
@@ -66,7 +83,7 @@ pub fn table(s: &Snapshot) -> String {
                 "  ".repeat(i.depth),
                 terminal_safe(&i.spec),
                 shown(&i.from),
-                r.as_str()
+                why(r, Subject::Import, policy)
             ),
         };
         rows.push([status, "import".into(), target, why]);
@@ -118,7 +135,7 @@ pub fn table(s: &Snapshot) -> String {
             "rejected".into(),
             "skill".into(),
             shown(&r.path),
-            r.reason.as_str().to_string(),
+            why(r.reason, Subject::Skill, policy),
         ]);
     }
     let header = ["STATUS", "ORIGIN", "PATH", "WHY"];

@@ -31,10 +31,15 @@ struct Cli {
     /// that is set: $LISA_HOME, else ~/.lisa; an empty variable counts as unset).
     #[arg(long, global = true, value_name = "DIR")]
     home: Option<PathBuf>,
-    /// A policy file laid over the built-in policy and the home policy; or
-    /// the name of a shipped policy (lisa, codex, gemini) that replaces the
-    /// built-in one. A bare word is a name: write ./NAME for a file.
-    #[arg(long, global = true, value_name = "FILE|NAME")]
+    // A policy file, or a shipped policy's name: see `policy_help`.
+    #[arg(
+        long,
+        global = true,
+        value_name = "FILE|NAME",
+        help = policy_help(),
+        value_parser = PolicyArg,
+        hide_possible_values = true
+    )]
     policy: Option<PathBuf>,
     /// Do not read the home's context-policy.toml (to run once past a
     /// broken one).
@@ -260,6 +265,46 @@ fn builder(cli: &Cli) -> LoaderBuilder {
     builder
 }
 
+/// `--policy`'s help: the shipped names, from the one list of them.
+fn policy_help() -> String {
+    format!(
+        "A policy file laid over the built-in policy and the home policy; or the name of a \
+         shipped policy ({}) that replaces the built-in one. A bare word is a name: write \
+         ./NAME for a file.",
+        lisa_context::policy::SHIPPED_NAMES.join(", ")
+    )
+}
+
+/// `--policy`'s value: any path (a bare word names a shipped policy, see
+/// [`shipped_name`]); the shipped names are its possible values, which
+/// completion scripts offer.
+#[derive(Clone, Copy)]
+struct PolicyArg;
+
+impl clap::builder::TypedValueParser for PolicyArg {
+    type Value = PathBuf;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<PathBuf, clap::Error> {
+        let paths = clap::builder::PathBufValueParser::new();
+        clap::builder::TypedValueParser::parse_ref(&paths, cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            lisa_context::policy::SHIPPED_NAMES
+                .iter()
+                .map(|name| clap::builder::PossibleValue::new(*name)),
+        ))
+    }
+}
+
 /// `--policy` names a shipped policy when it is a bare word (letters,
 /// digits, `-`, `_`): no separator, no extension.
 fn shipped_name(arg: &std::path::Path) -> Option<&str> {
@@ -349,7 +394,11 @@ fn dispatch(cli: Cli) -> miette::Result<u8> {
             let cwd = cwd_of(place)?;
             let root = place.root.as_deref().map(absolute);
             let snap = loader.snapshot_in(&cwd, root.as_deref())?;
-            write_out(&mut out, explain::table(&snap).as_bytes())
+            let policy = loader.policy().ok();
+            write_out(
+                &mut out,
+                explain::table(&snap, policy.as_deref()).as_bytes(),
+            )
         }
         Command::Fingerprint { place } => {
             let loader = loader(&cli)?;
@@ -480,7 +529,7 @@ fn narrate(cli: &Cli, loader: &Loader, snap: &lisa_context::Snapshot) {
         |h| lisa_context::terminal_safe(&h.to_string_lossy()).into_owned(),
     );
     text.push_str(&format!("lisa-context: home root: {home}\n"));
-    text.push_str(&explain::table(snap));
+    text.push_str(&explain::table(snap, loader.policy().ok().as_deref()));
     let _ = std::io::stderr().write_all(text.as_bytes());
 }
 

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::time::SystemTime;
 
 use crate::error::BootstrapError;
+use crate::policy::keys::ROOTS;
 use crate::policy::{HOME_POLICY_FILE, Layer, Policy, PolicyError, PolicySource};
 use crate::sandbox::{self, Stamp};
 
@@ -130,11 +131,11 @@ impl Bootstrap {
             };
             policy.locate_named_roots(&*self.env);
             if policy
-                .definition("roots.home")
+                .definition(ROOTS.home)
                 .is_some_and(|d| d.layer == Layer::Home)
             {
                 let invalid = policy.invalid_value(
-                    "roots.home",
+                    ROOTS.home,
                     "the home's own policy cannot set `roots.home`: it was read from the home \
                      those candidates would replace",
                 );

@@ -103,8 +103,8 @@ impl LoaderBuilder {
         self
     }
 
-    /// Uses the shipped policy `name` (`lisa`, `codex`, `gemini`: see
-    /// [`SHIPPED`](crate::policy::SHIPPED)) in place of the built-in one, as
+    /// Uses the shipped policy `name` (one of
+    /// [`SHIPPED_NAMES`](crate::policy::SHIPPED_NAMES)) in place of the built-in one, as
     /// `--policy NAME` does. The home policy and any
     /// [`policy_file`](Self::policy_file) are still laid over it.
     pub fn shipped_policy(mut self, name: impl Into<String>) -> Self {

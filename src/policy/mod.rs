@@ -6,6 +6,7 @@
 //! root is ever read as a layer.
 
 mod diagnostic;
+pub mod keys;
 mod schema;
 mod show;
 mod structure;
@@ -25,6 +26,7 @@ use serde::Deserialize;
 use crate::vocab::origin::RootId;
 
 pub use diagnostic::{InvalidPolicy, PolicyError, Problem, ProblemKind};
+use keys::{INSTRUCTIONS, ROOTS, SKILLS, TEMPLATES};
 pub use schema::{
     BudgetCounts, BudgetOrder, BudgetScope, ChainOrder, Conflict, FrontmatterMode, HardLinkRule,
     HiddenText, ImportFailure, ImportRoot, Instructions, LongDescription, MarkerKind, NameFrom,
@@ -54,8 +56,18 @@ pub const SHIPPED: &[(&str, &str)] = &[
     ),
 ];
 
-/// The names of [`SHIPPED`], in order.
-pub const SHIPPED_NAMES: &[&str] = &["lisa", "codex", "gemini", "claude-code"];
+/// The names of [`SHIPPED`], in order, read from it: the one list of
+/// shipped names that `extends`, `--policy`'s help and completions, errors
+/// and `hello` go by.
+pub const SHIPPED_NAMES: &[&str] = &{
+    let mut names = [""; SHIPPED.len()];
+    let mut i = 0;
+    while i < names.len() {
+        names[i] = SHIPPED[i].0;
+        i += 1;
+    }
+    names
+};
 
 /// How many shipped policies may extend one another in a chain.
 const MAX_EXTENDS_DEPTH: usize = 4;
@@ -454,11 +466,11 @@ impl Policy {
             return Err(problems_at(&sources, &definitions, "", at, problems).into());
         };
         let name_rule = validate::compile_name_rule(&skills.name_rule).map_err(|e| {
-            let message = format!("`skills.name-rule` does not compile: {e}");
+            let message = format!("`{}` does not compile: {e}", SKILLS.name_rule);
             problems_at(
                 &sources,
                 &definitions,
-                "skills.name-rule",
+                SKILLS.name_rule,
                 (ProblemKind::InvalidRegex, "invalid regex"),
                 vec![(None, message)],
             )
@@ -466,11 +478,11 @@ impl Policy {
         let mut globs = GlobSetBuilder::new();
         for g in &instructions.exclude_levels {
             let glob = validate::compile_glob(g.get_ref()).map_err(|e| {
-                let message = format!("invalid glob in `instructions.exclude-levels`: {e}");
+                let message = format!("invalid glob in `{}`: {e}", INSTRUCTIONS.exclude_levels);
                 problems_at(
                     &sources,
                     &definitions,
-                    "instructions.exclude-levels",
+                    INSTRUCTIONS.exclude_levels,
                     (ProblemKind::InvalidGlob, "invalid glob"),
                     vec![(Some(g.span()), message)],
                 )
@@ -478,11 +490,11 @@ impl Policy {
             globs.add(glob);
         }
         let exclude_levels = globs.build().map_err(|e| {
-            let message = format!("`instructions.exclude-levels` does not compile: {e}");
+            let message = format!("`{}` does not compile: {e}", INSTRUCTIONS.exclude_levels);
             problems_at(
                 &sources,
                 &definitions,
-                "instructions.exclude-levels",
+                INSTRUCTIONS.exclude_levels,
                 (ProblemKind::InvalidGlob, "invalid glob"),
                 vec![(None, message)],
             )
@@ -494,11 +506,11 @@ impl Policy {
             let mut globs = GlobSetBuilder::new();
             for g in &roots.safe_directories {
                 let glob = validate::compile_glob(g.get_ref()).map_err(|e| {
-                    let message = format!("invalid glob in `roots.safe-directories`: {e}");
+                    let message = format!("invalid glob in `{}`: {e}", ROOTS.safe_directories);
                     problems_at(
                         &sources,
                         &definitions,
-                        "roots.safe-directories",
+                        ROOTS.safe_directories,
                         (ProblemKind::InvalidGlob, "invalid glob"),
                         vec![(Some(g.span()), message)],
                     )
@@ -506,11 +518,11 @@ impl Policy {
                 globs.add(glob);
             }
             Some(globs.build().map_err(|e| {
-                let message = format!("`roots.safe-directories` does not compile: {e}");
+                let message = format!("`{}` does not compile: {e}", ROOTS.safe_directories);
                 problems_at(
                     &sources,
                     &definitions,
-                    "roots.safe-directories",
+                    ROOTS.safe_directories,
                     (ProblemKind::InvalidGlob, "invalid glob"),
                     vec![(None, message)],
                 )
@@ -543,7 +555,7 @@ impl Policy {
             .collect();
         if !unknown.is_empty() {
             let at = (ProblemKind::InvalidValue, "unknown root");
-            return Err(problems_at(&sources, &definitions, "skills.sources", at, unknown).into());
+            return Err(problems_at(&sources, &definitions, SKILLS.sources, at, unknown).into());
         }
 
         // The forged-line prefix must show as something no boundary starts
@@ -553,7 +565,7 @@ impl Policy {
             let key = keys
                 .into_iter()
                 .max_by_key(|k| definitions.get(k).map(|d| d.source))
-                .unwrap_or("templates.forged-line-prefix");
+                .unwrap_or(TEMPLATES.forged_line_prefix);
             let at = (ProblemKind::InvalidValue, "set here");
             return Err(problems_at(&sources, &definitions, key, at, vec![(None, message)]).into());
         }
@@ -796,13 +808,10 @@ mod tests {
         assert_eq!(in_order.instructions.budget_bytes, 2048);
         assert!(!in_order.instructions.skip_blank);
         assert_eq!(
-            in_order.origin("instructions.budget-bytes"),
+            in_order.origin(INSTRUCTIONS.budget_bytes),
             Some(Layer::CommandLine)
         );
-        assert_eq!(
-            in_order.origin("instructions.skip-blank"),
-            Some(Layer::Home)
-        );
+        assert_eq!(in_order.origin(INSTRUCTIONS.skip_blank), Some(Layer::Home));
     }
 
     #[test]
@@ -839,15 +848,15 @@ mod tests {
             (d.layer, text[d.span.clone()].to_string())
         };
         assert_eq!(
-            slice("instructions.budget-bytes"),
+            slice(INSTRUCTIONS.budget_bytes),
             (Layer::CommandLine, "2048".into())
         );
         assert_eq!(
-            slice("instructions.skip-blank"),
+            slice(INSTRUCTIONS.skip_blank),
             (Layer::Home, "false".into())
         );
         assert_eq!(
-            slice("skills.name-rule"),
+            slice(SKILLS.name_rule),
             (Layer::Builtin, "'^[a-z0-9]+(-[a-z0-9]+)*$'".into())
         );
         // Every key of every section has a definition.
@@ -865,13 +874,13 @@ mod tests {
     #[test]
     fn a_problem_found_after_merging_points_at_the_file_that_set_the_value() {
         let policy = Policy::from_sources(&[PolicySource::builtin(), home(), cli()]).unwrap();
-        let invalid = policy.invalid_value("instructions.skip-blank", "not today");
+        let invalid = policy.invalid_value(INSTRUCTIONS.skip_blank, "not today");
         assert_eq!(invalid.name, "home.toml");
         let p = &invalid.problems[0];
         assert_eq!(p.kind, ProblemKind::InvalidValue);
         assert_eq!(&HOME[p.span.clone()], "false");
         assert_eq!(p.message, "not today");
-        let invalid = policy.invalid_value("instructions.budget-bytes", "too big");
+        let invalid = policy.invalid_value(INSTRUCTIONS.budget_bytes, "too big");
         assert_eq!(invalid.name, "cli.toml");
         assert_eq!(&CLI[invalid.problems[0].span.clone()], "2048");
     }

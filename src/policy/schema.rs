@@ -24,6 +24,16 @@ use toml::Spanned;
 
 use super::template::Template;
 
+/// The largest instruction budget accepted (1 MiB): a prompt section larger
+/// than this is a mistake, not a policy.
+pub const MAX_BUDGET_BYTES: i64 = 1 << 20;
+
+/// The largest per-file cap accepted, for instruction files and `SKILL.md`.
+pub const MAX_FILE_BYTES: i64 = 16 << 20;
+
+/// The largest `skills.frontmatter-memo-max-bytes` accepted (64 MiB).
+pub const MAX_MEMO_BYTES: i64 = 64 << 20;
+
 /// A list of strings, each remembering its span in the policy file that set it.
 pub type Names = Vec<Spanned<String>>;
 
@@ -63,13 +73,22 @@ pub(crate) struct Field {
 
 /// The [`Shape`] a Rust type is read from, so that the schema walk follows the
 /// types the schema is declared with rather than a second list of them.
-pub(crate) trait Shaped {
+pub(crate) trait Shaped: Sized {
     /// The shape of a value of this type in a policy file.
     const SHAPE: Shape;
+
+    /// A value of this type as the validator reads it, beside its key's
+    /// [`Rule`]. Booleans and words have nothing to check beyond their shape.
+    fn value(_: &Spanned<Self>) -> Value<'_> {
+        Value::Other
+    }
 }
 
 impl Shaped for i64 {
     const SHAPE: Shape = Shape::Integer;
+    fn value(v: &Spanned<Self>) -> Value<'_> {
+        Value::Integer(v)
+    }
 }
 
 impl Shaped for bool {
@@ -78,14 +97,23 @@ impl Shaped for bool {
 
 impl Shaped for String {
     const SHAPE: Shape = Shape::String;
+    fn value(v: &Spanned<Self>) -> Value<'_> {
+        Value::Text(v)
+    }
 }
 
 impl Shaped for Template {
     const SHAPE: Shape = Shape::Template;
+    fn value(v: &Spanned<Self>) -> Value<'_> {
+        Value::Template(v)
+    }
 }
 
 impl Shaped for Names {
     const SHAPE: Shape = Shape::Strings;
+    fn value(v: &Spanned<Self>) -> Value<'_> {
+        Value::Names(v)
+    }
 }
 
 impl<T: Shaped> Shaped for Spanned<T> {
@@ -94,10 +122,206 @@ impl<T: Shaped> Shaped for Spanned<T> {
 
 impl Shaped for Vec<SkillSource> {
     const SHAPE: Shape = Shape::Tables(SkillSource::FIELDS);
+    fn value(v: &Spanned<Self>) -> Value<'_> {
+        Value::SkillSources(v)
+    }
 }
 
 impl Shaped for Vec<NamedRoot> {
     const SHAPE: Shape = Shape::Tables(NamedRoot::FIELDS);
+    fn value(v: &Spanned<Self>) -> Value<'_> {
+        Value::NamedRoots(v)
+    }
+}
+
+/// One key's value, as one policy file sets it, for the validator to hold
+/// to the key's [`Rule`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Value<'a> {
+    /// An integer.
+    Integer(&'a Spanned<i64>),
+    /// A string.
+    Text(&'a Spanned<String>),
+    /// A template.
+    Template(&'a Spanned<Template>),
+    /// A list of strings.
+    Names(&'a Spanned<Names>),
+    /// `[[skills.sources]]`.
+    SkillSources(&'a Spanned<Vec<SkillSource>>),
+    /// `[[roots.named]]`.
+    NamedRoots(&'a Spanned<Vec<NamedRoot>>),
+    /// A boolean or a word: its shape is all there is to check.
+    Other,
+}
+
+/// What a key's value must be beyond its [`Shape`]: the constraint declared
+/// next to the key in [`section!`] (`where range(1, 255)`), which the
+/// validator checks for every key a file sets. A rule is made by one of the
+/// functions of [`rule`], each taking only the Rust type it suits: a range
+/// for a string key, or an integer key without a range, does not compile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Rule {
+    /// Nothing beyond the shape: a boolean, one of an enum's words.
+    Shape,
+    /// Any string.
+    Text,
+    /// An integer from the first bound to the second, both included.
+    Range(i64, i64),
+    /// A template.
+    Template {
+        /// The placeholders the code fills for it: any other is refused.
+        allowed: &'static [&'static str],
+        /// The placeholders it must carry.
+        required: &'static [&'static str],
+        /// Whether it is the prefix that marks file lines, which must not
+        /// be blank.
+        marks_lines: bool,
+    },
+    /// One path component, used as a file name under a root.
+    FileName {
+        /// Whether `""` is accepted (it turns the feature off).
+        empty: bool,
+        /// How to fix a name that is not plain.
+        help: Option<&'static str>,
+    },
+    /// A list of plain file names (may be empty).
+    FileNames,
+    /// A list of paths relative to a place (a name, a path, a glob), no
+    /// `..`.
+    RelativePaths,
+    /// A list of globs.
+    Globs,
+    /// A list of absolute paths; with `globs`, globs and `"*"` too.
+    AbsolutePaths {
+        /// Whether entries are globs.
+        globs: bool,
+    },
+    /// A list of home-root candidates: at least one.
+    Candidates,
+    /// A regular expression that compiles.
+    Regex,
+    /// `[[skills.sources]]`: ranks, depths, paths.
+    SkillSources,
+    /// `[[roots.named]]`: names, candidates, file names.
+    NamedRoots,
+}
+
+/// The constructors of [`Rule`], each bound to the Rust types it suits, so
+/// that a key declared with a rule that does not fit its type, or without a
+/// rule when its type needs one, fails to compile.
+pub(crate) mod rule {
+    use super::{NamedRoot, Names, Rule, SkillSource, Template};
+
+    /// An integer key: it needs a range.
+    pub(crate) trait Integer {}
+    impl Integer for i64 {}
+    /// A string key.
+    pub(crate) trait Text {}
+    impl Text for String {}
+    /// A list-of-strings key.
+    pub(crate) trait List {}
+    impl List for Names {}
+    /// A template key.
+    pub(crate) trait IsTemplate {}
+    impl IsTemplate for Template {}
+    /// A key whose shape says everything: a boolean, a word.
+    pub(crate) trait ShapeOnly {}
+    impl ShapeOnly for bool {}
+
+    pub(crate) const fn shape<T: ShapeOnly>() -> Rule {
+        Rule::Shape
+    }
+    pub(crate) const fn range<T: Integer>(lo: i64, hi: i64) -> Rule {
+        Rule::Range(lo, hi)
+    }
+    pub(crate) const fn template<T: IsTemplate>(
+        allowed: &'static [&'static str],
+        required: &'static [&'static str],
+        marks_lines: bool,
+    ) -> Rule {
+        Rule::Template {
+            allowed,
+            required,
+            marks_lines,
+        }
+    }
+    pub(crate) const fn text<T: Text>() -> Rule {
+        Rule::Text
+    }
+    pub(crate) const fn regex<T: Text>() -> Rule {
+        Rule::Regex
+    }
+    pub(crate) const fn file_name<T: Text>(empty: bool, help: Option<&'static str>) -> Rule {
+        Rule::FileName { empty, help }
+    }
+    pub(crate) const fn file_names<T: List>() -> Rule {
+        Rule::FileNames
+    }
+    pub(crate) const fn relative_paths<T: List>() -> Rule {
+        Rule::RelativePaths
+    }
+    pub(crate) const fn globs<T: List>() -> Rule {
+        Rule::Globs
+    }
+    pub(crate) const fn absolute_paths<T: List>() -> Rule {
+        Rule::AbsolutePaths { globs: false }
+    }
+    pub(crate) const fn absolute_globs<T: List>() -> Rule {
+        Rule::AbsolutePaths { globs: true }
+    }
+    pub(crate) const fn candidates<T: List>() -> Rule {
+        Rule::Candidates
+    }
+    /// Only for `Vec<SkillSource>`.
+    pub(crate) trait Sources {}
+    impl Sources for Vec<SkillSource> {}
+    pub(crate) const fn skill_sources<T: Sources>() -> Rule {
+        Rule::SkillSources
+    }
+    /// Only for `Vec<NamedRoot>`.
+    pub(crate) trait Roots {}
+    impl Roots for Vec<NamedRoot> {}
+    pub(crate) const fn named_roots<T: Roots>() -> Rule {
+        Rule::NamedRoots
+    }
+}
+
+/// The [`Rule`] written after `where` in a [`section!`] field, for a field
+/// of type `$ty`; a field with no `where` gets [`Rule::Shape`], which only a
+/// boolean or a word may have.
+macro_rules! rule {
+    ($ty:ty;) => {
+        rule::shape::<$ty>()
+    };
+    ($ty:ty; template(allowed: [$($a:ident),*], marks_lines)) => {
+        rule::template::<$ty>(&[$(stringify!($a)),*], &[], true)
+    };
+    ($ty:ty; template(allowed: [$($a:ident),*] $(, required: [$($r:ident),*])?)) => {
+        rule::template::<$ty>(&[$(stringify!($a)),*], &[$($(stringify!($r)),*)?], false)
+    };
+    ($ty:ty; file_name(example: $ex:literal)) => {
+        rule::file_name::<$ty>(
+            false,
+            Some(concat!("use a single path component, such as \"", $ex, "\"")),
+        )
+    };
+    ($ty:ty; file_name(example: $ex:literal, or_empty: $what:literal)) => {
+        rule::file_name::<$ty>(
+            true,
+            Some(concat!(
+                "use a single path component, such as \"", $ex, "\", or \"\" for ", $what
+            )),
+        )
+    };
+    ($ty:ty; file_name(or_empty)) => {
+        rule::file_name::<$ty>(true, None)
+    };
+    ($ty:ty; range($lo:expr, $hi:expr)) => {
+        rule::range::<$ty>($lo, $hi)
+    };
+    ($ty:ty; $name:ident()) => {
+        rule::$name::<$ty>()
+    };
 }
 
 /// Declares a setting enum whose variants are written as words in a policy
@@ -142,18 +366,27 @@ macro_rules! words {
         impl Shaped for $name {
             const SHAPE: Shape = Shape::Word(Self::WORDS);
         }
+
+        impl rule::ShapeOnly for $name {}
     };
 }
 
-/// Declares a policy section: its resolved type, its layer type, and the code
-/// that lays one layer over the accumulated one.
+/// Declares a policy section: its resolved type, its layer type, the
+/// constant holding its dotted keys, and the code that lays one layer over
+/// the accumulated one.
+///
+/// Each field is declared with its key and, after `where`, the [`Rule`] its
+/// value must follow (see [`rule!`] for the forms): `budget_bytes: i64 =>
+/// "budget-bytes" where range(1, MAX_BUDGET_BYTES)`. A field without `where`
+/// may only be a boolean or a word; any other type must state its rule, or
+/// the declaration does not compile.
 macro_rules! section {
     (
         $(#[$smeta:meta])*
-        $name:ident / $layer:ident as $key:literal {
+        $name:ident / $layer:ident as $key:literal, keys $consts:ident : $keys:ident {
             $(
                 $(#[$fmeta:meta])*
-                $field:ident : $ty:ty => $fkey:literal,
+                $field:ident : $ty:ty => $fkey:literal $(where $rule:ident $args:tt)?,
             )*
         }
     ) => {
@@ -169,6 +402,21 @@ macro_rules! section {
             )*
         }
 
+        #[doc = concat!("The dotted keys of `[", $key, "]`, one field per key (see [`", stringify!($consts), "`]).")]
+        #[derive(Debug, Clone, Copy)]
+        #[non_exhaustive]
+        pub struct $keys {
+            $(
+                #[doc = concat!("`", $key, ".", $fkey, "`")]
+                pub $field: &'static str,
+            )*
+        }
+
+        #[doc = concat!("The dotted keys of `[", $key, "]`, by field. Code names a key through these, so that a misspelt key does not compile.")]
+        pub const $consts: $keys = $keys {
+            $($field: concat!($key, ".", $fkey),)*
+        };
+
         #[doc = concat!("One policy file's `[", $key, "]` table: every key optional.")]
         #[derive(Debug, Default, Clone, Deserialize)]
         #[serde(rename_all = "kebab-case", deny_unknown_fields)]
@@ -182,7 +430,7 @@ macro_rules! section {
 
         impl $layer {
             /// The dotted keys of this section, in declaration order.
-            pub(crate) const KEYS: &'static [&'static str] = &[$(concat!($key, ".", $fkey)),*];
+            pub(crate) const KEYS: &'static [&'static str] = &[$($consts.$field),*];
 
             /// The table's name in a policy file.
             pub(crate) const NAME: &'static str = $key;
@@ -193,6 +441,27 @@ macro_rules! section {
                 Field { key: $fkey, shape: <$ty as Shaped>::SHAPE, required: false }
             ),*];
 
+            /// Every dotted key of the table with the rule declared for its
+            /// value, in declaration order.
+            pub(crate) const RULES: &'static [(&'static str, Rule)] = &[$(
+                ($consts.$field, rule!($ty; $($rule $args)?))
+            ),*];
+
+            /// Every value this layer sets, with its dotted key and its
+            /// rule, for the validator.
+            pub(crate) fn constrained(&self) -> Vec<(&'static str, Rule, Value<'_>)> {
+                let mut out = Vec::new();
+                // `RULES` holds one rule per field, in this order.
+                let mut rules = Self::RULES.iter();
+                $(
+                    let rule = rules.next().map(|(_, rule)| *rule);
+                    if let (Some(v), Some(rule)) = (&self.$field, rule) {
+                        out.push(($consts.$field, rule, <$ty as Shaped>::value(v)));
+                    }
+                )*
+                out
+            }
+
             /// Lays `upper` over `self`: every key `upper` names replaces ours.
             /// Returns the dotted keys that `upper` set.
             pub(crate) fn overlay(&mut self, upper: $layer) -> Vec<&'static str> {
@@ -200,7 +469,7 @@ macro_rules! section {
                 $(
                     if upper.$field.is_some() {
                         self.$field = upper.$field;
-                        set.push(concat!($key, ".", $fkey));
+                        set.push($consts.$field);
                     }
                 )*
                 set
@@ -212,7 +481,7 @@ macro_rules! section {
                 let mut spans = Vec::new();
                 $(
                     if let Some(v) = &self.$field {
-                        spans.push((concat!($key, ".", $fkey), v.span()));
+                        spans.push(($consts.$field, v.span()));
                     }
                 )*
                 spans
@@ -225,7 +494,7 @@ macro_rules! section {
                     let $field = match self.$field {
                         Some(v) => Some(v.into_inner()),
                         None => {
-                            missing.push(concat!($key, ".", $fkey));
+                            missing.push($consts.$field);
                             None
                         }
                     };
@@ -242,16 +511,16 @@ macro_rules! section {
 
 section! {
     /// `[roots]`: where the home root is and how the repository root is found.
-    Roots / RootsLayer as "roots" {
+    Roots / RootsLayer as "roots", keys ROOTS: RootsKeys {
         /// Candidates for the home root, tried in order; the first whose
         /// variables are all set (and non-empty) wins. `$NAME` expands an
         /// environment variable, a leading `~` the user's home directory.
         /// `--home DIR` overrides the whole list.
-        home: Names => "home",
+        home: Names => "home" where candidates(),
         /// Names whose presence marks a directory as the repository root. The
         /// nearest ancestor of the cwd (the cwd included) holding one wins; a cwd
         /// with none above it is its own root.
-        repo_markers: Names => "repo-markers",
+        repo_markers: Names => "repo-markers" where file_names(),
         /// What a marker must be: `any` (file or directory, as git's worktree
         /// pointer files are files), `file`, or `dir`.
         repo_marker_kind: MarkerKind => "repo-marker-kind",
@@ -259,49 +528,49 @@ section! {
         /// owns them (git's `safe.directory`): globs over absolute paths, or
         /// `"*"` for every directory. A marker in a directory owned by
         /// another user (root excepted) is otherwise ignored and reported.
-        safe_directories: Names => "safe-directories",
+        safe_directories: Names => "safe-directories" where absolute_globs(),
         /// Absolute directories the search for a repository marker never
         /// enters (git's `GIT_CEILING_DIRECTORIES`): the search stops below
         /// them. The cwd itself is always examined.
-        ceiling_directories: Names => "ceiling-directories",
+        ceiling_directories: Names => "ceiling-directories" where absolute_paths(),
         /// Roots beyond the home and the repository (`[[roots.named]]`):
         /// the user's own `~` for `~/.agents/skills`, `$CODEX_HOME`, an
         /// administrator's `/etc/codex`... Each is its own sandbox, trusted
         /// as the home is, named by skill sources' `root` and in snapshots.
-        named: Vec<NamedRoot> => "named",
+        named: Vec<NamedRoot> => "named" where named_roots(),
     }
 }
 
 section! {
     /// `[instructions]`: the chain of instruction files.
-    Instructions / InstructionsLayer as "instructions" {
+    Instructions / InstructionsLayer as "instructions", keys INSTRUCTIONS: InstructionsKeys {
         /// File names read in the home root, in order.
-        home_files: Names => "home-files",
+        home_files: Names => "home-files" where relative_paths(),
         /// File names read at each directory level from the repository root
         /// down to the cwd, in their order within a level.
-        level_files: Names => "level-files",
+        level_files: Names => "level-files" where relative_paths(),
         /// Glob patterns over repository-relative directory paths (`""` is the
         /// root itself) whose level is not read, e.g. `"**/node_modules/**"`.
-        exclude_levels: Names => "exclude-levels",
+        exclude_levels: Names => "exclude-levels" where globs(),
         /// Fold a file whose trimmed text equals a block already kept.
         dedup_by_content: bool => "dedup-by-content",
         /// Skip files whose text is only whitespace.
         skip_blank: bool => "skip-blank",
         /// Total budget for the text of all blocks, in UTF-8 bytes, home included.
-        budget_bytes: i64 => "budget-bytes",
+        budget_bytes: i64 => "budget-bytes" where range(1, MAX_BUDGET_BYTES),
         /// The most bytes read from any one instruction file.
-        max_file_bytes: i64 => "max-file-bytes",
+        max_file_bytes: i64 => "max-file-bytes" where range(1, MAX_FILE_BYTES),
         /// In which order the budget is granted: `outermost-first` or
         /// `nearest-first`. Blocks are rendered outermost-first either way.
         budget_order: BudgetOrder => "budget-order",
         /// More file names read in the home root after `home-files`: where a
         /// user's own settings add names (Gemini's `context.fileName`)
         /// without restating the shipped list. Plain names.
-        extra_home_files: Names => "extra-home-files",
+        extra_home_files: Names => "extra-home-files" where file_names(),
         /// More file names read at each level after `level-files` (Codex's
         /// `project_doc_fallback_filenames`, Gemini's `context.fileName`).
         /// Plain names.
-        extra_level_files: Names => "extra-level-files",
+        extra_level_files: Names => "extra-level-files" where file_names(),
         /// Which of the home root's names are used: `all`, `first-file` (the
         /// first that exists as a file, even a blank one) or `first-non-blank`
         /// (the first whose text is not blank).
@@ -327,7 +596,7 @@ section! {
         /// How deep `@path` imports are followed (0: imports are off and
         /// `@` is plain text). 1 inlines the files a chain file names; more
         /// follows their imports too.
-        import_depth: i64 => "import-depth",
+        import_depth: i64 => "import-depth" where range(0, 16),
         /// What stands where an import failed: `literal` (the `@path` as
         /// written) or `comment` (`templates.import-failed`).
         import_failure: ImportFailure => "import-failure",
@@ -337,9 +606,9 @@ section! {
         /// Gemini CLI's rule). Never beyond the root either way.
         import_root: ImportRoot => "import-root",
         /// The most files one chain file may import, at every depth.
-        import_max_files: i64 => "import-max-files",
+        import_max_files: i64 => "import-max-files" where range(0, 100_000),
         /// The most bytes read for one chain file's imports, at every depth.
-        import_max_bytes: i64 => "import-max-bytes",
+        import_max_bytes: i64 => "import-max-bytes" where range(0, MAX_FILE_BYTES),
         /// Whether touching a path below the cwd (or elsewhere in the
         /// repository) loads the instruction files of the folders between
         /// the root and it (`Loader::access`, `serve` op `access`). When
@@ -348,47 +617,47 @@ section! {
         /// The budget, in the units of `budget-counts`, for everything one
         /// session loads on access (the chain's budget is apart), for the
         /// files `budget-scope` counts.
-        access_budget_bytes: i64 => "access-budget-bytes",
+        access_budget_bytes: i64 => "access-budget-bytes" where range(0, MAX_BUDGET_BYTES),
         /// Names read at each level, like `level-files`, but only when no
         /// `level-files` file (nor `ancestor-files` file) exists at or above
         /// the cwd (Claude Code reads `AGENTS.md` only without a
         /// `CLAUDE.md`).
-        fallback_level_files: Names => "fallback-level-files",
+        fallback_level_files: Names => "fallback-level-files" where relative_paths(),
         /// Names read in every folder above the repository root, up to the
         /// file system's root or the nearest `roots.ceiling-directories`
         /// entry (Claude Code reads every ancestor's `CLAUDE.md`). Each
         /// folder is its own sandbox; its files are labelled `ancestor`.
         /// Empty: nothing above the root is read.
-        ancestor_files: Names => "ancestor-files",
+        ancestor_files: Names => "ancestor-files" where relative_paths(),
         /// Whether a file whose frontmatter has `paths:` globs is a scoped
         /// rule: not loaded with the chain, listed in `scopedRules`, loaded
         /// on access to a matching path.
         scoped_rules: bool => "scoped-rules",
         /// A file larger than this many bytes is skipped (`too-large`)
         /// rather than cut (0: never; Claude Code skips files over 4 MiB).
-        skip_larger_than: i64 => "skip-larger-than",
+        skip_larger_than: i64 => "skip-larger-than" where range(0, 1 << 40),
     }
 }
 
 section! {
     /// `[skills]`: where skills are found and how they are listed.
-    Skills / SkillsLayer as "skills" {
+    Skills / SkillsLayer as "skills", keys SKILLS: SkillsKeys {
         /// Places to look for skill folders; the lowest rank claims a name.
-        sources: Vec<SkillSource> => "sources",
+        sources: Vec<SkillSource> => "sources" where skill_sources(),
         /// Regular expression a skill name (folder and frontmatter) must match.
-        name_rule: String => "name-rule",
+        name_rule: String => "name-rule" where regex(),
         /// The longest skill name, in characters.
-        name_max_chars: i64 => "name-max-chars",
+        name_max_chars: i64 => "name-max-chars" where range(1, 255),
         /// The longest description accepted, in characters.
-        description_max_chars: i64 => "description-max-chars",
+        description_max_chars: i64 => "description-max-chars" where range(1, 65_536),
         /// The largest `SKILL.md` considered, in bytes.
-        max_skill_file_bytes: i64 => "max-skill-file-bytes",
+        max_skill_file_bytes: i64 => "max-skill-file-bytes" where range(64, MAX_FILE_BYTES),
         /// Project skill descriptions are cut to this many characters in the prompt.
-        project_description_chars: i64 => "project-description-chars",
+        project_description_chars: i64 => "project-description-chars" where range(1, 65_536),
         /// At most this many project skills are listed (in name order).
-        max_project_skills: i64 => "max-project-skills",
+        max_project_skills: i64 => "max-project-skills" where range(0, 100_000),
         /// At most this many entries of one source folder are examined.
-        max_entries_per_source: i64 => "max-entries-per-source",
+        max_entries_per_source: i64 => "max-entries-per-source" where range(1, 1_000_000),
         /// How a `SKILL.md` frontmatter that is not strict YAML is read:
         /// `strict` refuses it (`bad-frontmatter`); `lenient` reads it again
         /// as plain `key: value` lines (see the README) and reports it in
@@ -396,7 +665,7 @@ section! {
         frontmatter: FrontmatterMode => "frontmatter",
         /// A file that makes a *home* skill executable (never a project one).
         /// Empty: no skill is executable.
-        executable_file: String => "executable-file",
+        executable_file: String => "executable-file" where file_name(or_empty),
         /// Where a skill's name comes from: `folder-and-frontmatter` (both,
         /// and they must agree), `frontmatter`, `frontmatter-else-folder`,
         /// or `folder`. Whichever it is must follow `name-rule` and
@@ -417,16 +686,16 @@ section! {
         /// The file in the home root that keeps parsed frontmatter from one
         /// process to the next (a cache: a damaged or missing one costs a
         /// parse, nothing else). A plain file name; empty: no memo.
-        frontmatter_memo_file: String => "frontmatter-memo-file",
+        frontmatter_memo_file: String => "frontmatter-memo-file" where file_name(example: "context-frontmatter.memo", or_empty: "no memo"),
         /// The largest the memo file is read or written, in bytes (0: no
         /// memo). The entries the last build used are kept first.
-        frontmatter_memo_max_bytes: i64 => "frontmatter-memo-max-bytes",
+        frontmatter_memo_max_bytes: i64 => "frontmatter-memo-max-bytes" where range(0, MAX_MEMO_BYTES),
     }
 }
 
 section! {
     /// `[trust]`: what the loader is willing to follow and show.
-    Trust / TrustLayer as "trust" {
+    Trust / TrustLayer as "trust", keys TRUST: TrustKeys {
         /// `within-root`: follow a symlink only while it stays inside its root;
         /// `never`: refuse every symlink.
         symlinks: SymlinkRule => "symlinks",
@@ -440,7 +709,7 @@ section! {
         /// The file in the home root holding the random key the nonce is
         /// derived with (created on first use, mode 0600), so that no
         /// repository can compute the nonce. A plain file name.
-        nonce_key_file: String => "nonce-key-file",
+        nonce_key_file: String => "nonce-key-file" where file_name(example: "context-nonce.key"),
         /// Whether project instruction files and project skills need the
         /// user's approval: `open` takes them as they are on disk; `pinned`
         /// takes only those whose content the user approved (see
@@ -448,10 +717,10 @@ section! {
         project: ProjectTrust => "project",
         /// The file in the home root holding the approvals (JSON, written
         /// atomically under a lock). A plain file name.
-        store_file: String => "store-file",
+        store_file: String => "store-file" where file_name(example: "context-trust.json"),
         /// The command named in `templates.unapproved-note` as `{command}`:
         /// what the user runs to review the items left out.
-        review_command: String => "review-command",
+        review_command: String => "review-command" where text(),
     }
 }
 
@@ -459,66 +728,68 @@ section! {
     /// `[templates]`: every piece of text the loader adds to the prompt.
     ///
     /// Placeholders are written `{name}`; `{{` and `}}` stand for literal braces.
-    /// Each template accepts only the placeholders listed in its documentation.
-    Templates / TemplatesLayer as "templates" {
+    /// Each template accepts only the placeholders listed in its documentation
+    /// (and declared with it, `where template(allowed: [...])`: exactly the
+    /// ones the code fills).
+    Templates / TemplatesLayer as "templates", keys TEMPLATES: TemplatesKeys {
         /// The section heading. Placeholders: none.
-        heading: Template => "heading",
+        heading: Template => "heading" where template(allowed: []),
         /// Text under the heading, before the first file. Placeholders: `{nonce}`.
-        preamble: Template => "preamble",
+        preamble: Template => "preamble" where template(allowed: [nonce]),
         /// The line opening a home file's block. Placeholders: `{path}`,
         /// `{origin}`, `{nonce}` (required).
-        home_header: Template => "home-header",
+        home_header: Template => "home-header" where template(allowed: [path, origin, nonce], required: [nonce]),
         /// The line opening a project file's block. Placeholders: `{path}`,
         /// `{origin}`, `{nonce}` (required).
-        project_header: Template => "project-header",
+        project_header: Template => "project-header" where template(allowed: [path, origin, nonce], required: [nonce]),
         /// The line opening a block read above the repository root
         /// (`instructions.ancestor-files`). Placeholders: `{path}`,
         /// `{origin}`, `{nonce}` (required).
-        ancestor_header: Template => "ancestor-header",
+        ancestor_header: Template => "ancestor-header" where template(allowed: [path, origin, nonce], required: [nonce]),
         /// The line closing every block. Placeholders: `{path}`, `{nonce}` (required).
-        footer: Template => "footer",
+        footer: Template => "footer" where template(allowed: [path, nonce], required: [nonce]),
         /// Put at the start of a file line that looks like a header or footer,
         /// so the line cannot pass for one. Placeholders: none.
-        forged_line_prefix: Template => "forged-line-prefix",
+        forged_line_prefix: Template => "forged-line-prefix" where template(allowed: [], marks_lines),
         /// Added after a block that the budget cut. Placeholders: `{path}`, `{bytes}`
         /// (the file's size on disk), `{total}` (the bytes of its text as it
         /// would enter the prompt), `{included}` (the bytes shown).
-        truncation_note: Template => "truncation-note",
+        truncation_note: Template => "truncation-note" where template(allowed: [path, bytes, total, included]),
         /// Added after a block that `instructions.max-file-bytes` cut (the
         /// file was not read to its end). Placeholders: `{path}`, `{bytes}`
         /// (the file's size on disk), `{limit}` (the bytes read at most),
         /// `{included}` (the bytes shown).
-        file_limit_note: Template => "file-limit-note",
+        file_limit_note: Template => "file-limit-note" where template(allowed: [path, bytes, limit, included]),
         /// Put where hidden text was revealed. Placeholders: `{codepoint}`.
-        hidden_marker: Template => "hidden-marker",
+        hidden_marker: Template => "hidden-marker" where template(allowed: [codepoint]),
         /// The heading of the skills list. Placeholders: `{count}`.
-        skills_heading: Template => "skills-heading",
+        skills_heading: Template => "skills-heading" where template(allowed: [count]),
         /// One skill in the list. Placeholders: `{name}`, `{description}`,
         /// `{label}`, `{origin}`.
-        skill_entry: Template => "skill-entry",
+        skill_entry: Template => "skill-entry" where template(allowed: [name, description, label, origin]),
         /// The `{label}` of a project skill (home skills get an empty label).
         /// Placeholders: none.
-        project_skill_label: Template => "project-skill-label",
+        project_skill_label: Template => "project-skill-label" where template(allowed: []),
         /// The line that stands for the project skills not listed.
         /// Placeholders: `{count}`.
-        more_skills: Template => "more-skills",
+        more_skills: Template => "more-skills" where template(allowed: [count]),
         /// Put at the end of a description cut to `skills.description-max-chars`
         /// (under `skills.long-description = "cut"`); counted in the limit.
         /// Placeholders: none.
-        description_cut_suffix: Template => "description-cut-suffix",
+        description_cut_suffix: Template => "description-cut-suffix" where template(allowed: []),
         /// Put before an imported file's text. Placeholders: `{path}` (as
         /// written after the `@`).
-        import_open: Template => "import-open",
+        import_open: Template => "import-open" where template(allowed: [path]),
         /// Put after an imported file's text. Placeholders: `{path}`.
-        import_close: Template => "import-close",
+        import_close: Template => "import-close" where template(allowed: [path]),
         /// Put in place of an import that failed, under
         /// `instructions.import-failure = "comment"`. Placeholders: `{path}`,
         /// `{reason}`.
-        import_failed: Template => "import-failed",
+        import_failed: Template => "import-failed" where template(allowed: [path, reason]),
         /// Under `trust.project = "pinned"`, the line that says how many
         /// project items were left out awaiting the user's review.
         /// Placeholders: `{count}`, `{command}` (`trust.review-command`).
-        unapproved_note: Template => "unapproved-note",
+        unapproved_note: Template => "unapproved-note" where template(allowed: [count, command]),
     }
 }
 
@@ -530,10 +801,10 @@ impl Templates {
     /// the policy's check of the forged-line prefix go by.
     pub(crate) fn boundaries(&self) -> [(&'static str, String); 4] {
         [
-            ("templates.home-header", &self.home_header),
-            ("templates.project-header", &self.project_header),
-            ("templates.ancestor-header", &self.ancestor_header),
-            ("templates.footer", &self.footer),
+            (TEMPLATES.home_header, &self.home_header),
+            (TEMPLATES.project_header, &self.project_header),
+            (TEMPLATES.ancestor_header, &self.ancestor_header),
+            (TEMPLATES.footer, &self.footer),
         ]
         .map(|(key, tpl)| (key, crate::vocab::unicode::as_seen(tpl.literal_prefix())))
     }
@@ -883,8 +1154,8 @@ impl SkillSource {
 pub(crate) struct PolicyLayer {
     /// The schema version; must be `1`. Required in every policy file.
     pub version: Spanned<i64>,
-    /// The shipped policy this file is laid over (`lisa`, `codex`,
-    /// `gemini`...) instead of the built-in one.
+    /// The shipped policy this file is laid over (one of
+    /// [`SHIPPED_NAMES`](super::SHIPPED_NAMES)) instead of the built-in one.
     #[serde(default)]
     pub extends: Option<Spanned<String>>,
     /// `[roots]`.
@@ -905,6 +1176,17 @@ pub(crate) struct PolicyLayer {
 }
 
 impl PolicyLayer {
+    /// Every value this file sets, with its dotted key and the rule declared
+    /// for it, section by section.
+    pub(crate) fn constrained(&self) -> Vec<(&'static str, Rule, Value<'_>)> {
+        let mut out = self.roots.constrained();
+        out.extend(self.instructions.constrained());
+        out.extend(self.skills.constrained());
+        out.extend(self.trust.constrained());
+        out.extend(self.templates.constrained());
+        out
+    }
+
     /// The top-level keys of a policy file. A unit test holds this list to the
     /// struct's serde fields.
     pub(crate) const FIELDS: &'static [Field] = &[
@@ -1048,6 +1330,79 @@ mod tests {
             for (field, dotted) in layer.iter().zip(keys) {
                 assert!(dotted.ends_with(&format!(".{}", field.key)), "{dotted}");
             }
+        }
+    }
+
+    /// Every key's declared rule fits the shape of its value: every
+    /// integer has a range, every template its placeholders, every string
+    /// and list a rule of strings. (The rule constructors already refuse a
+    /// misfit at compile time; this holds the two lists to each other.)
+    #[test]
+    fn every_key_has_a_rule_that_fits_its_shape() {
+        type Section = (
+            &'static [Field],
+            &'static [(&'static str, Rule)],
+            &'static str,
+        );
+        let sections: [Section; 5] = [
+            (RootsLayer::FIELDS, RootsLayer::RULES, RootsLayer::NAME),
+            (
+                InstructionsLayer::FIELDS,
+                InstructionsLayer::RULES,
+                InstructionsLayer::NAME,
+            ),
+            (SkillsLayer::FIELDS, SkillsLayer::RULES, SkillsLayer::NAME),
+            (TrustLayer::FIELDS, TrustLayer::RULES, TrustLayer::NAME),
+            (
+                TemplatesLayer::FIELDS,
+                TemplatesLayer::RULES,
+                TemplatesLayer::NAME,
+            ),
+        ];
+        let mut templates = 0;
+        for (fields, rules, name) in sections {
+            assert_eq!(fields.len(), rules.len(), "{name}");
+            for (field, (key, rule)) in fields.iter().zip(rules) {
+                assert_eq!(*key, format!("{name}.{}", field.key));
+                let fits = match (field.shape, rule) {
+                    (Shape::Integer, Rule::Range(lo, hi)) => lo <= hi,
+                    (
+                        Shape::Template,
+                        Rule::Template {
+                            allowed, required, ..
+                        },
+                    ) => {
+                        templates += 1;
+                        required.iter().all(|r| allowed.contains(r))
+                    }
+                    (Shape::String, Rule::Text | Rule::Regex | Rule::FileName { .. }) => true,
+                    (
+                        Shape::Strings,
+                        Rule::FileNames
+                        | Rule::RelativePaths
+                        | Rule::Globs
+                        | Rule::AbsolutePaths { .. }
+                        | Rule::Candidates,
+                    ) => true,
+                    (Shape::Boolean | Shape::Word(_), Rule::Shape) => true,
+                    (Shape::Tables(_), Rule::SkillSources | Rule::NamedRoots) => true,
+                    _ => false,
+                };
+                assert!(fits, "{key}: {rule:?} does not fit {:?}", field.shape);
+            }
+        }
+        assert_eq!(templates, TemplatesLayer::FIELDS.len());
+        // The boundary templates all carry the nonce.
+        let builtin = super::super::Policy::builtin().expect("the built-in policy loads");
+        for (key, _) in builtin.templates.boundaries() {
+            let (_, rule) = TemplatesLayer::RULES
+                .iter()
+                .find(|(k, _)| *k == key)
+                .unwrap();
+            assert!(
+                matches!(rule, Rule::Template { required, .. } if required.contains(&"nonce")),
+                "{key}"
+            );
         }
     }
 

@@ -10,55 +10,16 @@ use miette::NamedSource;
 use toml::Spanned;
 
 use super::diagnostic::{Problem, ProblemKind};
-use super::schema::{NamedRoot, Names, PolicyLayer, ROOT_WORDS, SkillSource, SourceLevels};
+use super::schema::{
+    NamedRoot, Names, PolicyLayer, ROOT_WORDS, ROOTS, Rule, SkillSource, SourceLevels, TEMPLATES,
+    Value,
+};
 use super::template::Template;
 
 /// The schema version this build reads.
 pub const SUPPORTED_VERSION: i64 = 1;
 
-/// The largest instruction budget accepted (1 MiB): a prompt section larger
-/// than this is a mistake, not a policy.
-pub const MAX_BUDGET_BYTES: i64 = 1 << 20;
-
-/// The largest per-file cap accepted, for instruction files and `SKILL.md`.
-pub const MAX_FILE_BYTES: i64 = 16 << 20;
-/// The largest `skills.frontmatter-memo-max-bytes` accepted (64 MiB).
-pub const MAX_MEMO_BYTES: i64 = 64 << 20;
-
-/// Placeholders each template accepts, and those it must carry.
-pub(crate) const TEMPLATE_RULES: &[(&str, &[&str], &[&str])] = &[
-    ("heading", &[], &[]),
-    ("preamble", &["nonce"], &[]),
-    ("home-header", &["path", "origin", "nonce"], &["nonce"]),
-    ("project-header", &["path", "origin", "nonce"], &["nonce"]),
-    ("ancestor-header", &["path", "origin", "nonce"], &["nonce"]),
-    ("footer", &["path", "nonce"], &["nonce"]),
-    ("forged-line-prefix", &[], &[]),
-    (
-        "truncation-note",
-        &["path", "bytes", "total", "included"],
-        &[],
-    ),
-    (
-        "file-limit-note",
-        &["path", "bytes", "limit", "included"],
-        &[],
-    ),
-    ("hidden-marker", &["codepoint"], &[]),
-    ("skills-heading", &["count"], &[]),
-    (
-        "skill-entry",
-        &["name", "description", "label", "origin"],
-        &[],
-    ),
-    ("project-skill-label", &[], &[]),
-    ("more-skills", &["count"], &[]),
-    ("unapproved-note", &["count", "command"], &[]),
-    ("description-cut-suffix", &[], &[]),
-    ("import-open", &["path"], &[]),
-    ("import-close", &["path"], &[]),
-    ("import-failed", &["path", "reason"], &[]),
-];
+pub use super::schema::{MAX_BUDGET_BYTES, MAX_FILE_BYTES};
 
 /// Whether a file name of the chain is a glob (it holds `*`, `?`, `[` or
 /// `{`).
@@ -122,32 +83,136 @@ impl Checker<'_> {
             .push(Problem::new(self.src, kind, span, msg, label).with_help(help));
     }
 
-    fn range(&mut self, key: &str, value: &Option<Spanned<i64>>, lo: i64, hi: i64) {
-        if let Some(v) = value {
-            let n = *v.get_ref();
-            if n < lo || n > hi {
-                self.push_help(
-                    ProblemKind::OutOfRange,
-                    v.span(),
-                    format!("`{key}` is {n}, outside {lo}..={hi}"),
-                    "out of range",
-                    format!("choose a value from {lo} to {hi}"),
+    fn range(&mut self, key: &str, v: &Spanned<i64>, lo: i64, hi: i64) {
+        let n = *v.get_ref();
+        if n < lo || n > hi {
+            self.push_help(
+                ProblemKind::OutOfRange,
+                v.span(),
+                format!("`{key}` is {n}, outside {lo}..={hi}"),
+                "out of range",
+                format!("choose a value from {lo} to {hi}"),
+            );
+        }
+    }
+
+    /// Holds one value to the rule declared for its key.
+    fn apply(&mut self, key: &str, rule: Rule, value: Value<'_>) {
+        match (rule, value) {
+            (Rule::Range(lo, hi), Value::Integer(v)) => self.range(key, v, lo, hi),
+            (
+                Rule::Template {
+                    allowed,
+                    required,
+                    marks_lines,
+                },
+                Value::Template(t),
+            ) => {
+                self.template(key, t, allowed, required);
+                if marks_lines {
+                    self.line_marker(key, t);
+                }
+            }
+            (Rule::FileName { empty, help }, Value::Text(v)) => self.file_name(key, v, empty, help),
+            (Rule::Regex, Value::Text(v)) => self.regex(key, v),
+            (Rule::FileNames, Value::Names(v)) => self.file_names(key, v),
+            (Rule::RelativePaths, Value::Names(v)) => self.relative_names(key, v.get_ref()),
+            (Rule::Globs, Value::Names(v)) => self.globs(key, v),
+            (Rule::AbsolutePaths { globs }, Value::Names(v)) => self.absolute_paths(key, v, globs),
+            (Rule::Candidates, Value::Names(v)) => self.candidates(key, v),
+            (Rule::SkillSources, Value::SkillSources(v)) => self.sources(v),
+            (Rule::NamedRoots, Value::NamedRoots(v)) => self.named_roots(v),
+            (Rule::Shape | Rule::Text, _) => {}
+            // The rule constructors take only the types they suit (see
+            // `schema::rule`), and a unit test holds every declared rule
+            // to its key's shape: nothing else reaches here.
+            (rule, _) => debug_assert!(false, "{key}: rule {rule:?} does not fit its value"),
+        }
+    }
+
+    /// A name used as one path component under a root.
+    fn file_name(&mut self, key: &str, v: &Spanned<String>, empty: bool, help: Option<&str>) {
+        let n = v.get_ref();
+        if (n.is_empty() && !empty) || n == "." || n == ".." || n.contains(['/', '\\', '\0']) {
+            let problem = Problem::new(
+                self.src,
+                ProblemKind::InvalidValue,
+                v.span(),
+                format!("`{key}` {n:?} is not a plain file name"),
+                "not a plain name",
+            );
+            self.problems.push(match help {
+                Some(help) => problem.with_help(help),
+                None => problem,
+            });
+        }
+    }
+
+    /// A list that must name at least one candidate.
+    fn candidates(&mut self, key: &str, v: &Spanned<Names>) {
+        if v.get_ref().is_empty() {
+            self.push(
+                ProblemKind::InvalidValue,
+                v.span(),
+                format!("`{key}` must list at least one candidate"),
+                "empty list",
+            );
+        }
+    }
+
+    /// Globs that compile.
+    fn globs(&mut self, key: &str, v: &Spanned<Names>) {
+        for g in v.get_ref() {
+            if let Err(e) = compile_glob(g.get_ref()) {
+                self.push(
+                    ProblemKind::InvalidGlob,
+                    g.span(),
+                    format!("invalid glob in `{key}`: {}", e.kind()),
+                    "invalid glob",
                 );
             }
         }
     }
 
-    /// Plain names, used as one path component under a root.
-    fn file_names(&mut self, key: &str, names: &Option<Spanned<Names>>, allow_empty_list: bool) {
-        let Some(list) = names else { return };
-        if list.get_ref().is_empty() && !allow_empty_list {
-            self.push(
+    /// A regular expression that compiles.
+    fn regex(&mut self, key: &str, rule: &Spanned<String>) {
+        let Err(e) = compile_name_rule(rule.get_ref()) else {
+            return;
+        };
+        let msg = match e {
+            regex::Error::Syntax(m) => m
+                .lines()
+                .last()
+                .unwrap_or("syntax error")
+                .trim()
+                .trim_start_matches("error: ")
+                .to_string(),
+            regex::Error::CompiledTooBig(_) => "the expression is too large".to_string(),
+            other => other.to_string(),
+        };
+        self.push(
+            ProblemKind::InvalidRegex,
+            rule.span(),
+            format!("`{key}` is not a valid regular expression: {msg}"),
+            "invalid regex",
+        );
+    }
+
+    /// The prefix that marks file lines: not blank.
+    fn line_marker(&mut self, key: &str, p: &Spanned<Template>) {
+        if p.get_ref().source().trim().is_empty() {
+            self.push_help(
                 ProblemKind::InvalidValue,
-                list.span(),
-                format!("`{key}` must name at least one entry"),
-                "empty list",
+                p.span(),
+                format!("`{key}` must not be blank"),
+                "blank prefix",
+                "file lines that look like block boundaries are marked with this prefix; a blank one would leave them unmarked".into(),
             );
         }
+    }
+
+    /// Plain names, used as one path component under a root.
+    fn file_names(&mut self, key: &str, list: &Spanned<Names>) {
         for name in list.get_ref() {
             let n = name.get_ref();
             let bad = n.is_empty() || n == "." || n == ".." || n.contains(['/', '\\', '\0']);
@@ -166,9 +231,8 @@ impl Checker<'_> {
     /// Paths relative to a place (the home root, a level): plain
     /// components, no `.` or `..`, and globs (`.claude/rules/**/*.md`)
     /// that compile.
-    fn relative_names(&mut self, key: &str, names: &Option<Spanned<Names>>) {
-        let Some(list) = names else { return };
-        for name in list.get_ref() {
+    fn relative_names(&mut self, key: &str, list: &Names) {
+        for name in list {
             let n = name.get_ref();
             let bad = n.is_empty()
                 || n.starts_with('/')
@@ -196,8 +260,7 @@ impl Checker<'_> {
     }
 
     /// Absolute paths (globs when `globs`; `"*"` allowed then).
-    fn absolute_paths(&mut self, key: &str, paths: &Option<Spanned<Names>>, globs: bool) {
-        let Some(list) = paths else { return };
+    fn absolute_paths(&mut self, key: &str, list: &Spanned<Names>, globs: bool) {
         for p in list.get_ref() {
             let v = p.get_ref();
             if globs && v == "*" {
@@ -227,11 +290,8 @@ impl Checker<'_> {
         }
     }
 
-    fn template(&mut self, key: &str, t: &Option<Spanned<Template>>) {
-        let Some(t) = t else { return };
-        let Some((_, allowed, required)) = TEMPLATE_RULES.iter().find(|(k, _, _)| *k == key) else {
-            return;
-        };
+    /// A template: only the placeholders `allowed`, every one of `required`.
+    fn template(&mut self, key: &str, t: &Spanned<Template>, allowed: &[&str], required: &[&str]) {
         let value_span = t.span();
         for (name, offset) in t.get_ref().placeholders() {
             if !allowed.contains(&name) {
@@ -251,20 +311,25 @@ impl Checker<'_> {
                 self.push_help(
                     ProblemKind::UnknownPlaceholder,
                     span,
-                    format!("template `templates.{key}` uses unknown placeholder {{{name}}}"),
+                    format!("template `{key}` uses unknown placeholder {{{name}}}"),
                     "unknown placeholder",
                     format!("{allowed_list}; write {{{{ and }}}} for literal braces"),
                 );
             }
         }
-        for req in *required {
+        for req in required {
             if !t.get_ref().uses(req) {
+                let help = if *req == "nonce" {
+                    "block delimiters carry the per-snapshot nonce so that file text cannot forge them".to_string()
+                } else {
+                    format!("this template must show {{{req}}}")
+                };
                 self.push_help(
                     ProblemKind::MissingPlaceholder,
                     value_span.clone(),
-                    format!("template `templates.{key}` must contain {{{req}}}"),
-                    "missing {nonce}",
-                    "block delimiters carry the per-snapshot nonce so that file text cannot forge them".into(),
+                    format!("template `{key}` must contain {{{req}}}"),
+                    &format!("missing {{{req}}}"),
+                    help,
                 );
             }
         }
@@ -291,8 +356,7 @@ impl Checker<'_> {
         value.clone()
     }
 
-    fn sources(&mut self, sources: &Option<Spanned<Vec<SkillSource>>>) {
-        let Some(list) = sources else { return };
+    fn sources(&mut self, list: &Spanned<Vec<SkillSource>>) {
         let mut seen: HashMap<i64, Range<usize>> = HashMap::new();
         for s in list.get_ref() {
             let rank = *s.rank.get_ref();
@@ -365,8 +429,7 @@ pub const MAX_SOURCE_DEPTH: i64 = 16;
 impl Checker<'_> {
     /// `[[roots.named]]`: names that are words, distinct and not `home` or
     /// `repo`; at least one candidate; plain file names.
-    fn named_roots(&mut self, named: &Option<Spanned<Vec<NamedRoot>>>) {
-        let Some(list) = named else { return };
+    fn named_roots(&mut self, list: &Spanned<Vec<NamedRoot>>) {
         let mut seen: HashMap<&str, Range<usize>> = HashMap::new();
         for root in list.get_ref() {
             let name = root.name.get_ref();
@@ -411,8 +474,7 @@ impl Checker<'_> {
                     "no candidates",
                 );
             }
-            let files = Some(Spanned::new(0..0, root.files.clone()));
-            self.relative_names("roots.named.files", &files);
+            self.relative_names(&format!("{}.files", ROOTS.named), &root.files);
         }
     }
 }
@@ -439,220 +501,10 @@ pub(crate) fn check_layer(
         );
     }
 
-    let r = &layer.roots;
-    if let Some(home) = &r.home
-        && home.get_ref().is_empty()
-    {
-        c.push(
-            ProblemKind::InvalidValue,
-            home.span(),
-            "`roots.home` must list at least one candidate".into(),
-            "empty list",
-        );
+    // Every value the file sets, held to the rule declared with its key.
+    for (key, rule, value) in layer.constrained() {
+        c.apply(key, rule, value);
     }
-    // No marker at all: every cwd is its own root (Codex's `[]`).
-    c.file_names("roots.repo-markers", &r.repo_markers, true);
-    c.absolute_paths("roots.safe-directories", &r.safe_directories, true);
-    c.absolute_paths("roots.ceiling-directories", &r.ceiling_directories, false);
-    c.named_roots(&r.named);
-
-    let i = &layer.instructions;
-    c.relative_names("instructions.home-files", &i.home_files);
-    c.relative_names("instructions.level-files", &i.level_files);
-    c.relative_names("instructions.fallback-level-files", &i.fallback_level_files);
-    c.relative_names("instructions.ancestor-files", &i.ancestor_files);
-    c.range(
-        "instructions.skip-larger-than",
-        &i.skip_larger_than,
-        0,
-        1 << 40,
-    );
-    c.file_names("instructions.extra-home-files", &i.extra_home_files, true);
-    c.file_names("instructions.extra-level-files", &i.extra_level_files, true);
-    if let Some(globs) = &i.exclude_levels {
-        for g in globs.get_ref() {
-            if let Err(e) = compile_glob(g.get_ref()) {
-                c.push(
-                    ProblemKind::InvalidGlob,
-                    g.span(),
-                    format!(
-                        "invalid glob in `instructions.exclude-levels`: {}",
-                        e.kind()
-                    ),
-                    "invalid glob",
-                );
-            }
-        }
-    }
-    c.range(
-        "instructions.budget-bytes",
-        &i.budget_bytes,
-        1,
-        MAX_BUDGET_BYTES,
-    );
-    c.range(
-        "instructions.max-file-bytes",
-        &i.max_file_bytes,
-        1,
-        MAX_FILE_BYTES,
-    );
-    c.range("instructions.import-depth", &i.import_depth, 0, 16);
-    c.range(
-        "instructions.access-budget-bytes",
-        &i.access_budget_bytes,
-        0,
-        MAX_BUDGET_BYTES,
-    );
-    c.range(
-        "instructions.import-max-files",
-        &i.import_max_files,
-        0,
-        100_000,
-    );
-    c.range(
-        "instructions.import-max-bytes",
-        &i.import_max_bytes,
-        0,
-        MAX_FILE_BYTES,
-    );
-
-    let s = &layer.skills;
-    c.sources(&s.sources);
-    if let Some(rule) = &s.name_rule
-        && let Err(e) = compile_name_rule(rule.get_ref())
-    {
-        let msg = match e {
-            regex::Error::Syntax(m) => m
-                .lines()
-                .last()
-                .unwrap_or("syntax error")
-                .trim()
-                .trim_start_matches("error: ")
-                .to_string(),
-            regex::Error::CompiledTooBig(_) => "the expression is too large".to_string(),
-            other => other.to_string(),
-        };
-        c.push(
-            ProblemKind::InvalidRegex,
-            rule.span(),
-            format!("`skills.name-rule` is not a valid regular expression: {msg}"),
-            "invalid regex",
-        );
-    }
-    c.range("skills.name-max-chars", &s.name_max_chars, 1, 255);
-    c.range(
-        "skills.description-max-chars",
-        &s.description_max_chars,
-        1,
-        65_536,
-    );
-    c.range(
-        "skills.max-skill-file-bytes",
-        &s.max_skill_file_bytes,
-        64,
-        MAX_FILE_BYTES,
-    );
-    c.range(
-        "skills.project-description-chars",
-        &s.project_description_chars,
-        1,
-        65_536,
-    );
-    c.range(
-        "skills.max-project-skills",
-        &s.max_project_skills,
-        0,
-        100_000,
-    );
-    c.range(
-        "skills.max-entries-per-source",
-        &s.max_entries_per_source,
-        1,
-        1_000_000,
-    );
-    c.range(
-        "skills.frontmatter-memo-max-bytes",
-        &s.frontmatter_memo_max_bytes,
-        0,
-        MAX_MEMO_BYTES,
-    );
-    if let Some(memo) = &s.frontmatter_memo_file {
-        let n = memo.get_ref();
-        if n == "." || n == ".." || n.contains(['/', '\\', '\0']) {
-            c.push_help(
-                ProblemKind::InvalidValue,
-                memo.span(),
-                format!("`skills.frontmatter-memo-file` {n:?} is not a plain file name"),
-                "not a plain name",
-                "use a single path component, such as \"context-frontmatter.memo\", or \"\" for no memo"
-                    .into(),
-            );
-        }
-    }
-    if let Some(exe) = &s.executable_file {
-        let n = exe.get_ref();
-        if n == "." || n == ".." || n.contains(['/', '\\', '\0']) {
-            c.push(
-                ProblemKind::InvalidValue,
-                exe.span(),
-                format!("`skills.executable-file` {n:?} is not a plain file name"),
-                "not a plain name",
-            );
-        }
-    }
-
-    if let Some(key) = &layer.trust.nonce_key_file {
-        let n = key.get_ref();
-        if n.is_empty() || n == "." || n == ".." || n.contains(['/', '\\', '\0']) {
-            c.push_help(
-                ProblemKind::InvalidValue,
-                key.span(),
-                format!("`trust.nonce-key-file` {n:?} is not a plain file name"),
-                "not a plain name",
-                "use a single path component, such as \"context-nonce.key\"".into(),
-            );
-        }
-    }
-
-    if let Some(store) = &layer.trust.store_file {
-        let n = store.get_ref();
-        if n.is_empty() || n == "." || n == ".." || n.contains(['/', '\\', '\0']) {
-            c.push_help(
-                ProblemKind::InvalidValue,
-                store.span(),
-                format!("`trust.store-file` {n:?} is not a plain file name"),
-                "not a plain name",
-                "use a single path component, such as \"context-trust.json\"".into(),
-            );
-        }
-    }
-
-    let t = &layer.templates;
-    c.template("heading", &t.heading);
-    c.template("preamble", &t.preamble);
-    c.template("home-header", &t.home_header);
-    c.template("project-header", &t.project_header);
-    c.template("footer", &t.footer);
-    c.template("forged-line-prefix", &t.forged_line_prefix);
-    if let Some(p) = &t.forged_line_prefix
-        && p.get_ref().source().trim().is_empty()
-    {
-        c.push_help(
-                ProblemKind::InvalidValue,
-                p.span(),
-                "`templates.forged-line-prefix` must not be blank".into(),
-                "blank prefix",
-                "file lines that look like block boundaries are marked with this prefix; a blank one would leave them unmarked".into(),
-            );
-    }
-    c.template("truncation-note", &t.truncation_note);
-    c.template("file-limit-note", &t.file_limit_note);
-    c.template("hidden-marker", &t.hidden_marker);
-    c.template("skills-heading", &t.skills_heading);
-    c.template("skill-entry", &t.skill_entry);
-    c.template("project-skill-label", &t.project_skill_label);
-    c.template("more-skills", &t.more_skills);
-    c.template("unapproved-note", &t.unapproved_note);
 
     c.problems.sort_by_key(|p| p.span.start);
     c.problems
@@ -665,7 +517,7 @@ pub(crate) fn check_layer(
 /// before a line `<<…` shows as `<<<…`). Returns the two keys concerned
 /// (the prefix first) and what is wrong.
 pub(super) fn forged_prefix_clash(t: &super::Templates) -> Option<([&'static str; 2], String)> {
-    const PREFIX: &str = "templates.forged-line-prefix";
+    const PREFIX: &str = TEMPLATES.forged_line_prefix;
     let source = t.forged_line_prefix.source();
     let seen = crate::vocab::unicode::as_seen(&t.forged_line_prefix.fill(&[]));
     let Some(first) = seen.chars().next() else {
@@ -693,6 +545,128 @@ pub(super) fn forged_prefix_clash(t: &super::Templates) -> Option<([&'static str
 #[cfg(test)]
 mod tests {
     use super::compile_name_rule;
+    use crate::policy::schema::{
+        InstructionsLayer, RootsLayer, Rule, SKILLS, Shape, SkillsLayer, TRUST, TemplatesLayer,
+        TrustLayer,
+    };
+    use crate::policy::{Layer, PolicySource, ProblemKind};
+
+    fn problems(text: &str) -> Vec<(ProblemKind, String)> {
+        match PolicySource::from_text(Layer::Home, "t.toml", text).check() {
+            Ok(()) => Vec::new(),
+            Err(inv) => inv
+                .problems
+                .iter()
+                .map(|p| (p.kind, text[p.span.clone()].to_string()))
+                .collect(),
+        }
+    }
+
+    fn short(key: &str) -> (&str, &str) {
+        key.split_once('.').expect("a dotted key")
+    }
+
+    /// No template goes unchecked: each refuses a placeholder it was not
+    /// declared with, and each one declared with a required placeholder
+    /// refuses a text without it.
+    #[test]
+    fn every_template_is_checked() {
+        for (key, rule) in TemplatesLayer::RULES {
+            let Rule::Template {
+                allowed, required, ..
+            } = rule
+            else {
+                panic!("{key}: {rule:?}");
+            };
+            let (table, name) = short(key);
+            let fill: String = allowed.iter().map(|a| format!(" {{{a}}}")).collect();
+            let good = format!("version = 1\n[{table}]\n{name} = \"x{fill}\"\n");
+            assert_eq!(problems(&good), [], "{key}");
+            let bad = format!("version = 1\n[{table}]\n{name} = \"x{fill} {{bogus}}\"\n");
+            assert_eq!(
+                problems(&bad),
+                [(ProblemKind::UnknownPlaceholder, "bogus".to_string())],
+                "{key}"
+            );
+            for req in *required {
+                let without: String = allowed
+                    .iter()
+                    .filter(|a| *a != req)
+                    .map(|a| format!(" {{{a}}}"))
+                    .collect();
+                let text = format!("version = 1\n[{table}]\n{name} = \"x{without}\"\n");
+                assert_eq!(
+                    problems(&text).first().map(|p| p.0),
+                    Some(ProblemKind::MissingPlaceholder),
+                    "{key}"
+                );
+            }
+        }
+    }
+
+    /// No integer goes unchecked: each refuses a value one past either end
+    /// of its declared range.
+    #[test]
+    fn every_integer_is_range_checked() {
+        let rules = RootsLayer::RULES
+            .iter()
+            .chain(InstructionsLayer::RULES)
+            .chain(SkillsLayer::RULES)
+            .chain(TrustLayer::RULES);
+        let mut ranges = 0;
+        for (key, rule) in rules {
+            let Rule::Range(lo, hi) = rule else { continue };
+            ranges += 1;
+            let (table, name) = short(key);
+            for n in [lo - 1, hi + 1] {
+                let text = format!("version = 1\n[{table}]\n{name} = {n}\n");
+                assert_eq!(
+                    problems(&text),
+                    [(ProblemKind::OutOfRange, n.to_string())],
+                    "{key}"
+                );
+            }
+            for n in [lo, hi] {
+                let text = format!("version = 1\n[{table}]\n{name} = {n}\n");
+                assert_eq!(problems(&text), [], "{key} = {n}");
+            }
+        }
+        let integers = [
+            RootsLayer::FIELDS,
+            InstructionsLayer::FIELDS,
+            SkillsLayer::FIELDS,
+            TrustLayer::FIELDS,
+        ]
+        .concat()
+        .iter()
+        .filter(|f| matches!(f.shape, Shape::Integer))
+        .count();
+        assert_eq!(ranges, integers);
+        assert_eq!(ranges, 14);
+    }
+
+    /// The four plain-file-name keys, each with its own rule for `""`.
+    #[test]
+    fn plain_file_names_follow_their_declared_rule() {
+        for (key, empty_ok) in [
+            (SKILLS.executable_file, true),
+            (SKILLS.frontmatter_memo_file, true),
+            (TRUST.nonce_key_file, false),
+            (TRUST.store_file, false),
+        ] {
+            let (table, name) = short(key);
+            let text = |v: &str| format!("version = 1\n[{table}]\n{name} = \"{v}\"\n");
+            assert_eq!(problems(&text("")).is_empty(), empty_ok, "{key}");
+            for bad in ["a/b", "..", "."] {
+                assert_eq!(
+                    problems(&text(bad)),
+                    [(ProblemKind::InvalidValue, format!("\"{bad}\""))],
+                    "{key}"
+                );
+            }
+            assert_eq!(problems(&text("plain.name")), [], "{key}");
+        }
+    }
 
     #[test]
     fn name_rules_compiled_again_answer_the_same_and_errors_are_not_kept() {
