@@ -23,6 +23,35 @@ struct Doc<'a> {
     templates: &'a Templates,
 }
 
+impl Policy {
+    /// The digest of the policy's values and of where its named roots are.
+    pub(super) fn compute_digest(&self) -> u128 {
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        hash_values(self, &mut h);
+        for p in &self.named_paths {
+            // Whether it is found, then its length and bytes: no list of
+            // paths can pass for another.
+            let bytes = p
+                .as_deref()
+                .map_or(&[][..], |p| p.as_os_str().as_encoded_bytes());
+            h.update(&[u8::from(p.is_some())]);
+            h.update(&(bytes.len() as u64).to_le_bytes());
+            h.update(bytes);
+        }
+        h.digest128()
+    }
+
+    /// The effective policy as plain TOML.
+    pub fn to_toml(&self) -> String {
+        plain(self)
+    }
+
+    /// The effective policy as TOML, each value annotated with its layer.
+    pub fn to_annotated_toml(&self) -> String {
+        annotated(self)
+    }
+}
+
 fn doc(policy: &Policy) -> Doc<'_> {
     Doc {
         version: SUPPORTED_VERSION,

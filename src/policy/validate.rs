@@ -10,9 +10,9 @@ use miette::NamedSource;
 use toml::Spanned;
 
 use super::diagnostic::{Problem, ProblemKind};
+use super::rule::Rule;
 use super::schema::{
-    NamedRoot, Names, PolicyLayer, ROOT_WORDS, ROOTS, Rule, SkillSource, SourceLevels, TEMPLATES,
-    Value,
+    NamedRoot, Names, PolicyLayer, ROOT_WORDS, ROOTS, SkillSource, SourceLevels, TEMPLATES, Value,
 };
 use super::template::Template;
 
@@ -545,8 +545,9 @@ pub(super) fn forged_prefix_clash(t: &super::Templates) -> Option<([&'static str
 #[cfg(test)]
 mod tests {
     use super::compile_name_rule;
+    use crate::policy::rule::Rule;
     use crate::policy::schema::{
-        InstructionsLayer, RootsLayer, Rule, SKILLS, Shape, SkillsLayer, TRUST, TemplatesLayer,
+        InstructionsLayer, RootsLayer, SKILLS, Shape, SkillsLayer, TRUST, TemplatesLayer,
         TrustLayer,
     };
     use crate::policy::{Layer, PolicySource, ProblemKind};

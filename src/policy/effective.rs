@@ -1,0 +1,258 @@
+//! The effective policy: every layer applied, every value checked, each
+//! value remembering where it was set; read-only once built.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use globset::GlobSet;
+use miette::NamedSource;
+use regex::Regex;
+
+use super::diagnostic::{InvalidPolicy, Problem, ProblemKind};
+use super::schema::{
+    Instructions, InstructionsLayer, Roots, RootsLayer, Skills, SkillsLayer, Templates,
+    TemplatesLayer, Trust, TrustLayer,
+};
+use super::source::{Layer, PolicySource};
+use crate::vocab::origin::RootId;
+
+/// The effective policy: every layer applied, every value checked.
+///
+/// ```
+/// use lisa_context::policy::Policy;
+///
+/// let policy = Policy::builtin().unwrap();
+/// assert_eq!(policy.instructions.budget_bytes, 32768);
+/// ```
+#[derive(Debug, Clone)]
+pub struct Policy {
+    /// `[roots]`.
+    pub roots: Roots,
+    /// `[instructions]`.
+    pub instructions: Instructions,
+    /// `[skills]`.
+    pub skills: Skills,
+    /// `[trust]`.
+    pub trust: Trust,
+    /// `[templates]`.
+    pub templates: Templates,
+    pub(super) definitions: BTreeMap<&'static str, Definition>,
+    pub(super) sources: Arc<[PolicySource]>,
+    pub(super) layers: Vec<(Layer, String)>,
+    pub(super) name_rule: Regex,
+    pub(super) exclude_levels: GlobSet,
+    /// `roots.safe-directories`, compiled (`None`: `"*"`, every directory).
+    pub(super) safe_directories: Option<GlobSet>,
+    /// Where each `[[roots.named]]` entry is, its candidates expanded.
+    pub(super) named_paths: Vec<Option<PathBuf>>,
+    pub(super) digest: u128,
+}
+
+/// Where one value of the effective policy was set: the layer, the file of
+/// that layer (an index into [`Policy::sources`]) and the byte span of the
+/// value in that file's text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Definition {
+    /// The layer that set the value.
+    pub layer: Layer,
+    /// Which source set it: an index into [`Policy::sources`].
+    pub source: usize,
+    /// The byte range of the value in that source's text.
+    pub span: Range<usize>,
+}
+
+impl Policy {
+    /// Expands the named roots' candidates with `env` (a loader's
+    /// environment) rather than the process's.
+    pub(crate) fn locate_named_roots(&mut self, env: &dyn Fn(&str) -> Option<std::ffi::OsString>) {
+        self.named_paths = named_root_paths(&self.roots, env);
+        self.digest = self.compute_digest();
+    }
+
+    /// Where each `[[roots.named]]` entry is (`None`: no candidate
+    /// expands), in declaration order.
+    pub fn named_root_paths(&self) -> &[Option<PathBuf>] {
+        &self.named_paths
+    }
+
+    /// The root a skill source's `root` word names.
+    pub(crate) fn root_id(&self, word: &str) -> Option<RootId> {
+        root_id(&self.roots, word)
+    }
+
+    /// The name of a root, as policies and snapshots write it.
+    pub(crate) fn root_name(&self, id: RootId) -> &str {
+        match id {
+            RootId::Home => "home",
+            RootId::Repo => "repo",
+            RootId::Named(i) => self
+                .roots
+                .named
+                .get(i)
+                .map_or("", |n| n.name.get_ref().as_str()),
+            RootId::Ancestor(_) => "ancestor",
+        }
+    }
+
+    /// The layer that set a dotted key such as `instructions.budget-bytes`.
+    pub fn origin(&self, key: &str) -> Option<Layer> {
+        self.definitions.get(key).map(|d| d.layer)
+    }
+
+    /// Where the value of a dotted key such as `instructions.budget-bytes`
+    /// was set: layer, source and span.
+    pub fn definition(&self, key: &str) -> Option<&Definition> {
+        self.definitions.get(key)
+    }
+
+    /// The sources applied, lowest layer first: the order that
+    /// [`Definition::source`] indexes.
+    pub fn sources(&self) -> &[PolicySource] {
+        &self.sources
+    }
+
+    /// Every dotted key of the schema (`instructions.budget-bytes`...), in
+    /// declaration order.
+    ///
+    /// ```
+    /// use lisa_context::policy::Policy;
+    ///
+    /// assert!(Policy::keys().any(|k| k == "trust.symlinks"));
+    /// ```
+    pub fn keys() -> impl Iterator<Item = &'static str> {
+        RootsLayer::KEYS
+            .iter()
+            .chain(InstructionsLayer::KEYS)
+            .chain(SkillsLayer::KEYS)
+            .chain(TrustLayer::KEYS)
+            .chain(TemplatesLayer::KEYS)
+            .copied()
+    }
+
+    /// The layers applied, lowest first, with their names.
+    pub fn layers(&self) -> &[(Layer, String)] {
+        &self.layers
+    }
+
+    /// A problem (`policy::invalid-value`) with the value of a dotted key,
+    /// found after the layers were merged: reported against the file that set
+    /// that value and labelled with the value's span. A key no layer set is
+    /// reported against the lowest layer, at its start.
+    pub fn invalid_value(&self, key: &str, message: impl Into<String>) -> InvalidPolicy {
+        problems_at(
+            &self.sources,
+            &self.definitions,
+            key,
+            (ProblemKind::InvalidValue, "set here"),
+            vec![(None, message.into())],
+        )
+    }
+
+    /// The compiled skill-name rule.
+    pub fn name_rule(&self) -> &Regex {
+        &self.name_rule
+    }
+
+    /// Whether a skill name passes the policy's rule and length limit.
+    pub fn is_valid_skill_name(&self, name: &str) -> bool {
+        let max = usize::try_from(self.skills.name_max_chars).unwrap_or(usize::MAX);
+        !name.is_empty() && name.chars().count() <= max && self.name_rule.is_match(name)
+    }
+
+    /// Whether `instructions.exclude-levels` names any level at all.
+    pub(crate) fn excludes_levels(&self) -> bool {
+        !self.exclude_levels.is_empty()
+    }
+
+    /// Whether a repository-relative directory (`""` for the root) is excluded
+    /// from the instruction chain.
+    pub fn is_level_excluded(&self, rel_dir: &str) -> bool {
+        !self.exclude_levels.is_empty() && self.exclude_levels.is_match(rel_dir)
+    }
+
+    /// Whether `roots.safe-directories` trusts `dir` (absolute) as a
+    /// repository root although another user owns it.
+    pub fn is_safe_directory(&self, dir: &str) -> bool {
+        match &self.safe_directories {
+            None => true,
+            Some(globs) => !globs.is_empty() && globs.is_match(dir),
+        }
+    }
+
+    /// Whether the search for a repository marker stops before entering
+    /// `dir` (absolute, normalized): it is one of `roots.ceiling-directories`.
+    pub fn is_ceiling(&self, dir: &std::path::Path) -> bool {
+        self.roots
+            .ceiling_directories
+            .iter()
+            .any(|c| crate::vocab::home::normalize(std::path::Path::new(c.get_ref())) == dir)
+    }
+
+    /// A 128-bit digest of the effective policy, part of every fingerprint.
+    pub fn digest(&self) -> u128 {
+        self.digest
+    }
+}
+
+/// The root `word` names among `roots`.
+pub(super) fn root_id(roots: &Roots, word: &str) -> Option<RootId> {
+    match word {
+        "home" => Some(RootId::Home),
+        "repo" => Some(RootId::Repo),
+        _ => roots
+            .named
+            .iter()
+            .position(|n| n.name.get_ref() == word)
+            .map(RootId::Named),
+    }
+}
+
+/// Expands each named root's candidates with `env`.
+pub(super) fn named_root_paths(
+    roots: &Roots,
+    env: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+) -> Vec<Option<PathBuf>> {
+    roots
+        .named
+        .iter()
+        .map(|n| {
+            crate::vocab::home::first_candidate(
+                n.candidates.iter().map(|c| c.get_ref().as_str()),
+                env,
+            )
+        })
+        .collect()
+}
+
+/// Problems (all of one kind and label) about the value of `key` in the
+/// merged policy, reported against the source that set it; each problem's span
+/// is the one given or, when `None`, the span of the whole value. A key that no
+/// source set is reported against the lowest source, at its start.
+pub(super) fn problems_at(
+    sources: &[PolicySource],
+    definitions: &BTreeMap<&'static str, Definition>,
+    key: &str,
+    (kind, label): (ProblemKind, &str),
+    problems: Vec<(Option<Range<usize>>, String)>,
+) -> InvalidPolicy {
+    let definition = definitions.get(key);
+    let index = definition.map_or(0, |d| d.source);
+    let fallback = PolicySource::builtin();
+    let source = sources.get(index).unwrap_or(&fallback);
+    let src = NamedSource::new(source.name.clone(), source.text.clone());
+    InvalidPolicy {
+        name: source.name.clone(),
+        problems: problems
+            .into_iter()
+            .map(|(span, message)| {
+                let span = span
+                    .or_else(|| definition.map(|d| d.span.clone()))
+                    .unwrap_or(0..0);
+                Problem::new(&src, kind, span, message, label)
+            })
+            .collect(),
+    }
+}

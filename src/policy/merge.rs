@@ -1,0 +1,363 @@
+//! Building the effective policy from its layers: `extends` resolved, the
+//! layers laid over one another in precedence order, every value checked
+//! where it was set.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use globset::GlobSetBuilder;
+
+use super::diagnostic::{PolicyError, ProblemKind};
+use super::keys::{INSTRUCTIONS, ROOTS, SKILLS, TEMPLATES};
+use super::schema::{
+    InstructionsLayer, ROOT_WORDS, RootsLayer, SkillsLayer, TemplatesLayer, TrustLayer,
+};
+use super::structure;
+use super::validate::{self};
+
+use super::effective::{Definition, Policy};
+use super::effective::{named_root_paths, problems_at, root_id};
+use super::source::{PolicySource, with_base};
+
+impl Policy {
+    /// The built-in policy alone.
+    pub fn builtin() -> Result<Self, PolicyError> {
+        Self::from_sources(&[PolicySource::builtin()])
+    }
+
+    /// Lays `sources` over one another in the order of their [`Layer`]s
+    /// (built-in, then home, then command line), whatever order they are
+    /// given in. Two sources of the same layer apply in the order given, the
+    /// later one winning. The lowest source must define every key (the
+    /// built-in policy does). An empty slice means the built-in policy alone.
+    pub fn from_sources(sources: &[PolicySource]) -> Result<Self, PolicyError> {
+        if sources.is_empty() {
+            return Self::from_sources(&[PolicySource::builtin()]);
+        }
+        let mut ordered = sources.to_vec();
+        // A stable sort: sources of one layer keep the order they were given in.
+        ordered.sort_by_key(|s| s.layer);
+        let ordered = with_base(ordered)?;
+        let sources: Arc<[PolicySource]> = ordered.iter().map(|(s, _)| s.clone()).collect();
+
+        let mut roots = RootsLayer::default();
+        let mut instructions = InstructionsLayer::default();
+        let mut skills = SkillsLayer::default();
+        let mut trust = TrustLayer::default();
+        let mut templates = TemplatesLayer::default();
+        // For each dotted key, the index of the source that last set it.
+        let mut setters: BTreeMap<&'static str, usize> = BTreeMap::new();
+        for (index, (source, parsed)) in ordered.into_iter().enumerate() {
+            let layer = match parsed {
+                Some(layer) => layer,
+                None => source.parse()?,
+            };
+            let mut set = Vec::new();
+            set.extend(roots.overlay(layer.roots));
+            set.extend(instructions.overlay(layer.instructions));
+            set.extend(skills.overlay(layer.skills));
+            set.extend(trust.overlay(layer.trust));
+            set.extend(templates.overlay(layer.templates));
+            for key in set {
+                setters.insert(key, index);
+            }
+        }
+        let mut definitions = BTreeMap::new();
+        let spans = roots
+            .spans()
+            .into_iter()
+            .chain(instructions.spans())
+            .chain(skills.spans())
+            .chain(trust.spans())
+            .chain(templates.spans());
+        for (key, span) in spans {
+            if let Some((&index, source)) = setters
+                .get(key)
+                .and_then(|i| sources.get(*i).map(|s| (i, s)))
+            {
+                definitions.insert(
+                    key,
+                    Definition {
+                        layer: source.layer,
+                        source: index,
+                        span,
+                    },
+                );
+            }
+        }
+
+        // Every layer was checked alone, so the failures below can only come
+        // from a lowest layer that lacks keys (the built-in policy has them
+        // all) or from a bug; they are still diagnostics, each pointing at the
+        // file and value that set the key concerned.
+        let mut missing = Vec::new();
+        let roots = roots.resolve().map_err(|m| missing.extend(m)).ok();
+        let instructions = instructions.resolve().map_err(|m| missing.extend(m)).ok();
+        let skills = skills.resolve().map_err(|m| missing.extend(m)).ok();
+        let trust = trust.resolve().map_err(|m| missing.extend(m)).ok();
+        let templates = templates.resolve().map_err(|m| missing.extend(m)).ok();
+        let (Some(roots), Some(instructions), Some(skills), Some(trust), Some(templates)) =
+            (roots, instructions, skills, trust, templates)
+        else {
+            // No layer set these keys, so there is no value to point at: the
+            // report names the lowest layer, which should have set them.
+            let problems = missing
+                .iter()
+                .map(|k| (None, format!("no layer sets `{k}`")))
+                .collect();
+            let at = (ProblemKind::MissingField, "in this layer");
+            return Err(problems_at(&sources, &definitions, "", at, problems).into());
+        };
+        let name_rule = validate::compile_name_rule(&skills.name_rule).map_err(|e| {
+            let message = format!("`{}` does not compile: {e}", SKILLS.name_rule);
+            problems_at(
+                &sources,
+                &definitions,
+                SKILLS.name_rule,
+                (ProblemKind::InvalidRegex, "invalid regex"),
+                vec![(None, message)],
+            )
+        })?;
+        let mut globs = GlobSetBuilder::new();
+        for g in &instructions.exclude_levels {
+            let glob = validate::compile_glob(g.get_ref()).map_err(|e| {
+                let message = format!("invalid glob in `{}`: {e}", INSTRUCTIONS.exclude_levels);
+                problems_at(
+                    &sources,
+                    &definitions,
+                    INSTRUCTIONS.exclude_levels,
+                    (ProblemKind::InvalidGlob, "invalid glob"),
+                    vec![(Some(g.span()), message)],
+                )
+            })?;
+            globs.add(glob);
+        }
+        let exclude_levels = globs.build().map_err(|e| {
+            let message = format!("`{}` does not compile: {e}", INSTRUCTIONS.exclude_levels);
+            problems_at(
+                &sources,
+                &definitions,
+                INSTRUCTIONS.exclude_levels,
+                (ProblemKind::InvalidGlob, "invalid glob"),
+                vec![(None, message)],
+            )
+        })?;
+
+        let safe_directories = if roots.safe_directories.iter().any(|g| g.get_ref() == "*") {
+            None
+        } else {
+            let mut globs = GlobSetBuilder::new();
+            for g in &roots.safe_directories {
+                let glob = validate::compile_glob(g.get_ref()).map_err(|e| {
+                    let message = format!("invalid glob in `{}`: {e}", ROOTS.safe_directories);
+                    problems_at(
+                        &sources,
+                        &definitions,
+                        ROOTS.safe_directories,
+                        (ProblemKind::InvalidGlob, "invalid glob"),
+                        vec![(Some(g.span()), message)],
+                    )
+                })?;
+                globs.add(glob);
+            }
+            Some(globs.build().map_err(|e| {
+                let message = format!("`{}` does not compile: {e}", ROOTS.safe_directories);
+                problems_at(
+                    &sources,
+                    &definitions,
+                    ROOTS.safe_directories,
+                    (ProblemKind::InvalidGlob, "invalid glob"),
+                    vec![(None, message)],
+                )
+            })?)
+        };
+
+        // Every skill source names a root this policy has.
+        let unknown: Vec<_> = skills
+            .sources
+            .iter()
+            .filter(|s| root_id(&roots, s.root.get_ref()).is_none())
+            .map(|s| {
+                let known: Vec<&str> = ROOT_WORDS
+                    .iter()
+                    .copied()
+                    .chain(roots.named.iter().map(|n| n.name.get_ref().as_str()))
+                    .collect();
+                let hint = structure::closest(s.root.get_ref(), &known)
+                    .map(|k| format!(" (did you mean `{k}`?)"))
+                    .unwrap_or_default();
+                (
+                    Some(s.root.span()),
+                    format!(
+                        "skill source root `{}` is not a root of this policy: {}{hint}",
+                        s.root.get_ref(),
+                        known.join(", ")
+                    ),
+                )
+            })
+            .collect();
+        if !unknown.is_empty() {
+            let at = (ProblemKind::InvalidValue, "unknown root");
+            return Err(problems_at(&sources, &definitions, SKILLS.sources, at, unknown).into());
+        }
+
+        // The forged-line prefix must show as something no boundary starts
+        // with. Blamed on whichever of the two values was set last: that
+        // layer brought them together.
+        if let Some((keys, message)) = validate::forged_prefix_clash(&templates) {
+            let key = keys
+                .into_iter()
+                .max_by_key(|k| definitions.get(k).map(|d| d.source))
+                .unwrap_or(TEMPLATES.forged_line_prefix);
+            let at = (ProblemKind::InvalidValue, "set here");
+            return Err(problems_at(&sources, &definitions, key, at, vec![(None, message)]).into());
+        }
+
+        let named_paths = named_root_paths(&roots, &|name| std::env::var_os(name));
+        let mut policy = Self {
+            roots,
+            instructions,
+            skills,
+            trust,
+            templates,
+            definitions,
+            layers: sources.iter().map(|s| (s.layer, s.name.clone())).collect(),
+            sources,
+            name_rule,
+            exclude_levels,
+            safe_directories,
+            named_paths,
+            digest: 0,
+        };
+        policy.digest = policy.compute_digest();
+        Ok(policy)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::*;
+
+    const HOME: &str = "version = 1\n[instructions]\nbudget-bytes = 4096\nskip-blank = false\n";
+    const CLI: &str = "version = 1\n[instructions]\nbudget-bytes = 2048\n";
+
+    fn home() -> PolicySource {
+        PolicySource::from_text(Layer::Home, "home.toml", HOME)
+    }
+
+    fn cli() -> PolicySource {
+        PolicySource::from_text(Layer::CommandLine, "cli.toml", CLI)
+    }
+
+    #[test]
+    fn sources_out_of_order_give_the_same_policy() {
+        let in_order = Policy::from_sources(&[PolicySource::builtin(), home(), cli()]).unwrap();
+        let shuffled = Policy::from_sources(&[cli(), PolicySource::builtin(), home()]).unwrap();
+        let reversed = Policy::from_sources(&[cli(), home(), PolicySource::builtin()]).unwrap();
+        for other in [&shuffled, &reversed] {
+            assert_eq!(other.to_toml(), in_order.to_toml());
+            assert_eq!(other.digest(), in_order.digest());
+            assert_eq!(other.layers(), in_order.layers());
+            assert_eq!(other.definitions, in_order.definitions);
+        }
+        assert_eq!(in_order.instructions.budget_bytes, 2048);
+        assert!(!in_order.instructions.skip_blank);
+        assert_eq!(
+            in_order.origin(INSTRUCTIONS.budget_bytes),
+            Some(Layer::CommandLine)
+        );
+        assert_eq!(in_order.origin(INSTRUCTIONS.skip_blank), Some(Layer::Home));
+    }
+
+    #[test]
+    fn sources_of_one_layer_apply_in_the_order_given() {
+        let second = PolicySource::from_text(
+            Layer::Home,
+            "second.toml",
+            "version = 1\n[instructions]\nbudget-bytes = 1000\n",
+        );
+        let policy =
+            Policy::from_sources(&[second.clone(), PolicySource::builtin(), home()]).unwrap();
+        assert_eq!(
+            policy.instructions.budget_bytes, 4096,
+            "home.toml came later"
+        );
+        let policy = Policy::from_sources(&[home(), PolicySource::builtin(), second]).unwrap();
+        assert_eq!(
+            policy.instructions.budget_bytes, 1000,
+            "second.toml came later"
+        );
+    }
+
+    #[test]
+    fn every_value_remembers_its_file_and_span() {
+        let policy = Policy::from_sources(&[PolicySource::builtin(), home(), cli()]).unwrap();
+        let names: Vec<&str> = policy.sources().iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["<built-in policies/lisa.toml>", "home.toml", "cli.toml"]
+        );
+        let slice = |key: &str| {
+            let d = policy.definition(key).unwrap();
+            let text = &policy.sources()[d.source].text;
+            (d.layer, text[d.span.clone()].to_string())
+        };
+        assert_eq!(
+            slice(INSTRUCTIONS.budget_bytes),
+            (Layer::CommandLine, "2048".into())
+        );
+        assert_eq!(
+            slice(INSTRUCTIONS.skip_blank),
+            (Layer::Home, "false".into())
+        );
+        assert_eq!(
+            slice(SKILLS.name_rule),
+            (Layer::Builtin, "'^[a-z0-9]+(-[a-z0-9]+)*$'".into())
+        );
+        // Every key of every section has a definition.
+        for key in RootsLayer::KEYS
+            .iter()
+            .chain(InstructionsLayer::KEYS)
+            .chain(SkillsLayer::KEYS)
+            .chain(TrustLayer::KEYS)
+            .chain(TemplatesLayer::KEYS)
+        {
+            assert!(policy.definition(key).is_some(), "{key}");
+        }
+    }
+
+    #[test]
+    fn a_problem_found_after_merging_points_at_the_file_that_set_the_value() {
+        let policy = Policy::from_sources(&[PolicySource::builtin(), home(), cli()]).unwrap();
+        let invalid = policy.invalid_value(INSTRUCTIONS.skip_blank, "not today");
+        assert_eq!(invalid.name, "home.toml");
+        let p = &invalid.problems[0];
+        assert_eq!(p.kind, ProblemKind::InvalidValue);
+        assert_eq!(&HOME[p.span.clone()], "false");
+        assert_eq!(p.message, "not today");
+        let invalid = policy.invalid_value(INSTRUCTIONS.budget_bytes, "too big");
+        assert_eq!(invalid.name, "cli.toml");
+        assert_eq!(&CLI[invalid.problems[0].span.clone()], "2048");
+    }
+
+    #[test]
+    fn a_lowest_layer_lacking_keys_is_named() {
+        let Err(PolicyError::Invalid(invalid)) = Policy::from_sources(&[home()]) else {
+            panic!("a home layer alone lacks keys");
+        };
+        assert_eq!(invalid.name, "home.toml");
+        assert!(
+            invalid
+                .problems
+                .iter()
+                .any(|p| p.message == "no layer sets `skills.name-rule`")
+        );
+        assert!(
+            invalid
+                .problems
+                .iter()
+                .all(|p| p.kind == ProblemKind::MissingField)
+        );
+    }
+}

@@ -1,0 +1,31 @@
+//! The policies shipped in the binary: the built-in one (Lisa's) and the
+//! compat policies, by name.
+
+/// The default policy, reproducing Lisa's loader.
+pub const BUILTIN_POLICY: &str = include_str!("../../policies/lisa.toml");
+
+/// The policies shipped in the binary, by name: the built-in one (Lisa's)
+/// and the compat policies that reproduce other harnesses' discovery.
+/// `--policy NAME` and `extends = "NAME"` pick one as the base.
+pub const SHIPPED: &[(&str, &str)] = &[
+    ("lisa", BUILTIN_POLICY),
+    ("codex", include_str!("../../policies/codex.toml")),
+    ("gemini", include_str!("../../policies/gemini.toml")),
+    (
+        "claude-code",
+        include_str!("../../policies/claude-code.toml"),
+    ),
+];
+
+/// The names of [`SHIPPED`], in order, read from it: the one list of
+/// shipped names that `extends`, `--policy`'s help and completions, errors
+/// and `hello` go by.
+pub const SHIPPED_NAMES: &[&str] = &{
+    let mut names = [""; SHIPPED.len()];
+    let mut i = 0;
+    while i < names.len() {
+        names[i] = SHIPPED[i].0;
+        i += 1;
+    }
+    names
+};
