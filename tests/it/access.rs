@@ -2,65 +2,46 @@
 //! folders between the repository root and it that the session's chain did
 //! not hold, once each per session, inside the sandbox.
 
-use std::fs;
-use std::path::PathBuf;
 use std::process::Command;
 
 use lisa_context::{Loader, Session, SnapshotError};
 
-struct World {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-    loader: Loader,
+use crate::support::World;
+
+/// A loader on the shipped policy `policy`, `$HOME` being the world's home.
+fn shipped(w: &World, policy: &str) -> Loader {
+    let home = w.home.clone();
+    Loader::builder()
+        .shipped_policy(policy)
+        .env(move |k| (k == "HOME").then(|| home.clone().into_os_string()))
+        .build()
+        .unwrap()
 }
 
-impl World {
-    fn new(policy: &str) -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().to_path_buf();
-        fs::create_dir_all(root.join("home")).unwrap();
-        fs::create_dir_all(root.join("repo/.git")).unwrap();
-        let home = root.join("home");
-        let loader = Loader::builder()
-            .shipped_policy(policy)
-            .env(move |k| (k == "HOME").then(|| home.clone().into_os_string()))
-            .build()
-            .unwrap();
-        World {
-            _dir: dir,
-            root,
-            loader,
-        }
-    }
-
-    fn write(&self, rel: &str, text: &str) {
-        let p = self.root.join(rel);
-        fs::create_dir_all(p.parent().unwrap()).unwrap();
-        fs::write(p, text).unwrap();
-    }
-
-    fn session(&self, cwd: &str) -> Session {
-        Session::new(self.root.join(cwd), None)
-    }
-
-    fn touch(&self, session: &mut Session, path: &str) -> Vec<String> {
-        let access = self.loader.access(session, &self.root.join(path)).unwrap();
-        access
-            .instruction_files
-            .iter()
-            .map(|b| {
-                b.path
-                    .strip_prefix(&self.root)
-                    .unwrap()
-                    .to_string_lossy()
-                    .into_owned()
-            })
-            .collect()
-    }
+fn session(w: &World, cwd: &str) -> Session {
+    Session::new(w.path(cwd), None)
 }
 
-fn tree() -> World {
-    let w = World::new("gemini");
+/// The instruction files touching `path` loads, relative to `base`.
+fn touch(w: &World, loader: &Loader, session: &mut Session, path: &str) -> Vec<String> {
+    let access = loader.access(session, &w.path(path)).unwrap();
+    access
+        .instruction_files
+        .iter()
+        .map(|b| {
+            b.path
+                .strip_prefix(&w.base)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect()
+}
+
+/// Gemini's files at every level of `repo/a/b/c` and `repo/x/y`.
+fn tree() -> (World, Loader) {
+    let w = World::new();
+    let loader = shipped(&w, "gemini");
     w.write("repo/GEMINI.md", "root\n");
     w.write("repo/a/GEMINI.md", "a\n");
     w.write("repo/a/b/GEMINI.md", "b\n");
@@ -68,44 +49,44 @@ fn tree() -> World {
     w.write("repo/a/b/c/main.rs", "fn main() {}\n");
     w.write("repo/x/GEMINI.md", "x\n");
     w.write("repo/x/y/GEMINI.md", "y\n");
-    w
+    (w, loader)
 }
 
 #[test]
 fn files_below_the_cwd_load_once_each() {
-    let w = tree();
-    let mut s = w.session("repo/a");
+    let (w, loader) = tree();
+    let mut s = session(&w, "repo/a");
     assert_eq!(
-        w.touch(&mut s, "repo/a/b/c/main.rs"),
+        touch(&w, &loader, &mut s, "repo/a/b/c/main.rs"),
         ["repo/a/b/GEMINI.md", "repo/a/b/c/GEMINI.md"]
     );
-    assert!(w.touch(&mut s, "repo/a/b/c/main.rs").is_empty());
-    assert!(w.touch(&mut s, "repo/a/b").is_empty());
+    assert!(touch(&w, &loader, &mut s, "repo/a/b/c/main.rs").is_empty());
+    assert!(touch(&w, &loader, &mut s, "repo/a/b").is_empty());
     // A folder beside the cwd is not the session's: nothing, and no error.
-    assert!(w.touch(&mut s, "repo/x/y/file.txt").is_empty());
+    assert!(touch(&w, &loader, &mut s, "repo/x/y/file.txt").is_empty());
     // Another session starts afresh.
-    let mut other = w.session("repo/a");
-    assert_eq!(w.touch(&mut other, "repo/a/b"), ["repo/a/b/GEMINI.md"]);
+    let mut other = session(&w, "repo/a");
+    assert_eq!(
+        touch(&w, &loader, &mut other, "repo/a/b"),
+        ["repo/a/b/GEMINI.md"]
+    );
 }
 
 #[test]
 fn dot_dot_is_resolved_and_outside_the_root_is_an_error() {
-    let w = tree();
-    let mut s = w.session("repo");
+    let (w, loader) = tree();
+    let mut s = session(&w, "repo");
     assert_eq!(
-        w.touch(&mut s, "repo/a/b/../../x/y"),
+        touch(&w, &loader, &mut s, "repo/a/b/../../x/y"),
         ["repo/x/GEMINI.md", "repo/x/y/GEMINI.md"]
     );
-    let outside = w
-        .loader
-        .access(&mut s, &w.root.join("repo/../home/AGENTS.md"));
+    let outside = loader.access(&mut s, &w.base.join("repo/../home/AGENTS.md"));
     assert!(
         matches!(outside, Err(SnapshotError::AccessOutsideRoot { .. })),
         "{outside:?}"
     );
     // A relative path is taken from the cwd.
-    let access = w
-        .loader
+    let access = loader
         .access(&mut s, std::path::Path::new("a/b/c"))
         .unwrap();
     assert_eq!(access.instruction_files.len(), 3);
@@ -113,13 +94,12 @@ fn dot_dot_is_resolved_and_outside_the_root_is_an_error() {
 
 #[test]
 fn a_linked_folder_leaving_the_root_loads_nothing() {
-    let w = tree();
+    let (w, loader) = tree();
     w.write("outside/GEMINI.md", "SECRET\n");
-    std::os::unix::fs::symlink(w.root.join("outside"), w.root.join("repo/a/out")).unwrap();
-    let mut s = w.session("repo/a");
-    let access = w
-        .loader
-        .access(&mut s, &w.root.join("repo/a/out/file.md"))
+    std::os::unix::fs::symlink(w.base.join("outside"), w.base.join("repo/a/out")).unwrap();
+    let mut s = session(&w, "repo/a");
+    let access = loader
+        .access(&mut s, &w.base.join("repo/a/out/file.md"))
         .unwrap();
     assert!(access.instruction_files.is_empty());
     assert!(!access.prompt.contains("SECRET"));
@@ -129,10 +109,10 @@ fn a_linked_folder_leaving_the_root_loads_nothing() {
 
 #[test]
 fn the_blocks_carry_the_sessions_nonce_and_the_budget_spans_the_session() {
-    let w = tree();
-    let mut s = w.session("repo/a");
-    let snap = w.loader.snapshot(&w.root.join("repo/a")).unwrap();
-    let access = w.loader.access(&mut s, &w.root.join("repo/a/b/c")).unwrap();
+    let (w, loader) = tree();
+    let mut s = session(&w, "repo/a");
+    let snap = loader.snapshot(&w.base.join("repo/a")).unwrap();
+    let access = loader.access(&mut s, &w.base.join("repo/a/b/c")).unwrap();
     assert!(
         access
             .prompt
@@ -145,21 +125,22 @@ fn the_blocks_carry_the_sessions_nonce_and_the_budget_spans_the_session() {
 
 #[test]
 fn a_policy_without_on_access_loads_nothing() {
-    let w = World::new("lisa");
+    let w = World::new();
+    let loader = shipped(&w, "lisa");
     w.write("repo/a/AGENTS.md", "a\n");
-    let mut s = w.session("repo");
-    assert!(w.touch(&mut s, "repo/a/file.rs").is_empty());
+    let mut s = session(&w, "repo");
+    assert!(touch(&w, &loader, &mut s, "repo/a/file.rs").is_empty());
 }
 
 #[test]
 fn the_command_line_answers_one_access() {
-    let w = tree();
+    let (w, _loader) = tree();
     let run = |path: &str| {
         Command::new(env!("CARGO_BIN_EXE_lisa-context"))
             .args(["--policy", "gemini", "--home"])
-            .arg(w.root.join("home"))
+            .arg(w.base.join("home"))
             .args(["access", path, "--format", "json", "--cwd"])
-            .arg(w.root.join("repo/a"))
+            .arg(w.base.join("repo/a"))
             .output()
             .unwrap()
     };

@@ -11,37 +11,23 @@ use std::time::Duration;
 
 use lisa_context::{Loader, LoaderBuilder};
 
-use crate::support::next_timestamp_tick;
+use crate::support::{World, next_timestamp_tick};
 
-struct World {
-    _tmp: tempfile::TempDir,
-    base: PathBuf,
-    home: PathBuf,
-    repo: PathBuf,
-    cwd: PathBuf,
-}
+/// The cwd of every test here, three folders below the repository root.
+const CWD: &str = "repo/a/b/c";
 
+/// A repository with files at its root and at the cwd, and links to
+/// nothing yet: a candidate and a marker.
 fn world() -> World {
-    let tmp = tempfile::tempdir().unwrap();
-    let base = tmp.path().to_path_buf();
-    let home = base.join("home");
-    let repo = base.join("repo");
-    let cwd = repo.join("a/b/c");
-    fs::create_dir_all(&home).unwrap();
-    fs::create_dir_all(repo.join(".git")).unwrap();
-    fs::create_dir_all(&cwd).unwrap();
+    let w = World::new();
+    let repo = &w.repo;
+    let cwd = w.mkdir(CWD);
     fs::write(repo.join("AGENTS.md"), "Root rules.\n").unwrap();
     fs::write(cwd.join("AGENTS.md"), "Leaf rules.\n").unwrap();
     // Links to nothing yet: a candidate and a marker.
     symlink("../later.md", repo.join("a/CLAUDE.md")).unwrap();
     symlink("../../later-git", repo.join("a/b/.git")).unwrap();
-    World {
-        _tmp: tmp,
-        base,
-        home,
-        repo,
-        cwd,
-    }
+    w
 }
 
 fn loader(home: &Path) -> Loader {
@@ -88,14 +74,18 @@ fn write_skill(folder: &Path) {
 fn quiet_then(w: &World, watched: bool, what: &str, change: fn(&World)) -> [Answer; 3] {
     let cached = loader(&w.home);
     let cached = if watched { cached.watched() } else { cached };
-    let before = answer(&cached, &w.cwd);
+    let before = answer(&cached, &w.path(CWD));
     next_timestamp_tick(&w.base);
-    assert_eq!(answer(&cached, &w.cwd), before, "{what}: unchanged");
-    assert_eq!(answer(&cached, &w.cwd), before, "{what}: unchanged again");
+    assert_eq!(answer(&cached, &w.path(CWD)), before, "{what}: unchanged");
+    assert_eq!(
+        answer(&cached, &w.path(CWD)),
+        before,
+        "{what}: unchanged again"
+    );
     change(w);
     next_timestamp_tick(&w.base);
-    let now = answer(&cached, &w.cwd);
-    let fresh = answer(&loader(&w.home), &w.cwd);
+    let now = answer(&cached, &w.path(CWD));
+    let fresh = answer(&loader(&w.home), &w.path(CWD));
     [before, now, fresh]
 }
 
@@ -107,7 +97,7 @@ fn what_appears_in_a_quiet_folder_is_seen() {
             fs::write(w.repo.join("a/AGENTS.md"), "Middle rules, new.\n").unwrap()
         }),
         ("a candidate in the cwd", |w| {
-            fs::write(w.cwd.join("CLAUDE.md"), "Leaf notes, new.\n").unwrap()
+            fs::write(w.path(CWD).join("CLAUDE.md"), "Leaf notes, new.\n").unwrap()
         }),
         ("a marker that moves the root", |w| {
             fs::create_dir(w.repo.join("a/b/c/.git")).unwrap()
@@ -145,26 +135,30 @@ fn a_link_that_appears_later_is_followed_to_its_target() {
         let w = world();
         let cached = loader(&w.home);
         let cached = if watched { cached.watched() } else { cached };
-        let before = answer(&cached, &w.cwd);
+        let before = answer(&cached, &w.path(CWD));
         next_timestamp_tick(&w.base);
-        assert_eq!(answer(&cached, &w.cwd), before);
-        assert_eq!(answer(&cached, &w.cwd), before);
+        assert_eq!(answer(&cached, &w.path(CWD)), before);
+        assert_eq!(answer(&cached, &w.path(CWD)), before);
         symlink("../../elsewhere.md", w.repo.join("a/b/AGENTS.md")).unwrap();
         next_timestamp_tick(&w.base);
         assert_eq!(
-            answer(&cached, &w.cwd),
+            answer(&cached, &w.path(CWD)),
             before,
             "a link to nothing adds nothing"
         );
-        assert_eq!(answer(&cached, &w.cwd), before);
+        assert_eq!(answer(&cached, &w.path(CWD)), before);
         fs::write(w.repo.join("elsewhere.md"), "Reached through a link.\n").unwrap();
         next_timestamp_tick(&w.base);
-        let now = answer(&cached, &w.cwd);
+        let now = answer(&cached, &w.path(CWD));
         assert!(
             now.2.contains("Reached through a link."),
             "watched: {watched}"
         );
-        assert_eq!(now, answer(&loader(&w.home), &w.cwd), "watched: {watched}");
+        assert_eq!(
+            now,
+            answer(&loader(&w.home), &w.path(CWD)),
+            "watched: {watched}"
+        );
     }
 }
 

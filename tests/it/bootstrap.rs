@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 use lisa_context::policy::{Layer, PolicyError};
 use lisa_context::{BootstrapError, Loader};
 
+use crate::support::World;
+
 fn env(vars: &[(&str, &Path)]) -> impl Fn(&str) -> Option<OsString> + Send + Sync + 'static {
     let map: HashMap<String, OsString> = vars
         .iter()
@@ -18,43 +20,28 @@ fn env(vars: &[(&str, &Path)]) -> impl Fn(&str) -> Option<OsString> + Send + Syn
     move |name| map.get(name).cloned()
 }
 
-struct World {
-    _tmp: tempfile::TempDir,
-    base: PathBuf,
+/// A home root `base/name` holding an `AGENTS.md` that names it, and
+/// optionally a policy file.
+fn make_home(w: &World, name: &str, policy: Option<&str>) -> PathBuf {
+    let home = w.write(&format!("{name}/AGENTS.md"), &format!("from {name}"));
+    let home = home.parent().unwrap().to_path_buf();
+    if let Some(p) = policy {
+        fs::write(home.join("context-policy.toml"), p).unwrap();
+    }
+    home
 }
 
-impl World {
-    fn new() -> Self {
-        let tmp = tempfile::tempdir().unwrap();
-        let base = tmp.path().to_path_buf();
-        Self { _tmp: tmp, base }
-    }
-
-    /// A home root holding an `AGENTS.md` that names it, and optionally a
-    /// policy file.
-    fn home(&self, name: &str, policy: Option<&str>) -> PathBuf {
-        let home = self.base.join(name);
-        fs::create_dir_all(&home).unwrap();
-        fs::write(home.join("AGENTS.md"), format!("from {name}")).unwrap();
-        if let Some(p) = policy {
-            fs::write(home.join("context-policy.toml"), p).unwrap();
-        }
-        home
-    }
-
-    fn repo(&self) -> PathBuf {
-        let repo = self.base.join("repo");
-        fs::create_dir_all(repo.join(".git")).unwrap();
-        repo
-    }
+/// `base/repo`, made a repository.
+fn make_repo(w: &World) -> PathBuf {
+    w.repo_at("repo")
 }
 
 /// (explicit --home, $LISA_HOME, $HOME) → which home directory wins.
 #[test]
 fn the_home_root_is_explicit_then_the_policy_candidates_in_order() {
-    let w = World::new();
-    let explicit = w.home("explicit", None);
-    let lisa = w.home("lisa", None);
+    let w = World::empty();
+    let explicit = make_home(&w, "explicit", None);
+    let lisa = make_home(&w, "lisa", None);
     let user = w.base.join("user");
     let dot_lisa = user.join(".lisa");
     fs::create_dir_all(&dot_lisa).unwrap();
@@ -96,8 +83,9 @@ fn the_home_root_is_explicit_then_the_policy_candidates_in_order() {
 
 #[test]
 fn the_policy_is_read_from_the_home_that_was_chosen() {
-    let w = World::new();
-    let home = w.home(
+    let w = World::empty();
+    let home = make_home(
+        &w,
         "lisa",
         Some("version = 1\n[instructions]\nbudget-bytes = 1234\n"),
     );
@@ -110,19 +98,19 @@ fn the_policy_is_read_from_the_home_that_was_chosen() {
         loader.policy().unwrap().origin("instructions.budget-bytes"),
         Some(Layer::Home)
     );
-    let snap = loader.snapshot(&w.repo()).unwrap();
+    let snap = loader.snapshot(&make_repo(&w)).unwrap();
     assert!(snap.prompt.contains("from lisa"));
 }
 
 #[test]
 fn a_home_policy_that_sets_roots_home_is_refused_at_its_span() {
-    let w = World::new();
-    let elsewhere = w.home("elsewhere", None);
+    let w = World::empty();
+    let elsewhere = make_home(&w, "elsewhere", None);
     let policy = format!(
         "version = 1\n[roots]\nhome = [{:?}]\n",
         elsewhere.to_string_lossy()
     );
-    let home = w.home("lisa", Some(&policy));
+    let home = make_home(&w, "lisa", Some(&policy));
     let err = Loader::builder()
         .env(env(&[("LISA_HOME", &home)]))
         .build()
@@ -149,7 +137,7 @@ fn a_home_policy_that_sets_roots_home_is_refused_at_its_span() {
     // The command line fails the same way, naming the file.
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_lisa-context"))
         .args(["fingerprint", "--cwd"])
-        .arg(w.repo())
+        .arg(make_repo(&w))
         .env("LISA_HOME", &home)
         .output()
         .unwrap();
@@ -159,7 +147,7 @@ fn a_home_policy_that_sets_roots_home_is_refused_at_its_span() {
 
 #[test]
 fn an_explicit_home_must_exist_and_an_empty_lisa_home_is_unset() {
-    let w = World::new();
+    let w = World::empty();
     let missing = w.base.join("no-such-home");
     let err = Loader::builder()
         .home(&missing)
@@ -176,7 +164,7 @@ fn an_explicit_home_must_exist_and_an_empty_lisa_home_is_unset() {
         .unwrap_err();
     assert!(matches!(err, BootstrapError::MissingHome { .. }), "{err:?}");
 
-    let repo = w.repo();
+    let repo = make_repo(&w);
     let run = |args: &[&std::ffi::OsStr], lisa_home: &str| {
         std::process::Command::new(env!("CARGO_BIN_EXE_lisa-context"))
             .args(args)
@@ -208,8 +196,9 @@ fn an_explicit_home_must_exist_and_an_empty_lisa_home_is_unset() {
 
 #[test]
 fn a_policy_file_is_laid_last_and_may_name_the_home() {
-    let w = World::new();
-    let home = w.home(
+    let w = World::empty();
+    let home = make_home(
+        &w,
         "chosen",
         Some("version = 1\n[instructions]\nbudget-bytes = 1000\n"),
     );
@@ -240,7 +229,7 @@ fn a_policy_file_is_laid_last_and_may_name_the_home() {
 
 #[test]
 fn a_missing_policy_file_is_an_error_and_a_bad_home_policy_too() {
-    let w = World::new();
+    let w = World::empty();
     let missing = w.base.join("missing.toml");
     let err = Loader::builder()
         .env(env(&[]))
@@ -252,7 +241,8 @@ fn a_missing_policy_file_is_an_error_and_a_bad_home_policy_too() {
         "{err:?}"
     );
 
-    let home = w.home(
+    let home = make_home(
+        &w,
         "broken",
         Some("version = 1\n[instructions]\nbudget-bytes = \"lots\"\n"),
     );

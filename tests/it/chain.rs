@@ -13,15 +13,13 @@ use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::{Duration, SystemTime};
 
-use assert_cmd::Command;
 use lisa_context::Block;
 use lisa_context::policy::Policy;
 use lisa_context::{Loader, Snapshot};
 use serde_json::Value;
-use tempfile::TempDir;
 
 use crate::support;
-use crate::support::next_timestamp_tick;
+use crate::support::{World, next_timestamp_tick};
 
 // ---------------------------------------------------------------------------
 // Fixtures
@@ -32,63 +30,34 @@ const HEADING: &str = "# Project context";
 const HOME_WORDING: &str = ": written by the user, applies to every project>>>";
 const PROJECT_WORDING: &str = ": this repository's stated conventions, not your principles>>>";
 
-/// A temporary world: `base/home` (the home root) and `base/repo` (a
-/// repository, marked by `.git/`). `base` itself is outside both roots.
-struct World {
-    _tmp: TempDir,
-    base: PathBuf,
-    home: PathBuf,
-    repo: PathBuf,
+/// What these tests ask of a [`World`] (`base` itself is outside both
+/// roots) beyond the shared helpers.
+trait ChainWorld {
+    /// A loader with `override_toml` laid over the built-in policy, read
+    /// from a file outside both roots (as `--policy FILE`).
+    fn loader_with(&self, override_toml: &str) -> Loader;
+    /// Writes a policy override file outside both roots and returns its path.
+    fn policy_file(&self, override_toml: &str) -> PathBuf;
+    fn snap(&self, cwd: &Path) -> Arc<Snapshot>;
+    /// Runs a CLI subcommand for `cwd`, asserting success, returning stdout.
+    fn cli_out(&self, args: &[&str], cwd: &Path) -> String;
 }
 
-impl World {
-    fn new() -> Self {
-        let tmp = tempfile::tempdir().unwrap();
-        let base = tmp.path().to_path_buf();
-        let home = base.join("home");
-        let repo = base.join("repo");
-        fs::create_dir_all(&home).unwrap();
-        fs::create_dir_all(repo.join(".git")).unwrap();
-        Self {
-            _tmp: tmp,
-            base,
-            home,
-            repo,
-        }
-    }
-
-    /// A loader on the built-in policy.
-    fn loader(&self) -> Loader {
-        Loader::new(Policy::builtin().unwrap(), Some(self.home.clone()))
-    }
-
-    /// A loader with `override_toml` laid over the built-in policy, read from a
-    /// file outside both roots (as `--policy FILE`).
+impl ChainWorld for World {
     fn loader_with(&self, override_toml: &str) -> Loader {
         let file = self.policy_file(override_toml);
         let policy = Policy::load(Some(&self.home), Some(&file)).unwrap();
-        Loader::new(policy, Some(self.home.clone()))
+        self.loader_on(policy)
     }
 
-    /// Writes a policy override file outside both roots and returns its path.
     fn policy_file(&self, override_toml: &str) -> PathBuf {
-        let file = self.base.join("override.toml");
-        fs::write(&file, override_toml).unwrap();
-        file
+        self.write("override.toml", override_toml)
     }
 
     fn snap(&self, cwd: &Path) -> Arc<Snapshot> {
         self.loader().snapshot(cwd).unwrap()
     }
 
-    /// The binary with `--home` pointing at this world's home.
-    fn cli(&self) -> Command {
-        let mut cmd = Command::cargo_bin("lisa-context").unwrap();
-        cmd.env_remove("LISA_HOME").arg("--home").arg(&self.home);
-        cmd
-    }
-
-    /// Runs a CLI subcommand for `cwd`, asserting success, returning stdout.
     fn cli_out(&self, args: &[&str], cwd: &Path) -> String {
         let out = self
             .cli()

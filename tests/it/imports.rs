@@ -2,60 +2,34 @@
 //! `instructions.import-depth > 0`): what is inlined, what is refused and
 //! why, and the bounds that hold whatever a repository writes.
 
-use std::fs;
-use std::path::PathBuf;
 use std::sync::Arc;
 
-use lisa_context::policy::{Layer, Policy, PolicySource};
+use lisa_context::policy::{Layer, Policy};
 use lisa_context::{Loader, Snapshot};
 
-use crate::support::next_timestamp_tick;
+use crate::support::{self, World, next_timestamp_tick};
 
-struct World {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
+/// The import policy these tests lay over the built-in one.
+trait ImportsWorld {
+    fn policy(&self, extra: &str) -> Policy;
+    fn snapshot(&self, extra: &str, cwd: &str) -> Arc<Snapshot>;
 }
 
-impl World {
-    fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().to_path_buf();
-        fs::create_dir_all(root.join("home")).unwrap();
-        fs::create_dir_all(root.join("repo/.git")).unwrap();
-        World { _dir: dir, root }
-    }
-
-    fn write(&self, rel: &str, text: &str) {
-        let p = self.root.join(rel);
-        fs::create_dir_all(p.parent().unwrap()).unwrap();
-        fs::write(p, text).unwrap();
-    }
-
+impl ImportsWorld for World {
     fn policy(&self, extra: &str) -> Policy {
-        Policy::from_sources(&[
-            PolicySource::builtin(),
-            PolicySource::from_text(
-                Layer::CommandLine,
-                "imports.toml",
-                format!(
-                    "version = 1\n[instructions]\nimport-depth = 5\nimport-failure = \"comment\"\n{extra}"
-                ),
+        support::layered(
+            Layer::CommandLine,
+            "imports.toml",
+            format!(
+                "version = 1\n[instructions]\nimport-depth = 5\nimport-failure = \"comment\"\n{extra}"
             ),
-        ])
-        .unwrap()
+        )
     }
 
     fn snapshot(&self, extra: &str, cwd: &str) -> Arc<Snapshot> {
-        Loader::new(self.policy(extra), Some(self.root.join("home")))
-            .snapshot(&self.root.join(cwd))
+        self.loader_on(self.policy(extra))
+            .snapshot(&self.path(cwd))
             .unwrap()
-    }
-
-    fn rel(&self, p: &std::path::Path) -> String {
-        p.strip_prefix(&self.root)
-            .unwrap_or(p)
-            .to_string_lossy()
-            .into_owned()
     }
 }
 
@@ -112,11 +86,11 @@ fn imports_never_leave_the_importing_files_root() {
     w.write("outside/secret.md", "SECRET\n");
     w.write("home/AGENTS.md", "HOME NOTES\n");
     std::os::unix::fs::symlink(
-        w.root.join("outside/secret.md"),
-        w.root.join("repo/link.md"),
+        w.base.join("outside/secret.md"),
+        w.base.join("repo/link.md"),
     )
     .unwrap();
-    let home_abs = w.root.join("home/AGENTS.md");
+    let home_abs = w.base.join("home/AGENTS.md");
     w.write(
         "repo/AGENTS.md",
         &format!(
@@ -149,7 +123,7 @@ fn imports_never_leave_the_importing_files_root() {
 #[test]
 fn a_fifo_is_refused_at_once() {
     let w = World::new();
-    let fifo = w.root.join("repo/pipe.md");
+    let fifo = w.base.join("repo/pipe.md");
     let made = std::process::Command::new("mkfifo")
         .arg(&fifo)
         .status()
@@ -230,22 +204,22 @@ fn imports_are_traced_by_the_fingerprint() {
     w.write("repo/docs/a.md", "one\n");
     let loader = Loader::builder()
         .policy(w.policy(""))
-        .home(w.root.join("home"))
+        .home(w.base.join("home"))
         .racy_window(std::time::Duration::ZERO)
         .build()
         .unwrap();
-    let cwd = w.root.join("repo");
+    let cwd = w.base.join("repo");
     let first = loader.fingerprint(&cwd).unwrap();
-    next_timestamp_tick(&w.root);
+    next_timestamp_tick(&w.base);
     w.write("repo/docs/a.md", "two\n");
     let second = loader.fingerprint(&cwd).unwrap();
     assert_ne!(first, second);
     // A missing import appearing changes it too.
-    next_timestamp_tick(&w.root);
+    next_timestamp_tick(&w.base);
     w.write("repo/docs/later.md", "now here\n");
     let third = loader.fingerprint(&cwd).unwrap();
     assert_ne!(second, third);
-    let fresh = lisa_context::build(&w.policy(""), Some(&w.root.join("home")), &cwd, None).unwrap();
+    let fresh = lisa_context::build(&w.policy(""), Some(&w.base.join("home")), &cwd, None).unwrap();
     assert_eq!(fresh.fingerprint, third);
 }
 
@@ -254,8 +228,8 @@ fn lisa_does_not_import() {
     let w = World::new();
     w.write("repo/AGENTS.md", "@docs/a.md\n");
     w.write("repo/docs/a.md", "IMPORTED-TEXT\n");
-    let s = Loader::new(Policy::builtin().unwrap(), Some(w.root.join("home")))
-        .snapshot(&w.root.join("repo"))
+    let s = Loader::new(Policy::builtin().unwrap(), Some(w.base.join("home")))
+        .snapshot(&w.base.join("repo"))
         .unwrap();
     assert!(s.imports.is_empty());
     assert!(s.prompt.contains("@docs/a.md"));

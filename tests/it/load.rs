@@ -15,6 +15,8 @@ use std::time::{Duration, Instant};
 use lisa_context::policy::Policy;
 use serde_json::{Value, json};
 
+use crate::support::World;
+
 const BIN: &str = env!("CARGO_BIN_EXE_lisa-context");
 
 /// Sessions writing at once, each waiting for its answer before asking
@@ -37,31 +39,36 @@ fn write(path: &Path, text: &str) {
     std::fs::write(path, text).unwrap();
 }
 
-struct World {
-    _tmp: tempfile::TempDir,
-    home: PathBuf,
-    fast: Vec<PathBuf>,
-    slow: Vec<PathBuf>,
+/// The fast cwds: `src` of small repositories `fast-N`.
+fn fast(w: &World) -> Vec<PathBuf> {
+    (0..FAST_CWDS)
+        .map(|i| w.path(format!("fast-{i}/src")))
+        .collect()
 }
 
+/// The slow cwds: the levels `pkg-N` of the repository `slow`.
+fn slow(w: &World) -> Vec<PathBuf> {
+    (0..SLOW_CWDS)
+        .map(|i| w.path(format!("slow/pkg-{i}")))
+        .collect()
+}
+
+/// A home with a skill, the fast repositories and the slow one.
 fn world() -> World {
-    let tmp = tempfile::tempdir().unwrap();
-    let base = tmp.path();
-    let home = base.join("home");
+    let w = World::empty();
+    let base = &w.base;
+    let home = &w.home;
     write(&home.join("AGENTS.md"), "home rules");
     write(
         &home.join("skills/release/SKILL.md"),
         "---\nname: release\ndescription: cut a release\n---\n",
     );
-    let fast = (0..FAST_CWDS)
-        .map(|i| {
-            let repo = base.join(format!("fast-{i}"));
-            std::fs::create_dir_all(repo.join(".git")).unwrap();
-            write(&repo.join("AGENTS.md"), &format!("fast repo {i}"));
-            write(&repo.join("src/AGENTS.md"), &format!("fast repo {i}, src"));
-            repo.join("src")
-        })
-        .collect();
+    for i in 0..FAST_CWDS {
+        let repo = base.join(format!("fast-{i}"));
+        std::fs::create_dir_all(repo.join(".git")).unwrap();
+        write(&repo.join("AGENTS.md"), &format!("fast repo {i}"));
+        write(&repo.join("src/AGENTS.md"), &format!("fast repo {i}, src"));
+    }
     let slow_repo = base.join("slow");
     std::fs::create_dir_all(slow_repo.join(".git")).unwrap();
     write(&slow_repo.join("AGENTS.md"), "slow repo");
@@ -71,19 +78,10 @@ fn world() -> World {
             &format!("---\nname: s{k:05}\ndescription: skill {k}\n---\n"),
         );
     }
-    let slow = (0..SLOW_CWDS)
-        .map(|i| {
-            let cwd = slow_repo.join(format!("pkg-{i}"));
-            std::fs::create_dir_all(&cwd).unwrap();
-            cwd
-        })
-        .collect();
-    World {
-        _tmp: tmp,
-        home,
-        fast,
-        slow,
+    for cwd in slow(&w) {
+        std::fs::create_dir_all(&cwd).unwrap();
     }
+    w
 }
 
 /// What one run measured.
@@ -204,12 +202,13 @@ fn run(
             })
         })
         .collect();
+    let slow_cwds = slow(w);
     let mut fast_ms = Vec::new();
     let mut slow_ms = Vec::new();
     for s in sessions {
         for (cwd, took) in s.join().unwrap() {
             let ms = took.as_secs_f64() * 1000.0;
-            if w.slow.contains(&cwd) {
+            if slow_cwds.contains(&cwd) {
                 slow_ms.push(ms);
             } else {
                 fast_ms.push(ms);
@@ -265,10 +264,9 @@ fn report(name: &str, f: &Figures) {
 fn twenty_sessions_ten_thousand_requests_two_hundred_cwds() {
     let w = world();
     let policy = Policy::builtin().unwrap();
-    let expected: HashMap<PathBuf, String> = w
-        .fast
+    let expected: HashMap<PathBuf, String> = fast(&w)
         .iter()
-        .chain(&w.slow)
+        .chain(&slow(&w))
         .map(|cwd| {
             let snap = lisa_context::build(&policy, Some(&w.home), cwd, None).unwrap();
             (cwd.clone(), snap.fingerprint)
@@ -279,10 +277,10 @@ fn twenty_sessions_ten_thousand_requests_two_hundred_cwds() {
         .max(2)
         .to_string();
 
-    let fast_only = run(&w, &jobs, plan(&w.fast, FAST_REQUESTS), &expected);
+    let fast_only = run(&w, &jobs, plan(&fast(&w), FAST_REQUESTS), &expected);
     report(&format!("fast only, --jobs {jobs}"), &fast_only);
 
-    let all: Vec<PathBuf> = w.fast.iter().chain(&w.slow).cloned().collect();
+    let all: Vec<PathBuf> = fast(&w).iter().chain(&slow(&w)).cloned().collect();
     let mixed = run(&w, &jobs, plan(&all, MIXED_REQUESTS), &expected);
     report(&format!("mixed, --jobs {jobs}"), &mixed);
     assert_eq!(mixed.fast_ms.len() + mixed.slow_ms.len(), MIXED_REQUESTS);

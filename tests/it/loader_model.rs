@@ -21,7 +21,7 @@ use lisa_context::Loader;
 use lisa_context::policy::Policy;
 use proptest::prelude::*;
 
-use crate::support::next_timestamp_tick;
+use crate::support::{World, next_timestamp_tick};
 
 /// Directory levels of the tree, relative to the base: `r` is the outer
 /// repository candidate, the cwd is `r/a/b`.
@@ -105,46 +105,45 @@ fn change() -> impl Strategy<Value = Change> {
     ]
 }
 
-struct Tree {
-    _tmp: tempfile::TempDir,
-    base: PathBuf,
+/// The levels, the home, a folder outside the root with a file, a file
+/// inside it, and the outer repository marker.
+fn tree() -> World {
+    let w = World::empty();
+    let base = &w.base;
+    for level in LEVELS {
+        fs::create_dir_all(base.join(level)).unwrap();
+    }
+    fs::create_dir_all(base.join("home")).unwrap();
+    fs::create_dir_all(base.join("outside")).unwrap();
+    fs::write(base.join("outside/secret.md"), "outside text").unwrap();
+    fs::write(base.join("r/inside.md"), "inside text").unwrap();
+    fs::create_dir_all(base.join("r/.git")).unwrap();
+    w
 }
 
-impl Tree {
-    fn new() -> Tree {
-        let tmp = tempfile::tempdir().unwrap();
-        let base = tmp.path().to_path_buf();
-        for level in LEVELS {
-            fs::create_dir_all(base.join(level)).unwrap();
-        }
-        fs::create_dir_all(base.join("home")).unwrap();
-        fs::create_dir_all(base.join("outside")).unwrap();
-        fs::write(base.join("outside/secret.md"), "outside text").unwrap();
-        fs::write(base.join("r/inside.md"), "inside text").unwrap();
-        fs::create_dir_all(base.join("r/.git")).unwrap();
-        Tree { _tmp: tmp, base }
+fn clear(path: &Path) {
+    match fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => fs::remove_dir_all(path).unwrap(),
+        Ok(_) => fs::remove_file(path).unwrap(),
+        Err(_) => {}
     }
+}
 
-    fn home(&self) -> PathBuf {
-        self.base.join("home")
-    }
+fn write(path: &Path, text: &str) {
+    clear(path);
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(path, text).unwrap();
+}
 
+/// The model's moves on its [`World`].
+trait ModelWorld {
+    fn cwd(&self) -> PathBuf;
+    fn apply(&self, change: &Change);
+}
+
+impl ModelWorld for World {
     fn cwd(&self) -> PathBuf {
         self.base.join(LEVELS[LEVELS.len() - 1])
-    }
-
-    fn clear(path: &Path) {
-        match fs::symlink_metadata(path) {
-            Ok(m) if m.is_dir() => fs::remove_dir_all(path).unwrap(),
-            Ok(_) => fs::remove_file(path).unwrap(),
-            Err(_) => {}
-        }
-    }
-
-    fn write(path: &Path, text: &str) {
-        Tree::clear(path);
-        fs::create_dir_all(path.parent().unwrap()).unwrap();
-        fs::write(path, text).unwrap();
     }
 
     fn apply(&self, change: &Change) {
@@ -164,16 +163,16 @@ impl Tree {
                 }
             }
             Change::Write { level, name, text } => {
-                Tree::write(&b.join(LEVELS[level]).join(NAMES[name]), TEXTS[text]);
+                write(&b.join(LEVELS[level]).join(NAMES[name]), TEXTS[text]);
             }
-            Change::Remove { level, name } => Tree::clear(&b.join(LEVELS[level]).join(NAMES[name])),
+            Change::Remove { level, name } => clear(&b.join(LEVELS[level]).join(NAMES[name])),
             Change::Link {
                 level,
                 name,
                 outside,
             } => {
                 let path = b.join(LEVELS[level]).join(NAMES[name]);
-                Tree::clear(&path);
+                clear(&path);
                 let target = if outside {
                     b.join("outside/secret.md")
                 } else {
@@ -183,7 +182,7 @@ impl Tree {
             }
             Change::Marker { level, kind } => {
                 let path = b.join(LEVELS[level]).join(".git");
-                Tree::clear(&path);
+                clear(&path);
                 match kind {
                     1 => fs::create_dir(&path).unwrap(),
                     2 => fs::write(&path, "gitdir: elsewhere\n").unwrap(),
@@ -193,14 +192,14 @@ impl Tree {
             }
             Change::MarkerTarget { present } => {
                 let path = b.join("git-target");
-                Tree::clear(&path);
+                clear(&path);
                 if present {
                     fs::create_dir(&path).unwrap();
                 }
             }
             Change::Skill { skill, text, home } => {
                 let source = if home {
-                    self.home().join("skills")
+                    self.home.join("skills")
                 } else {
                     b.join("r/.lisa/skills")
                 };
@@ -211,21 +210,21 @@ impl Tree {
                             "---\nname: {}\ndescription: {} {}\n---\nbody\n",
                             SKILLS[skill], TEXTS[t], SKILLS[skill]
                         );
-                        Tree::write(&folder.join("SKILL.md"), &md);
+                        write(&folder.join("SKILL.md"), &md);
                     }
-                    None => Tree::clear(&folder),
+                    None => clear(&folder),
                 }
             }
             Change::HomePolicy { policy } => {
-                let path = self.home().join("context-policy.toml");
+                let path = self.home.join("context-policy.toml");
                 match policy {
-                    Some(p) => Tree::write(&path, HOME_POLICIES[p]),
-                    None => Tree::clear(&path),
+                    Some(p) => write(&path, HOME_POLICIES[p]),
+                    None => clear(&path),
                 }
             }
             Change::Home { text } => match text {
-                Some(t) => Tree::write(&self.home().join("AGENTS.md"), TEXTS[t]),
-                None => Tree::clear(&self.home()),
+                Some(t) => write(&self.home.join("AGENTS.md"), TEXTS[t]),
+                None => clear(&self.home),
             },
         }
     }
@@ -246,11 +245,11 @@ fn answer(
 /// One run of the model: `steps` of changes, each followed by a check of a
 /// loader (watched or not) against a fresh build.
 fn model_run(steps: &[Vec<Change>], watched: bool) -> Result<(), TestCaseError> {
-    let tree = Tree::new();
+    let tree = tree();
     let policy = Policy::builtin().unwrap();
     let loader = Loader::builder()
         .policy(policy.clone())
-        .home(tree.home())
+        .home(tree.home.clone())
         .racy_window(Duration::ZERO)
         .build()
         .unwrap();
@@ -264,7 +263,7 @@ fn model_run(steps: &[Vec<Change>], watched: bool) -> Result<(), TestCaseError> 
         }
         next_timestamp_tick(&tree.base);
         let fresh =
-            answer(lisa_context::build(&policy, Some(&tree.home()), &cwd, None).map(Box::new));
+            answer(lisa_context::build(&policy, Some(&tree.home), &cwd, None).map(Box::new));
         let cached = answer(loader.snapshot(&cwd));
         prop_assert_eq!(&cached, &fresh, "step {} after {:?}", i, changes);
         let fp = loader.fingerprint(&cwd).map_err(|e| e.to_string());
@@ -327,7 +326,7 @@ proptest! {
         which in 0..OTHER_POLICIES.len(),
         steps in proptest::collection::vec(proptest::collection::vec(change(), 1..3), 1..8)
     ) {
-        let tree = Tree::new();
+        let tree = tree();
         let policy = Policy::from_sources(&[
             lisa_context::policy::PolicySource::builtin(),
             lisa_context::policy::PolicySource::from_text(
@@ -339,7 +338,7 @@ proptest! {
         .unwrap();
         let loader = Loader::builder()
             .policy(policy.clone())
-            .home(tree.home())
+            .home(tree.home.clone())
             .racy_window(Duration::ZERO)
             .build()
             .unwrap();
@@ -353,7 +352,7 @@ proptest! {
                 tree.apply(c);
             }
             next_timestamp_tick(&tree.base);
-            let fresh = answer(lisa_context::build(&policy, Some(&tree.home()), &cwd, None).map(Box::new));
+            let fresh = answer(lisa_context::build(&policy, Some(&tree.home), &cwd, None).map(Box::new));
             let cached = answer(loader.snapshot(&cwd));
             prop_assert_eq!(&cached, &fresh, "policy {} step {} after {:?}", which, i, changes);
         }
@@ -379,10 +378,10 @@ proptest! {
     fn a_watching_loader_follows_its_home_policy(
         steps in proptest::collection::vec(proptest::collection::vec(change_with_policy(), 1..3), 1..8)
     ) {
-        let tree = Tree::new();
+        let tree = tree();
         let build = |racy: Duration| {
             Loader::builder()
-                .home(tree.home())
+                .home(tree.home.clone())
                 .env(|_| None)
                 .racy_window(racy)
                 .build_lenient()

@@ -6,10 +6,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
-use tempfile::TempDir;
-
-use crate::support;
+use crate::support::{self, World};
 use crate::validate;
 
 const MEMO: &str = "context-frontmatter.memo";
@@ -17,12 +14,6 @@ const MEMO: &str = "context-frontmatter.memo";
 /// A home and a repository with skills of every kind the parser tells
 /// apart: plain, numbers and booleans kept as spelled, lists, nested extra
 /// keys, the lenient reading, a nameless one, broken YAML, no fence.
-struct Fx {
-    _tmp: TempDir,
-    home: PathBuf,
-    repo: PathBuf,
-}
-
 const SKILLS: &[(&str, &str)] = &[
     (
         "plain",
@@ -49,12 +40,9 @@ const SKILLS: &[(&str, &str)] = &[
     ),
 ];
 
-fn fixture() -> Fx {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let home = tmp.path().join("home");
-    let repo = tmp.path().join("repo");
-    fs::create_dir_all(&home).unwrap();
-    fs::create_dir_all(repo.join(".git")).unwrap();
+fn fixture() -> World {
+    let w = World::new();
+    let (home, repo) = (&w.home, &w.repo);
     fs::write(repo.join("AGENTS.md"), "Use tabs.\n").unwrap();
     for (name, text) in SKILLS {
         let dir = repo.join(".agents/skills").join(name);
@@ -68,20 +56,19 @@ fn fixture() -> Fx {
         "---\nname: home-skill\ndescription: From the home, version 2.\nversion: 2.0\n---\n",
     )
     .unwrap();
-    Fx {
-        _tmp: tmp,
-        home,
-        repo,
-    }
+    w
 }
 
-impl Fx {
+trait MemoWorld {
     /// `snapshot --format json` as text.
+    fn snapshot(&self) -> String;
+    fn memo(&self) -> PathBuf;
+}
+
+impl MemoWorld for World {
     fn snapshot(&self) -> String {
-        let out = Command::cargo_bin("lisa-context")
-            .unwrap()
-            .arg("--home")
-            .arg(&self.home)
+        let out = self
+            .cli()
             .args(["snapshot", "--format", "json", "--cwd"])
             .arg(&self.repo)
             .output()

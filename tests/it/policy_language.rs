@@ -3,62 +3,36 @@
 //! Each test builds a real tree and asserts on the snapshot.
 
 use std::fs;
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use lisa_context::policy::{Policy, PolicySource};
 use lisa_context::{Loader, Snapshot};
 
-struct World {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
+use crate::support::World;
+
+/// Writes `rel_folder/SKILL.md`, named `name` in its frontmatter if given.
+fn skill(w: &World, rel_folder: &str, name: Option<&str>, description: &str) {
+    let name = name.map(|n| format!("name: {n}\n")).unwrap_or_default();
+    w.write(
+        &format!("{rel_folder}/SKILL.md"),
+        &format!("---\n{name}description: {description}\n---\nbody\n"),
+    );
 }
 
-impl World {
-    fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().to_path_buf();
-        fs::create_dir_all(root.join("home")).unwrap();
-        fs::create_dir_all(root.join("repo/.git")).unwrap();
-        World { _dir: dir, root }
-    }
-
-    fn write(&self, rel: &str, text: &str) {
-        let p = self.root.join(rel);
-        fs::create_dir_all(p.parent().unwrap()).unwrap();
-        fs::write(p, text).unwrap();
-    }
-
-    fn skill(&self, rel_folder: &str, name: Option<&str>, description: &str) {
-        let name = name.map(|n| format!("name: {n}\n")).unwrap_or_default();
-        self.write(
-            &format!("{rel_folder}/SKILL.md"),
-            &format!("---\n{name}description: {description}\n---\nbody\n"),
-        );
-    }
-
-    /// A snapshot under `base` (a shipped policy) with `extra` laid over it,
-    /// `$HOME` being the world's `home`.
-    fn snapshot(&self, base: &str, extra: &str, cwd: &str) -> std::sync::Arc<Snapshot> {
-        let file = self.root.join("policy.toml");
-        fs::write(&file, format!("version = 1\n{extra}")).unwrap();
-        let home = self.root.join("home");
-        Loader::builder()
-            .shipped_policy(base)
-            .policy_file(&file)
-            .env(move |k| (k == "HOME").then(|| home.clone().into_os_string()))
-            .build()
-            .unwrap()
-            .snapshot(&self.root.join(cwd))
-            .unwrap()
-    }
-
-    fn rel(&self, p: &Path) -> String {
-        p.strip_prefix(&self.root)
-            .unwrap()
-            .to_string_lossy()
-            .into_owned()
-    }
+/// A snapshot under `base` (a shipped policy) with `extra` laid over it,
+/// `$HOME` being the world's `home`.
+fn snapshot(w: &World, base: &str, extra: &str, cwd: &str) -> std::sync::Arc<Snapshot> {
+    let file = w.path("policy.toml");
+    fs::write(&file, format!("version = 1\n{extra}")).unwrap();
+    let home = w.home.clone();
+    Loader::builder()
+        .shipped_policy(base)
+        .policy_file(&file)
+        .env(move |k| (k == "HOME").then(|| home.clone().into_os_string()))
+        .build()
+        .unwrap()
+        .snapshot(&w.path(cwd))
+        .unwrap()
 }
 
 fn files(w: &World, s: &Snapshot) -> Vec<(String, u64)> {
@@ -76,7 +50,7 @@ fn first_file_pick_lets_a_blank_override_hold_its_level() {
     w.write("repo/a/AGENTS.md", "level a\n");
     w.write("home/.codex/AGENTS.override.md", "\n");
     w.write("home/.codex/AGENTS.md", "home plain\n");
-    let s = w.snapshot("codex", "", "repo/a");
+    let s = snapshot(&w, "codex", "", "repo/a");
     // Home: the first non-blank; the root: the blank override takes the slot.
     assert_eq!(
         files(&w, &s),
@@ -100,7 +74,7 @@ fn project_budget_scope_leaves_home_files_whole_and_counts_file_bytes() {
     w.write("home/.codex/AGENTS.md", &"h".repeat(5000));
     w.write("repo/AGENTS.md", "0123456789\n");
     w.write("repo/a/AGENTS.md", &"x".repeat(100));
-    let s = w.snapshot("codex", "[instructions]\nbudget-bytes = 20\n", "repo/a");
+    let s = snapshot(&w, "codex", "[instructions]\nbudget-bytes = 20\n", "repo/a");
     // 11 file bytes for the root (its newline too), 9 left for level a.
     assert_eq!(
         files(&w, &s),
@@ -119,7 +93,7 @@ fn sorted_paths_and_no_budget() {
     w.write("repo/GEMINI.md", "root\n");
     w.write("repo/Alpha/GEMINI.md", "alpha\n");
     w.write("repo/Alpha/b/GEMINI.md", &"b".repeat(70_000));
-    let s = w.snapshot("gemini", "", "repo/Alpha/b");
+    let s = snapshot(&w, "gemini", "", "repo/Alpha/b");
     assert_eq!(
         files(&w, &s),
         [
@@ -136,7 +110,8 @@ fn extra_names_extend_a_shipped_list() {
     w.write("repo/TEAM.md", "team\n");
     w.write("repo/a/AGENTS.md", "agents\n");
     w.write("repo/a/TEAM.md", "team a: passed over\n");
-    let s = w.snapshot(
+    let s = snapshot(
+        &w,
         "codex",
         "[instructions]\nextra-level-files = [\"TEAM.md\"]\n",
         "repo/a",
@@ -153,29 +128,35 @@ fn extra_names_extend_a_shipped_list() {
 #[test]
 fn named_roots_are_sandboxes_labelled_in_the_snapshot() {
     let w = World::new();
-    w.skill(
+    skill(
+        &w,
         "home/.agents/skills/mine",
         Some("mine"),
         "from the user's ~",
     );
-    w.skill("repo/.agents/skills/mine", Some("mine"), "from the repo");
+    skill(
+        &w,
+        "repo/.agents/skills/mine",
+        Some("mine"),
+        "from the repo",
+    );
     // A link out of the user's root is refused like any other.
-    fs::create_dir_all(w.root.join("outside/evil")).unwrap();
+    fs::create_dir_all(w.base.join("outside/evil")).unwrap();
     w.write(
         "outside/evil/SKILL.md",
         "---\nname: evil\ndescription: x\n---\n",
     );
     std::os::unix::fs::symlink(
-        w.root.join("outside/evil"),
-        w.root.join("home/.agents/skills/evil"),
+        w.base.join("outside/evil"),
+        w.base.join("home/.agents/skills/evil"),
     )
     .unwrap();
-    let s = w.snapshot("gemini", "", "repo");
+    let s = snapshot(&w, "gemini", "", "repo");
     assert_eq!(s.named_roots.len(), 1);
     assert_eq!(s.named_roots[0].name, "user");
     assert_eq!(
         s.named_roots[0].path.as_deref(),
-        Some(&*w.root.join("home"))
+        Some(&*w.base.join("home"))
     );
     let skills: Vec<_> = s
         .skills
@@ -203,15 +184,31 @@ fn named_roots_are_sandboxes_labelled_in_the_snapshot() {
 #[test]
 fn list_all_lists_every_copy_and_names_come_from_frontmatter_else_folder() {
     let w = World::new();
-    w.skill("repo/.agents/skills/deploy", Some("deploy"), "root copy");
-    w.skill("repo/a/.agents/skills/deploy", Some("deploy"), "level copy");
-    w.skill("repo/.agents/skills/group/nested", None, "nested, no name");
-    w.skill(
+    skill(
+        &w,
+        "repo/.agents/skills/deploy",
+        Some("deploy"),
+        "root copy",
+    );
+    skill(
+        &w,
+        "repo/a/.agents/skills/deploy",
+        Some("deploy"),
+        "level copy",
+    );
+    skill(
+        &w,
+        "repo/.agents/skills/group/nested",
+        None,
+        "nested, no name",
+    );
+    skill(
+        &w,
         "repo/.agents/skills/long",
         Some("long"),
         &"word ".repeat(300),
     );
-    let s = w.snapshot("codex", "", "repo/a");
+    let s = snapshot(&w, "codex", "", "repo/a");
     let skills: Vec<_> = s
         .skills
         .iter()
@@ -292,9 +289,9 @@ fn the_command_line_takes_a_shipped_name() {
     let run = |policy: &str| {
         Command::new(env!("CARGO_BIN_EXE_lisa-context"))
             .args(["--policy", policy, "--home"])
-            .arg(w.root.join("home"))
+            .arg(w.base.join("home"))
             .args(["snapshot", "--format", "json", "--cwd"])
-            .arg(w.root.join("repo"))
+            .arg(w.base.join("repo"))
             .output()
             .unwrap()
     };

@@ -4,30 +4,18 @@
 //! A loader given its policy keeps it.
 
 use std::fs;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use lisa_context::policy::Policy;
 use lisa_context::{BootstrapError, Loader, SnapshotError};
 
-struct World {
-    _tmp: tempfile::TempDir,
-    home: PathBuf,
-    repo: PathBuf,
-}
+use crate::support::World;
 
+/// A repository with a 100-byte `AGENTS.md`.
 fn world() -> World {
-    let tmp = tempfile::tempdir().unwrap();
-    let home = tmp.path().join("home");
-    let repo = tmp.path().join("repo");
-    fs::create_dir_all(&home).unwrap();
-    fs::create_dir_all(repo.join(".git")).unwrap();
-    fs::write(repo.join("AGENTS.md"), "x".repeat(100)).unwrap();
-    World {
-        _tmp: tmp,
-        home,
-        repo,
-    }
+    let w = World::new();
+    fs::write(w.repo.join("AGENTS.md"), "x".repeat(100)).unwrap();
+    w
 }
 
 fn budget(limit: usize) -> String {

@@ -9,11 +9,12 @@
 
 use std::collections::BTreeSet;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
+use crate::support::World;
 use crate::validate;
 
 const BIN: &str = env!("CARGO_BIN_EXE_lisa-context");
@@ -91,18 +92,14 @@ fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
-struct World {
-    _tmp: tempfile::TempDir,
-    base: PathBuf,
-    home: PathBuf,
-    app: PathBuf,
-    api: PathBuf,
-}
+/// A repository, and a level in it.
+const APP: &str = "app";
+const API: &str = "app/packages/api";
 
 fn world() -> World {
-    let tmp = tempfile::tempdir().unwrap();
-    let base = tmp.path().to_path_buf();
-    let home = base.join("home");
+    let w = World::empty();
+    let base = &w.base;
+    let home = &w.home;
     write(&home.join("AGENTS.md"), "home: answer briefly");
     skill(
         &home.join("skills"),
@@ -111,12 +108,12 @@ fn world() -> World {
     );
     write(&home.join("skills/release/tool.js"), "// tool");
 
-    let app = base.join("app");
+    let app = w.path(APP);
     std::fs::create_dir_all(app.join(".git")).unwrap();
     write(&app.join("AGENTS.md"), "app: use tabs");
     // The same text under the other name: folded.
     write(&app.join("CLAUDE.md"), "app: use tabs\n");
-    let api = app.join("packages/api");
+    let api = w.path(API);
     // Hidden text: a zero-width space and an HTML comment.
     write(
         &api.join("AGENTS.md"),
@@ -164,13 +161,7 @@ fn world() -> World {
          tags: [a, b]\nextra-key: {nested: true}",
     );
     write(&skills.join("a-file"), "not a folder");
-    World {
-        _tmp: tmp,
-        base,
-        home,
-        app,
-        api,
-    }
+    w
 }
 
 /// Runs a server with `args` before `serve` on `requests`, and returns the
@@ -255,29 +246,39 @@ fn real_outputs_of_every_op_and_error_match_the_schema() {
     // Open trust: the records, every op, the request errors.
     let requests = vec![
         json!({ "id": 0, "op": "hello" }),
-        req(1, "snapshot", &w.app, json!({})),
-        req(2, "snapshot", &w.api, json!({ "root": s(&w.app) })),
-        req(3, "fingerprint", &w.api, json!({})),
-        req(4, "refresh", &w.api, json!({ "fingerprint": "" })),
-        req(5, "skill", &w.api, json!({ "name": "deploy" })),
-        req(6, "skill", &w.api, json!({ "name": "release" })),
-        req(7, "trust-status", &w.api, json!({})),
-        req(8, "trust-diff", &w.api, json!({})),
+        req(1, "snapshot", &w.path(APP), json!({})),
+        req(
+            2,
+            "snapshot",
+            &w.path(API),
+            json!({ "root": s(&w.path(APP)) }),
+        ),
+        req(3, "fingerprint", &w.path(API), json!({})),
+        req(4, "refresh", &w.path(API), json!({ "fingerprint": "" })),
+        req(5, "skill", &w.path(API), json!({ "name": "deploy" })),
+        req(6, "skill", &w.path(API), json!({ "name": "release" })),
+        req(7, "trust-status", &w.path(API), json!({})),
+        req(8, "trust-diff", &w.path(API), json!({})),
         req(
             9,
             "snapshot",
-            &w.api,
+            &w.path(API),
             json!({ "unknown-field": {"ignored": true} }),
         ),
         Value::String("{not json".into()),
         Value::String("[1]".into()),
-        req(10, "frobnicate", &w.api, json!({})),
+        req(10, "frobnicate", &w.path(API), json!({})),
         json!({ "id": 11, "op": "snapshot" }),
         req(12, "snapshot", &missing, json!({})),
         json!({ "id": 13, "op": "snapshot", "cwd": "relative" }),
-        req(14, "snapshot", &w.app, json!({ "root": s(&w.api) })),
-        req(15, "skill", &w.api, json!({ "name": "../x" })),
-        req(16, "skill", &w.api, json!({ "name": "nothing-here" })),
+        req(
+            14,
+            "snapshot",
+            &w.path(APP),
+            json!({ "root": s(&w.path(API)) }),
+        ),
+        req(15, "skill", &w.path(API), json!({ "name": "../x" })),
+        req(16, "skill", &w.path(API), json!({ "name": "nothing-here" })),
         Value::String("x".repeat((1 << 20) + 1)),
     ];
     let responses = serve(&home, &[], &requests);
@@ -295,7 +296,12 @@ fn real_outputs_of_every_op_and_error_match_the_schema() {
     let unchanged = serve(
         &home,
         &[],
-        &[req(1, "refresh", &w.api, json!({ "fingerprint": fp }))],
+        &[req(
+            1,
+            "refresh",
+            &w.path(API),
+            json!({ "fingerprint": fp }),
+        )],
     );
     seen.insert(kind(&unchanged[0]));
 
@@ -305,8 +311,8 @@ fn real_outputs_of_every_op_and_error_match_the_schema() {
         &pinned_args,
         &[],
         &[
-            req(1, "snapshot", &w.api, json!({})),
-            req(2, "trust-diff", &w.api, json!({})),
+            req(1, "snapshot", &w.path(API), json!({})),
+            req(2, "trust-diff", &w.path(API), json!({})),
         ],
     );
     assert!(
@@ -321,8 +327,8 @@ fn real_outputs_of_every_op_and_error_match_the_schema() {
         &pinned_args,
         &[],
         &[
-            req(1, "trust-status", &w.api, json!({})),
-            req(2, "snapshot", &w.api, json!({})),
+            req(1, "trust-status", &w.path(API), json!({})),
+            req(2, "snapshot", &w.path(API), json!({})),
         ],
     );
     seen.insert(kind(&responses[0]));
@@ -335,7 +341,7 @@ fn real_outputs_of_every_op_and_error_match_the_schema() {
     let responses = serve(
         &[],
         &[("HOME", &empty)],
-        &[req(1, "trust-status", &w.api, json!({}))],
+        &[req(1, "trust-status", &w.path(API), json!({}))],
     );
     assert_eq!(responses[0]["trust"]["store"], Value::Null);
 
@@ -345,7 +351,7 @@ fn real_outputs_of_every_op_and_error_match_the_schema() {
     let responses = serve(
         &["--home", s(&w.home), "--policy", s(&bad)],
         &[],
-        &[req(1, "snapshot", &w.api, json!({}))],
+        &[req(1, "snapshot", &w.path(API), json!({}))],
     );
     seen.insert(kind(&responses[0]));
 

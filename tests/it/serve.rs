@@ -6,11 +6,12 @@
 //! for the same cwd and home.
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
 
 use serde_json::{Value, json};
 
+use crate::support::World;
 use crate::validate;
 
 const BIN: &str = env!("CARGO_BIN_EXE_lisa-context");
@@ -43,38 +44,25 @@ fn make_repo(path: &Path) {
 /// - `home/`: AGENTS.md, skills/release;
 /// - `app/` (marked): AGENTS.md, packages/api/AGENTS.md, .agents/skills/deploy;
 /// - `lib/` (marked): CLAUDE.md, .lisa/skills/publish.
-struct World {
-    _tmp: tempfile::TempDir,
-    home: PathBuf,
-    app: PathBuf,
-    api: PathBuf,
-    lib: PathBuf,
-    base: PathBuf,
-}
+const APP: &str = "app";
+const API: &str = "app/packages/api";
+const LIB: &str = "lib";
 
 fn world() -> World {
-    let tmp = tempfile::tempdir().unwrap();
-    let base = tmp.path().to_path_buf();
-    let home = base.join("home");
+    let w = World::empty();
+    let home = &w.home;
     write(&home.join("AGENTS.md"), "home: answer briefly");
     add_skill(&home.join("skills"), "release", "cut a release");
-    let app = base.join("app");
+    let app = w.path(APP);
     make_repo(&app);
     write(&app.join("AGENTS.md"), "app: use tabs");
     write(&app.join("packages/api/AGENTS.md"), "api: JSON errors");
     add_skill(&app.join(".agents/skills"), "deploy", "deploy the app");
-    let lib = base.join("lib");
+    let lib = w.path(LIB);
     make_repo(&lib);
     write(&lib.join("CLAUDE.md"), "lib: no unsafe");
     add_skill(&lib.join(".lisa/skills"), "publish", "publish the crate");
-    World {
-        api: app.join("packages/api"),
-        _tmp: tmp,
-        home,
-        app,
-        lib,
-        base,
-    }
+    w
 }
 
 fn s(p: &Path) -> &str {
@@ -241,7 +229,7 @@ fn file_paths(snapshot: &Value) -> Vec<String> {
 #[test]
 fn snapshot_and_fingerprint_match_the_one_shot_commands() {
     let w = world();
-    let cwds = [&w.app, &w.api, &w.lib];
+    let cwds = [&w.path(APP), &w.path(API), &w.path(LIB)];
     let mut requests = Vec::new();
     for (i, cwd) in cwds.iter().enumerate() {
         requests.push(req(i as u64, "snapshot", cwd, json!({})));
@@ -270,19 +258,25 @@ fn snapshot_and_fingerprint_match_the_one_shot_commands() {
     let lib = &run.by_id(2)["snapshot"];
     assert_eq!(
         file_paths(app),
-        vec![s(&w.home.join("AGENTS.md")), s(&w.app.join("AGENTS.md"))]
+        vec![
+            s(&w.home.join("AGENTS.md")),
+            s(&w.path(APP).join("AGENTS.md"))
+        ]
     );
     assert_eq!(
         file_paths(api),
         vec![
             s(&w.home.join("AGENTS.md")),
-            s(&w.app.join("AGENTS.md")),
-            s(&w.api.join("AGENTS.md"))
+            s(&w.path(APP).join("AGENTS.md")),
+            s(&w.path(API).join("AGENTS.md"))
         ]
     );
     assert_eq!(
         file_paths(lib),
-        vec![s(&w.home.join("AGENTS.md")), s(&w.lib.join("CLAUDE.md"))]
+        vec![
+            s(&w.home.join("AGENTS.md")),
+            s(&w.path(LIB).join("CLAUDE.md"))
+        ]
     );
     assert!(app["prompt"].as_str().unwrap().contains("deploy the app"));
     assert!(!lib["prompt"].as_str().unwrap().contains("deploy the app"));
@@ -299,21 +293,26 @@ fn snapshot_and_fingerprint_match_the_one_shot_commands() {
 #[test]
 fn refresh_says_unchanged_or_sends_the_new_snapshot() {
     let w = world();
-    let current = cli_fingerprint(&w.home, &w.api);
+    let current = cli_fingerprint(&w.home, &w.path(API));
     let requests = [
-        req(1, "refresh", &w.api, json!({ "fingerprint": current })),
+        req(
+            1,
+            "refresh",
+            &w.path(API),
+            json!({ "fingerprint": current }),
+        ),
         req(
             2,
             "refresh",
-            &w.api,
+            &w.path(API),
             json!({ "fingerprint": "0".repeat(32) }),
         ),
-        req(3, "refresh", &w.api, json!({ "fingerprint": "" })),
+        req(3, "refresh", &w.path(API), json!({ "fingerprint": "" })),
         // Another session's fingerprint is stale for this one.
         req(
             4,
             "refresh",
-            &w.app,
+            &w.path(APP),
             json!({ "fingerprint": current.clone() }),
         ),
     ];
@@ -321,7 +320,7 @@ fn refresh_says_unchanged_or_sends_the_new_snapshot() {
     assert!(run.status.success());
     assert_eq!(*run.by_id(1), json!({ "id": 1, "changed": false }));
 
-    let expected = cli_snapshot(&w.home, &w.api, None);
+    let expected = cli_snapshot(&w.home, &w.path(API), None);
     for id in [2, 3] {
         let r = run.by_id(id);
         assert_eq!(r["changed"], json!(true), "{r}");
@@ -329,21 +328,21 @@ fn refresh_says_unchanged_or_sends_the_new_snapshot() {
     }
     let r = run.by_id(4);
     assert_eq!(r["changed"], json!(true));
-    assert_eq!(r["snapshot"], cli_snapshot(&w.home, &w.app, None));
+    assert_eq!(r["snapshot"], cli_snapshot(&w.home, &w.path(APP), None));
 }
 
 #[test]
 fn skill_matches_skill_show() {
     let w = world();
     let requests = [
-        req(1, "skill", &w.app, json!({ "name": "deploy" })),
-        req(2, "skill", &w.api, json!({ "name": "deploy" })),
-        req(3, "skill", &w.api, json!({ "name": "release" })),
-        req(4, "skill", &w.lib, json!({ "name": "publish" })),
+        req(1, "skill", &w.path(APP), json!({ "name": "deploy" })),
+        req(2, "skill", &w.path(API), json!({ "name": "deploy" })),
+        req(3, "skill", &w.path(API), json!({ "name": "release" })),
+        req(4, "skill", &w.path(LIB), json!({ "name": "publish" })),
         // Not visible from the other repository.
-        req(5, "skill", &w.lib, json!({ "name": "deploy" })),
-        req(6, "skill", &w.app, json!({ "name": "no-such-skill" })),
-        req(7, "skill", &w.app, json!({})),
+        req(5, "skill", &w.path(LIB), json!({ "name": "deploy" })),
+        req(6, "skill", &w.path(APP), json!({ "name": "no-such-skill" })),
+        req(7, "skill", &w.path(APP), json!({})),
     ];
     let run = run_server(&w.home, lines(&requests));
     assert!(run.status.success());
@@ -351,30 +350,30 @@ fn skill_matches_skill_show() {
     let cases = [
         (
             1,
-            &w.app,
+            &w.path(APP),
             "deploy",
-            w.app.join(".agents/skills/deploy/SKILL.md"),
+            w.path(APP).join(".agents/skills/deploy/SKILL.md"),
             "project",
         ),
         (
             2,
-            &w.api,
+            &w.path(API),
             "deploy",
-            w.app.join(".agents/skills/deploy/SKILL.md"),
+            w.path(APP).join(".agents/skills/deploy/SKILL.md"),
             "project",
         ),
         (
             3,
-            &w.api,
+            &w.path(API),
             "release",
             w.home.join("skills/release/SKILL.md"),
             "home",
         ),
         (
             4,
-            &w.lib,
+            &w.path(LIB),
             "publish",
-            w.lib.join(".lisa/skills/publish/SKILL.md"),
+            w.path(LIB).join(".lisa/skills/publish/SKILL.md"),
             "project",
         ),
     ];
@@ -415,7 +414,7 @@ fn hello_reports_the_protocol_and_capabilities() {
         req(
             3,
             "fingerprint",
-            &w.app,
+            &w.path(APP),
             json!({ "priority": 5, "name": 7 }),
         ),
     ];
@@ -459,7 +458,7 @@ fn hello_reports_the_protocol_and_capabilities() {
     assert_eq!(run.by_id(2)["hello"], *hello);
     assert_eq!(
         run.by_id(3)["fingerprint"].as_str().unwrap(),
-        cli_fingerprint(&w.home, &w.app)
+        cli_fingerprint(&w.home, &w.path(APP))
     );
 }
 
@@ -476,7 +475,7 @@ fn the_root_field_names_the_repository_root() {
         req(2, "snapshot", &cwd, json!({})),
         req(3, "fingerprint", &cwd, json!({ "root": s(&plain) })),
         req(4, "fingerprint", &cwd, json!({})),
-        req(5, "snapshot", &cwd, json!({ "root": s(&w.app) })),
+        req(5, "snapshot", &cwd, json!({ "root": s(&w.path(APP)) })),
         req(6, "snapshot", &plain, json!({ "root": s(&cwd) })),
     ];
     let run = run_server(&w.home, lines(&requests));
@@ -517,7 +516,7 @@ fn the_root_field_names_the_repository_root() {
 #[test]
 fn many_pipelined_requests_are_all_answered_in_order() {
     let w = world();
-    let cwds = [&w.app, &w.api, &w.lib];
+    let cwds = [&w.path(APP), &w.path(API), &w.path(LIB)];
     let requests: Vec<String> = (0..300u64)
         .map(|i| {
             let op = if i % 3 == 0 {
@@ -550,8 +549,8 @@ fn many_pipelined_requests_are_all_answered_in_order() {
 #[test]
 fn requests_about_one_cwd_keep_their_order_across_workers() {
     let w = world();
-    let spelled = w.app.join(".").join("packages//api");
-    let cwds = [&w.app, &w.api, &w.lib, &spelled];
+    let spelled = w.path(APP).join(".").join("packages//api");
+    let cwds = [&w.path(APP), &w.path(API), &w.path(LIB), &spelled];
     let requests: Vec<String> = (0..800u64)
         .map(|i| {
             let cwd = cwds[(i % 4) as usize];
@@ -599,29 +598,29 @@ fn requests_about_one_cwd_keep_their_order_across_workers() {
 fn bad_requests_get_errors_and_the_server_keeps_answering() {
     let w = world();
     let missing = w.base.join("missing");
-    let a_file = w.app.join("AGENTS.md");
+    let a_file = w.path(APP).join("AGENTS.md");
     let input = [
         "{not json".to_string(),
-        req(1, "snapshot", &w.app, json!({})),
-        req(2, "frobnicate", &w.app, json!({})),
+        req(1, "snapshot", &w.path(APP), json!({})),
+        req(2, "frobnicate", &w.path(APP), json!({})),
         r#"{"id": 3, "op": "snapshot"}"#.to_string(),
-        req(4, "refresh", &w.app, json!({})),
-        req(5, "skill", &w.app, json!({ "name": "../x" })),
+        req(4, "refresh", &w.path(APP), json!({})),
+        req(5, "skill", &w.path(APP), json!({ "name": "../x" })),
         req(6, "skill", &missing, json!({ "name": "Bad Name" })),
         req(7, "snapshot", &missing, json!({})),
         req(8, "fingerprint", &a_file, json!({})),
         r#"{"id": 9, "op": "snapshot", "cwd": "relative/dir"}"#.to_string(),
-        req(10, "snapshot", &w.app, json!({ "unexpected": true })),
+        req(10, "snapshot", &w.path(APP), json!({ "unexpected": true })),
         "[1, 2, 3]".to_string(),
         r#"{"id": 11, "op": 5, "cwd": "/"}"#.to_string(),
         String::new(),
         "   \t ".to_string(),
         "\r".to_string(),
-        req("last", "fingerprint", &w.lib, json!({})),
+        req("last", "fingerprint", &w.path(LIB), json!({})),
     ];
     let mut bytes = lines(&input);
     // A request with CRLF ending, as a Windows client would send it.
-    bytes.extend_from_slice(req(12, "fingerprint", &w.app, json!({})).as_bytes());
+    bytes.extend_from_slice(req(12, "fingerprint", &w.path(APP), json!({})).as_bytes());
     bytes.extend_from_slice(b"\r\n");
     // One job: every response in request order.
     let run = run_server_with(&w.home, &["--jobs", "1"], bytes);
@@ -657,7 +656,7 @@ fn bad_requests_get_errors_and_the_server_keeps_answering() {
 
     assert_eq!(
         run.by_id(1)["snapshot"],
-        cli_snapshot(&w.home, &w.app, None)
+        cli_snapshot(&w.home, &w.path(APP), None)
     );
     assert_eq!(run.error_code(2), "unknown-op");
     assert!(
@@ -683,39 +682,39 @@ fn bad_requests_get_errors_and_the_server_keeps_answering() {
     // Unknown fields are ignored, so clients and servers evolve apart.
     assert_eq!(
         run.by_id(10)["snapshot"],
-        cli_snapshot(&w.home, &w.app, None)
+        cli_snapshot(&w.home, &w.path(APP), None)
     );
     assert_eq!(run.responses[11]["error"]["code"], json!("bad-request"));
     assert_eq!(run.error_code(11), "bad-request");
     assert_eq!(
         run.by_id("last")["fingerprint"].as_str().unwrap(),
-        cli_fingerprint(&w.home, &w.lib)
+        cli_fingerprint(&w.home, &w.path(LIB))
     );
     assert_eq!(
         run.by_id(12)["fingerprint"].as_str().unwrap(),
-        cli_fingerprint(&w.home, &w.app)
+        cli_fingerprint(&w.home, &w.path(APP))
     );
 }
 
 #[test]
 fn an_oversized_line_is_refused_and_later_requests_are_answered() {
     let w = world();
-    let mut input = lines(&[req(1, "fingerprint", &w.app, json!({}))]);
+    let mut input = lines(&[req(1, "fingerprint", &w.path(APP), json!({}))]);
     input.extend(std::iter::repeat_n(b'a', 2 * MAX_LINE));
     input.push(b'\n');
-    input.extend(lines(&[req(2, "fingerprint", &w.api, json!({}))]));
+    input.extend(lines(&[req(2, "fingerprint", &w.path(API), json!({}))]));
 
     // Exactly at the limit (padded with spaces): still a request.
-    let mut at_limit = req(3, "fingerprint", &w.lib, json!({})).into_bytes();
+    let mut at_limit = req(3, "fingerprint", &w.path(LIB), json!({})).into_bytes();
     at_limit.resize(MAX_LINE, b' ');
     input.extend(&at_limit);
     input.push(b'\n');
     // One byte over: refused, and the next line is still read whole.
-    let mut over = req(4, "fingerprint", &w.lib, json!({})).into_bytes();
+    let mut over = req(4, "fingerprint", &w.path(LIB), json!({})).into_bytes();
     over.resize(MAX_LINE + 1, b' ');
     input.extend(&over);
     input.push(b'\n');
-    input.extend(lines(&[req(5, "snapshot", &w.lib, json!({}))]));
+    input.extend(lines(&[req(5, "snapshot", &w.path(LIB), json!({}))]));
 
     let run = run_server_with(&w.home, &["--jobs", "1"], input);
     assert!(run.status.success(), "stderr: {}", run.stderr);
@@ -742,19 +741,19 @@ fn an_oversized_line_is_refused_and_later_requests_are_answered() {
     }
     assert_eq!(
         run.by_id(1)["fingerprint"].as_str().unwrap(),
-        cli_fingerprint(&w.home, &w.app)
+        cli_fingerprint(&w.home, &w.path(APP))
     );
     assert_eq!(
         run.by_id(2)["fingerprint"].as_str().unwrap(),
-        cli_fingerprint(&w.home, &w.api)
+        cli_fingerprint(&w.home, &w.path(API))
     );
     assert_eq!(
         run.by_id(3)["fingerprint"].as_str().unwrap(),
-        cli_fingerprint(&w.home, &w.lib)
+        cli_fingerprint(&w.home, &w.path(LIB))
     );
     assert_eq!(
         run.by_id(5)["snapshot"],
-        cli_snapshot(&w.home, &w.lib, None)
+        cli_snapshot(&w.home, &w.path(LIB), None)
     );
 }
 
@@ -774,13 +773,13 @@ fn end_of_input_ends_the_server_with_status_zero() {
     // A last request without a newline is still answered.
     let run = run_server(
         &w.home,
-        req(1, "fingerprint", &w.app, json!({})).into_bytes(),
+        req(1, "fingerprint", &w.path(APP), json!({})).into_bytes(),
     );
     assert_eq!(run.status.code(), Some(0));
     assert_eq!(run.responses.len(), 1);
     assert_eq!(
         run.by_id(1)["fingerprint"].as_str().unwrap(),
-        cli_fingerprint(&w.home, &w.app)
+        cli_fingerprint(&w.home, &w.path(APP))
     );
 
     // An oversized line cut short by the end of input.
@@ -797,7 +796,8 @@ fn end_of_input_ends_the_server_with_status_zero() {
 #[test]
 fn ids_are_echoed_byte_for_byte() {
     let w = world();
-    let cwd = s(&w.app);
+    let app = w.path(APP);
+    let cwd = s(&app);
     let ids = [
         "123456789012345678901234567890",
         "-98765432109876543210",
@@ -828,7 +828,7 @@ fn ids_are_echoed_byte_for_byte() {
     assert!(run.status.success(), "stderr: {}", run.stderr);
     let out: Vec<&str> = run.stdout.lines().collect();
     assert_eq!(out.len(), input.len(), "{out:?}");
-    let fp = cli_fingerprint(&w.home, &w.app);
+    let fp = cli_fingerprint(&w.home, &w.path(APP));
     for (i, id) in ids.iter().enumerate() {
         let prefix = format!("{{\"id\":{id},");
         for (j, line) in out[4 * i..4 * i + 4].iter().enumerate() {
@@ -883,34 +883,34 @@ fn an_edit_between_requests_changes_the_answer() {
     let r1 = ask(
         &mut stdin,
         &mut stdout,
-        &req(1, "fingerprint", &w.api, json!({})),
+        &req(1, "fingerprint", &w.path(API), json!({})),
     );
     let fp1 = r1["fingerprint"].as_str().unwrap().to_string();
     let lib1 = ask(
         &mut stdin,
         &mut stdout,
-        &req(2, "fingerprint", &w.lib, json!({})),
+        &req(2, "fingerprint", &w.path(LIB), json!({})),
     );
 
     // Edit a file of the api session's chain (a different size).
     write(
-        &w.app.join("AGENTS.md"),
+        &w.path(APP).join("AGENTS.md"),
         "app: use tabs, and spaces in YAML",
     );
     let r3 = ask(
         &mut stdin,
         &mut stdout,
-        &req(3, "fingerprint", &w.api, json!({})),
+        &req(3, "fingerprint", &w.path(API), json!({})),
     );
     let fp3 = r3["fingerprint"].as_str().unwrap().to_string();
     assert_ne!(fp3, fp1, "the edit changes the fingerprint");
-    assert_eq!(fp3, cli_fingerprint(&w.home, &w.api));
+    assert_eq!(fp3, cli_fingerprint(&w.home, &w.path(API)));
 
     // The other repository's session is unaffected.
     let lib2 = ask(
         &mut stdin,
         &mut stdout,
-        &req(4, "fingerprint", &w.lib, json!({})),
+        &req(4, "fingerprint", &w.path(LIB), json!({})),
     );
     assert_eq!(lib2["fingerprint"], lib1["fingerprint"]);
 
@@ -919,7 +919,7 @@ fn an_edit_between_requests_changes_the_answer() {
     let r5 = ask(
         &mut stdin,
         &mut stdout,
-        &req(5, "refresh", &w.api, json!({ "fingerprint": fp1 })),
+        &req(5, "refresh", &w.path(API), json!({ "fingerprint": fp1 })),
     );
     assert_eq!(r5["changed"], json!(true));
     assert!(
@@ -931,16 +931,20 @@ fn an_edit_between_requests_changes_the_answer() {
     let r6 = ask(
         &mut stdin,
         &mut stdout,
-        &req(6, "refresh", &w.api, json!({ "fingerprint": fp3 })),
+        &req(6, "refresh", &w.path(API), json!({ "fingerprint": fp3 })),
     );
     assert_eq!(r6, json!({ "id": 6, "changed": false }));
 
     // A new project skill shows up in the next snapshot and can be read.
-    add_skill(&w.app.join(".agents/skills"), "rollback", "undo a deploy");
+    add_skill(
+        &w.path(APP).join(".agents/skills"),
+        "rollback",
+        "undo a deploy",
+    );
     let r7 = ask(
         &mut stdin,
         &mut stdout,
-        &req(7, "snapshot", &w.api, json!({})),
+        &req(7, "snapshot", &w.path(API), json!({})),
     );
     let names: Vec<&str> = r7["snapshot"]["skills"]
         .as_array()
@@ -952,7 +956,7 @@ fn an_edit_between_requests_changes_the_answer() {
     let r8 = ask(
         &mut stdin,
         &mut stdout,
-        &req(8, "skill", &w.api, json!({ "name": "rollback" })),
+        &req(8, "skill", &w.path(API), json!({ "name": "rollback" })),
     );
     assert!(
         r8["skill"]["content"]
@@ -962,12 +966,12 @@ fn an_edit_between_requests_changes_the_answer() {
     );
 
     // Undo the edit: the first fingerprint comes back (the skill is removed too).
-    write(&w.app.join("AGENTS.md"), "app: use tabs");
-    std::fs::remove_dir_all(w.app.join(".agents/skills/rollback")).unwrap();
+    write(&w.path(APP).join("AGENTS.md"), "app: use tabs");
+    std::fs::remove_dir_all(w.path(APP).join(".agents/skills/rollback")).unwrap();
     let r9 = ask(
         &mut stdin,
         &mut stdout,
-        &req(9, "fingerprint", &w.api, json!({})),
+        &req(9, "fingerprint", &w.path(API), json!({})),
     );
     assert_eq!(r9["fingerprint"].as_str().unwrap(), fp1);
 
@@ -1092,26 +1096,26 @@ fn an_edited_home_policy_is_used_from_the_next_request() {
     let policy = w.home.join("context-policy.toml");
     let mut live = Live::start(server(&w.home));
     let fp = |live: &mut Live, id: u64| {
-        let r = live.ask(&req(id, "fingerprint", &w.api, json!({})));
+        let r = live.ask(&req(id, "fingerprint", &w.path(API), json!({})));
         r["fingerprint"].as_str().unwrap_or_default().to_string()
     };
 
     let original = fp(&mut live, 1);
-    assert_eq!(original, cli_fingerprint(&w.home, &w.api));
+    assert_eq!(original, cli_fingerprint(&w.home, &w.path(API)));
 
     // A new home policy: the next answer is built under it.
     write(&policy, "version = 1\n[instructions]\nbudget-bytes = 20\n");
-    let r = live.ask(&req(2, "snapshot", &w.api, json!({})));
+    let r = live.ask(&req(2, "snapshot", &w.path(API), json!({})));
     assert_eq!(r["snapshot"]["budget"]["limit"], json!(20), "{r}");
-    assert_eq!(r["snapshot"], cli_snapshot(&w.home, &w.api, None));
+    assert_eq!(r["snapshot"], cli_snapshot(&w.home, &w.path(API), None));
     let small = r["snapshot"]["fingerprint"].as_str().unwrap().to_string();
     assert_ne!(small, original);
 
     // An edit of the same size: still noticed.
     write(&policy, "version = 1\n[instructions]\nbudget-bytes = 30\n");
-    let r = live.ask(&req(3, "snapshot", &w.api, json!({})));
+    let r = live.ask(&req(3, "snapshot", &w.path(API), json!({})));
     assert_eq!(r["snapshot"]["budget"]["limit"], json!(30), "{r}");
-    assert_eq!(r["snapshot"], cli_snapshot(&w.home, &w.api, None));
+    assert_eq!(r["snapshot"], cli_snapshot(&w.home, &w.path(API), None));
 
     // An invalid edit: every request says so, the server keeps running,
     // and the one-shot commands still fail.
@@ -1125,23 +1129,23 @@ fn an_edited_home_policy_is_used_from_the_next_request() {
         (6, "refresh", json!({ "fingerprint": small })),
         (7, "skill", json!({ "name": "deploy" })),
     ] {
-        let r = live.ask(&req(id, op, &w.api, extra));
+        let r = live.ask(&req(id, op, &w.path(API), extra));
         let message = policy_invalid(&r);
         assert!(message.contains("budget-bytes"), "{message}");
         assert!(message.contains(s(&policy)), "{message}");
         assert!(message.contains("policy::"), "{message}");
     }
-    cli_fails(&w.home, &["fingerprint", "--cwd", s(&w.api)]);
+    cli_fails(&w.home, &["fingerprint", "--cwd", s(&w.path(API))]);
 
     // Fixed: answers again, equal to a fresh run.
     write(&policy, "version = 1\n[instructions]\nbudget-bytes = 20\n");
     assert_eq!(fp(&mut live, 8), small);
-    assert_eq!(small, cli_fingerprint(&w.home, &w.api));
+    assert_eq!(small, cli_fingerprint(&w.home, &w.path(API)));
 
     // Removed: back to the built-in policy and the first answer.
     std::fs::remove_file(&policy).unwrap();
     assert_eq!(fp(&mut live, 9), original);
-    let r = live.ask(&req(10, "skill", &w.api, json!({ "name": "deploy" })));
+    let r = live.ask(&req(10, "skill", &w.path(API), json!({ "name": "deploy" })));
     assert!(r["skill"]["content"].is_string(), "{r}");
     live.finish();
 }
@@ -1151,18 +1155,22 @@ fn an_invalid_policy_at_startup_does_not_stop_the_server() {
     let w = world();
     let policy = w.home.join("context-policy.toml");
     write(&policy, "version = 1\n[trust]\nsymlinks = \"sometimes\"\n");
-    cli_fails(&w.home, &["snapshot", "--cwd", s(&w.app)]);
+    cli_fails(&w.home, &["snapshot", "--cwd", s(&w.path(APP))]);
 
     let mut live = Live::start(server(&w.home));
-    let message = policy_invalid(&live.ask(&req(1, "snapshot", &w.app, json!({}))));
+    let message = policy_invalid(&live.ask(&req(1, "snapshot", &w.path(APP), json!({}))));
     assert!(message.contains("sometimes"), "{message}");
     // Other errors that need no policy still come first where they did.
     let r = live.ask(r#"{"id": 2, "op": "frobnicate", "cwd": "/"}"#);
     assert_eq!(r["error"]["code"], json!("unknown-op"));
 
     write(&policy, "version = 1\n[trust]\nsymlinks = \"never\"\n");
-    let r = live.ask(&req(3, "snapshot", &w.app, json!({})));
-    assert_eq!(r["snapshot"], cli_snapshot(&w.home, &w.app, None), "{r}");
+    let r = live.ask(&req(3, "snapshot", &w.path(APP), json!({})));
+    assert_eq!(
+        r["snapshot"],
+        cli_snapshot(&w.home, &w.path(APP), None),
+        "{r}"
+    );
     live.finish();
 }
 
@@ -1178,21 +1186,21 @@ fn the_command_line_policy_file_is_watched_too() {
     let cli_fp = |file: &Path| {
         cli(
             &w.home,
-            &["--policy", s(file), "fingerprint", "--cwd", s(&w.lib)],
+            &["--policy", s(file), "fingerprint", "--cwd", s(&w.path(LIB))],
         )
         .trim()
         .to_string()
     };
     // Missing at startup: the server runs and says why it cannot answer.
     let mut live = Live::start(serve(&file));
-    let message = policy_invalid(&live.ask(&req(1, "fingerprint", &w.lib, json!({}))));
+    let message = policy_invalid(&live.ask(&req(1, "fingerprint", &w.path(LIB), json!({}))));
     assert!(message.contains(s(&file)), "{message}");
 
     write(
         &file,
         "version = 1\n[instructions]\nlevel-files = [\"AGENTS.md\"]\n",
     );
-    let r = live.ask(&req(2, "snapshot", &w.lib, json!({})));
+    let r = live.ask(&req(2, "snapshot", &w.path(LIB), json!({})));
     // lib holds only a CLAUDE.md, which this policy does not read.
     assert_eq!(
         r["snapshot"]["instructionFiles"].as_array().unwrap().len(),
@@ -1208,7 +1216,7 @@ fn the_command_line_policy_file_is_watched_too() {
         &file,
         "version = 1\n[instructions]\nlevel-files = [\"CLAUDE.md\"]\n",
     );
-    let r = live.ask(&req(3, "snapshot", &w.lib, json!({})));
+    let r = live.ask(&req(3, "snapshot", &w.path(LIB), json!({})));
     assert_eq!(
         r["snapshot"]["instructionFiles"].as_array().unwrap().len(),
         2,
@@ -1242,7 +1250,7 @@ fn the_command_line_policy_file_is_watched_too() {
         &file,
         &format!("version = 1\n[roots]\nhome = [{:?}]\n", s(&other)),
     );
-    let r = live.ask(&req(4, "snapshot", &w.lib, json!({})));
+    let r = live.ask(&req(4, "snapshot", &w.path(LIB), json!({})));
     assert_eq!(r["snapshot"]["home"], json!(s(&other)), "{r}");
     assert_eq!(r["snapshot"]["budget"]["limit"], json!(77), "{r}");
     live.finish();
@@ -1251,30 +1259,30 @@ fn the_command_line_policy_file_is_watched_too() {
 #[test]
 fn access_loads_each_file_once_per_named_session() {
     let w = world();
-    write(&w.api.join("src/AGENTS.md"), "src: small modules");
+    write(&w.path(API).join("src/AGENTS.md"), "src: small modules");
     let policy = w.base.join("on-access.toml");
     write(&policy, "version = 1\n[instructions]\non-access = true\n");
     let input = lines(&[
         req(
             1,
             "access",
-            &w.api,
+            &w.path(API),
             json!({ "path": "src/main.rs", "session": "a" }),
         ),
         req(
             2,
             "access",
-            &w.api,
+            &w.path(API),
             json!({ "path": "src", "session": "a" }),
         ),
         req(
             3,
             "access",
-            &w.api,
-            json!({ "path": s(&w.api.join("src")), "session": "b" }),
+            &w.path(API),
+            json!({ "path": s(&w.path(API).join("src")), "session": "b" }),
         ),
-        req(4, "access", &w.api, json!({ "path": "/etc/passwd" })),
-        req(5, "hello", &w.api, json!({})),
+        req(4, "access", &w.path(API), json!({ "path": "/etc/passwd" })),
+        req(5, "hello", &w.path(API), json!({})),
     ]);
     let run = run_server_with(&w.home, &["--jobs", "1", "--policy", s(&policy)], input);
     let files = |id: i64| -> Vec<String> {
@@ -1287,7 +1295,11 @@ fn access_loads_each_file_once_per_named_session() {
             })
             .unwrap_or_default()
     };
-    let src = w.api.join("src/AGENTS.md").to_string_lossy().into_owned();
+    let src = w
+        .path(API)
+        .join("src/AGENTS.md")
+        .to_string_lossy()
+        .into_owned();
     assert_eq!(files(1), std::slice::from_ref(&src));
     assert!(
         run.by_id(1)["access"]["prompt"]

@@ -13,11 +13,11 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use assert_cmd::Command;
-use lisa_context::policy::{Layer, Policy, PolicySource};
+use lisa_context::policy::{Layer, Policy};
 use lisa_context::{Loader, SnapshotError};
 use serde_json::Value;
-use tempfile::TempDir;
 
+use crate::support::{self, World};
 use crate::validate;
 
 /// Planted in files outside the roots; must never show up in any output.
@@ -30,83 +30,77 @@ const HANG: Duration = Duration::from_secs(20);
 // Fixture
 // ---------------------------------------------------------------------------
 
-struct Fx {
-    _tmp: TempDir,
-    home: PathBuf,
-    repo: PathBuf,
-    outside: PathBuf,
+/// A [`World`] with the folder outside both roots.
+fn fixture() -> World {
+    let w = World::new();
+    w.mkdir("outside");
+    w
 }
 
-impl Fx {
-    fn new() -> Fx {
-        let tmp = tempfile::tempdir().unwrap();
-        let home = tmp.path().join("home");
-        let repo = tmp.path().join("repo");
-        let outside = tmp.path().join("outside");
-        for d in [&home, &repo, &outside] {
-            fs::create_dir_all(d).unwrap();
-        }
-        fs::create_dir(repo.join(".git")).unwrap();
-        Fx {
-            _tmp: tmp,
-            home,
-            repo,
-            outside,
-        }
+/// What these tests ask of their [`World`].
+trait SkillsWorld {
+    /// `<tmp>/outside`, outside both roots.
+    fn outside(&self) -> PathBuf;
+    /// `<home>/skills`.
+    fn home_skills(&self) -> PathBuf;
+    /// `<repo>/.lisa/skills`.
+    fn lisa(&self) -> PathBuf;
+    /// `<repo>/.agents/skills`.
+    fn agents(&self) -> PathBuf;
+    /// A loader whose policy has `overrides` (TOML, without `version`) laid
+    /// over the built-in one.
+    fn loader_with(&self, overrides: &str) -> Loader;
+    /// The library's snapshot of the repository root, as JSON.
+    fn json(&self) -> Value;
+    /// The binary, with this fixture's home, no colour, and a deadline.
+    fn bin(&self) -> Command;
+    /// `snapshot --format json` from the binary.
+    fn cli_json(&self, cwd: &Path) -> Value;
+    /// `snapshot` (text) from the binary.
+    fn cli_text(&self, cwd: &Path) -> String;
+    /// `explain` from the binary.
+    fn cli_explain(&self, cwd: &Path) -> String;
+}
+
+impl SkillsWorld for World {
+    fn outside(&self) -> PathBuf {
+        self.path("outside")
     }
 
-    /// `<home>/skills`.
     fn home_skills(&self) -> PathBuf {
         self.home.join("skills")
     }
 
-    /// `<repo>/.lisa/skills`.
     fn lisa(&self) -> PathBuf {
         self.repo.join(".lisa/skills")
     }
 
-    /// `<repo>/.agents/skills`.
     fn agents(&self) -> PathBuf {
         self.repo.join(".agents/skills")
     }
 
-    fn loader(&self) -> Loader {
-        Loader::new(Policy::builtin().unwrap(), Some(self.home.clone()))
-    }
-
-    /// A loader whose policy has `overrides` (TOML, without `version`) laid
-    /// over the built-in one.
     fn loader_with(&self, overrides: &str) -> Loader {
-        let layer = PolicySource::from_text(
+        self.loader_on(support::layered(
             Layer::CommandLine,
             "test override",
             format!("version = 1\n{overrides}"),
-        );
-        let policy = Policy::from_sources(&[PolicySource::builtin(), layer]).unwrap();
-        Loader::new(policy, Some(self.home.clone()))
+        ))
     }
 
-    /// The library's snapshot of the repository root, as JSON.
     fn json(&self) -> Value {
         let snap = self.loader().snapshot(&self.repo).unwrap();
         serde_json::to_value(&*snap).unwrap()
     }
 
-    /// The binary, with this fixture's home.
-    fn cli(&self) -> Command {
-        let mut cmd = Command::cargo_bin("lisa-context").expect("the binary is built");
-        cmd.env_remove("LISA_HOME")
-            .env("NO_COLOR", "1")
-            .arg("--home")
-            .arg(&self.home)
-            .timeout(HANG);
+    fn bin(&self) -> Command {
+        let mut cmd = self.cli();
+        cmd.env("NO_COLOR", "1").timeout(HANG);
         cmd
     }
 
-    /// `snapshot --format json` from the binary.
     fn cli_json(&self, cwd: &Path) -> Value {
         let out = stdout_of(
-            self.cli()
+            self.bin()
                 .args(["snapshot", "--format", "json", "--cwd"])
                 .arg(cwd),
         );
@@ -115,14 +109,12 @@ impl Fx {
         json
     }
 
-    /// `snapshot` (text) from the binary.
     fn cli_text(&self, cwd: &Path) -> String {
-        stdout_of(self.cli().args(["snapshot", "--cwd"]).arg(cwd))
+        stdout_of(self.bin().args(["snapshot", "--cwd"]).arg(cwd))
     }
 
-    /// `explain` from the binary.
     fn cli_explain(&self, cwd: &Path) -> String {
-        stdout_of(self.cli().args(["explain", "--cwd"]).arg(cwd))
+        stdout_of(self.bin().args(["explain", "--cwd"]).arg(cwd))
     }
 }
 
@@ -277,7 +269,7 @@ fn without_hanging<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send +
 
 #[test]
 fn home_beats_lisa_beats_agents_and_losers_are_recorded_as_shadowed() {
-    let fx = Fx::new();
+    let fx = fixture();
     // One name per non-empty subset of the three sources: (name, in home, in
     // .lisa, in .agents).
     let cases: &[(&str, bool, bool, bool)] = &[
@@ -394,7 +386,7 @@ fn home_beats_lisa_beats_agents_and_losers_are_recorded_as_shadowed() {
 #[test]
 fn impostor_is_rejected_and_claims_nothing() {
     // A: `.lisa/skills/innocent` says it is `release`; nothing else is.
-    let fx = Fx::new();
+    let fx = fixture();
     put(&fx.lisa(), "innocent", &skill_md("release", "Ship it."));
     add(&fx.lisa(), "other", "An honest skill.");
     let j = fx.json();
@@ -416,7 +408,7 @@ fn impostor_is_rejected_and_claims_nothing() {
         Err(SnapshotError::SkillNotFound { .. })
     ));
     for name in ["release", "innocent"] {
-        fx.cli()
+        fx.bin()
             .args(["skill", "show", name, "--cwd"])
             .arg(&fx.repo)
             .assert()
@@ -426,7 +418,7 @@ fn impostor_is_rejected_and_claims_nothing() {
 
     // B: a real `.agents/skills/release` (rank 200) still wins `release`: the
     // impostor at rank 100 shadows nothing.
-    let fx = Fx::new();
+    let fx = fixture();
     put(
         &fx.lisa(),
         "innocent",
@@ -445,14 +437,14 @@ fn impostor_is_rejected_and_claims_nothing() {
     );
     assert!(!prompt(&j).contains("Impostor text."));
     let shown = stdout_of(
-        fx.cli()
+        fx.bin()
             .args(["skill", "show", "release", "--cwd"])
             .arg(&fx.repo),
     );
     assert_eq!(shown, fs::read_to_string(&real).unwrap());
 
     // C: an impostor in home does not beat the project's real skill either.
-    let fx = Fx::new();
+    let fx = fixture();
     put(
         &fx.home_skills(),
         "innocent",
@@ -469,7 +461,7 @@ fn impostor_is_rejected_and_claims_nothing() {
 
     // D: a look-alike name (Cyrillic `е`) in the frontmatter of an ASCII
     // folder is an impostor too.
-    let fx = Fx::new();
+    let fx = fixture();
     put(
         &fx.lisa(),
         "deploy",
@@ -508,7 +500,7 @@ fn billion_laughs(name: &str) -> String {
 
 #[test]
 fn rejections_carry_their_reason() {
-    let fx = Fx::new();
+    let fx = fixture();
     let src = fx.lisa();
     let ok = |name: &str| skill_md(name, &format!("{name} is fine."));
     // (folder, expected reason); the folder is created by the match below.
@@ -688,7 +680,7 @@ fn rejections_carry_their_reason() {
 
 #[test]
 fn home_skills_are_checked_by_the_same_rules() {
-    let fx = Fx::new();
+    let fx = fixture();
     let src = fx.home_skills();
     put(&src, "Bad_Name", &skill_md("Bad_Name", "x"));
     put(&src, ".dot", &skill_md(".dot", "x"));
@@ -712,7 +704,7 @@ fn home_skills_are_checked_by_the_same_rules() {
 #[test]
 fn non_utf8_folder_name_is_rejected_and_json_still_renders() {
     use std::os::unix::ffi::OsStrExt as _;
-    let fx = Fx::new();
+    let fx = fixture();
     add(&fx.lisa(), "fine", "Fine.");
     let bad = fx
         .lisa()
@@ -745,7 +737,7 @@ fn non_utf8_folder_name_is_rejected_and_json_still_renders() {
 
 #[test]
 fn fifo_skill_file_is_refused_without_hanging() {
-    let fx = Fx::new();
+    let fx = fixture();
     add(&fx.lisa(), "fine", "Fine.");
     fs::create_dir_all(fx.lisa().join("pipe")).unwrap();
     mkfifo(&fx.lisa().join("pipe/SKILL.md"));
@@ -778,7 +770,7 @@ fn fifo_skill_file_is_refused_without_hanging() {
     // The binary neither (assert_cmd kills it after the timeout).
     let cli = fx.cli_json(&fx.repo);
     assert_eq!(cli["rejectedSkills"], j["rejectedSkills"]);
-    fx.cli()
+    fx.bin()
         .args(["skill", "show", "pipe", "--cwd"])
         .arg(&fx.repo)
         .assert()
@@ -787,7 +779,7 @@ fn fifo_skill_file_is_refused_without_hanging() {
 
 #[test]
 fn alias_bomb_and_deep_nesting_are_bad_frontmatter() {
-    let fx = Fx::new();
+    let fx = fixture();
     put(&fx.lisa(), "bomb", &billion_laughs("bomb"));
     put(&fx.home_skills(), "home-bomb", &billion_laughs("home-bomb"));
     let deep = format!(
@@ -824,8 +816,8 @@ fn alias_bomb_and_deep_nesting_are_bad_frontmatter() {
 
 #[test]
 fn symlink_escapes_are_rejected_and_nothing_outside_leaks() {
-    let fx = Fx::new();
-    let out = &fx.outside;
+    let fx = fixture();
+    let out = &fx.outside();
     let secret = |name: &str| skill_md(name, &format!("{MARKER} from {name}"));
 
     // A SKILL.md that is an absolute link to a file outside the repo.
@@ -956,7 +948,7 @@ fn symlink_escapes_are_rejected_and_nothing_outside_leaks() {
 
 #[test]
 fn quoted_colons_and_block_scalars_come_through() {
-    let fx = Fx::new();
+    let fx = fixture();
     // (source, name, frontmatter description lines, JSON description, prompt description)
     let home = fx.home_skills();
     let lisa = fx.lisa();
@@ -1067,7 +1059,7 @@ fn expected_cut(s: &str, max: usize) -> String {
 
 #[test]
 fn project_descriptions_are_cut_to_500_chars_on_char_boundaries() {
-    let fx = Fx::new();
+    let fx = fixture();
     let mixed: String = "aé漢🦀".repeat(150);
     let spaced: String = "ab \n ".repeat(200);
     // (home?, name, description, whether the prompt cuts it)
@@ -1115,7 +1107,7 @@ fn project_descriptions_are_cut_to_500_chars_on_char_boundaries() {
 
 #[test]
 fn sixty_project_skills_list_fifty_and_summarise_the_rest() {
-    let fx = Fx::new();
+    let fx = fixture();
     let project: Vec<String> = (0..60).map(|i| format!("p-{i:02}")).collect();
     for (i, name) in project.iter().enumerate() {
         // Spread over both project sources.
@@ -1162,7 +1154,7 @@ fn sixty_project_skills_list_fifty_and_summarise_the_rest() {
 
 #[test]
 fn scan_limit_stops_a_huge_source() {
-    let fx = Fx::new();
+    let fx = fixture();
     for i in 0..2000 {
         add(&fx.lisa(), &format!("s-{i:04}"), "Bulk.");
     }
@@ -1197,11 +1189,11 @@ fn scan_limit_stops_a_huge_source() {
 
 #[test]
 fn scan_limit_from_a_policy_file_on_the_command_line() {
-    let fx = Fx::new();
+    let fx = fixture();
     for i in 0..20 {
         add(&fx.lisa(), &format!("s-{i:02}"), "Bulk.");
     }
-    let policy = fx.outside.join("policy.toml");
+    let policy = fx.outside().join("policy.toml");
     fs::write(
         &policy,
         "version = 1\n[skills]\nmax-entries-per-source = 5\n",
@@ -1209,7 +1201,7 @@ fn scan_limit_from_a_policy_file_on_the_command_line() {
     .unwrap();
     let j = {
         let out = stdout_of(
-            fx.cli()
+            fx.bin()
                 .arg("--policy")
                 .arg(&policy)
                 .args(["snapshot", "--format", "json", "--cwd"])
@@ -1221,7 +1213,7 @@ fn scan_limit_from_a_policy_file_on_the_command_line() {
     assert_eq!(reasons_at(&j, &fx.lisa()), vec!["scan-limit"]);
 
     // A source holding exactly as many entries as the cap is not over it.
-    let fx = Fx::new();
+    let fx = fixture();
     for i in 0..5 {
         add(&fx.lisa(), &format!("s-{i:02}"), "Bulk.");
     }
@@ -1233,7 +1225,7 @@ fn scan_limit_from_a_policy_file_on_the_command_line() {
 
 #[test]
 fn two_thousand_skills_resolve_under_the_default_cap() {
-    let fx = Fx::new();
+    let fx = fixture();
     for i in 0..2000 {
         add(&fx.lisa(), &format!("s-{i:04}"), "Bulk.");
     }
@@ -1256,7 +1248,7 @@ fn project_skills_carry_the_project_label_and_home_skills_none() {
         label, " (from this project: its convention, not your principle)",
         "the built-in label changed; update this test"
     );
-    let fx = Fx::new();
+    let fx = fixture();
     add(&fx.home_skills(), "h-one", "Home one.");
     add(&fx.lisa(), "p-lisa", "From lisa.");
     add(&fx.agents(), "p-agents", "From agents.");
@@ -1276,7 +1268,7 @@ fn project_skills_carry_the_project_label_and_home_skills_none() {
 
 #[test]
 fn only_home_skills_with_the_executable_file_are_executable() {
-    let fx = Fx::new();
+    let fx = fixture();
     let tool = |dir: &Path| fs::write(dir.join("tool.js"), "console.log(1)\n").unwrap();
     // (source, name, how tool.js is there, executable?)
     let home = fx.home_skills();
@@ -1320,7 +1312,7 @@ fn only_home_skills_with_the_executable_file_are_executable() {
 
 #[test]
 fn skill_show_prints_the_winning_file_in_full() {
-    let fx = Fx::new();
+    let fx = fixture();
     let home_text = "---\nname: deploy\ndescription: \"Home deploy: the user's own\"\nlicense: MIT\nmetadata:\n  owner: me\n---\n# Deploy (home)\n\nStep 1.\nStep 2.\n";
     put(&fx.home_skills(), "deploy", home_text);
     put(
@@ -1342,7 +1334,7 @@ fn skill_show_prints_the_winning_file_in_full() {
         ("agents-only", agents_text.as_str()),
     ] {
         for cwd in [&fx.repo, &sub] {
-            let shown = stdout_of(fx.cli().args(["skill", "show", name, "--cwd"]).arg(cwd));
+            let shown = stdout_of(fx.bin().args(["skill", "show", name, "--cwd"]).arg(cwd));
             assert_eq!(shown, want, "skill show {name} from {}", cwd.display());
         }
         let lib = fx.loader().skill(&sub, name).unwrap();
@@ -1354,7 +1346,7 @@ fn skill_show_prints_the_winning_file_in_full() {
 
 #[test]
 fn skill_show_refuses_unknown_and_invalid_names() {
-    let fx = Fx::new();
+    let fx = fixture();
     add(&fx.lisa(), "known", "Known.");
     // A folder with a bad name that would print if the name were not checked.
     put(&fx.lisa(), "Bad", &skill_md("Bad", "Bad folder."));
@@ -1418,7 +1410,7 @@ fn skill_show_refuses_unknown_and_invalid_names() {
 
 #[test]
 fn skill_show_resolves_exactly_like_the_snapshot() {
-    let fx = Fx::new();
+    let fx = fixture();
     let (home, lisa, agents) = (fx.home_skills(), fx.lisa(), fx.agents());
     add(&home, "home-only", "h");
     add(&home, "home-and-lisa", "h");
@@ -1441,7 +1433,7 @@ fn skill_show_resolves_exactly_like_the_snapshot() {
     for s in skills(&j) {
         let name = s["name"].as_str().unwrap();
         let path = p(&s["path"]);
-        let shown = stdout_of(fx.cli().args(["skill", "show", name, "--cwd"]).arg(&sub));
+        let shown = stdout_of(fx.bin().args(["skill", "show", name, "--cwd"]).arg(&sub));
         assert_eq!(shown, fs::read_to_string(&path).unwrap(), "{name}");
         let lib = loader.skill(&sub, name).unwrap();
         assert_eq!(lib.path, path, "{name}");
@@ -1467,11 +1459,11 @@ fn skill_show_resolves_exactly_like_the_snapshot() {
 // Fingerprint
 // ---------------------------------------------------------------------------
 
-type Step = Box<dyn Fn(&Fx)>;
+type Step = Box<dyn Fn(&World)>;
 
 #[test]
 fn fingerprint_follows_every_skill_change_and_undo_restores_it() {
-    let fx = Fx::new();
+    let fx = fixture();
     let alpha = add(&fx.home_skills(), "alpha", "Alpha tool.");
     let beta = add(&fx.lisa(), "beta", "Beta tool.");
     let alpha_text = fs::read_to_string(&alpha).unwrap();
@@ -1569,11 +1561,11 @@ fn fingerprint_follows_every_skill_change_and_undo_restores_it() {
         ),
         (
             "rename a project skill (folder and name)",
-            Box::new(|fx: &Fx| {
+            Box::new(|fx: &World| {
                 fs::remove_dir_all(fx.lisa().join("beta")).unwrap();
                 add(&fx.lisa(), "beta-two", "Beta tool.");
             }),
-            Box::new(|fx: &Fx| {
+            Box::new(|fx: &World| {
                 fs::remove_dir_all(fx.lisa().join("beta-two")).unwrap();
                 add(&fx.lisa(), "beta", "Beta tool.");
             }),
@@ -1597,7 +1589,7 @@ fn fingerprint_follows_every_skill_change_and_undo_restores_it() {
     }
     // A fresh loader and the binary agree.
     assert_eq!(fx.loader().fingerprint(&fx.repo).unwrap(), fp0);
-    let cli = stdout_of(fx.cli().args(["fingerprint", "--cwd"]).arg(&fx.repo));
+    let cli = stdout_of(fx.bin().args(["fingerprint", "--cwd"]).arg(&fx.repo));
     assert_eq!(cli.trim_end(), fp0);
 }
 
@@ -1644,7 +1636,7 @@ const NOT_STRICT: &[(&str, &str, Option<&str>)] = &[
     ),
 ];
 
-fn write_not_strict(fx: &Fx) -> Vec<PathBuf> {
+fn write_not_strict(fx: &World) -> Vec<PathBuf> {
     NOT_STRICT
         .iter()
         .map(|(folder, text, _)| put(&fx.lisa(), folder, text))
@@ -1653,7 +1645,7 @@ fn write_not_strict(fx: &Fx) -> Vec<PathBuf> {
 
 #[test]
 fn lenient_frontmatter_lists_skills_written_for_other_loaders() {
-    let fx = Fx::new();
+    let fx = fixture();
     let files = write_not_strict(&fx);
     let j = fx.cli_json(&fx.repo);
     for ((folder, _, want), file) in NOT_STRICT.iter().zip(&files) {
@@ -1669,7 +1661,7 @@ fn lenient_frontmatter_lists_skills_written_for_other_loaders() {
                 assert!(warned, "{folder}: {}", j["warnings"]);
                 // `skill show` loads it.
                 let shown = stdout_of(
-                    fx.cli()
+                    fx.bin()
                         .args(["skill", "show", folder, "--cwd"])
                         .arg(&fx.repo),
                 );
@@ -1690,7 +1682,7 @@ fn lenient_frontmatter_lists_skills_written_for_other_loaders() {
 
 #[test]
 fn strict_frontmatter_rejects_them_all() {
-    let fx = Fx::new();
+    let fx = fixture();
     let files = write_not_strict(&fx);
     let loader = fx.loader_with("[skills]\nfrontmatter = \"strict\"\n");
     let j = serde_json::to_value(&*loader.snapshot(&fx.repo).unwrap()).unwrap();

@@ -10,47 +10,38 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
-use tempfile::TempDir;
 
+use crate::support::World;
 use crate::validate;
 
 const PINNED: &str = "version = 1\n[trust]\nproject = \"pinned\"\n";
 const STORE: &str = "context-trust.json";
 
-struct Tree {
-    _dir: TempDir,
-    home: PathBuf,
-    repo: PathBuf,
+/// A home with a pinned policy and a repository with `AGENTS.md` and one
+/// project skill.
+fn tree() -> World {
+    let w = World::new();
+    fs::write(w.home.join("context-policy.toml"), PINNED).unwrap();
+    fs::write(w.home.join("AGENTS.md"), "HOME-NOTE: the user's own words.").unwrap();
+    fs::write(w.repo.join("AGENTS.md"), "PROJECT-RULE-ONE: use tabs.\n").unwrap();
+    write_skill(&w.repo, ".lisa/skills", "deploy", "SKILL-DESC-ONE deploys");
+    w
 }
 
-impl Tree {
-    /// A home with a pinned policy and a repository with `AGENTS.md` and
-    /// one project skill.
-    fn new() -> Tree {
-        let dir = tempfile::tempdir().unwrap();
-        let home = dir.path().join("home");
-        let repo = dir.path().join("repo");
-        fs::create_dir_all(&home).unwrap();
-        fs::create_dir_all(repo.join(".git")).unwrap();
-        fs::write(home.join("context-policy.toml"), PINNED).unwrap();
-        fs::write(home.join("AGENTS.md"), "HOME-NOTE: the user's own words.").unwrap();
-        fs::write(repo.join("AGENTS.md"), "PROJECT-RULE-ONE: use tabs.\n").unwrap();
-        write_skill(&repo, ".lisa/skills", "deploy", "SKILL-DESC-ONE deploys");
-        Tree {
-            _dir: dir,
-            home,
-            repo,
-        }
-    }
+/// The binary run from the repository, and what these tests read of it.
+trait TrustWorld {
+    fn run(&self, args: &[&str]) -> Output;
+    fn ok(&self, args: &[&str]) -> String;
+    fn prompt(&self) -> String;
+    fn json(&self) -> Value;
+    fn approve_all(&self) -> String;
+    fn store(&self) -> PathBuf;
+}
 
+impl TrustWorld for World {
     fn run(&self, args: &[&str]) -> Output {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_lisa-context"));
-        cmd.arg("--home")
-            .arg(&self.home)
-            .args(args)
-            .current_dir(&self.repo)
-            .env_remove("LISA_HOME")
-            .env("NO_COLOR", "1");
+        let mut cmd = self.command();
+        cmd.args(args).current_dir(&self.repo).env("NO_COLOR", "1");
         cmd.output().unwrap()
     }
 
@@ -123,7 +114,7 @@ fn expects(diff: &str) -> Vec<String> {
 
 #[test]
 fn open_by_default_nothing_changes() {
-    let t = Tree::new();
+    let t = tree();
     fs::remove_file(t.home.join("context-policy.toml")).unwrap();
     let json = t.json();
     assert!(
@@ -139,7 +130,7 @@ fn open_by_default_nothing_changes() {
 
 #[test]
 fn approve_edit_revert() {
-    let t = Tree::new();
+    let t = tree();
     // Before any approval: no project byte in the prompt, or anywhere in
     // the snapshot; home text is the user's own and goes in.
     let json = t.json();
@@ -218,7 +209,7 @@ fn approve_edit_revert() {
 
 #[test]
 fn rename_is_a_new_item_and_a_stale_approval() {
-    let t = Tree::new();
+    let t = tree();
     t.approve_all();
     fs::rename(t.repo.join("AGENTS.md"), t.repo.join("CLAUDE.md")).unwrap();
     fs::create_dir_all(t.repo.join(".agents/skills")).unwrap();
@@ -260,7 +251,7 @@ fn rename_is_a_new_item_and_a_stale_approval() {
 
 #[test]
 fn a_change_between_diff_and_approve_is_not_approved() {
-    let t = Tree::new();
+    let t = tree();
     let diff = t.ok(&["trust", "diff"]);
     let expect = expects(&diff);
     assert_eq!(expect.len(), 2, "{diff}");
@@ -308,7 +299,7 @@ fn a_change_between_diff_and_approve_is_not_approved() {
 
 #[test]
 fn approve_by_path_shows_what_it_approves() {
-    let t = Tree::new();
+    let t = tree();
     let out = t.ok(&["trust", "approve", "AGENTS.md"]);
     assert!(out.contains("approved instruction AGENTS.md"), "{out}");
     assert!(out.contains("+PROJECT-RULE-ONE"), "{out}");
@@ -336,7 +327,7 @@ fn approve_by_path_shows_what_it_approves() {
 #[test]
 fn concurrent_approvals_are_all_kept() {
     // Eight repositories under one home, approved by eight processes at once.
-    let t = Tree::new();
+    let t = tree();
     let base = t.repo.parent().unwrap().to_path_buf();
     let repos: Vec<PathBuf> = (0..8)
         .map(|i| {
@@ -389,7 +380,7 @@ fn concurrent_approvals_are_all_kept() {
 
 /// Under an unusable store, nothing is approved: the snapshot leaves every
 /// project item out and warns; the trust commands fail with a clear error.
-fn assert_store_unusable(t: &Tree) {
+fn assert_store_unusable(t: &World) {
     let json = t.json();
     let whole = json.to_string();
     assert!(!whole.contains("PROJECT-RULE-ONE"), "{whole}");
@@ -415,7 +406,7 @@ fn assert_store_unusable(t: &Tree) {
 
 #[test]
 fn a_store_edited_into_invalid_json_approves_nothing() {
-    let t = Tree::new();
+    let t = tree();
     t.approve_all();
     let text_before = fs::read_to_string(t.store()).unwrap();
     let broken = text_before.replacen('{', "{ oops", 1);
@@ -427,7 +418,7 @@ fn a_store_edited_into_invalid_json_approves_nothing() {
 
 #[test]
 fn a_store_that_is_a_symlink_approves_nothing() {
-    let t = Tree::new();
+    let t = tree();
     t.approve_all();
     let real = t.home.parent().unwrap().join("real-store.json");
     fs::rename(t.store(), &real).unwrap();
@@ -449,7 +440,7 @@ fn a_store_that_is_a_symlink_approves_nothing() {
 
 #[test]
 fn a_store_that_is_a_fifo_approves_nothing_and_does_not_hang() {
-    let t = Tree::new();
+    let t = tree();
     let st = Command::new("mkfifo").arg(t.store()).status().unwrap();
     assert!(st.success());
     assert_store_unusable(&t);
@@ -457,9 +448,9 @@ fn a_store_that_is_a_fifo_approves_nothing_and_does_not_hang() {
 
 #[test]
 fn a_trust_store_planted_in_the_repository_is_ignored() {
-    let t = Tree::new();
+    let t = tree();
     // A real approval, made elsewhere, copied into the repository.
-    let other = Tree::new();
+    let other = tree();
     other.approve_all();
     let stolen = fs::read_to_string(other.store())
         .unwrap()
@@ -484,7 +475,7 @@ fn a_trust_store_planted_in_the_repository_is_ignored() {
 
 #[test]
 fn the_fingerprint_changes_on_approval() {
-    let t = Tree::new();
+    let t = tree();
     let loader = lisa_context::Loader::builder()
         .home(t.home.clone())
         .build()
@@ -510,7 +501,7 @@ fn the_fingerprint_changes_on_approval() {
 
 #[test]
 fn the_library_approves_exactly_the_hash_shown() {
-    let t = Tree::new();
+    let t = tree();
     let loader = lisa_context::Loader::builder()
         .home(t.home.clone())
         .build()
@@ -534,7 +525,7 @@ fn the_library_approves_exactly_the_hash_shown() {
 
 #[test]
 fn serve_shows_trust_but_cannot_approve() {
-    let t = Tree::new();
+    let t = tree();
     let mut child = Command::new(env!("CARGO_BIN_EXE_lisa-context"))
         .arg("--home")
         .arg(&t.home)
@@ -578,7 +569,7 @@ fn serve_shows_trust_but_cannot_approve() {
 
 #[test]
 fn the_policy_keys_are_checked_and_explain_names_the_reason() {
-    let t = Tree::new();
+    let t = tree();
     let bad = t.home.parent().unwrap().join("bad.toml");
     fs::write(
         &bad,
