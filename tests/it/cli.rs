@@ -1,0 +1,151 @@
+//! Command-line conventions: completions and a man page from the clap
+//! definition, cargo-like error lines, `--color`, `--verbose`, suggestions
+//! for a mistyped skill, and a one-run bypass of a broken home policy.
+
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn run(args: &[&str], extra_env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_lisa-context"));
+    cmd.args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("LISA_HOME")
+        .env_remove("NO_COLOR");
+    for (k, v) in extra_env {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+const DEMO: &[&str] = &["--home", "examples/demo/home"];
+const API: &str = "examples/demo/repo/packages/api";
+
+#[test]
+fn completions_and_man_page_come_from_the_command_definition() {
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let out = run(&["completions", shell], &[]);
+        assert!(out.status.success(), "{shell}: {out:?}");
+        let script = text(&out.stdout);
+        for word in ["lisa-context", "snapshot", "fingerprint", "serve"] {
+            assert!(script.contains(word), "{shell} completion lacks {word}");
+        }
+    }
+    let out = run(&["man"], &[]);
+    assert!(out.status.success());
+    let page = text(&out.stdout);
+    assert!(page.contains(".TH lisa-context 1"), "{page}");
+    for word in [
+        "snapshot",
+        "explain",
+        "\\-\\-home",
+        "\\-\\-no\\-home\\-policy",
+    ] {
+        assert!(page.contains(word), "the man page lacks {word}");
+    }
+}
+
+#[test]
+fn errors_start_like_cargos_and_colour_follows_the_flag() {
+    let args = ["fingerprint", "--cwd", "/nonexistent/lisa-context-cli"];
+    let plain = run(&args, &[]);
+    assert_eq!(plain.status.code(), Some(1));
+    let stderr = text(&plain.stderr);
+    assert!(
+        stderr.starts_with("error[snapshot::bad-cwd]: cannot use /nonexistent/lisa-context-cli"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains('\u{1b}'),
+        "no colour on a pipe: {stderr:?}"
+    );
+
+    let always = run(&[&["--color", "always"], &args[..]].concat(), &[]);
+    assert!(
+        text(&always.stderr).contains('\u{1b}'),
+        "--color always colours"
+    );
+    let never = run(&[&["--color", "never"], &args[..]].concat(), &[]);
+    assert!(!text(&never.stderr).contains('\u{1b}'));
+    // NO_COLOR only matters to `auto`, which a pipe already keeps plain.
+    let no_color = run(&args, &[("NO_COLOR", "1")]);
+    assert!(!text(&no_color.stderr).contains('\u{1b}'));
+}
+
+#[test]
+fn verbose_narrates_the_decisions_on_stderr_only() {
+    let quiet = run(&[DEMO, &["fingerprint", "--cwd", API]].concat(), &[]);
+    let loud = run(&[DEMO, &["-v", "fingerprint", "--cwd", API]].concat(), &[]);
+    assert!(loud.status.success());
+    assert_eq!(quiet.stdout, loud.stdout, "stdout is the same");
+    let said = text(&loud.stderr);
+    for word in [
+        "policy layers",
+        "home root:",
+        "STATUS",
+        "deduped",
+        "shadowed",
+        "skill changelog",
+    ] {
+        assert!(said.contains(word), "--verbose lacks {word}:\n{said}");
+    }
+    assert!(quiet.stderr.is_empty());
+}
+
+#[test]
+fn a_mistyped_skill_name_gets_suggestions() {
+    let out = run(
+        &[DEMO, &["skill", "show", "releas", "--cwd", API]].concat(),
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("did you mean `release`?"), "{stderr}");
+    assert!(
+        stderr.contains("Available here: changelog, release"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_broken_home_policy_names_the_way_around_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    fs::create_dir_all(&home).unwrap();
+    fs::write(home.join("AGENTS.md"), "HOME-NOTE").unwrap();
+    fs::write(
+        home.join("context-policy.toml"),
+        "version = 1\n[instructions]\nbudget-bytes = \"lots\"\n",
+    )
+    .unwrap();
+    let repo = tmp.path().join("repo");
+    fs::create_dir_all(repo.join(".git")).unwrap();
+    let home_s = home.to_str().unwrap();
+    let repo_s = repo.to_str().unwrap();
+    let failed = run(&["--home", home_s, "snapshot", "--cwd", repo_s], &[]);
+    assert_eq!(failed.status.code(), Some(1), "fails closed");
+    let stderr = text(&failed.stderr);
+    assert!(stderr.contains("context-policy.toml"), "{stderr}");
+    assert!(stderr.contains("--no-home-policy"), "{stderr}");
+    let bypassed = run(
+        &[
+            "--home",
+            home_s,
+            "--no-home-policy",
+            "snapshot",
+            "--cwd",
+            repo_s,
+        ],
+        &[],
+    );
+    assert!(bypassed.status.success(), "{bypassed:?}");
+    assert!(
+        text(&bypassed.stdout).contains("HOME-NOTE"),
+        "home files are still read"
+    );
+    assert!(Path::new(home_s).join("context-policy.toml").exists());
+}

@@ -1,0 +1,313 @@
+//! The policy language beyond Lisa's own: shipped policies by name, named
+//! roots, pick rules, budget scope, sorted order, skill conflicts and names.
+//! Each test builds a real tree and asserts on the snapshot.
+
+use std::fs;
+use std::process::Command;
+
+use lisa_context::policy::{Policy, PolicySource};
+use lisa_context::{Loader, Snapshot};
+
+use crate::support::World;
+
+/// Writes `rel_folder/SKILL.md`, named `name` in its frontmatter if given.
+fn skill(w: &World, rel_folder: &str, name: Option<&str>, description: &str) {
+    let name = name.map(|n| format!("name: {n}\n")).unwrap_or_default();
+    w.write(
+        &format!("{rel_folder}/SKILL.md"),
+        &format!("---\n{name}description: {description}\n---\nbody\n"),
+    );
+}
+
+/// A snapshot under `base` (a shipped policy) with `extra` laid over it,
+/// `$HOME` being the world's `home`.
+fn snapshot(w: &World, base: &str, extra: &str, cwd: &str) -> std::sync::Arc<Snapshot> {
+    let file = w.path("policy.toml");
+    fs::write(&file, format!("version = 1\n{extra}")).unwrap();
+    let home = w.home.clone();
+    Loader::builder()
+        .shipped_policy(base)
+        .policy_file(&file)
+        .env(move |k| (k == "HOME").then(|| home.clone().into_os_string()))
+        .build()
+        .unwrap()
+        .snapshot(&w.path(cwd))
+        .unwrap()
+}
+
+fn files(w: &World, s: &Snapshot) -> Vec<(String, u64)> {
+    s.instruction_files
+        .iter()
+        .map(|b| (w.rel(&b.path), b.included_bytes))
+        .collect()
+}
+
+#[test]
+fn first_file_pick_lets_a_blank_override_hold_its_level() {
+    let w = World::new();
+    w.write("repo/AGENTS.override.md", "  \n");
+    w.write("repo/AGENTS.md", "root plain\n");
+    w.write("repo/a/AGENTS.md", "level a\n");
+    w.write("home/.codex/AGENTS.override.md", "\n");
+    w.write("home/.codex/AGENTS.md", "home plain\n");
+    let s = snapshot(&w, "codex", "", "repo/a");
+    // Home: the first non-blank; the root: the blank override takes the slot.
+    assert_eq!(
+        files(&w, &s),
+        [
+            ("home/.codex/AGENTS.md".to_string(), 10),
+            ("repo/a/AGENTS.md".to_string(), 7)
+        ]
+    );
+    let passed: Vec<_> = s
+        .considered
+        .iter()
+        .filter(|c| matches!(c.status, lisa_context::Status::NotPicked(_)))
+        .map(|c| w.rel(&c.path))
+        .collect();
+    assert_eq!(passed, ["repo/AGENTS.md"]);
+}
+
+#[test]
+fn project_budget_scope_leaves_home_files_whole_and_counts_file_bytes() {
+    let w = World::new();
+    w.write("home/.codex/AGENTS.md", &"h".repeat(5000));
+    w.write("repo/AGENTS.md", "0123456789\n");
+    w.write("repo/a/AGENTS.md", &"x".repeat(100));
+    let s = snapshot(&w, "codex", "[instructions]\nbudget-bytes = 20\n", "repo/a");
+    // 11 file bytes for the root (its newline too), 9 left for level a.
+    assert_eq!(
+        files(&w, &s),
+        [
+            ("home/.codex/AGENTS.md".to_string(), 5000),
+            ("repo/AGENTS.md".to_string(), 10),
+            ("repo/a/AGENTS.md".to_string(), 9)
+        ]
+    );
+    assert_eq!(s.budget.used, 20);
+}
+
+#[test]
+fn sorted_paths_and_no_budget() {
+    let w = World::new();
+    w.write("repo/GEMINI.md", "root\n");
+    w.write("repo/Alpha/GEMINI.md", "alpha\n");
+    w.write("repo/Alpha/b/GEMINI.md", &"b".repeat(70_000));
+    let s = snapshot(&w, "gemini", "", "repo/Alpha/b");
+    assert_eq!(
+        files(&w, &s),
+        [
+            ("repo/Alpha/GEMINI.md".to_string(), 5),
+            ("repo/Alpha/b/GEMINI.md".to_string(), 70_000),
+            ("repo/GEMINI.md".to_string(), 4)
+        ]
+    );
+}
+
+#[test]
+fn extra_names_extend_a_shipped_list() {
+    let w = World::new();
+    w.write("repo/TEAM.md", "team\n");
+    w.write("repo/a/AGENTS.md", "agents\n");
+    w.write("repo/a/TEAM.md", "team a: passed over\n");
+    let s = snapshot(
+        &w,
+        "codex",
+        "[instructions]\nextra-level-files = [\"TEAM.md\"]\n",
+        "repo/a",
+    );
+    assert_eq!(
+        files(&w, &s),
+        [
+            ("repo/TEAM.md".to_string(), 4),
+            ("repo/a/AGENTS.md".to_string(), 6)
+        ]
+    );
+}
+
+#[test]
+fn named_roots_are_sandboxes_labelled_in_the_snapshot() {
+    let w = World::new();
+    skill(
+        &w,
+        "home/.agents/skills/mine",
+        Some("mine"),
+        "from the user's ~",
+    );
+    skill(
+        &w,
+        "repo/.agents/skills/mine",
+        Some("mine"),
+        "from the repo",
+    );
+    // A link out of the user's root is refused like any other.
+    fs::create_dir_all(w.base.join("outside/evil")).unwrap();
+    w.write(
+        "outside/evil/SKILL.md",
+        "---\nname: evil\ndescription: x\n---\n",
+    );
+    std::os::unix::fs::symlink(
+        w.base.join("outside/evil"),
+        w.base.join("home/.agents/skills/evil"),
+    )
+    .unwrap();
+    let s = snapshot(&w, "gemini", "", "repo");
+    assert_eq!(s.named_roots.len(), 1);
+    assert_eq!(s.named_roots[0].name, "user");
+    assert_eq!(
+        s.named_roots[0].path.as_deref(),
+        Some(&*w.base.join("home"))
+    );
+    let skills: Vec<_> = s
+        .skills
+        .iter()
+        .map(|k| (k.name.as_str(), k.root.as_str(), w.rel(&k.path)))
+        .collect();
+    // The workspace's copy wins the name (rank 0), the user's is shadowed.
+    assert_eq!(
+        skills,
+        [(
+            "mine",
+            "repo",
+            "repo/.agents/skills/mine/SKILL.md".to_string()
+        )]
+    );
+    assert!(
+        s.rejected_skills
+            .iter()
+            .any(|r| r.path.ends_with("evil") && r.reason.as_str() == "symlink-escape"),
+        "{:?}",
+        s.rejected_skills
+    );
+}
+
+#[test]
+fn list_all_lists_every_copy_and_names_come_from_frontmatter_else_folder() {
+    let w = World::new();
+    skill(
+        &w,
+        "repo/.agents/skills/deploy",
+        Some("deploy"),
+        "root copy",
+    );
+    skill(
+        &w,
+        "repo/a/.agents/skills/deploy",
+        Some("deploy"),
+        "level copy",
+    );
+    skill(
+        &w,
+        "repo/.agents/skills/group/nested",
+        None,
+        "nested, no name",
+    );
+    skill(
+        &w,
+        "repo/.agents/skills/long",
+        Some("long"),
+        &"word ".repeat(300),
+    );
+    let s = snapshot(&w, "codex", "", "repo/a");
+    let skills: Vec<_> = s
+        .skills
+        .iter()
+        .map(|k| (k.name.clone(), w.rel(&k.path)))
+        .collect();
+    assert_eq!(
+        skills,
+        [
+            (
+                "deploy".to_string(),
+                "repo/.agents/skills/deploy/SKILL.md".to_string()
+            ),
+            (
+                "deploy".to_string(),
+                "repo/a/.agents/skills/deploy/SKILL.md".to_string()
+            ),
+            (
+                "long".to_string(),
+                "repo/.agents/skills/long/SKILL.md".to_string()
+            ),
+            (
+                "nested".to_string(),
+                "repo/.agents/skills/group/nested/SKILL.md".to_string()
+            ),
+        ]
+    );
+    let long = s.skills.iter().find(|k| k.name == "long").unwrap();
+    assert_eq!(long.description.chars().count(), 1024);
+    assert!(long.description.ends_with("..."));
+}
+
+#[test]
+fn extends_names_the_base_and_unknown_roots_are_diagnosed() {
+    let codex = Policy::from_sources(&[
+        PolicySource::builtin(),
+        PolicySource::from_text(
+            lisa_context::policy::Layer::Home,
+            "home.toml",
+            "version = 1\nextends = \"codex\"\n[instructions]\nbudget-bytes = 100\n",
+        ),
+    ])
+    .unwrap();
+    assert_eq!(codex.instructions.level_files.len(), 2);
+    assert_eq!(codex.instructions.budget_bytes, 100);
+    assert_eq!(codex.roots.named.len(), 2);
+
+    let bad = Policy::from_sources(&[
+        PolicySource::builtin(),
+        PolicySource::from_text(
+            lisa_context::policy::Layer::CommandLine,
+            "cli.toml",
+            "version = 1\n[[skills.sources]]\nroot = \"usr\"\npath = \"s\"\nrank = 1\n\
+             [[roots.named]]\nname = \"user\"\ncandidates = [\"~\"]\n",
+        ),
+    ])
+    .unwrap_err();
+    let text = format!("{bad:?}");
+    assert!(text.contains("did you mean `user`"), "{text}");
+
+    let taken = PolicySource::from_text(
+        lisa_context::policy::Layer::CommandLine,
+        "cli.toml",
+        "version = 1\nextends = \"codx\"\n[[roots.named]]\nname = \"home\"\ncandidates = []\n",
+    )
+    .check()
+    .unwrap_err();
+    let text = format!("{taken:?}");
+    assert!(text.contains("already a root"), "{text}");
+    assert!(text.contains("no candidates"), "{text}");
+    assert!(text.contains("codx"), "{text}");
+}
+
+#[test]
+fn the_command_line_takes_a_shipped_name() {
+    let w = World::new();
+    w.write("repo/AGENTS.override.md", "override\n");
+    w.write("repo/AGENTS.md", "plain\n");
+    let run = |policy: &str| {
+        Command::new(env!("CARGO_BIN_EXE_lisa-context"))
+            .args(["--policy", policy, "--home"])
+            .arg(w.base.join("home"))
+            .args(["snapshot", "--format", "json", "--cwd"])
+            .arg(w.base.join("repo"))
+            .output()
+            .unwrap()
+    };
+    let out = run("codex");
+    assert!(out.status.success(), "{out:?}");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let paths: Vec<_> = json["instructionFiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["path"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(paths.len(), 1);
+    assert!(paths[0].ends_with("AGENTS.override.md"), "{paths:?}");
+    let out = run("codx");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no policy named `codx`"), "{err}");
+}
