@@ -103,7 +103,7 @@ fn main() {
     println!("FIXTURE home={} cwd={}", home.display(), cwd.display());
     if bench {
         // Stamps younger than the racy window are re-read on every check.
-        std::thread::sleep(lisa_context::RACY_WINDOW + Duration::from_millis(500));
+        std::thread::sleep(lisa_context::Loader::RACY_WINDOW + Duration::from_millis(500));
     }
     let loader = Loader::builder()
         .home(&home)

@@ -259,7 +259,12 @@ fn cache_memory(w: &World) {
     // loader holds is allocated below, after the switch.
     COUNTING.store(true, Ordering::SeqCst);
     let live_before = LIVE.load(Ordering::SeqCst);
-    let loader = Loader::with_capacity(policy(), Some(w.home.clone()), 1000);
+    let loader = Loader::builder()
+        .policy(policy())
+        .home(&w.home)
+        .capacity(1000)
+        .build()
+        .unwrap();
     let started = Instant::now();
     let mut prompt_bytes = 0;
     for cwd in &cwds {

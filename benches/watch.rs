@@ -72,7 +72,7 @@ fn main() {
         Duration::ZERO
     } else {
         std::thread::sleep(Duration::from_millis(2500));
-        lisa_context::RACY_WINDOW
+        lisa_context::Loader::RACY_WINDOW
     };
     let p = policy();
     for (_tmp, t, n) in trees.iter().filter(|(_, _, n)| *n >= 1_000 || quick) {

@@ -339,6 +339,19 @@ pub enum BootstrapError {
         /// The name given.
         name: String,
     },
+    /// A numeric setting of the builder outside its range.
+    #[error("the loader's {setting} must be from {min} to {max}, got {value}")]
+    #[diagnostic(code("bootstrap::out-of-range"))]
+    OutOfRange {
+        /// The builder method (`capacity`, `handle_budget`, `parse_cache`).
+        setting: &'static str,
+        /// The value given.
+        value: usize,
+        /// The least value allowed.
+        min: usize,
+        /// The greatest value allowed.
+        max: usize,
+    },
 }
 
 impl BootstrapError {
@@ -349,6 +362,7 @@ impl BootstrapError {
             Self::Policy(_) => ErrorCode::PolicyInvalid,
             Self::MissingHome { .. } => ErrorCode::BadHome,
             Self::UnknownPolicy { .. } => ErrorCode::UnknownPolicy,
+            Self::OutOfRange { .. } => ErrorCode::BadRequest,
         }
     }
 }

@@ -1,5 +1,17 @@
 //! The snapshot: everything the agent needs for one cwd, and the fingerprint
-//! that says when it must be rebuilt.
+//! that says when it must be rebuilt; and the records it holds (the
+//! instruction files and their budget, the skills, what was left out and
+//! why, the warnings).
+
+pub use crate::hidden::{HiddenFinding, HiddenReport};
+pub use crate::instructions::{
+    Block, Budget, Considered, Deduped, Import, ScopedRule, Skipped, Status,
+};
+pub use crate::skills::{Frontmatter, FrontmatterError, Rejected, Shadowed, Skill};
+pub use crate::vocab::origin::Origin;
+pub use crate::vocab::reason::Reason;
+pub use crate::vocab::unicode::terminal_safe;
+pub use crate::vocab::warning::{Warning, WarningKind};
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -7,23 +19,19 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::error::SnapshotError;
-use crate::hidden::HiddenFinding;
-use crate::instructions::{
-    self, Block, Budget, Considered, Deduped, Import, ScopedRule, Skipped, chain,
-};
+use crate::instructions::{self, chain};
 use crate::policy::Policy;
 use crate::render;
 use crate::sandbox::Place;
 use crate::sandbox::{self, Handles, Roots, Stamp, open_roots};
-use crate::skills::{self, ParseCache, Rejected, Shadowed, Skill};
+use crate::skills::{self, ParseCache};
 use crate::trace::Trace;
 use crate::trust::{Gate, TrustItem, Unapproved};
 use crate::vocab::origin::RootId;
-use crate::vocab::warning::Warning;
 
 /// The project-context section for one cwd, and how it was made. Serialized
 /// (camelCase) it is the `snapshot --format json` object; its schema is
-/// documented in the README and kept stable.
+/// documented in `docs/protocol.md` and kept stable.
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
@@ -329,6 +337,7 @@ pub(crate) fn build(
     build_with_roots(policy, roots, cache)
 }
 
+#[cfg(feature = "internals")]
 /// Every path a fresh build for `cwd` examined, absolute, in the order
 /// examined: what "one `stat` per traced path" means for the benchmarks
 /// that measure the per-turn check against that floor.

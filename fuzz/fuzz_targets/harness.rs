@@ -1,7 +1,7 @@
 //! The entry points under fuzz and their invariants, shared word for word by
 //! the cargo-fuzz targets (`fuzz/fuzz_targets/*.rs`), the proptest harnesses
-//! (`tests/proptest_entry_points.rs`) and the regression tests
-//! (`tests/fuzz_regressions.rs`), which include this file with `#[path]`.
+//! (`tests/it/proptest_entry_points.rs`) and the regression tests
+//! (`tests/it/fuzz_regressions.rs`), which include this file with `#[path]`.
 //!
 //! Each `check_*` function runs one entry point on one input and panics when
 //! an invariant breaks; it returns what it computed so that a test can assert
@@ -17,7 +17,7 @@ use lisa_context::internals::{
     as_seen, for_prompt, frontmatter_end, parse_frontmatter, parse_or_lenient,
 };
 use lisa_context::policy::{HiddenText, InvalidPolicy, Layer, Policy, PolicyError, PolicySource};
-use lisa_context::{Frontmatter, FrontmatterError};
+use lisa_context::snapshot::{Frontmatter, FrontmatterError};
 use miette::{GraphicalReportHandler, GraphicalTheme};
 
 /// The display name of the policy layer under test.
@@ -400,7 +400,7 @@ pub fn check_render(tree: &Tree) -> Rendered {
         );
         // Only revealing hidden text (a character of 2 to 4 bytes becomes a
         // longer marker) makes the text outgrow its file: that case is
-        // `included_bytes_never_exceed_the_text` in tests/fuzz_regressions.rs.
+        // `included_bytes_never_exceed_the_text` in tests/it/fuzz_regressions.rs.
         let revealed = policy.trust.hidden_text == HiddenText::Reveal
             && snapshot.hidden_text.iter().any(|h| h.path == b.path);
         assert!(
@@ -437,12 +437,16 @@ fn lines_with(text: &str, needle: &str) -> usize {
     text.split('\n').filter(|l| l.contains(needle)).count()
 }
 
-fn header_footer(policy: &Policy, b: &lisa_context::Block, nonce: &str) -> (String, String) {
+fn header_footer(
+    policy: &Policy,
+    b: &lisa_context::snapshot::Block,
+    nonce: &str,
+) -> (String, String) {
     let t = &policy.templates;
     let path = for_prompt(&b.path);
     let header = match b.origin {
-        lisa_context::Origin::Home => &t.home_header,
-        lisa_context::Origin::Project => &t.project_header,
+        lisa_context::snapshot::Origin::Home => &t.home_header,
+        lisa_context::snapshot::Origin::Project => &t.project_header,
         _ => &t.ancestor_header,
     };
     (

@@ -4,9 +4,10 @@ use std::fmt::Write as _;
 
 use std::path::Path;
 
+use lisa_context::Snapshot;
 use lisa_context::policy::Policy;
 use lisa_context::policy::keys::{self, Subject};
-use lisa_context::{Reason, Snapshot, Status, terminal_safe};
+use lisa_context::snapshot::{Reason, Status, terminal_safe};
 
 /// A path as a terminal may show it (see [`terminal_safe`]).
 fn shown(path: &Path) -> String {

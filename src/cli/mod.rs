@@ -111,7 +111,7 @@ enum Command {
     },
     /// Print the manual page (roff) to stdout.
     Man,
-    /// Serve JSON-lines requests on stdin/stdout (see the README's protocol section).
+    /// Serve JSON-lines requests on stdin/stdout (see docs/protocol.md).
     Serve {
         /// Worker threads answering requests (default: the number of
         /// available cores). Requests about one cwd keep their order; with
@@ -521,12 +521,12 @@ fn narrate(cli: &Cli, loader: &Loader, snap: &lisa_context::Snapshot) {
         text.push_str(&format!(
             "  {:?}: {}\n",
             layer,
-            lisa_context::terminal_safe(name)
+            lisa_context::snapshot::terminal_safe(name)
         ));
     }
     let home = loader.home().map_or_else(
         || "none".to_string(),
-        |h| lisa_context::terminal_safe(&h.to_string_lossy()).into_owned(),
+        |h| lisa_context::snapshot::terminal_safe(&h.to_string_lossy()).into_owned(),
     );
     text.push_str(&format!("lisa-context: home root: {home}\n"));
     text.push_str(&explain::table(snap, loader.policy().ok().as_deref()));

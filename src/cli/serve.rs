@@ -142,7 +142,7 @@ fn parse(line: &[u8]) -> (Id, Result<Request, Response>) {
         return (id, Err(e));
     }
     // Fields a request does not use are ignored, so that clients and
-    // servers can evolve apart (see the README's compatibility promise).
+    // servers can evolve apart (see the compatibility promise in docs/protocol.md).
     let request = Request::deserialize(Value::Object(fields))
         .map_err(|e| error(&id, ErrorCode::BadRequest, e.to_string()));
     (id, request)
@@ -197,7 +197,7 @@ fn run(loader: &Loader, id: &Id, request: Request) -> Response {
             path,
             session,
         } => loader
-            .access_in(
+            .access_named(
                 session.as_deref().unwrap_or(""),
                 &cwd,
                 root.as_deref(),

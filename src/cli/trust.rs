@@ -11,7 +11,9 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use lisa_context::{Loader, Selection, TrustItem, TrustState, TrustStatus, terminal_safe};
+use lisa_context::Loader;
+use lisa_context::snapshot::terminal_safe;
+use lisa_context::trust::{Selection, TrustItem, TrustState, TrustStatus};
 
 /// An item's path for a person: relative to the repository root, escaped.
 fn shown(status_root: &Path, item: &TrustItem) -> String {
@@ -21,7 +23,7 @@ fn shown(status_root: &Path, item: &TrustItem) -> String {
 
 fn kind_word(item: &TrustItem) -> &'static str {
     match item.kind {
-        lisa_context::ItemKind::Instruction => "instruction",
+        lisa_context::trust::ItemKind::Instruction => "instruction",
         _ => "skill",
     }
 }

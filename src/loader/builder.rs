@@ -7,7 +7,10 @@ use std::time::Duration;
 
 use super::bootstrap::{Bootstrap, Loaded};
 use super::cache::Loader;
-use super::limits::{DEFAULT_CACHE_ENTRIES, DEFAULT_HANDLE_BUDGET, PARSE_CACHE_ENTRIES};
+use super::limits::{
+    DEFAULT_CACHE_ENTRIES, DEFAULT_HANDLE_BUDGET, MAX_CACHE_ENTRIES, MAX_HANDLE_BUDGET,
+    PARSE_CACHE_ENTRIES,
+};
 use crate::error::BootstrapError;
 use crate::policy::Policy;
 use crate::sandbox::{self};
@@ -136,15 +139,15 @@ impl LoaderBuilder {
         self
     }
 
-    /// Keeps at most `entries` snapshots (least recently used go; at least
-    /// one).
+    /// Keeps at most `entries` snapshots (least recently used go; from 1 to
+    /// [`Loader::MAX_CACHE_ENTRIES`], or [`build`](Self::build) refuses it).
     pub fn capacity(mut self, entries: usize) -> Self {
         self.capacity = entries;
         self
     }
 
     /// How recent a file's timestamps may be before the loader re-reads it
-    /// rather than trust its metadata (default [`RACY_WINDOW`](crate::RACY_WINDOW)).
+    /// rather than trust its metadata (default [`Loader::RACY_WINDOW`]).
     /// A zero window trusts any stamp older than the build that took it:
     /// right on file systems with nanosecond timestamps when nothing writes
     /// twice within one tick, and what tests use to avoid waiting. The
@@ -155,7 +158,7 @@ impl LoaderBuilder {
     }
 
     /// Keeps at most `handles` root directories open (default
-    /// [`DEFAULT_HANDLE_BUDGET`]; at least one). Each repository root and
+    /// [`Loader::DEFAULT_HANDLE_BUDGET`]; from 1 to [`Loader::MAX_HANDLE_BUDGET`]). Each repository root and
     /// the home root is one open file descriptor; the least recently used
     /// are closed first, and a cached snapshot whose root was closed opens
     /// it again when it is next checked. Out of descriptors all the same
@@ -168,13 +171,33 @@ impl LoaderBuilder {
     }
 
     /// Keeps at most `entries` parsed frontmatters in memory, by content
-    /// (default 16,384): a later build meets an unchanged `SKILL.md`
+    /// (default 16,384, at most [`Loader::MAX_CACHE_ENTRIES`]): a later build meets an unchanged `SKILL.md`
     /// without parsing it again. 0 keeps none, which suits a loader that
     /// builds once (a command-line run): the home's frontmatter memo file
     /// still spares the next process the parsing.
     pub fn parse_cache(mut self, entries: usize) -> Self {
         self.parse_entries = entries;
         self
+    }
+
+    /// Checks the numeric settings against their ranges.
+    fn check_settings(&self) -> Result<(), BootstrapError> {
+        let checks: [(&'static str, usize, usize, usize); 3] = [
+            ("capacity", self.capacity, 1, MAX_CACHE_ENTRIES),
+            ("handle_budget", self.handle_budget, 1, MAX_HANDLE_BUDGET),
+            ("parse_cache", self.parse_entries, 0, MAX_CACHE_ENTRIES),
+        ];
+        for (setting, value, min, max) in checks {
+            if !(min..=max).contains(&value) {
+                return Err(BootstrapError::OutOfRange {
+                    setting,
+                    value,
+                    min,
+                    max,
+                });
+            }
+        }
+        Ok(())
     }
 
     /// Checks that an explicit home root is a directory (a typo would
@@ -231,6 +254,7 @@ impl LoaderBuilder {
     /// [`SnapshotError::PolicyInvalid`](crate::SnapshotError::PolicyInvalid)
     /// until the file is fixed.
     pub fn build(self) -> Result<Loader, BootstrapError> {
+        self.check_settings()?;
         if let Some(policy) = &self.policy {
             let home = self.bootstrap.home_for(policy);
             let mut policy = policy.clone();
@@ -261,6 +285,7 @@ impl LoaderBuilder {
         if self.policy.is_some() {
             return self.build();
         }
+        self.check_settings()?;
         self.check_explicit_home()?;
         let loaded = self.bootstrap.load();
         Ok(self.watching(loaded))

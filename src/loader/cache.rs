@@ -11,7 +11,8 @@ use lru::LruCache;
 use super::bootstrap::{Bootstrap, Loaded};
 use super::key::{Key, SessionKey};
 use super::limits::{
-    DEFAULT_CACHE_ENTRIES, DEFAULT_HANDLE_BUDGET, MAX_SESSIONS, PARSE_CACHE_ENTRIES,
+    DEFAULT_CACHE_ENTRIES, DEFAULT_HANDLE_BUDGET, MAX_CACHE_ENTRIES, MAX_HANDLE_BUDGET,
+    MAX_SESSIONS, PARSE_CACHE_ENTRIES,
 };
 use super::policies::{InForce, Policies};
 use super::size;
@@ -22,10 +23,11 @@ use super::watch;
 use crate::access::{Access, Session};
 use crate::error::{SkillReadError, SnapshotError};
 use crate::policy::Policy;
-use crate::review::{self, Selection, TrustError};
+use crate::review::{self, TrustError};
 use crate::sandbox::{self, Handles};
 use crate::skills::{self, ParseCache};
 use crate::snapshot::{self, Built, Snapshot};
+use crate::trust::Selection;
 use crate::trust::{TrustItem, TrustStatus};
 
 /// The snapshot cache, and the policy generation its snapshots were built
@@ -62,7 +64,7 @@ impl Cache {
 ///
 /// A check costs one `stat` per path the snapshot examined; files are re-read
 /// only when their metadata moved, or when it is too recent to vouch for their
-/// content (see [`RACY_WINDOW`](crate::RACY_WINDOW)). The cwd is always
+/// content (see [`Loader::RACY_WINDOW`]). The cwd is always
 /// explicit: the loader never looks at the process's working directory.
 ///
 /// ```
@@ -88,7 +90,7 @@ pub struct Loader {
     handles: Handles,
     parsed: ParseCache,
     racy_window: Duration,
-    /// The sessions [`Loader::access_in`] keeps, by (name, cwd, root).
+    /// The sessions [`Loader::access_named`] keeps, by (name, cwd, root).
     sessions: Mutex<LruCache<SessionKey, Session>>,
     /// Set by [`Loader::watched`]: checks look only where inotify saw a
     /// change.
@@ -107,19 +109,39 @@ impl std::fmt::Debug for Loader {
 }
 
 impl Loader {
+    /// The default number of (cwd, root) pairs a loader keeps.
+    pub const DEFAULT_CACHE_ENTRIES: usize = DEFAULT_CACHE_ENTRIES;
+
+    /// The most (cwd, root) pairs a loader may be asked to keep
+    /// ([`LoaderBuilder::capacity`](crate::LoaderBuilder::capacity)).
+    pub const MAX_CACHE_ENTRIES: usize = MAX_CACHE_ENTRIES;
+
+    /// The default number of root handles (open directories) a loader
+    /// keeps: well under the common soft limits on open files (1024; 256 on
+    /// macOS).
+    pub const DEFAULT_HANDLE_BUDGET: usize = DEFAULT_HANDLE_BUDGET;
+
+    /// The most root handles a loader may be asked to keep
+    /// ([`LoaderBuilder::handle_budget`](crate::LoaderBuilder::handle_budget)).
+    pub const MAX_HANDLE_BUDGET: usize = MAX_HANDLE_BUDGET;
+
+    /// How many named sessions [`Loader::access_named`] keeps.
+    pub const MAX_SESSIONS: usize = MAX_SESSIONS;
+
+    /// How close to the moment of reading a file's timestamps may be before
+    /// its stamp is distrusted and the file read again (git's "racily
+    /// clean" problem; the default of
+    /// [`LoaderBuilder::racy_window`](crate::LoaderBuilder::racy_window)).
+    pub const RACY_WINDOW: Duration = sandbox::RACY_WINDOW;
+
     /// A loader with the default cache size. `home` is the home root's path;
-    /// `None` reads no home files or skills. [`LoaderBuilder`] finds the
+    /// `None` reads no home files or skills. [`LoaderBuilder`](crate::LoaderBuilder) finds the
     /// home and loads its policy instead.
     pub fn new(policy: Policy, home: Option<PathBuf>) -> Self {
-        Self::with_capacity(policy, home, DEFAULT_CACHE_ENTRIES)
-    }
-
-    /// A loader keeping at most `capacity` snapshots (least recently used go).
-    pub fn with_capacity(policy: Policy, home: Option<PathBuf>, capacity: usize) -> Self {
         Self::fixed(
             policy,
             home,
-            capacity,
+            DEFAULT_CACHE_ENTRIES,
             sandbox::RACY_WINDOW,
             DEFAULT_HANDLE_BUDGET,
         )
@@ -257,9 +279,9 @@ impl Loader {
     /// [`access`](Self::access) for a session the loader keeps: the one
     /// named `session` for (`cwd`, `root`), created at its first access.
     /// What a server answering many sessions wants; the loader keeps at
-    /// most [`MAX_SESSIONS`] (the least recently used go, and start afresh
+    /// most [`Loader::MAX_SESSIONS`] (the least recently used go, and start afresh
     /// if they come back).
-    pub fn access_in(
+    pub fn access_named(
         &self,
         session: &str,
         cwd: &Path,
@@ -416,7 +438,7 @@ impl Loader {
     /// Where every project item seen from `cwd` stands with the user: its
     /// instruction files on the chain to `cwd` and its skills, each
     /// approved, new, changed or removed, with both texts (see
-    /// [`TrustItem::diff`](crate::TrustItem::diff)). Computed as under
+    /// [`TrustItem::diff`](crate::trust::TrustItem::diff)). Computed as under
     /// `trust.project = "pinned"`, whatever the policy says, and never
     /// cached. A trust store that cannot be used is an error.
     pub fn trust_status(&self, cwd: &Path, root: Option<&Path>) -> Result<TrustStatus, TrustError> {
@@ -598,7 +620,7 @@ impl Loader {
     }
 
     /// How many root handles (open directories) the loader keeps; never
-    /// more than its budget ([`LoaderBuilder::handle_budget`]).
+    /// more than its budget ([`LoaderBuilder::handle_budget`](crate::LoaderBuilder::handle_budget)).
     pub fn open_handles(&self) -> usize {
         self.handles.len()
     }

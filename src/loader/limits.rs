@@ -4,11 +4,18 @@
 pub(super) const PARSE_CACHE_ENTRIES: usize = 16 * 1024;
 
 /// The default number of (cwd, root) pairs a loader keeps.
-pub const DEFAULT_CACHE_ENTRIES: usize = 256;
+pub(super) const DEFAULT_CACHE_ENTRIES: usize = 256;
 
 /// The default number of root handles (open directories) a loader keeps:
 /// well under the common soft limits on open files (1024; 256 on macOS).
-pub const DEFAULT_HANDLE_BUDGET: usize = crate::sandbox::DEFAULT_HANDLE_BUDGET;
+pub(super) const DEFAULT_HANDLE_BUDGET: usize = crate::sandbox::DEFAULT_HANDLE_BUDGET;
 
-/// How many sessions [`Loader::access_in`] keeps.
-pub const MAX_SESSIONS: usize = 1024;
+/// How many sessions [`Loader::access_named`](super::Loader::access_named) keeps.
+pub(super) const MAX_SESSIONS: usize = 1024;
+
+/// The most (cwd, root) pairs a loader may keep: the cache's table is sized
+/// for its capacity up front.
+pub(super) const MAX_CACHE_ENTRIES: usize = 1 << 20;
+
+/// The most root handles (open directories) a loader may keep.
+pub(super) const MAX_HANDLE_BUDGET: usize = 1 << 16;

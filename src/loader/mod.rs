@@ -18,5 +18,4 @@ mod watch;
 pub use builder::LoaderBuilder;
 pub use cache::Loader;
 pub use fresh::build;
-pub use limits::{DEFAULT_CACHE_ENTRIES, DEFAULT_HANDLE_BUDGET, MAX_SESSIONS};
 pub use skill_file::SkillFile;

@@ -176,7 +176,7 @@ impl Diagnostic for InvalidPolicy {
 #[non_exhaustive]
 pub enum PolicyError {
     /// The policy file could not be opened or read.
-    #[error("cannot read policy file {}", path.display())]
+    #[error("cannot read policy file {}", crate::vocab::paths::shown(path))]
     #[diagnostic(code(policy::unreadable))]
     Unreadable {
         /// The file.
@@ -187,7 +187,10 @@ pub enum PolicyError {
     },
     /// The policy path names something other than a regular file (a FIFO, a
     /// directory, a device).
-    #[error("policy file {} is not a regular file", path.display())]
+    #[error(
+        "policy file {} is not a regular file",
+        crate::vocab::paths::shown(path)
+    )]
     #[diagnostic(
         code("policy::not-a-file"),
         help("a policy must be a regular file (a symlink to one is fine)")
@@ -197,7 +200,10 @@ pub enum PolicyError {
         path: PathBuf,
     },
     /// The policy file is larger than any policy needs to be.
-    #[error("policy file {} is larger than {limit} bytes", path.display())]
+    #[error(
+        "policy file {} is larger than {limit} bytes",
+        crate::vocab::paths::shown(path)
+    )]
     #[diagnostic(code("policy::too-large"))]
     TooLarge {
         /// The file.
@@ -206,7 +212,7 @@ pub enum PolicyError {
         limit: u64,
     },
     /// The policy file is not valid UTF-8.
-    #[error("policy file {} is not valid UTF-8", path.display())]
+    #[error("policy file {} is not valid UTF-8", crate::vocab::paths::shown(path))]
     #[diagnostic(code("policy::not-utf8"))]
     NotUtf8 {
         /// The file.

@@ -38,7 +38,7 @@ pub enum Subject {
 /// more than one key could have: `import-limit` is the count or the bytes).
 ///
 /// ```
-/// use lisa_context::Reason;
+/// use lisa_context::snapshot::Reason;
 /// use lisa_context::policy::keys::{self, Subject};
 ///
 /// assert_eq!(keys::behind(Reason::TooLarge, Subject::Skill), Some("skills.max-skill-file-bytes"));

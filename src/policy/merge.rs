@@ -25,7 +25,7 @@ impl Policy {
         Self::from_sources(&[PolicySource::builtin()])
     }
 
-    /// Lays `sources` over one another in the order of their [`Layer`]s
+    /// Lays `sources` over one another in the order of their [`Layer`](super::Layer)s
     /// (built-in, then home, then command line), whatever order they are
     /// given in. Two sources of the same layer apply in the order given, the
     /// later one winning. The lowest source must define every key (the

@@ -534,7 +534,7 @@ section! {
         max_entries_per_source: i64 => "max-entries-per-source" where range(1, 1_000_000),
         /// How a `SKILL.md` frontmatter that is not strict YAML is read:
         /// `strict` refuses it (`bad-frontmatter`); `lenient` reads it again
-        /// as plain `key: value` lines (see the README) and reports it in
+        /// as plain `key: value` lines (see `docs/frontmatter.md`) and reports it in
         /// `warnings`.
         frontmatter: FrontmatterMode => "frontmatter",
         /// A file that makes a *home* skill executable (never a project one).

@@ -24,7 +24,7 @@ pub const MAX_POLICY_BYTES: u64 = 256 * 1024;
 
 /// Where a layer of policy came from. Declaration order is precedence: a
 /// later layer overrides an earlier one, whatever order the sources are given
-/// in (see [`Policy::from_sources`]).
+/// in (see [`Policy::from_sources`](super::Policy::from_sources)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Layer {
     /// `policies/lisa.toml`, compiled into the binary.
@@ -98,7 +98,7 @@ impl PolicySource {
     pub(crate) fn from_file(layer: Layer, path: &Path, text: String) -> Self {
         Self {
             layer,
-            name: path.display().to_string(),
+            name: crate::vocab::paths::shown(path),
             path: Some(path.to_path_buf()),
             text,
         }

@@ -54,6 +54,10 @@ impl LookedFolder {
 /// The entries of the open folder `fd`, at most `max`, in the order the
 /// file system gives them ("." and ".." left out; an entry that cannot be
 /// read ends the listing, as a failed `getdents` would).
+#[allow(
+    clippy::disallowed_methods,
+    reason = "the listing reads a folder the sandbox opened under a root, by its descriptor, and stats each entry relative to it"
+)]
 fn list_fd(root: &Root, fd: OwnedFd, max: usize) -> Vec<Listed> {
     let mut out = Vec::new();
     let mut dir = match rustix::fs::Dir::new(fd) {

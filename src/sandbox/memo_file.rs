@@ -4,16 +4,16 @@
 //!
 //! It is read like any other home file (links not followed, regular files
 //! only, bounded), and replaced whole: the new content goes to a fresh
-//! temporary file, which is renamed over the old one, so a reader sees one
+//! temporary file, which is renamed over the old one (through
+//! `home_write::write_home_file`, the one write helper), so a reader sees one
 //! complete memo or the other. Two processes replacing it at once lose one
 //! of their updates, which costs a parse later and nothing else; so there is
 //! no lock and no sync.
 
-use std::io::{self, Write as _};
-use std::path::{Path, PathBuf};
+use std::io::{self};
+use std::path::Path;
 
-use cap_std::fs::{OpenOptions, OpenOptionsExt as _};
-
+use super::home_write::{Install, write_home_file};
 use super::{Opened, Root};
 use crate::policy::SymlinkRule;
 
@@ -33,25 +33,6 @@ pub(crate) fn read_memo(home: &Root, rel: &Path, max: u64) -> Option<Vec<u8>> {
 
 /// Replaces the memo `rel` of the home root with `bytes` (mode 0600).
 pub(crate) fn replace_memo(home: &Root, rel: &Path, bytes: &[u8]) -> io::Result<()> {
-    let mut salt = [0u8; 8];
-    let _ = rustix::rand::getrandom(&mut salt, rustix::rand::GetRandomFlags::empty());
-    let tmp = PathBuf::from(format!(
-        "{}.{}.{:x}.tmp",
-        rel.to_string_lossy(),
-        std::process::id(),
-        u64::from_le_bytes(salt)
-    ));
-    let write = || -> io::Result<()> {
-        let mut opts = OpenOptions::new();
-        opts.write(true).create_new(true).mode(0o600);
-        let mut file = home.dir.open_with(&tmp, &opts)?;
-        file.write_all(bytes)?;
-        drop(file);
-        home.dir.rename(&tmp, &home.dir, rel)
-    };
-    let written = write();
-    if written.is_err() {
-        let _ = home.dir.remove_file(&tmp);
-    }
-    written
+    // A cache: no sync (a memo lost in a crash costs a parse).
+    write_home_file(home, rel, bytes, false, Install::Replace).map(drop)
 }

@@ -3,18 +3,18 @@
 //!
 //! The key is created on first use through the home root's handle (never a
 //! path outside it), with mode 0600, atomically: it is written to a fresh
-//! temporary name and hard-linked into place, so two processes starting at
+//! temporary name and hard-linked into place (`home_write::write_home_file`,
+//! the one write helper), so two processes starting at
 //! once agree on one key and nobody ever reads a half-written one. When the
 //! home is missing or read-only, or the key file is not a regular 32-byte
 //! file, a random key for this process is used instead (the nonce then
 //! changes from one process to the next, but stays stable within one).
 
-use std::io::{self, Write as _};
+use std::io;
 use std::path::Path;
 use std::sync::OnceLock;
 
-use cap_std::fs::{OpenOptions, OpenOptionsExt as _};
-
+use super::home_write::{Install, write_home_file};
 use super::{Opened, Root, Stamp};
 use crate::policy::SymlinkRule;
 
@@ -72,25 +72,7 @@ fn read_key(root: &Root, rel: &Path) -> Option<NonceKey> {
 /// process created it first.
 fn create_key(root: &Root, rel: &Path) -> io::Result<bool> {
     let key = random_key()?;
-    let tmp_name = format!(
-        "{}.{}.{:x}.tmp",
-        rel.to_string_lossy(),
-        std::process::id(),
-        u64::from_le_bytes(key[..8].try_into().unwrap_or_default()) ^ 0x5a5a
-    );
-    let tmp = Path::new(&tmp_name);
-    let mut opts = OpenOptions::new();
-    opts.write(true).create_new(true).mode(0o600);
-    let mut file = root.dir.open_with(tmp, &opts)?;
-    let written = file.write_all(&key).and_then(|()| file.sync_all());
-    drop(file);
-    let linked = written.and_then(|()| root.dir.hard_link(tmp, &root.dir, rel));
-    let _ = root.dir.remove_file(tmp);
-    match linked {
-        Ok(()) => Ok(true),
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(false),
-        Err(e) => Err(e),
-    }
+    write_home_file(root, rel, &key, true, Install::IfAbsent)
 }
 
 /// The home root's nonce key, created on first use.

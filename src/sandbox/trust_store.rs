@@ -6,16 +6,18 @@
 //! a store that is a symlink, a FIFO or a directory is an error, never an
 //! approval. An update runs under an exclusive lock — a lock file created
 //! with `create_new` next to the store — and replaces the store by writing a
-//! fresh temporary file and renaming it over the old one, so a reader sees
+//! fresh temporary file and renaming it over the old one (through
+//! `home_write::write_home_file`, the one write helper), so a reader sees
 //! either the old store or the new one, and two updates at once are applied
 //! one after the other: each reads what the other wrote.
 
-use std::io::{self, Write as _};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use cap_std::fs::{OpenOptions, OpenOptionsExt as _};
 
+use super::home_write::{Install, write_home_file};
 use super::{Opened, Root, Stamp};
 use crate::policy::SymlinkRule;
 use crate::vocab::reason::Reason;
@@ -41,7 +43,7 @@ pub(crate) enum StoreIoError {
     #[error("{0}")]
     Io(#[from] io::Error),
     /// Another update held the lock for too long.
-    #[error("another process holds its lock {}; if none is running, remove that file", .0.display())]
+    #[error("another process holds its lock {}; if none is running, remove that file", crate::vocab::paths::shown(.0))]
     Locked(PathBuf),
 }
 
@@ -128,26 +130,6 @@ pub(crate) fn update_store<E>(
         Ok(bytes) => bytes,
         Err(e) => return Ok(Err(e)),
     };
-    let tmp = PathBuf::from(format!(
-        "{}.{}.tmp",
-        rel.to_string_lossy(),
-        std::process::id()
-    ));
-    let write = || -> io::Result<()> {
-        // A temporary file left by a crashed update of this same pid.
-        let _ = home.dir.remove_file(&tmp);
-        let mut opts = OpenOptions::new();
-        opts.write(true).create_new(true).mode(0o600);
-        let mut file = home.dir.open_with(&tmp, &opts)?;
-        file.write_all(&bytes)?;
-        file.sync_all()?;
-        drop(file);
-        home.dir.rename(&tmp, &home.dir, rel)
-    };
-    let written = write();
-    if written.is_err() {
-        let _ = home.dir.remove_file(&tmp);
-    }
-    written?;
+    write_home_file(home, rel, &bytes, true, Install::Replace)?;
     Ok(Ok(()))
 }

@@ -51,7 +51,7 @@ use serde_saphyr::{
 /// Parsed frontmatter of a SKILL.md.
 ///
 /// ```
-/// use lisa_context::Frontmatter;
+/// use lisa_context::snapshot::Frontmatter;
 ///
 /// let fm = Frontmatter::parse("---\nname: pdf-tools\ndescription: Merge PDFs.\nversion: 1.10\n---\nbody").unwrap();
 /// assert_eq!(fm.name, "pdf-tools");
@@ -97,7 +97,7 @@ pub struct Frontmatter {
 
 impl Frontmatter {
     /// Parses the frontmatter at the start of a `SKILL.md`'s text (see
-    /// [`parse`] for the rules).
+    /// `skills::frontmatter::parse` for the rules).
     pub fn parse(text: &str) -> Result<Frontmatter, FrontmatterError> {
         parse(text)
     }

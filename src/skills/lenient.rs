@@ -157,6 +157,7 @@ fn build(entries: Vec<(String, Option<String>)>) -> Result<Frontmatter, Frontmat
     Ok(fm)
 }
 
+#[cfg(feature = "internals")]
 /// Parses like [`parse`](super::frontmatter::parse); when the strict reading fails on the YAML itself
 /// and `lenient` is set, reads the block again under the lenient subset
 /// (see this module). A block read that way comes back with the

@@ -21,6 +21,7 @@ pub(crate) use cache::ParseCache;
 pub use discover::Rejected;
 pub(crate) use discover::SKILL_FILE;
 pub use frontmatter::{Frontmatter, FrontmatterError};
+#[cfg(feature = "internals")]
 pub(crate) use parallel::set_threshold as set_parallel_threshold;
 pub(crate) use read::{WholeFileError, whole_file};
 pub use resolve::{Shadowed, Skill};

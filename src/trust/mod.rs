@@ -1,4 +1,5 @@
-//! Trust pinned to content: under `trust.project = "pinned"`, a project
+//! Trust pinned to content (the records are public: the approvals a
+//! [`Loader`](crate::Loader) lists and takes): under `trust.project = "pinned"`, a project
 //! instruction file or project skill enters the prompt only when the user
 //! approved exactly its current content.
 //!
@@ -11,7 +12,7 @@
 //! bytes read from it (up to `instructions.max-file-bytes`); a skill's is
 //! its listed fields, `name: …` and `description: …` on two lines.
 //!
-//! During a build a [`Gate`] answers, item by item, whether the content is
+//! During a build a gate (`gate::Gate`) answers, item by item, whether the content is
 //! the approved one, and collects what is not ([`Unapproved`]); the store
 //! is traced like any file read, so an approval changes the fingerprint.
 
@@ -20,7 +21,7 @@ mod records;
 mod store;
 
 pub(crate) use gate::Gate;
-pub use records::{Change, ItemKind, TrustItem, TrustState, TrustStatus, Unapproved};
+pub use records::{Change, ItemKind, Selection, TrustItem, TrustState, TrustStatus, Unapproved};
 pub(crate) use records::{content_hash, hex, key, skill_text};
 pub use store::StoreProblem;
 pub(crate) use store::{Approval, StoreFile, repo_key};

@@ -182,3 +182,19 @@ pub struct TrustStatus {
 pub(crate) fn key(rel: &Path) -> String {
     rel.to_string_lossy().into_owned()
 }
+
+/// Which items [`Loader::trust_approve`](crate::Loader::trust_approve)
+/// approves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Selection {
+    /// Every pending item, as it is when the store is locked.
+    All,
+    /// The items at these absolute paths (an instruction file, a skill's
+    /// `SKILL.md` or its folder), each with the hash the user was shown
+    /// (`Some`): the approval fails, and nothing is approved, when the
+    /// content is no longer the one with that hash. `None` takes the
+    /// content as it is when the store is locked. For a removed item the
+    /// expected hash is `"-"`.
+    Paths(Vec<(PathBuf, Option<String>)>),
+}

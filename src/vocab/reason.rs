@@ -90,7 +90,7 @@ impl Reason {
     /// The kebab-case word used in JSON and in `explain`.
     ///
     /// ```
-    /// assert_eq!(lisa_context::Reason::SymlinkEscape.as_str(), "symlink-escape");
+    /// assert_eq!(lisa_context::snapshot::Reason::SymlinkEscape.as_str(), "symlink-escape");
     /// ```
     pub fn as_str(self) -> &'static str {
         self.into()

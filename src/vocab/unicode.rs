@@ -68,7 +68,7 @@ fn unsafe_for_terminal(c: char) -> bool {
 /// imitated.
 ///
 /// ```
-/// use lisa_context::terminal_safe;
+/// use lisa_context::snapshot::terminal_safe;
 ///
 /// assert_eq!(terminal_safe("skills/deploy"), "skills/deploy");
 /// assert_eq!(terminal_safe("a\u{1b}[2K\rb"), "a\\u{1b}[2K\\u{d}b");

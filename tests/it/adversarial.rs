@@ -676,7 +676,7 @@ fn assert_reason(c: &Checked, path: &Path, reason: &str) {
     );
 }
 
-fn block<'a>(c: &'a Checked, path: &Path) -> Option<&'a lisa_context::Block> {
+fn block<'a>(c: &'a Checked, path: &Path) -> Option<&'a lisa_context::snapshot::Block> {
     c.snap.instruction_files.iter().find(|b| b.path == path)
 }
 
@@ -724,7 +724,7 @@ fn skill_show_output<'a>(c: &'a Checked, name: &str) -> &'a Output {
     &c.cli_skills.iter().find(|(n, _)| n == name).unwrap().1
 }
 
-fn skill_of<'a>(c: &'a Checked, name: &str) -> Option<&'a lisa_context::Skill> {
+fn skill_of<'a>(c: &'a Checked, name: &str) -> Option<&'a lisa_context::snapshot::Skill> {
     c.snap.skills.iter().find(|s| s.name == name)
 }
 
@@ -2241,7 +2241,7 @@ fn level_name_with_hidden_text() {
 }
 
 /// An unwritable stderr (closed, or `/dev/full`) must not turn a failure into
-/// a panic: the exit code stays 1, as the README says.
+/// a panic: the exit code stays 1, as docs/cli.md says.
 #[test]
 fn a_full_stderr_does_not_panic() {
     let full = match fs::File::options().write(true).open("/dev/full") {

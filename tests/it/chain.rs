@@ -13,8 +13,8 @@ use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::{Duration, SystemTime};
 
-use lisa_context::Block;
 use lisa_context::policy::Policy;
+use lisa_context::snapshot::Block;
 use lisa_context::{Loader, Snapshot};
 use serde_json::Value;
 
@@ -120,8 +120,8 @@ fn nonce_of(prompt: &str) -> String {
 /// The exact header line the built-in policy renders for a block.
 fn expected_header(nonce: &str, b: &Block) -> String {
     let (origin, wording) = match b.origin {
-        lisa_context::Origin::Home => ("home", HOME_WORDING),
-        lisa_context::Origin::Project => ("project", PROJECT_WORDING),
+        lisa_context::snapshot::Origin::Home => ("home", HOME_WORDING),
+        lisa_context::snapshot::Origin::Project => ("project", PROJECT_WORDING),
         other => panic!("the built-in policy reads no {other:?} files"),
     };
     format!("<<<{nonce} {origin} file {}{wording}", b.path.display())

@@ -199,7 +199,7 @@ struct Answer {
 }
 
 /// The outcome word the recordings use for one of our reasons.
-fn outcome_word(reason: Option<lisa_context::Reason>) -> &'static str {
+fn outcome_word(reason: Option<lisa_context::snapshot::Reason>) -> &'static str {
     match reason.map(|r| r.as_str()) {
         None => "inlined",
         Some("import-outside-root" | "symlink-escape" | "symlink-refused") => "refused",
@@ -212,9 +212,13 @@ fn outcome_word(reason: Option<lisa_context::Reason>) -> &'static str {
 
 /// Our flat import records (document order, each with its depth) as the
 /// recordings' tree, for the imports of the chain file `from`.
-fn import_tree(imports: &[lisa_context::Import], from: &Path, root: &Path) -> Vec<Imported> {
+fn import_tree(
+    imports: &[lisa_context::snapshot::Import],
+    from: &Path,
+    root: &Path,
+) -> Vec<Imported> {
     fn build(
-        list: &[&lisa_context::Import],
+        list: &[&lisa_context::snapshot::Import],
         i: &mut usize,
         depth: usize,
         root: &Path,
@@ -239,7 +243,7 @@ fn import_tree(imports: &[lisa_context::Import], from: &Path, root: &Path) -> Ve
         }
         out
     }
-    let mine: Vec<&lisa_context::Import> = imports
+    let mine: Vec<&lisa_context::snapshot::Import> = imports
         .iter()
         .skip_while(|r| !(r.depth == 0 && r.from == from))
         .take_while(|r| r.depth > 0 || r.from == from)
@@ -413,7 +417,9 @@ fn ours(fixture: &Fixture, peer: &str) -> Result<Answer, String> {
     let snap: std::sync::Arc<Snapshot> = loader
         .snapshot(&root.join(&fixture.cwd))
         .map_err(|e| format!("{e:?}"))?;
-    let files = |blocks: &[lisa_context::Block], imports: &[lisa_context::Import]| -> Vec<File> {
+    let files = |blocks: &[lisa_context::snapshot::Block],
+                 imports: &[lisa_context::snapshot::Import]|
+     -> Vec<File> {
         blocks
             .iter()
             .map(|b| {

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use lisa_context::internals::{frontmatter_end, parse_frontmatter as parse};
-use lisa_context::{Frontmatter, FrontmatterError};
+use lisa_context::snapshot::{Frontmatter, FrontmatterError};
 use serde_json::json;
 
 /// Parses text that is expected to be good.

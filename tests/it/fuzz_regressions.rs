@@ -3,10 +3,10 @@
 //! through the same entry point and invariants as the fuzzer
 //! (`fuzz/fuzz_targets/harness.rs`), with concrete outcomes asserted on top.
 
-use lisa_context::FrontmatterError;
-use lisa_context::Reason;
 use lisa_context::internals::frontmatter_end;
 use lisa_context::policy::{HiddenText, Policy, ProblemKind};
+use lisa_context::snapshot::FrontmatterError;
+use lisa_context::snapshot::Reason;
 
 use crate::harness;
 use crate::harness::{PolicyOutcome, Tree, check_frontmatter, check_policy, check_render};

@@ -1,8 +1,8 @@
 //! Hidden text: invisible and bidi characters, tag characters, HTML comments.
 
-use lisa_context::HiddenReport;
 use lisa_context::internals::treat_hidden as treat;
 use lisa_context::policy::{HiddenText, Template};
+use lisa_context::snapshot::HiddenReport;
 use proptest::prelude::*;
 
 fn marker() -> Template {

@@ -759,7 +759,7 @@ fn the_cache_keeps_at_most_its_capacity() {
     }
     let cwds = &cwds[..5];
 
-    let loader = Loader::with_capacity(policy(), Some(home.clone()), 3);
+    let loader = with_capacity(&home, 3);
     assert_eq!(loader.cached_entries(), 0);
     assert_eq!(loader.cached_bytes(), 0);
     for cwd in cwds {
@@ -786,8 +786,24 @@ fn the_cache_keeps_at_most_its_capacity() {
     );
     assert!(loader.cached_entries() <= 3);
 
-    // A capacity of zero still keeps one.
-    let tiny = Loader::with_capacity(policy(), Some(home.clone()), 0);
+    // A capacity of zero is refused; one keeps one.
+    let refused = Loader::builder()
+        .policy(policy())
+        .home(&home)
+        .capacity(0)
+        .build();
+    assert!(
+        matches!(
+            refused,
+            Err(lisa_context::BootstrapError::OutOfRange {
+                setting: "capacity",
+                value: 0,
+                ..
+            })
+        ),
+        "{refused:?}"
+    );
+    let tiny = with_capacity(&home, 1);
     for cwd in cwds {
         let s = tiny.snapshot(cwd).unwrap();
         assert_eq!(json(&s), fresh(&home, cwd, None));
@@ -795,7 +811,7 @@ fn the_cache_keeps_at_most_its_capacity() {
     }
 
     // Errors are not cached.
-    let unused = Loader::with_capacity(policy(), Some(home.clone()), 3);
+    let unused = with_capacity(&home, 3);
     assert!(unused.snapshot(&tmp.path().join("missing")).is_err());
     assert_eq!(unused.cached_entries(), 0);
 }
@@ -877,11 +893,7 @@ fn eight_threads_share_one_loader() {
 
     hammer(Arc::new(loader_for(&home)), &repos, &home);
     // With a cache smaller than the number of sessions: constant eviction.
-    hammer(
-        Arc::new(Loader::with_capacity(policy(), Some(home.clone()), 3)),
-        &repos,
-        &home,
-    );
+    hammer(Arc::new(with_capacity(&home, 3)), &repos, &home);
 }
 
 // ---------------------------------------------------------------------------
@@ -1148,4 +1160,14 @@ fn an_explicit_root_without_a_marker_starts_the_chain() {
         file_paths(&mid),
         vec![outer.join("mid/CLAUDE.md"), inner.join("AGENTS.md")]
     );
+}
+
+/// A loader under the test policy that keeps at most `entries` snapshots.
+fn with_capacity(home: &Path, entries: usize) -> Loader {
+    Loader::builder()
+        .policy(policy())
+        .home(home)
+        .capacity(entries)
+        .build()
+        .unwrap()
 }

@@ -62,7 +62,7 @@ fn first_file_pick_lets_a_blank_override_hold_its_level() {
     let passed: Vec<_> = s
         .considered
         .iter()
-        .filter(|c| matches!(c.status, lisa_context::Status::NotPicked(_)))
+        .filter(|c| matches!(c.status, lisa_context::snapshot::Status::NotPicked(_)))
         .map(|c| w.rel(&c.path))
         .collect();
     assert_eq!(passed, ["repo/AGENTS.md"]);

@@ -515,7 +515,7 @@ fn the_library_approves_exactly_the_hash_shown() {
     assert!(item.diff().contains("+PROJECT-RULE-ONE"));
     let shown = item.current_hash.clone().unwrap();
     fs::write(t.repo.join("AGENTS.md"), "other\n").unwrap();
-    let pick = lisa_context::Selection::Paths(vec![(item.path.clone(), Some(shown))]);
+    let pick = lisa_context::trust::Selection::Paths(vec![(item.path.clone(), Some(shown))]);
     let err = loader.trust_approve(&t.repo, None, &pick).unwrap_err();
     assert!(matches!(
         err,

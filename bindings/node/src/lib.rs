@@ -141,7 +141,7 @@ impl Call {
                 Err(e) => Outcome::trust_error(&e),
             },
             Op::Access { path, session } => {
-                match loader.access_in(session, cwd, root, std::path::Path::new(path)) {
+                match loader.access_named(session, cwd, root, std::path::Path::new(path)) {
                     Ok(a) => Outcome::json(&a),
                     Err(e) => Outcome::snapshot_error(&e),
                 }

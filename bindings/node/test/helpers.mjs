@@ -25,7 +25,7 @@ export function addSkill(dir, name, description) {
 }
 
 /**
- * A home and two repositories (as in tests/serve.rs):
+ * A home and two repositories (as in tests/it/serve.rs):
  * home/ AGENTS.md, skills/release; app/ (marked) AGENTS.md,
  * packages/api/AGENTS.md, .agents/skills/deploy; lib/ (marked) CLAUDE.md,
  * .lisa/skills/publish.
