@@ -108,6 +108,17 @@ pub enum SnapshotError {
         /// The session's repository root.
         root: PathBuf,
     },
+    /// An `access` session name longer than
+    /// [`Loader::MAX_SESSION_NAME_BYTES`](crate::Loader::MAX_SESSION_NAME_BYTES)
+    /// (the loader keeps each session by its name: a name is bounded so no
+    /// request can make it hold more).
+    #[error("the session name is {length} bytes long; at most {max} are allowed")]
+    SessionNameTooLong {
+        /// The name's length in bytes.
+        length: usize,
+        /// The most allowed.
+        max: usize,
+    },
     /// The winning skill's file could not be read in full.
     #[error(
         "cannot read skill file {}: {reason}",
@@ -178,6 +189,9 @@ impl SnapshotError {
                 (Some("access::outside-root"), ErrorCode::AccessOutsideRoot)
             }
             Self::SkillUnreadable { .. } => (Some("skill::unreadable"), ErrorCode::SkillUnreadable),
+            Self::SessionNameTooLong { .. } => {
+                (Some("access::session-name-too-long"), ErrorCode::BadRequest)
+            }
         }
     }
 
@@ -217,7 +231,8 @@ impl Diagnostic for SnapshotError {
             | Self::CwdNotADirectory(_)
             | Self::OpenRoot { .. }
             | Self::InvalidSkillName(_)
-            | Self::SkillUnreadable { .. } => None,
+            | Self::SkillUnreadable { .. }
+            | Self::SessionNameTooLong { .. } => None,
         }
     }
 
@@ -277,9 +292,16 @@ fn skill_advice(name: &str, available: &[String]) -> String {
         })
         .collect();
     near.sort();
-    let listed = available.join(", ");
+    // The names come from folders and frontmatter a repository controls:
+    // shown terminal-safe, so none can move the cursor or set a title.
+    let safe = |n: &str| crate::vocab::unicode::terminal_safe(n).into_owned();
+    let listed = available
+        .iter()
+        .map(|n| safe(n))
+        .collect::<Vec<_>>()
+        .join(", ");
     match near.first() {
-        Some((_, best)) => format!("did you mean `{best}`? Available here: {listed}"),
+        Some((_, best)) => format!("did you mean `{}`? Available here: {listed}", safe(best)),
         None => format!("available here: {listed}"),
     }
 }

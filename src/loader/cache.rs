@@ -12,7 +12,7 @@ use super::bootstrap::{Bootstrap, Loaded};
 use super::key::{Key, SessionKey};
 use super::limits::{
     DEFAULT_CACHE_ENTRIES, DEFAULT_HANDLE_BUDGET, MAX_CACHE_ENTRIES, MAX_HANDLE_BUDGET,
-    MAX_SESSIONS, PARSE_CACHE_ENTRIES,
+    MAX_SESSION_NAME_BYTES, MAX_SESSIONS, PARSE_CACHE_ENTRIES,
 };
 use super::policies::{InForce, Policies};
 use super::size;
@@ -127,6 +127,11 @@ impl Loader {
 
     /// How many named sessions [`Loader::access_named`] keeps.
     pub const MAX_SESSIONS: usize = MAX_SESSIONS;
+
+    /// The longest session name [`Loader::access_named`] takes, in bytes
+    /// (longer ones fail with
+    /// [`SnapshotError::SessionNameTooLong`](crate::SnapshotError::SessionNameTooLong)).
+    pub const MAX_SESSION_NAME_BYTES: usize = MAX_SESSION_NAME_BYTES;
 
     /// How close to the moment of reading a file's timestamps may be before
     /// its stamp is distrusted and the file read again (git's "racily
@@ -288,6 +293,12 @@ impl Loader {
         root: Option<&Path>,
         path: &Path,
     ) -> Result<Access, SnapshotError> {
+        if session.len() > MAX_SESSION_NAME_BYTES {
+            return Err(SnapshotError::SessionNameTooLong {
+                length: session.len(),
+                max: MAX_SESSION_NAME_BYTES,
+            });
+        }
         let cwd = self.absolute(cwd)?;
         let key = (
             session.to_string(),

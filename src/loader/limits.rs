@@ -19,3 +19,6 @@ pub(super) const MAX_CACHE_ENTRIES: usize = 1 << 20;
 
 /// The most root handles (open directories) a loader may keep.
 pub(super) const MAX_HANDLE_BUDGET: usize = 1 << 16;
+
+/// The longest `access` session name, in bytes.
+pub(super) const MAX_SESSION_NAME_BYTES: usize = 256;

@@ -1,5 +1,6 @@
-//! Resolving skills: the lowest rank claims a name, every loser is recorded
-//! with its winner, and the project list is capped.
+//! Resolving skills: a home skill claims its name before any project one
+//! (under every policy), then the lowest rank; every loser is recorded with
+//! its winner, and the project list is capped.
 
 use std::path::PathBuf;
 
@@ -86,12 +87,23 @@ pub(crate) fn resolve(policy: &Policy, mut found: Vec<Found>, rejected: Vec<Reje
     // lowest rank first and, within one source looked for at several levels,
     // the nearest level first. The sort is stable: equal claims keep the
     // order they were found in.
+    //
+    // Across origins the home comes first whatever the ranks: a repository
+    // cannot take a name from the user's own skills under any policy (ranks
+    // order the sources within one origin).
     found.sort_by(|a, b| {
-        (&a.name, a.rank, std::cmp::Reverse(a.level)).cmp(&(
-            &b.name,
-            b.rank,
-            std::cmp::Reverse(b.level),
-        ))
+        (
+            &a.name,
+            a.origin != Origin::Home,
+            a.rank,
+            std::cmp::Reverse(a.level),
+        )
+            .cmp(&(
+                &b.name,
+                b.origin != Origin::Home,
+                b.rank,
+                std::cmp::Reverse(b.level),
+            ))
     });
     let max_project = usize::try_from(policy.skills.max_project_skills).unwrap_or(usize::MAX);
     let mut skills = Vec::with_capacity(found.len());
@@ -124,9 +136,26 @@ pub(crate) fn resolve(policy: &Policy, mut found: Vec<Found>, rejected: Vec<Reje
                 winners.push(winner);
             }
             Conflict::ListAll => {
+                // Every copy is listed, but for a project copy of a home
+                // skill's name: that one is shadowed by the home skill.
                 claims.sort_by(|a, b| (a.rank, &a.path).cmp(&(b.rank, &b.path)));
                 claims.dedup_by(|a, b| a.path == b.path);
-                winners.append(&mut claims);
+                let home = claims
+                    .iter()
+                    .find(|c| c.origin == Origin::Home)
+                    .map(|c| c.path.clone());
+                for claim in claims.drain(..) {
+                    match &home {
+                        Some(home_path) if claim.origin != Origin::Home => {
+                            shadowed.push(Shadowed {
+                                name: name.clone(),
+                                path: claim.path,
+                                shadowed_by: home_path.clone(),
+                            });
+                        }
+                        _ => winners.push(claim),
+                    }
+                }
             }
         }
         for winner in winners.drain(..) {
@@ -183,7 +212,8 @@ mod properties {
     );
 
     /// The grouping as first written: a map from each name to its claims,
-    /// each group sorted on its own. `resolve` must give exactly this.
+    /// each group sorted on its own, home claims before project ones.
+    /// `resolve` must give exactly this.
     fn reference(policy: &Policy, found: Vec<Found>) -> Outcome {
         let mut by_name: BTreeMap<String, Vec<Found>> = BTreeMap::new();
         for f in found {
@@ -192,7 +222,7 @@ mod properties {
         let max_project = usize::try_from(policy.skills.max_project_skills).unwrap_or(usize::MAX);
         let (mut skills, mut shadowed, mut listed_project) = (Vec::new(), Vec::new(), 0usize);
         for (name, mut claims) in by_name {
-            claims.sort_by_key(|f| (f.rank, std::cmp::Reverse(f.level)));
+            claims.sort_by_key(|f| (f.origin != Origin::Home, f.rank, std::cmp::Reverse(f.level)));
             let winners = match policy.skills.conflict {
                 Conflict::LowestRank => {
                     let mut claims = claims.into_iter();
@@ -207,7 +237,17 @@ mod properties {
                 Conflict::ListAll => {
                     claims.sort_by(|a, b| (a.rank, &a.path).cmp(&(b.rank, &b.path)));
                     claims.dedup_by(|a, b| a.path == b.path);
-                    claims
+                    let (home, project): (Vec<Found>, Vec<Found>) =
+                        claims.into_iter().partition(|c| c.origin == Origin::Home);
+                    match home.first() {
+                        Some(first) => {
+                            for p in project {
+                                shadowed.push((name.clone(), p.path, first.path.clone()));
+                            }
+                            home
+                        }
+                        None => project,
+                    }
                 }
             };
             for w in winners {

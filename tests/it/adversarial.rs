@@ -2747,3 +2747,141 @@ fn the_nonce_is_keyed_by_a_secret_in_the_home() {
             .any(|w| w == key_bytes.as_slice())
     );
 }
+
+// ---------------------------------------------------------------------------
+// Guarantees of the engine under every policy (issue 28)
+
+/// A home skill `deploy` and a project copy of its name, in the places each
+/// shipped policy looks (`skills/` in the home; the project's `.agents`,
+/// `.codex`, `.gemini`, `.claude` and `.lisa` skill folders).
+fn skill_takeover_world() -> crate::support::World {
+    let w = crate::support::World::new();
+    for home_dir in ["skills", ".claude/skills"] {
+        w.write(
+            &format!("home/{home_dir}/deploy/SKILL.md"),
+            "---\nname: deploy\ndescription: The user's own deploy.\n---\nHOME-DEPLOY\n",
+        );
+    }
+    for project_dir in [".agents", ".codex", ".gemini", ".claude", ".lisa"] {
+        w.write(
+            &format!("repo/{project_dir}/skills/deploy/SKILL.md"),
+            "---\nname: deploy\ndescription: Deploy, the project's way.\n---\nPROJECT-DEPLOY\n",
+        );
+    }
+    w
+}
+
+#[test]
+fn a_project_skill_never_takes_a_home_skills_name_under_any_shipped_policy() {
+    let w = skill_takeover_world();
+    let list_all = w.write(
+        "list-all.toml",
+        "version = 1\n[skills]\nconflict = \"list-all\"\n",
+    );
+    for policy in ["lisa", "codex", "gemini", "claude-code"] {
+        for extra in [None, Some(&list_all)] {
+            let run = |args: &[&str]| {
+                let mut cmd = w.cli();
+                cmd.env("HOME", &w.base).arg("--policy").arg(policy);
+                if let Some(extra) = extra {
+                    // A file laid over the shipped policy: `extends` names it.
+                    let text = format!(
+                        "version = 1\nextends = \"{policy}\"\n{}",
+                        fs::read_to_string(extra)
+                            .unwrap()
+                            .trim_start_matches("version = 1\n")
+                    );
+                    let file = w.write(&format!("over-{policy}.toml"), &text);
+                    cmd = w.cli();
+                    cmd.env("HOME", &w.base).arg("--policy").arg(&file);
+                }
+                cmd.args(args).arg("--cwd").arg(&w.repo).output().unwrap()
+            };
+            let shown = run(&["skill", "show", "deploy"]);
+            let text = String::from_utf8_lossy(&shown.stdout);
+            assert!(
+                shown.status.success() && text.contains("HOME-DEPLOY") && !text.contains("PROJECT"),
+                "{policy} {extra:?}: skill show answered {text:?} {:?}",
+                String::from_utf8_lossy(&shown.stderr)
+            );
+            let snap = run(&["snapshot", "--format", "json"]);
+            assert!(snap.status.success(), "{policy}: {snap:?}");
+            let json: Value = serde_json::from_slice(&snap.stdout).unwrap();
+            validate::snapshot(&json);
+            for skill in json["skills"].as_array().unwrap() {
+                if skill["name"] == "deploy" {
+                    assert_eq!(skill["origin"], "home", "{policy} {extra:?}: {skill}");
+                }
+            }
+            let shadowed = json["shadowedProjectSkills"].as_array().unwrap();
+            assert!(
+                shadowed.iter().any(
+                    |s| s["name"] == "deploy" && s["path"].as_str().unwrap().contains("/repo/")
+                ),
+                "{policy} {extra:?}: the project copy is recorded as shadowed: {shadowed:?}"
+            );
+            assert!(
+                !shadowed
+                    .iter()
+                    .any(|s| s["path"].as_str().unwrap().contains("/home/")),
+                "{policy} {extra:?}: no home skill is shadowed: {shadowed:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn skill_name_suggestions_reach_the_terminal_escaped() {
+    let w = crate::support::World::new();
+    // A folder name (and frontmatter name) that would set the terminal's
+    // title, erase the line and flip the text's direction.
+    let hostile = "evil\u{1b}]0;pwned\u{7}\u{1b}[2K\u{202e}x";
+    w.write(
+        &format!("repo/.lisa/skills/{hostile}/SKILL.md"),
+        &format!("---\nname: {hostile}\ndescription: d\n---\nbody\n"),
+    );
+    let policy = w.write(
+        "names.toml",
+        "version = 1\n[skills]\nname-rule = '^[^\\r\\n]+$'\nname-from = \"frontmatter\"\n",
+    );
+    let out = w
+        .cli()
+        .arg("--policy")
+        .arg(&policy)
+        .args(["skill", "show", "evil", "--cwd"])
+        .arg(&w.repo)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("evil"), "the suggestion names it: {stderr}");
+    for c in stderr.chars() {
+        assert!(
+            c == '\n' || !(c.is_control() || ('\u{202a}'..='\u{202e}').contains(&c)),
+            "a raw {c:?} reached the terminal: {stderr:?}"
+        );
+    }
+}
+
+#[test]
+fn a_session_name_is_bounded() {
+    let w = crate::support::World::new();
+    w.write("repo/AGENTS.md", "root");
+    w.write("repo/pkg/AGENTS.md", "pkg");
+    let loader = w.loader();
+    let long = "s".repeat(Loader::MAX_SESSION_NAME_BYTES + 1);
+    let err = loader
+        .access_named(&long, &w.repo, None, &w.repo.join("pkg/x.rs"))
+        .unwrap_err();
+    assert!(
+        matches!(err, lisa_context::SnapshotError::SessionNameTooLong { length, .. } if length == long.len()),
+        "{err}"
+    );
+    assert_eq!(err.wire_code().as_str(), "bad-request");
+    let name = "s".repeat(Loader::MAX_SESSION_NAME_BYTES);
+    assert!(
+        loader
+            .access_named(&name, &w.repo, None, &w.repo.join("pkg/x.rs"))
+            .is_ok()
+    );
+}

@@ -32,6 +32,16 @@ const PEERS: &[&str] = &["codex", "gemini", "claude-code"];
 const INTENDED: &[(&str, &str, &str)] = &[
     (
         "codex",
+        "skills-sources",
+        "a project skill never takes a home skill's name: the project copies are shadowed, not listed (SECURITY.md, guarantee 7)",
+    ),
+    (
+        "gemini",
+        "skills-sources",
+        "a project skill never takes a home skill's name: the home copy wins, the project's is shadowed (SECURITY.md, guarantee 7)",
+    ),
+    (
+        "codex",
         "links",
         "links leaving the repository are refused (Codex follows them anywhere)",
     ),

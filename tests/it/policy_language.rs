@@ -163,14 +163,23 @@ fn named_roots_are_sandboxes_labelled_in_the_snapshot() {
         .iter()
         .map(|k| (k.name.as_str(), k.root.as_str(), w.rel(&k.path)))
         .collect();
-    // The workspace's copy wins the name (rank 0), the user's is shadowed.
+    // The user's copy wins the name whatever the ranks (the workspace's
+    // has rank 0): across origins the home side comes first, and the
+    // workspace's copy is shadowed.
     assert_eq!(
         skills,
         [(
             "mine",
-            "repo",
-            "repo/.agents/skills/mine/SKILL.md".to_string()
+            "user",
+            "home/.agents/skills/mine/SKILL.md".to_string()
         )]
+    );
+    assert!(
+        s.shadowed_project_skills
+            .iter()
+            .any(|x| x.name == "mine" && w.rel(&x.path) == "repo/.agents/skills/mine/SKILL.md"),
+        "{:?}",
+        s.shadowed_project_skills
     );
     assert!(
         s.rejected_skills
