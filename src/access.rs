@@ -41,6 +41,12 @@ pub struct Session {
 }
 
 impl Session {
+    /// The most files one session records as given or recognised as copies.
+    /// A session that holds this many is full: later accesses load nothing
+    /// more (as if its budget were spent), so what a session holds stays
+    /// bounded whatever paths its client touches.
+    pub const MAX_FILES: usize = 1024;
+
     /// A session working in `cwd` (absolute), with the repository root
     /// given or found as for a snapshot.
     pub fn new(cwd: impl Into<PathBuf>, root: Option<PathBuf>) -> Self {
@@ -61,6 +67,16 @@ impl Session {
     /// The repository root the session named, if it named one.
     pub fn root(&self) -> Option<&Path> {
         self.root.as_deref()
+    }
+
+    /// The bytes of paths this session holds: its cwd and root, and every
+    /// file it recorded.
+    pub(crate) fn bytes_held(&self) -> usize {
+        let len = |p: &Path| p.as_os_str().len();
+        len(&self.cwd)
+            + self.root.as_deref().map_or(0, len)
+            + self.delivered.iter().map(|p| len(p)).sum::<usize>()
+            + self.given.values().map(|p| len(p)).sum::<usize>()
     }
 
     /// The files given on access so far, in path order.
@@ -164,7 +180,11 @@ pub(crate) fn access(
         .filter(|c| !session.delivered.contains(&c.path))
         .collect();
     let mut gate = Gate::load(policy, &roots, &mut trace, false);
-    let left = limit.saturating_sub(session.used);
+    let left = if session.delivered.len() >= Session::MAX_FILES {
+        0
+    } else {
+        limit.saturating_sub(session.used)
+    };
     // The files the session holds, by identity: the chain's project files
     // and what earlier accesses gave.
     let identity = |path: &Path| {
@@ -207,7 +227,9 @@ pub(crate) fn access(
         }
     }
     for d in &sel.deduped {
-        session.delivered.insert(d.path.clone());
+        if session.delivered.len() < Session::MAX_FILES {
+            session.delivered.insert(d.path.clone());
+        }
     }
     outcome.prompt = render::render_blocks(policy, &snap.nonce, &sel.blocks);
     outcome.instruction_files = sel.blocks;

@@ -25,3 +25,9 @@ pub fn traced_paths(
 ) -> Result<Vec<std::path::PathBuf>, crate::error::SnapshotError> {
     crate::snapshot::traced_paths(policy, home, cwd, root)
 }
+
+/// How many named access sessions `loader` keeps, and the bytes of names
+/// and paths they hold.
+pub fn sessions_held(loader: &crate::Loader) -> (usize, usize) {
+    loader.sessions_held()
+}

@@ -115,9 +115,10 @@ enum Command {
     Serve {
         /// Worker threads answering requests (default: the number of
         /// available cores). Requests about one cwd keep their order; with
-        /// 1, every response comes in request order.
-        #[arg(long, value_name = "N")]
-        jobs: Option<std::num::NonZeroUsize>,
+        /// 1, every response comes in request order. At most 256.
+        #[arg(long, value_name = "N",
+              value_parser = clap::value_parser!(u16).range(1..=serve::MAX_JOBS as i64))]
+        jobs: Option<u16>,
     },
 }
 
@@ -491,9 +492,14 @@ fn dispatch(cli: Cli) -> miette::Result<u8> {
         Command::Serve { jobs } => {
             // The workers write to stdout themselves.
             drop(out);
-            let jobs = jobs.map(std::num::NonZeroUsize::get).unwrap_or_else(|| {
-                std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
-            });
+            let jobs = jobs.map_or_else(
+                || {
+                    std::thread::available_parallelism()
+                        .map_or(1, std::num::NonZeroUsize::get)
+                        .min(serve::MAX_JOBS)
+                },
+                usize::from,
+            );
             // An invalid policy does not stop the server: each request gets
             // a `policy-invalid` error until the file is fixed.
             let loader = builder(&cli).build_lenient()?.watched();

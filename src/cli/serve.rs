@@ -295,9 +295,14 @@ pub fn serve(
         return Ok(());
     }
     let queue = Queue::default();
+    let mut serial = false;
     std::thread::scope(|scope| {
-        for _ in 0..jobs {
-            scope.spawn(|| queue.work(loader, out));
+        let started = start_workers(scope, jobs, || queue.work(loader, out));
+        if started == 0 {
+            // No worker could be started: this thread answers every request
+            // itself, as with `--jobs 1`.
+            serial = true;
+            return Ok(());
         }
         let read = (|| -> io::Result<()> {
             while let Some(incoming) = next_line(&mut input, &mut line)? {
@@ -317,10 +322,47 @@ pub fn serve(
         queue.close();
         read
     })?;
+    if serial {
+        return serve(loader, input, out, 1);
+    }
     match queue.lock().failed.take() {
         Some(e) => Err(e),
         None => Ok(()),
     }
+}
+
+/// The most worker threads `serve` starts (`--jobs` is refused above it):
+/// each holds a stack, and answering is bound by the cache and the disk
+/// long before this many cores would help.
+pub const MAX_JOBS: usize = 256;
+
+/// Starts up to `jobs` scoped threads running `work`, and returns how many
+/// started. A thread the system refuses (a process or memory limit) is not
+/// an error: the server goes on with the ones it got, and says so on
+/// stderr.
+fn start_workers<'scope, 'env, F>(
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    jobs: usize,
+    work: F,
+) -> usize
+where
+    F: Fn() + Send + Copy + 'scope,
+{
+    for started in 0..jobs {
+        let spawned = std::thread::Builder::new()
+            .name(format!("serve-{started}"))
+            .spawn_scoped(scope, work);
+        if let Err(e) = spawned {
+            let on = if started == 0 {
+                "answering on the main thread".to_string()
+            } else {
+                format!("serving with {started}")
+            };
+            eprintln!("lisa-context serve: started {started} of {jobs} workers ({e}); {on}");
+            return started;
+        }
+    }
+    jobs
 }
 
 /// Most requests waiting for a worker, and most bytes of request lines

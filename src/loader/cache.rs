@@ -133,6 +133,9 @@ impl Loader {
     /// [`SnapshotError::SessionNameTooLong`](crate::SnapshotError::SessionNameTooLong)).
     pub const MAX_SESSION_NAME_BYTES: usize = MAX_SESSION_NAME_BYTES;
 
+    /// The most files a kept session records ([`Session::MAX_FILES`]).
+    pub const MAX_SESSION_FILES: usize = Session::MAX_FILES;
+
     /// How close to the moment of reading a file's timestamps may be before
     /// its stamp is distrusted and the file read again (git's "racily
     /// clean" problem; the default of
@@ -305,16 +308,41 @@ impl Loader {
             cwd.clone(),
             root.map(crate::vocab::home::normalize),
         );
-        let mut state = {
+        let (mut state, known) = {
             let mut sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
-            sessions
-                .pop(&key)
-                .unwrap_or_else(|| Session::new(cwd, key.2.clone()))
+            match sessions.pop(&key) {
+                Some(state) => (state, true),
+                None => (Session::new(cwd, key.2.clone()), false),
+            }
         };
         let result = self.access(&mut state, path);
-        let mut sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
-        sessions.put(key, state);
+        // A session is kept once an access in it succeeded: a request about
+        // a cwd that cannot be built (missing, too long) leaves nothing
+        // behind, so what the loader holds per session is bounded by real
+        // paths (see [`Loader::MAX_SESSION_FILES`]).
+        if known || result.is_ok() {
+            let mut sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+            sessions.put(key, state);
+        }
         result
+    }
+
+    /// How many sessions [`access_named`](Self::access_named) keeps now,
+    /// and the bytes of names and paths they hold (for the tests that bound
+    /// a server's memory).
+    #[cfg(feature = "internals")]
+    pub(crate) fn sessions_held(&self) -> (usize, usize) {
+        let sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        let bytes = sessions
+            .iter()
+            .map(|((name, cwd, root), s)| {
+                name.len()
+                    + cwd.as_os_str().len()
+                    + root.as_ref().map_or(0, |r| r.as_os_str().len())
+                    + s.bytes_held()
+            })
+            .sum();
+        (sessions.len(), bytes)
     }
 
     /// [`fingerprint`](Self::fingerprint) with an explicit root.

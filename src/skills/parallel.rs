@@ -57,26 +57,29 @@ pub(super) fn in_order<J: Sync, T: Send>(
 ) -> Vec<Vec<T>> {
     let chunks: Vec<&[J]> = jobs.chunks(CHUNK).collect();
     let next = AtomicUsize::new(0);
+    let take = || {
+        let mut mine = Vec::new();
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(chunk) = chunks.get(i) else {
+                break;
+            };
+            mine.push((i, chunk.iter().map(f).collect::<Vec<T>>()));
+        }
+        mine
+    };
     let mut done: Vec<(usize, Vec<T>)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..workers.min(chunks.len()))
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut mine = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(chunk) = chunks.get(i) else {
-                            break;
-                        };
-                        mine.push((i, chunk.iter().map(f).collect::<Vec<T>>()));
-                    }
-                    mine
-                })
-            })
+        // The calling thread takes chunks too, so a thread the system
+        // refuses (a process or memory limit) only means fewer hands: the
+        // results are the same.
+        let helpers: Vec<_> = (1..workers.min(chunks.len()))
+            .map_while(|_| std::thread::Builder::new().spawn_scoped(scope, take).ok())
             .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect()
+        let mut all = take();
+        for h in helpers {
+            all.extend(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+        }
+        all
     });
     done.sort_by_key(|(i, _)| *i);
     done.into_iter().map(|(_, v)| v).collect()
