@@ -180,13 +180,19 @@ fn order(policy: &Policy, project: &mut [Candidate]) {
 /// names): the test for `fallback-level-files`. A file above the
 /// repository that another user owns is not there (it is not read either),
 /// so a blank one planted in a shared folder cannot turn the fallback off.
-fn any_present(policy: &Policy, roots: &Roots, candidates: &[Candidate], trace: &mut Trace) -> bool {
+fn any_present(
+    policy: &Policy,
+    roots: &Roots,
+    candidates: &[Candidate],
+    trace: &mut Trace,
+) -> bool {
     candidates.iter().any(|c| {
         let Some(r) = roots.set.get(c.root) else {
             return false;
         };
         !matches!(r.stamp(&c.rel), crate::sandbox::Stamp::Absent)
-            && (c.origin != Origin::Ancestor || foreign_owner(policy, r, c.root, &c.rel, trace).is_none())
+            && (c.origin != Origin::Ancestor
+                || foreign_owner(policy, r, c.root, &c.rel, trace).is_none())
     })
 }
 

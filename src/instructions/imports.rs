@@ -342,7 +342,12 @@ impl<'a> Importer<'a> {
         if self.in_metadata(&rel) {
             // Traced as it stands, so that a link moved away from the
             // metadata (or onto it) moves the fingerprint.
-            trace.push(Place::Within(self.root_id), &rel, self.root.stamp(&rel), None);
+            trace.push(
+                Place::Within(self.root_id),
+                &rel,
+                self.root.stamp(&rel),
+                None,
+            );
             return fail(self, Reason::VcsMetadata);
         }
         if inside.contains(&rel) {

@@ -243,7 +243,11 @@ impl<'p> Selector<'p> {
         );
         self.warnings.push((
             i,
-            Warning::new(crate::vocab::warning::WarningKind::UnsafeAncestor, path, message),
+            Warning::new(
+                crate::vocab::warning::WarningKind::UnsafeAncestor,
+                path,
+                message,
+            ),
         ));
         self.skip(i, cand, Reason::ForeignOwner);
     }
@@ -286,7 +290,10 @@ impl<'p> Selector<'p> {
         // Above the repository, what another user owns is not read.
         let foreign = |s: &Stamp| {
             s.owner()
-                .filter(|&o| !crate::sandbox::is_trusted_owner(o) && !chain::ancestor_trusted(self.policy, root))
+                .filter(|&o| {
+                    !crate::sandbox::is_trusted_owner(o)
+                        && !chain::ancestor_trusted(self.policy, root)
+                })
                 .map(|o| (cand.path.clone(), o))
         };
         if cand.origin == Origin::Ancestor

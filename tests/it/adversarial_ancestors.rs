@@ -146,7 +146,10 @@ fn shared_world() -> (World, std::path::PathBuf, std::path::PathBuf) {
     let shared = w.mkdir("shared");
     fs::set_permissions(&shared, fs::Permissions::from_mode(0o1777)).unwrap();
     let repo = w.repo_at("shared/victim/repo");
-    write(&repo.join("AGENTS.md"), "FALLBACK-OK: the repository's own file\n");
+    write(
+        &repo.join("AGENTS.md"),
+        "FALLBACK-OK: the repository's own file\n",
+    );
     (w, shared, repo)
 }
 
@@ -180,8 +183,14 @@ fn a_file_another_user_planted_above_the_repository_is_not_read() {
             Some("foreign-owner")
         );
         let warned = unsafe_ancestors(&json);
-        assert!(warned.contains(&planted.to_string_lossy().into_owned()), "{warned:?}");
-        assert!(warned.contains(&folder.to_string_lossy().into_owned()), "{warned:?}");
+        assert!(
+            warned.contains(&planted.to_string_lossy().into_owned()),
+            "{warned:?}"
+        );
+        assert!(
+            warned.contains(&folder.to_string_lossy().into_owned()),
+            "{warned:?}"
+        );
     }
 
     // Planted blank: still not taken as the repository's CLAUDE.md.
@@ -200,7 +209,11 @@ fn a_file_another_user_planted_above_the_repository_is_not_read() {
     std::os::unix::fs::symlink("notes.txt", &planted).unwrap();
     chown_other(&planted);
     let json = snapshot(&w, &policy, &repo);
-    assert!(!prompt(&json).contains("LINKED-PLANTED"), "{}", prompt(&json));
+    assert!(
+        !prompt(&json).contains("LINKED-PLANTED"),
+        "{}",
+        prompt(&json)
+    );
     assert!(prompt(&json).contains("FALLBACK-OK"), "{}", prompt(&json));
     fs::remove_file(&planted).unwrap();
 
@@ -215,7 +228,11 @@ fn a_file_another_user_planted_above_the_repository_is_not_read() {
         &format!("safe-directories = [{:?}]\n", shared.to_string_lossy()),
     );
     let json = snapshot(&w, &trusting, &repo);
-    assert!(prompt(&json).contains("PLANTED-BUT-TRUSTED"), "{}", prompt(&json));
+    assert!(
+        prompt(&json).contains("PLANTED-BUT-TRUSTED"),
+        "{}",
+        prompt(&json)
+    );
     assert!(unsafe_ancestors(&json).is_empty(), "{}", json["warnings"]);
 
     // A whole folder above the repository that another user owns.
@@ -248,10 +265,20 @@ fn the_cache_notices_an_ancestor_file_changing_owner() {
         fs::read_to_string(&policy).unwrap(),
     );
     let loader = w.loader_on(policy);
-    assert!(loader.snapshot(&repo).unwrap().prompt.contains("OWNED-BY-ROOT-FIRST"));
+    assert!(
+        loader
+            .snapshot(&repo)
+            .unwrap()
+            .prompt
+            .contains("OWNED-BY-ROOT-FIRST")
+    );
     chown_other(&planted);
     let snap = loader.snapshot(&repo).unwrap();
-    assert!(!snap.prompt.contains("OWNED-BY-ROOT-FIRST"), "{}", snap.prompt);
+    assert!(
+        !snap.prompt.contains("OWNED-BY-ROOT-FIRST"),
+        "{}",
+        snap.prompt
+    );
     assert!(snap.prompt.contains("FALLBACK-OK"), "{}", snap.prompt);
 }
 
@@ -301,13 +328,19 @@ fn imports_never_read_inside_version_control_metadata() {
         &repo.join(".git/config"),
         "[remote \"origin\"]\n\turl = https://user:GIT-TOKEN@example.com/r.git\n",
     );
-    write(&repo.join("sub/.git/config"), "url = https://SUBMODULE-TOKEN@x\n");
+    write(
+        &repo.join("sub/.git/config"),
+        "url = https://SUBMODULE-TOKEN@x\n",
+    );
     write(&repo.join(".hg/hgrc"), "HG-TOKEN\n");
     write(&repo.join(".svn/entries"), "SVN-TOKEN\n");
     write(&repo.join(".jj/repo/config.toml"), "JJ-TOKEN\n");
     std::os::unix::fs::symlink(".git/config", repo.join("notes.md")).unwrap();
     std::os::unix::fs::symlink(".git", repo.join("meta")).unwrap();
-    write(&repo.join("docs/more.md"), "MORE-INLINED\n@../.git/config\n");
+    write(
+        &repo.join("docs/more.md"),
+        "MORE-INLINED\n@../.git/config\n",
+    );
     write(&repo.join("docs/ok.md"), "OK-INLINED\n");
     let specs = [
         ".git/config",
@@ -326,7 +359,10 @@ fn imports_never_read_inside_version_control_metadata() {
         &repo.join("CLAUDE.md"),
         &format!("{body}@docs/more.md\n@docs/ok.md\n"),
     );
-    write(&repo.join("GEMINI.md"), &fs::read_to_string(repo.join("CLAUDE.md")).unwrap());
+    write(
+        &repo.join("GEMINI.md"),
+        &fs::read_to_string(repo.join("CLAUDE.md")).unwrap(),
+    );
     let mut expected: Vec<(String, String)> = specs
         .iter()
         .map(|s| (s.to_string(), "vcs-metadata".to_string()))
@@ -340,7 +376,10 @@ fn imports_never_read_inside_version_control_metadata() {
         for json in [snapshot(&w, &policy, repo), served(&w, &policy, repo)] {
             let p = prompt(&json);
             assert!(!p.contains("TOKEN"), "{shipped}: {p}");
-            assert!(p.contains("MORE-INLINED") && p.contains("OK-INLINED"), "{shipped}: {p}");
+            assert!(
+                p.contains("MORE-INLINED") && p.contains("OK-INLINED"),
+                "{shipped}: {p}"
+            );
             assert_eq!(imports(&json), expected, "{shipped}");
         }
     }
@@ -356,7 +395,10 @@ fn a_policy_adds_excluded_names_but_cannot_remove_the_built_in_ones() {
     write(&repo.join(".git/config"), "GIT-TOKEN\n");
     write(&repo.join(".secrets/key"), "TEAM-SECRET\n");
     write(&repo.join(".sl/config"), "SAPLING-TOKEN\n");
-    write(&repo.join("CLAUDE.md"), "@.git/config\n@.secrets/key\n@.sl/config\n");
+    write(
+        &repo.join("CLAUDE.md"),
+        "@.git/config\n@.secrets/key\n@.sl/config\n",
+    );
     let policy = policy_file(
         &w,
         "team",
