@@ -177,14 +177,62 @@ fn order(policy: &Policy, project: &mut [Candidate]) {
 }
 
 /// Whether any of `candidates` is there (a file, or anything a link
-/// names): the test for `fallback-level-files`.
-fn any_present(roots: &Roots, candidates: &[Candidate]) -> bool {
+/// names): the test for `fallback-level-files`. A file above the
+/// repository that another user owns is not there (it is not read either),
+/// so a blank one planted in a shared folder cannot turn the fallback off.
+fn any_present(
+    policy: &Policy,
+    roots: &Roots,
+    candidates: &[Candidate],
+    trace: &mut Trace,
+) -> bool {
     candidates.iter().any(|c| {
-        roots
-            .set
-            .get(c.root)
-            .is_some_and(|r| !matches!(r.stamp(&c.rel), crate::sandbox::Stamp::Absent))
+        let Some(r) = roots.set.get(c.root) else {
+            return false;
+        };
+        !matches!(r.stamp(&c.rel), crate::sandbox::Stamp::Absent)
+            && (c.origin != Origin::Ancestor
+                || foreign_owner(policy, r, c.root, &c.rel, trace).is_none())
     })
+}
+
+/// The first path on the way to the file `rel` above the repository (each
+/// folder under the ancestor folder, then the file itself, links not
+/// followed, then what a link there leads to) that another user owns (root
+/// excepted), with that user's uid: git's owner rule, since whoever owns
+/// it may have planted it in a shared folder. `None` when every owner is
+/// trusted, when nothing is there, or when `roots.safe-directories` trusts
+/// the ancestor folder. Each stamp taken is traced (an owner that changes
+/// moves the fingerprint).
+pub(crate) fn foreign_owner(
+    policy: &Policy,
+    root: &Root,
+    id: RootId,
+    rel: &Path,
+    trace: &mut Trace,
+) -> Option<(PathBuf, u32)> {
+    if ancestor_trusted(policy, root) {
+        return None;
+    }
+    let mut way = PathBuf::new();
+    for c in rel.components() {
+        way.push(c);
+        let stamp = root.stamp_nofollow(&way);
+        let owner = stamp.owner()?;
+        trace.push(Place::Within(id), &way, stamp, None);
+        if !crate::sandbox::is_trusted_owner(owner) {
+            return Some((crate::vocab::paths::join(&root.path, &way), owner));
+        }
+    }
+    let owner = root.stamp(rel).owner()?;
+    (!crate::sandbox::is_trusted_owner(owner))
+        .then(|| (crate::vocab::paths::join(&root.path, rel), owner))
+}
+
+/// Whether `roots.safe-directories` trusts the ancestor folder `root`
+/// whoever owns what is in it.
+pub(crate) fn ancestor_trusted(policy: &Policy, root: &Root) -> bool {
+    policy.is_safe_directory(&root.path.to_string_lossy())
 }
 
 /// The candidates in read order: home files first, then the project's in
@@ -223,7 +271,9 @@ pub(crate) fn candidates(policy: &Policy, roots: &Roots, trace: &mut Trace) -> V
     }
     let level_names = names(&ins.level_files, &ins.extra_level_files);
     places.levels(&roots.cwd_rel, &level_names, &|_| false);
-    if !ins.fallback_level_files.is_empty() && !any_present(roots, &places.out[first_project..]) {
+    if !ins.fallback_level_files.is_empty()
+        && !any_present(policy, roots, &places.out[first_project..], places.trace)
+    {
         // No primary file at or above the cwd: the fallback names stand in.
         let fallback: Vec<&str> = ins
             .fallback_level_files

@@ -11,6 +11,13 @@
 //! every other file, so `../` above the root, an absolute path elsewhere, a
 //! URL or a link leaving the root are refused. Nothing is `~`-expanded.
 //!
+//! Two places are never imported from or into, under every policy: a file
+//! above the repository root (`instructions.ancestor-files`) imports
+//! nothing (`import-from-ancestor`), and no import reads inside a
+//! version-control metadata folder (`.git`, `.hg`, `.svn`, `.jj`, the
+//! policy's markers and `instructions.import-excluded-names`), named in
+//! the path or reached through a link (`vcs-metadata`).
+//!
 //! Every outcome is recorded ([`Import`]); a failure leaves the `@path`
 //! as written or puts the policy's `import-failed` comment in its place,
 //! never nothing. Each imported file is traced (the fingerprint moves when
@@ -230,6 +237,17 @@ impl<'a> Importer<'a> {
         Some(rel.to_path_buf())
     }
 
+    /// Whether `rel` (root-relative, normalized) lies inside a folder
+    /// imports never read (see [`Policy::is_import_excluded`]): by its own
+    /// components, or by those of the path its links lead to.
+    fn in_metadata(&self, rel: &Path) -> bool {
+        let excluded = |p: &Path| {
+            p.components()
+                .any(|c| self.policy.is_import_excluded(c.as_os_str()))
+        };
+        excluded(rel) || self.root.resolve(rel).is_some_and(|r| excluded(&r))
+    }
+
     fn record(&mut self, from: &Path, spec: &str, path: Option<PathBuf>, depth: usize) -> usize {
         self.records.push(Import {
             from: self.root.path.join(from),
@@ -313,9 +331,25 @@ impl<'a> Importer<'a> {
             me.records[i].reason = Some(reason);
             Err(reason)
         };
+        // A file above the repository imports nothing: below its folder
+        // lie other users' folders, not only this repository.
+        if self.root_id.origin() == Origin::Ancestor {
+            return fail(self, Reason::ImportFromAncestor);
+        }
         let Some(rel) = rel else {
             return fail(self, Reason::ImportOutsideRoot);
         };
+        if self.in_metadata(&rel) {
+            // Traced as it stands, so that a link moved away from the
+            // metadata (or onto it) moves the fingerprint.
+            trace.push(
+                Place::Within(self.root_id),
+                &rel,
+                self.root.stamp(&rel),
+                None,
+            );
+            return fail(self, Reason::VcsMetadata);
+        }
         if inside.contains(&rel) {
             return fail(self, Reason::ImportCycle);
         }

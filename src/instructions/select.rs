@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use super::chain::Candidate;
+use super::chain::{self, Candidate};
 use super::imports::{Import, Importer};
 use super::records::{Block, Budget, Considered, Deduped, Skipped, Status};
 use super::rules;
@@ -225,6 +225,33 @@ impl<'p> Selector<'p> {
         self.statuses[i] = Some(Status::Skipped(reason));
     }
 
+    /// Skips an ancestor file because `path` (the file or a folder on its
+    /// way) belongs to another user, and says so in `warnings`.
+    fn refuse_foreign(
+        &mut self,
+        i: usize,
+        cand: &Candidate,
+        folder: &std::path::Path,
+        path: &std::path::Path,
+        owner: u32,
+    ) {
+        let message = format!(
+            "not read as a file above the repository: this belongs to another user \
+             (uid {owner}), who may have planted it; list {} in roots.safe-directories \
+             to trust it",
+            crate::vocab::paths::shown(folder)
+        );
+        self.warnings.push((
+            i,
+            Warning::new(
+                crate::vocab::warning::WarningKind::UnsafeAncestor,
+                path,
+                message,
+            ),
+        ));
+        self.skip(i, cand, Reason::ForeignOwner);
+    }
+
     fn fold(&mut self, i: usize, cand: &Candidate, same_as: PathBuf, status: Status) {
         self.deduped.push((
             i,
@@ -260,6 +287,23 @@ impl<'p> Selector<'p> {
             self.statuses[i] = Some(Status::NotPicked(winner.clone()));
             return;
         }
+        // Above the repository, what another user owns is not read.
+        let foreign = |s: &Stamp| {
+            s.owner()
+                .filter(|&o| {
+                    !crate::sandbox::is_trusted_owner(o)
+                        && !chain::ancestor_trusted(self.policy, root)
+                })
+                .map(|o| (cand.path.clone(), o))
+        };
+        if cand.origin == Origin::Ancestor
+            && let Some((path, owner)) =
+                chain::foreign_owner(self.policy, root, cand.root, &cand.rel, trace)
+        {
+            trace.push(place, &cand.rel, root.stamp(&cand.rel), None);
+            self.refuse_foreign(i, cand, &root.path, &path, owner);
+            return;
+        }
         let file = match root.open_file(&cand.rel, self.policy.trust.symlinks) {
             Opened::Absent => {
                 if cand.origin == Origin::Project {
@@ -284,8 +328,17 @@ impl<'p> Selector<'p> {
             }
             Opened::File(file) => file,
         };
-        self.take_slot(cand, Pick::FirstFile);
         let stamp = file.stamp();
+        // The file opened is the one examined: one swapped in since is
+        // held to the same rule.
+        if cand.origin == Origin::Ancestor
+            && let Some((path, owner)) = foreign(&stamp)
+        {
+            trace.push(place, &cand.rel, stamp, None);
+            self.refuse_foreign(i, cand, &root.path, &path, owner);
+            return;
+        }
+        self.take_slot(cand, Pick::FirstFile);
         let skip_over = u64::try_from(self.policy.instructions.skip_larger_than).unwrap_or(0);
         if skip_over > 0 && file.len() > skip_over {
             trace.push(place, &cand.rel, stamp, None);

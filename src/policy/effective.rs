@@ -50,6 +50,13 @@ pub struct Policy {
     pub(super) digest: u128,
 }
 
+/// The folders of version-control metadata (git, Mercurial, Subversion,
+/// Jujutsu) that an `@import` never reads inside, under every policy: they
+/// hold remote URLs with tokens, hooks and credentials helpers, never a
+/// project's stated conventions. A policy adds names with
+/// `instructions.import-excluded-names`; it cannot take these away.
+pub const VCS_METADATA_NAMES: [&str; 4] = [".git", ".hg", ".svn", ".jj"];
+
 /// Where one value of the effective policy was set: the layer, the file of
 /// that layer (an index into [`Policy::sources`]) and the byte span of the
 /// value in that file's text.
@@ -180,6 +187,22 @@ impl Policy {
             None => true,
             Some(globs) => !globs.is_empty() && globs.is_match(dir),
         }
+    }
+
+    /// Whether `name` (one path component) is a folder imports never read
+    /// inside: one of [`VCS_METADATA_NAMES`], a `roots.repo-markers` entry
+    /// or an `instructions.import-excluded-names` entry, ASCII case aside
+    /// (a case-insensitive file system opens `.GIT/config` as
+    /// `.git/config`).
+    pub fn is_import_excluded(&self, name: &std::ffi::OsStr) -> bool {
+        let is = |n: &str| name.eq_ignore_ascii_case(n);
+        VCS_METADATA_NAMES.iter().any(|n| is(n))
+            || self.roots.repo_markers.iter().any(|n| is(n.get_ref()))
+            || self
+                .instructions
+                .import_excluded_names
+                .iter()
+                .any(|n| is(n.get_ref()))
     }
 
     /// Whether the search for a repository marker stops before entering

@@ -19,7 +19,7 @@ mod template;
 mod validate;
 
 pub use diagnostic::{InvalidPolicy, PolicyError, Problem, ProblemKind};
-pub use effective::{Definition, Policy};
+pub use effective::{Definition, Policy, VCS_METADATA_NAMES};
 pub use schema::{
     BudgetCounts, BudgetOrder, BudgetScope, ChainOrder, Conflict, FrontmatterMode, HardLinkRule,
     HiddenText, ImportFailure, ImportRoot, Instructions, LongDescription, MarkerKind, NameFrom,

@@ -483,6 +483,13 @@ section! {
         import_max_files: i64 => "import-max-files" where range(0, 100_000),
         /// The most bytes read for one chain file's imports, at every depth.
         import_max_bytes: i64 => "import-max-bytes" where range(0, MAX_FILE_BYTES),
+        /// More folder names an import never reads inside, on top of the
+        /// ones the engine always refuses (`.git`, `.hg`, `.svn`, `.jj` and
+        /// every `roots.repo-markers` entry), which no policy can remove.
+        /// An import whose path, or the path its links lead to, passes
+        /// through one of them is refused (`vcs-metadata`). Plain names,
+        /// compared without regard to ASCII case.
+        import_excluded_names: Names => "import-excluded-names" where file_names(),
         /// Whether touching a path below the cwd (or elsewhere in the
         /// repository) loads the instruction files of the folders between
         /// the root and it (`Loader::access`, `serve` op `access`). When

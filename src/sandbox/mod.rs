@@ -46,7 +46,7 @@ pub(crate) use memo_file::{read_memo, replace_memo};
 pub(crate) use open::{OpenFile, Opened, is_exhaustion};
 pub(crate) use place::Place;
 pub(crate) use root::{Listed, Root, Shortage};
-pub(crate) use roots::{RootSet, Roots, attach, open_roots};
+pub(crate) use roots::{RootSet, Roots, attach, is_trusted_owner, open_roots};
 pub(crate) use secret::{KEY_BYTES, home_key, process_key};
 pub use stamp::RACY_WINDOW;
 pub(crate) use stamp::Stamp;

@@ -14,6 +14,10 @@ use super::stamp::Stamp;
 use crate::policy::SymlinkRule;
 use crate::vocab::reason::Reason;
 
+/// The most links [`Root::resolve`] follows on one path (Linux's own
+/// bound, `MAXSYMLINKS`).
+pub(crate) const MAX_LINKS: usize = 40;
+
 /// One opened root: its path, and the capability everything under it is
 /// read through.
 #[derive(Debug)]
@@ -169,6 +173,71 @@ impl Root {
     #[cfg(not(target_os = "linux"))]
     pub(crate) fn is_real_way(&self, _rel: &Path) -> bool {
         false
+    }
+
+    /// Stats `rel` through the root's handle, the last component not
+    /// followed (a link is stamped as the link, with its own owner).
+    pub(crate) fn stamp_nofollow(&self, rel: &Path) -> Stamp {
+        match self.dir.symlink_metadata(rel) {
+            Ok(m) => Stamp::of(&m),
+            Err(e) => {
+                self.shortage.note(&e);
+                Stamp::of_error(&e)
+            }
+        }
+    }
+
+    /// Where the links on the way to `rel` lead: the root-relative path
+    /// with every link met spliced in and `..` taken back, as the kernel
+    /// resolves it (each link is read through the root's handle, at most
+    /// [`MAX_LINKS`] of them). `None` when the way leaves the root, loops,
+    /// or a link cannot be read: opening `rel` then fails too. Nothing is
+    /// opened or canonicalized.
+    pub(crate) fn resolve(&self, rel: &Path) -> Option<PathBuf> {
+        use std::path::Component;
+        let mut done = PathBuf::new();
+        let mut todo: std::collections::VecDeque<OsString> = rel
+            .components()
+            .map(|c| c.as_os_str().to_os_string())
+            .collect();
+        let mut links = 0usize;
+        while let Some(part) = todo.pop_front() {
+            match Path::new(&part).components().next() {
+                Some(Component::Normal(_)) => {}
+                Some(Component::ParentDir) => {
+                    if !done.pop() {
+                        return None;
+                    }
+                    continue;
+                }
+                Some(Component::CurDir) | None => continue,
+                // An absolute path or a prefix leaves the root.
+                Some(_) => return None,
+            }
+            done.push(&part);
+            let Ok(meta) = self.dir.symlink_metadata(&done) else {
+                // Nothing there (or unreadable): the rest is taken as
+                // written, and opening it will say what it is.
+                done.extend(todo.iter());
+                return Some(done);
+            };
+            if !meta.file_type().is_symlink() {
+                continue;
+            }
+            links += 1;
+            if links > MAX_LINKS {
+                return None;
+            }
+            let target = self.dir.read_link(&done).ok()?;
+            if target.is_absolute() {
+                return None;
+            }
+            done.pop();
+            for c in target.components().rev() {
+                todo.push_front(c.as_os_str().to_os_string());
+            }
+        }
+        Some(done)
     }
 
     /// Whether `rel` itself is a symlink (the link is not followed).

@@ -247,7 +247,29 @@ pub(crate) fn open_roots(
             if policy.is_ceiling(dir) {
                 break;
             }
-            dir_probes.push((dir.to_path_buf(), ambient::directory_stamp(dir)));
+            let stamp = ambient::directory_stamp(dir);
+            dir_probes.push((dir.to_path_buf(), stamp));
+            // Git's owner rule: a folder another user owns (root excepted)
+            // may hold anything that user planted, so none of it is read
+            // unless the policy trusts the folder. Its owner is traced, so
+            // a change of owner moves the fingerprint.
+            owner_probes.push((dir.to_path_buf(), stamp));
+            if let Some(owner) = stamp.owner()
+                && !is_trusted_owner(owner)
+                && !policy.is_safe_directory(&dir.to_string_lossy())
+            {
+                warnings.push(Warning::new(
+                    WarningKind::UnsafeAncestor,
+                    dir,
+                    format!(
+                        "this folder above the repository is not read: it belongs to \
+                         another user (uid {owner}); list it in roots.safe-directories \
+                         to trust it"
+                    ),
+                ));
+                ancestors.push((dir.to_path_buf(), None));
+                continue;
+            }
             let root = match handles.open(dir) {
                 Ok(handle) => Some(Root {
                     path: dir.to_path_buf(),
@@ -283,6 +305,12 @@ pub(crate) fn open_roots(
         owner_probes,
         warnings,
     })
+}
+
+/// Whether what `uid` owns is trusted as the user's own: the user running
+/// the loader, or root (git's rule for `safe.directory`).
+pub(crate) fn is_trusted_owner(uid: u32) -> bool {
+    uid == 0 || uid == rustix::process::geteuid().as_raw()
 }
 
 /// A warning when the home root and the repository root overlap: the labels
@@ -350,8 +378,7 @@ impl Search<'_> {
         let Some(owner) = stamp.owner() else {
             return false;
         };
-        let me = rustix::process::geteuid().as_raw();
-        if owner == me || owner == 0 || self.policy.is_safe_directory(&dir.to_string_lossy()) {
+        if is_trusted_owner(owner) || self.policy.is_safe_directory(&dir.to_string_lossy()) {
             return true;
         }
         self.warnings.push(Warning::new(

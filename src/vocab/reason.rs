@@ -81,6 +81,20 @@ pub enum Reason {
     /// A rule whose frontmatter scopes it to some paths: listed in
     /// `scopedRules`, loaded when one of them is accessed.
     Scoped,
+    /// A file above the repository root (`instructions.ancestor-files`), or
+    /// a folder on the way to it, that another user owns (root excepted)
+    /// in a folder `roots.safe-directories` does not trust: it may have
+    /// been planted in a shared folder, so it is not read (and reported in
+    /// `warnings`).
+    ForeignOwner,
+    /// An `@import` in a file above the repository root: such files import
+    /// nothing (below their folder lie other users' folders, not only this
+    /// repository).
+    ImportFromAncestor,
+    /// An `@import` whose path, or the path its links lead to, passes
+    /// through a version-control metadata folder (`.git`, `.hg`, `.svn`,
+    /// `.jj`, a repository marker, `instructions.import-excluded-names`).
+    VcsMetadata,
 }
 
 impl Reason {
@@ -109,7 +123,7 @@ mod tests {
 
     #[test]
     fn words_match_their_json() {
-        assert_eq!(Reason::ALL.len(), 27);
+        assert_eq!(Reason::ALL.len(), 30);
         for r in Reason::ALL {
             let json = serde_json::to_string(r).unwrap_or_default();
             assert_eq!(json, format!("\"{}\"", r.as_str()));

@@ -33,6 +33,10 @@ pub enum WarningKind {
     /// could not be used (not a regular file, unreadable, not valid JSON):
     /// no project item counts as approved.
     TrustStore,
+    /// A folder above the repository root, or a file or folder in one,
+    /// that another user owns (root excepted) was not read as an ancestor
+    /// file (`roots.safe-directories` can trust the folder).
+    UnsafeAncestor,
 }
 
 impl WarningKind {

@@ -23,6 +23,7 @@ mod harness;
 
 mod access;
 mod adversarial;
+mod adversarial_ancestors;
 mod adversarial_serve;
 mod appear;
 mod bootstrap;

@@ -74,7 +74,10 @@ export type Reason =
   | "import-limit"
   | "import-missing"
   | "import-too-deep"
-  | "scoped";
+  | "scoped"
+  | "foreign-owner"
+  | "import-from-ancestor"
+  | "vcs-metadata";
 
 /**
  * The answer to `hello`.
@@ -386,7 +389,10 @@ export interface Rejected {
     | "import-limit"
     | "import-missing"
     | "import-too-deep"
-    | "scoped";
+    | "scoped"
+    | "foreign-owner"
+    | "import-from-ancestor"
+    | "vcs-metadata";
 }
 /**
  * A rule that applies only to some paths.
@@ -558,7 +564,10 @@ export interface Skipped {
     | "import-limit"
     | "import-missing"
     | "import-too-deep"
-    | "scoped";
+    | "scoped"
+    | "foreign-owner"
+    | "import-from-ancestor"
+    | "vcs-metadata";
 }
 /**
  * A project item left out of the prompt, or an approval whose item is gone.
@@ -599,7 +608,8 @@ export interface Warning {
     | "home-is-repository"
     | "hard-link"
     | "lenient-frontmatter"
-    | "trust-store";
+    | "trust-store"
+    | "unsafe-ancestor";
   /**
    * A sentence for a person.
    */
