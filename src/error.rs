@@ -119,6 +119,26 @@ pub enum SnapshotError {
         /// The most allowed.
         max: usize,
     },
+    /// An on-access path longer than
+    /// [`Loader::MAX_ACCESS_PATH_BYTES`](crate::Loader::MAX_ACCESS_PATH_BYTES)
+    /// as given, or deeper below the repository root than
+    /// [`Loader::MAX_ACCESS_PATH_DEPTH`](crate::Loader::MAX_ACCESS_PATH_DEPTH)
+    /// levels once normalized: refused before anything is read, so that no
+    /// path can make an access cost more than those bounds allow.
+    #[error(
+        "the accessed path is {length} bytes long and {depth} levels deep; at most {max_bytes} bytes and {max_depth} levels below the repository root are allowed"
+    )]
+    AccessPathTooLong {
+        /// The path's length in bytes, as given.
+        length: usize,
+        /// Its depth below the repository root (0 when the length alone
+        /// refused it, before it was normalized).
+        depth: usize,
+        /// The longest path allowed, in bytes.
+        max_bytes: usize,
+        /// The deepest path allowed, in levels below the repository root.
+        max_depth: usize,
+    },
     /// The winning skill's file could not be read in full.
     #[error(
         "cannot read skill file {}: {reason}",
@@ -192,6 +212,9 @@ impl SnapshotError {
             Self::SessionNameTooLong { .. } => {
                 (Some("access::session-name-too-long"), ErrorCode::BadRequest)
             }
+            Self::AccessPathTooLong { .. } => {
+                (Some("access::path-too-long"), ErrorCode::BadRequest)
+            }
         }
     }
 
@@ -232,7 +255,8 @@ impl Diagnostic for SnapshotError {
             | Self::OpenRoot { .. }
             | Self::InvalidSkillName(_)
             | Self::SkillUnreadable { .. }
-            | Self::SessionNameTooLong { .. } => None,
+            | Self::SessionNameTooLong { .. }
+            | Self::AccessPathTooLong { .. } => None,
         }
     }
 

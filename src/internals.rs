@@ -25,3 +25,12 @@ pub fn traced_paths(
 ) -> Result<Vec<std::path::PathBuf>, crate::error::SnapshotError> {
     crate::snapshot::traced_paths(policy, home, cwd, root)
 }
+
+/// The work counters of this process, each by its kebab-case name, in a
+/// fixed order: how many times the steps whose cost grows with hostile
+/// input ran (see `vocab::counters`). The command line prints them on
+/// stderr at exit when `LISA_CONTEXT_COUNTS` is set (in a build with this
+/// feature), which is how the black-box tests count work.
+pub fn counts() -> Vec<(&'static str, u64)> {
+    crate::vocab::counters::all()
+}

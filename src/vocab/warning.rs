@@ -33,6 +33,10 @@ pub enum WarningKind {
     /// could not be used (not a regular file, unreadable, not valid JSON):
     /// no project item counts as approved.
     TrustStore,
+    /// A scoped rule with more `paths:` globs than a rule (or the rules of
+    /// one build together) may keep, or with globs too long: only the
+    /// first ones are used.
+    ScopedGlobLimit,
 }
 
 impl WarningKind {
