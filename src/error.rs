@@ -125,9 +125,7 @@ pub enum SnapshotError {
     /// [`Loader::MAX_ACCESS_PATH_DEPTH`](crate::Loader::MAX_ACCESS_PATH_DEPTH)
     /// levels once normalized: refused before anything is read, so that no
     /// path can make an access cost more than those bounds allow.
-    #[error(
-        "the accessed path is {length} bytes long and {depth} levels deep; at most {max_bytes} bytes and {max_depth} levels below the repository root are allowed"
-    )]
+    #[error("{}", path_too_long(*length, *depth, *max_bytes, *max_depth))]
     AccessPathTooLong {
         /// The path's length in bytes, as given.
         length: usize,
@@ -182,6 +180,18 @@ impl From<WholeFileError> for SkillReadError {
             WholeFileError::Refused(reason) => Self::Refused(reason),
             WholeFileError::Io(e) => Self::Io(e),
         }
+    }
+}
+
+/// The message of [`SnapshotError::AccessPathTooLong`]: the bound the path
+/// broke.
+fn path_too_long(length: usize, depth: usize, max_bytes: usize, max_depth: usize) -> String {
+    if length > max_bytes {
+        format!("the accessed path is {length} bytes long; at most {max_bytes} are allowed")
+    } else {
+        format!(
+            "the accessed path lies {depth} levels below the repository root; at most {max_depth} are allowed"
+        )
     }
 }
 

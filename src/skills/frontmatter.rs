@@ -148,6 +148,9 @@ impl FrontmatterError {
 /// `\n` count: a trailing `---` with nothing after it might still grow into
 /// `----`. `None` is also the answer when the text cannot hold frontmatter at
 /// all (no opening fence); [`parse`] on the bytes read says which case it is.
+// Reading goes through `EndScan`; this one answer for a whole prefix is
+// for the fuzz target and the tests (through `internals`).
+#[cfg_attr(not(feature = "internals"), allow(dead_code))]
 pub fn frontmatter_end(bytes: &[u8]) -> Option<usize> {
     locate(bytes, false).ok().map(|block| block.end)
 }
@@ -180,9 +183,7 @@ impl EndScan {
         }
         loop {
             let from = self.seen.max(self.line);
-            let Some(rest) = bytes.get(from..) else {
-                return None;
-            };
+            let rest = bytes.get(from..)?;
             let found = memchr::memchr(b'\n', rest);
             // What the search looked at: up to the line break, or all of it.
             let looked = found.map_or(rest.len(), |n| n + 1);
@@ -262,6 +263,7 @@ pub(super) struct Block {
     /// The YAML between the fences.
     pub(super) yaml: Range<usize>,
     /// Just past the closing fence line (and its line break, if any).
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))]
     end: usize,
 }
 

@@ -599,7 +599,8 @@ export interface Warning {
     | "home-is-repository"
     | "hard-link"
     | "lenient-frontmatter"
-    | "trust-store";
+    | "trust-store"
+    | "scoped-glob-limit";
   /**
    * A sentence for a person.
    */
