@@ -25,6 +25,15 @@ use crate::snapshot::Snapshot;
 use crate::trace::Trace;
 use crate::trust::Gate;
 
+/// The longest path an access takes, in bytes as given: the usual
+/// `PATH_MAX`, so no real path is refused.
+pub(crate) const MAX_PATH_BYTES: usize = 4096;
+
+/// The deepest path an access takes, in folder levels below the repository
+/// root (after `..` is resolved). Each level below the cwd costs a look at
+/// its folder, so this bounds what one access can cost.
+pub(crate) const MAX_PATH_DEPTH: usize = 256;
+
 /// One session's on-access state: where it works, and what it has been
 /// given so far.
 #[derive(Debug, Clone)]
@@ -119,6 +128,12 @@ pub(crate) fn access(
     session: &mut Session,
     path: &Path,
 ) -> Result<Access, SnapshotError> {
+    // Bounded before anything else looks at it: normalizing and walking a
+    // path cost its length.
+    let length = path.as_os_str().len();
+    if length > MAX_PATH_BYTES {
+        return Err(too_long(length, 0));
+    }
     let absolute = if path.is_absolute() {
         path.to_path_buf()
     } else {
@@ -134,6 +149,10 @@ pub(crate) fn access(
             root: snap.repo_root.clone(),
         });
     };
+    let depth = rel.components().count();
+    if depth > MAX_PATH_DEPTH {
+        return Err(too_long(length, depth));
+    }
     let limit = u64::try_from(policy.instructions.access_budget_bytes).unwrap_or(0);
     let mut outcome = Access {
         path: absolute,
@@ -162,9 +181,10 @@ pub(crate) fn access(
     let mut trace = Trace::default();
     let accessed = chain::slash_path(&rel);
     let rules = snap
-        .scoped_rules
-        .iter()
-        .filter(|r| instructions::rules::matcher(&r.globs).is_match(&accessed))
+        .rule_matcher
+        .matching(&accessed)
+        .into_iter()
+        .filter_map(|i| snap.scoped_rules.get(i))
         .map(|r| chain::Candidate {
             root: r.root,
             origin: r.origin,
@@ -242,4 +262,14 @@ pub(crate) fn access(
         exhausted: sel.budget.exhausted,
     };
     Ok(outcome)
+}
+
+/// The error for a path past [`MAX_PATH_BYTES`] or [`MAX_PATH_DEPTH`].
+fn too_long(length: usize, depth: usize) -> SnapshotError {
+    SnapshotError::AccessPathTooLong {
+        length,
+        depth,
+        max_bytes: MAX_PATH_BYTES,
+        max_depth: MAX_PATH_DEPTH,
+    }
 }

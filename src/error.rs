@@ -119,6 +119,24 @@ pub enum SnapshotError {
         /// The most allowed.
         max: usize,
     },
+    /// An on-access path longer than
+    /// [`Loader::MAX_ACCESS_PATH_BYTES`](crate::Loader::MAX_ACCESS_PATH_BYTES)
+    /// as given, or deeper below the repository root than
+    /// [`Loader::MAX_ACCESS_PATH_DEPTH`](crate::Loader::MAX_ACCESS_PATH_DEPTH)
+    /// levels once normalized: refused before anything is read, so that no
+    /// path can make an access cost more than those bounds allow.
+    #[error("{}", path_too_long(*length, *depth, *max_bytes, *max_depth))]
+    AccessPathTooLong {
+        /// The path's length in bytes, as given.
+        length: usize,
+        /// Its depth below the repository root (0 when the length alone
+        /// refused it, before it was normalized).
+        depth: usize,
+        /// The longest path allowed, in bytes.
+        max_bytes: usize,
+        /// The deepest path allowed, in levels below the repository root.
+        max_depth: usize,
+    },
     /// The winning skill's file could not be read in full.
     #[error(
         "cannot read skill file {}: {reason}",
@@ -165,6 +183,18 @@ impl From<WholeFileError> for SkillReadError {
     }
 }
 
+/// The message of [`SnapshotError::AccessPathTooLong`]: the bound the path
+/// broke.
+fn path_too_long(length: usize, depth: usize, max_bytes: usize, max_depth: usize) -> String {
+    if length > max_bytes {
+        format!("the accessed path is {length} bytes long; at most {max_bytes} are allowed")
+    } else {
+        format!(
+            "the accessed path lies {depth} levels below the repository root; at most {max_depth} are allowed"
+        )
+    }
+}
+
 impl SnapshotError {
     /// The one table of this error's codes: its diagnostic code (`None`:
     /// the wrapped diagnostic's own) and its wire code (`serve`, the Node
@@ -191,6 +221,9 @@ impl SnapshotError {
             Self::SkillUnreadable { .. } => (Some("skill::unreadable"), ErrorCode::SkillUnreadable),
             Self::SessionNameTooLong { .. } => {
                 (Some("access::session-name-too-long"), ErrorCode::BadRequest)
+            }
+            Self::AccessPathTooLong { .. } => {
+                (Some("access::path-too-long"), ErrorCode::BadRequest)
             }
         }
     }
@@ -232,7 +265,8 @@ impl Diagnostic for SnapshotError {
             | Self::OpenRoot { .. }
             | Self::InvalidSkillName(_)
             | Self::SkillUnreadable { .. }
-            | Self::SessionNameTooLong { .. } => None,
+            | Self::SessionNameTooLong { .. }
+            | Self::AccessPathTooLong { .. } => None,
         }
     }
 

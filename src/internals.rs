@@ -28,6 +28,15 @@ pub fn traced_paths(
 
 /// How many named access sessions `loader` keeps, and the bytes of names
 /// and paths they hold.
-pub fn sessions_held(loader: &crate::Loader) -> (usize, usize) {
+pub fn sessions_held(loader: &crate::loader::Loader) -> (usize, usize) {
     loader.sessions_held()
+}
+
+/// The work counters of this process, each by its kebab-case name, in a
+/// fixed order: how many times the steps whose cost grows with hostile
+/// input ran (see `vocab::counters`). The command line prints them on
+/// stderr at exit when `LISA_CONTEXT_COUNTS` is set (in a build with this
+/// feature), which is how the black-box tests count work.
+pub fn counts() -> Vec<(&'static str, u64)> {
+    crate::vocab::counters::all()
 }

@@ -64,6 +64,10 @@ pub struct Snapshot {
     /// Rules scoped to some paths (`instructions.scoped-rules`), left out
     /// of the prompt until a matching path is accessed.
     pub scoped_rules: Vec<ScopedRule>,
+    /// The scoped rules' globs, compiled once for this build (an access
+    /// only matches against them).
+    #[serde(skip)]
+    pub(crate) rule_matcher: crate::instructions::rules::RuleMatcher,
     /// The instruction budget.
     pub budget: Budget,
     /// Skills that won their name, in name order.
@@ -197,6 +201,7 @@ fn build_inner(
     cache: &ParseCache,
     keep_text: bool,
 ) -> Result<Outcome, SnapshotError> {
+    crate::vocab::counters::bump(crate::vocab::counters::Counter::Builds);
     let mut trace = Trace::default();
     for (path, stamp) in &roots.marker_probes {
         trace.push(Place::Marker, path, *stamp, None);
@@ -263,6 +268,7 @@ fn build_inner(
         skipped: sel.skipped,
         imports: sel.imports,
         scoped_rules: sel.scoped,
+        rule_matcher: sel.rule_matcher,
         budget: sel.budget,
         skills: set.skills,
         shadowed_project_skills: set.shadowed,

@@ -209,13 +209,35 @@ enum Format {
 pub fn run() -> ExitCode {
     let cli = Cli::parse();
     let color = cli.color;
-    match dispatch(cli) {
+    let code = match dispatch(cli) {
         Ok(code) => ExitCode::from(code),
         Err(report) => {
             report::emit(report.as_ref(), color, bypass_note(&report));
             ExitCode::from(FAILED)
         }
+    };
+    #[cfg(feature = "internals")]
+    emit_counts();
+    code
+}
+
+/// In a build with the `internals` feature (the tests' build), prints the
+/// work counters as one line of JSON on stderr when `LISA_CONTEXT_COUNTS`
+/// is set: how the black-box tests count parses, compilations and writes.
+#[cfg(feature = "internals")]
+fn emit_counts() {
+    if std::env::var_os("LISA_CONTEXT_COUNTS").is_none() {
+        return;
     }
+    let counts: serde_json::Map<String, serde_json::Value> = lisa_context::internals::counts()
+        .into_iter()
+        .map(|(name, n)| (name.to_string(), n.into()))
+        .collect();
+    let _ = writeln!(
+        std::io::stderr(),
+        "lisa-context counts: {}",
+        serde_json::Value::Object(counts)
+    );
 }
 
 /// For a broken home policy, how to run once without it.

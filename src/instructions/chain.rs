@@ -140,8 +140,16 @@ impl Places<'_> {
     }
 
     /// The project's levels from the root to `to` (root-relative), less
-    /// those `skip` says are done.
-    fn levels(&mut self, to: &Path, names: &[&str], skip: &dyn Fn(&Path) -> bool) {
+    /// those `skip` says are done. With `present_only`, the walk stops at
+    /// the first level that is not there (nothing below it can be): an
+    /// access to a deep path that does not exist costs the levels that do.
+    fn levels(
+        &mut self,
+        to: &Path,
+        names: &[&str],
+        skip: &dyn Fn(&Path) -> bool,
+        present_only: bool,
+    ) {
         self.out
             .reserve(names.len() * (to.components().count() + 1));
         // One folder path, grown a level at a time: the root, then each
@@ -154,6 +162,15 @@ impl Places<'_> {
             }
             if skip(&rel_dir) {
                 continue;
+            }
+            if present_only {
+                crate::vocab::counters::bump(crate::vocab::counters::Counter::AccessLevels);
+                if matches!(
+                    self.roots.set.repo.stamp(&rel_dir),
+                    crate::sandbox::Stamp::Absent
+                ) {
+                    break;
+                }
             }
             // Only a policy that excludes levels needs the level's name.
             let excluded = self.policy.excludes_levels()
@@ -270,7 +287,7 @@ pub(crate) fn candidates(policy: &Policy, roots: &Roots, trace: &mut Trace) -> V
         );
     }
     let level_names = names(&ins.level_files, &ins.extra_level_files);
-    places.levels(&roots.cwd_rel, &level_names, &|_| false);
+    places.levels(&roots.cwd_rel, &level_names, &|_| false, false);
     if !ins.fallback_level_files.is_empty()
         && !any_present(policy, roots, &places.out[first_project..], places.trace)
     {
@@ -280,7 +297,7 @@ pub(crate) fn candidates(policy: &Policy, roots: &Roots, trace: &mut Trace) -> V
             .iter()
             .map(|n| n.get_ref().as_str())
             .collect();
-        places.levels(&roots.cwd_rel, &fallback, &|_| false);
+        places.levels(&roots.cwd_rel, &fallback, &|_| false, false);
     }
     let mut out = places.out;
     order(policy, &mut out[first_project..]);
@@ -311,7 +328,7 @@ pub(crate) fn below(
         out: Vec::new(),
     };
     let cwd_rel = roots.cwd_rel.clone();
-    places.levels(target, &level_names, &|dir| cwd_rel.starts_with(dir));
+    places.levels(target, &level_names, &|dir| cwd_rel.starts_with(dir), true);
     places.out
 }
 

@@ -11,6 +11,7 @@ use globset::{GlobSet, GlobSetBuilder};
 use serde::{Deserialize, Serialize};
 
 use crate::vocab::origin::Origin;
+use crate::vocab::warning::{Warning, WarningKind};
 
 /// A rule that applies only to some paths.
 #[derive(Debug, Clone, Serialize)]
@@ -73,15 +74,110 @@ pub(crate) fn scope_of(text: &str) -> Option<Vec<String>> {
     (!globs.is_empty()).then_some(globs)
 }
 
-/// The globs compiled (the ones that do not compile never match).
-pub(crate) fn matcher(globs: &[String]) -> GlobSet {
-    let mut set = GlobSetBuilder::new();
-    for g in globs {
-        if let Ok(glob) = crate::policy::compile_glob(g.trim_start_matches("./")) {
-            set.add(glob);
+/// The most `paths:` globs one rule keeps (the first ones, as written).
+pub(crate) const MAX_GLOBS_PER_RULE: usize = 64;
+
+/// The most globs the scoped rules of one build keep together (in read
+/// order: a rule read later keeps what the earlier ones left).
+pub(crate) const MAX_GLOBS: usize = 1024;
+
+/// The longest glob kept, in bytes.
+pub(crate) const MAX_GLOB_BYTES: usize = 1024;
+
+/// The scoped rules' globs, compiled once for a build into one set: which
+/// rule each glob of the set belongs to. An access asks it which rules
+/// apply to a path; nothing is compiled then.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RuleMatcher {
+    set: GlobSet,
+    /// For each glob of `set`, the index of its rule.
+    owner: Vec<usize>,
+}
+
+impl RuleMatcher {
+    /// The globs of `rules` compiled (the ones that do not compile never
+    /// match).
+    pub(crate) fn new(rules: &[ScopedRule]) -> Self {
+        if rules.is_empty() {
+            return Self::default();
+        }
+        let mut set = GlobSetBuilder::new();
+        let mut owner = Vec::new();
+        for (i, rule) in rules.iter().enumerate() {
+            for g in &rule.globs {
+                if let Ok(glob) = crate::policy::compile_glob(g.trim_start_matches("./")) {
+                    set.add(glob);
+                    owner.push(i);
+                }
+            }
+        }
+        use crate::vocab::counters::{Counter, add, bump};
+        bump(Counter::ScopedGlobSets);
+        add(Counter::ScopedGlobs, owner.len() as u64);
+        match set.build() {
+            Ok(set) => Self { set, owner },
+            Err(_) => Self::default(),
         }
     }
-    set.build().unwrap_or_else(|_| GlobSet::empty())
+
+    /// How many globs were compiled.
+    pub(crate) fn globs(&self) -> usize {
+        self.owner.len()
+    }
+
+    /// The indices of the rules one of whose globs matches `path` (a
+    /// root-relative path with `/` separators), in rule order.
+    pub(crate) fn matching(&self, path: &str) -> Vec<usize> {
+        if self.owner.is_empty() {
+            return Vec::new();
+        }
+        crate::vocab::counters::bump(crate::vocab::counters::Counter::ScopedMatches);
+        let mut rules: Vec<usize> = self
+            .set
+            .matches(path)
+            .into_iter()
+            .filter_map(|g| self.owner.get(g).copied())
+            .collect();
+        rules.sort_unstable();
+        rules.dedup();
+        rules
+    }
+}
+
+/// The scoped rules of one build (in read order) held to the caps: each
+/// keeps its first [`MAX_GLOBS_PER_RULE`] globs of at most
+/// [`MAX_GLOB_BYTES`] bytes, and all of them together at most
+/// [`MAX_GLOBS`]. A rule that lost globs gets a warning saying how many
+/// (a rule left with none is still listed: it applies to no path). Returns
+/// the rules, their globs compiled, and the warnings.
+pub(crate) fn settle(mut rules: Vec<ScopedRule>) -> (Vec<ScopedRule>, RuleMatcher, Vec<Warning>) {
+    let mut left = MAX_GLOBS;
+    let mut warnings = Vec::new();
+    for rule in &mut rules {
+        let written = rule.globs.len();
+        let room = left.min(MAX_GLOBS_PER_RULE);
+        let kept: Vec<String> = std::mem::take(&mut rule.globs)
+            .into_iter()
+            .take(room)
+            .filter(|g| g.len() <= MAX_GLOB_BYTES)
+            .collect();
+        left -= kept.len();
+        if kept.len() < written {
+            warnings.push(Warning::new(
+                WarningKind::ScopedGlobLimit,
+                &rule.path,
+                format!(
+                    "{} of this rule's {written} `paths:` globs are not used: a rule keeps its \
+                     first {MAX_GLOBS_PER_RULE}, the rules of one build {MAX_GLOBS} in all, \
+                     each of at most {MAX_GLOB_BYTES} bytes",
+                    written - kept.len()
+                ),
+            ));
+        }
+        rule.globs = kept;
+    }
+    let matcher = RuleMatcher::new(&rules);
+    (rules, matcher, warnings)
 }
 
 #[cfg(test)]
@@ -103,10 +199,40 @@ mod tests {
         assert_eq!(scope_of("---\npaths: [unclosed\n---\n"), None);
     }
 
+    fn rule(globs: &[&str]) -> ScopedRule {
+        ScopedRule {
+            path: PathBuf::from("/r/.claude/rules/a.md"),
+            origin: Origin::Project,
+            globs: globs.iter().map(|g| g.to_string()).collect(),
+            root: crate::vocab::origin::RootId::Repo,
+            rel: PathBuf::from(".claude/rules/a.md"),
+        }
+    }
+
     #[test]
     fn a_star_stays_in_one_folder() {
-        let m = matcher(&["src/*.ts".to_string()]);
-        assert!(m.is_match("src/a.ts"));
-        assert!(!m.is_match("src/deep/a.ts"));
+        let m = RuleMatcher::new(&[rule(&["src/*.ts"])]);
+        assert_eq!(m.matching("src/a.ts"), vec![0]);
+        assert!(m.matching("src/deep/a.ts").is_empty());
+    }
+
+    #[test]
+    fn the_caps_cut_with_a_warning() {
+        let many: Vec<String> = (0..MAX_GLOBS_PER_RULE + 5)
+            .map(|i| format!("d{i}/**"))
+            .collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        let long = "x".repeat(MAX_GLOB_BYTES + 1);
+        let rules: Vec<ScopedRule> = (0..MAX_GLOBS / MAX_GLOBS_PER_RULE + 1)
+            .map(|_| rule(&many))
+            .chain([rule(&[long.as_str(), "ok/**"])])
+            .collect();
+        let (rules, m, warnings) = settle(rules);
+        let kept: usize = rules.iter().map(|r| r.globs.len()).sum();
+        assert_eq!(kept, MAX_GLOBS);
+        assert_eq!(rules[0].globs.len(), MAX_GLOBS_PER_RULE);
+        assert!(rules.last().is_some_and(|r| r.globs.is_empty()));
+        assert_eq!(warnings.len(), rules.len());
+        assert_eq!(m.matching("d3/x"), (0..rules.len() - 2).collect::<Vec<_>>());
     }
 }

@@ -44,6 +44,8 @@ pub(crate) struct Selection {
     pub(crate) imports: Vec<Import>,
     /// Files whose frontmatter scopes them to some paths (left for access).
     pub(crate) scoped: Vec<ScopedRule>,
+    /// Their globs, compiled once.
+    pub(crate) rule_matcher: rules::RuleMatcher,
 }
 
 /// Bytes read beyond what the budget can still use, so that a BOM, leading
@@ -588,6 +590,9 @@ impl<'p> Selector<'p> {
                 })
             })
             .collect();
+        let (scoped, rule_matcher, glob_warnings) = rules::settle(in_read_order(self.scoped));
+        let mut warnings = in_read_order(self.warnings);
+        warnings.extend(glob_warnings);
         Selection {
             blocks: self.blocks,
             deduped: in_read_order(self.deduped),
@@ -599,9 +604,10 @@ impl<'p> Selector<'p> {
             },
             hidden: in_read_order(self.hidden),
             considered,
-            warnings: in_read_order(self.warnings),
+            warnings,
             imports: in_read_order(self.imports),
-            scoped: in_read_order(self.scoped),
+            scoped,
+            rule_matcher,
         }
     }
 }

@@ -136,6 +136,16 @@ impl Loader {
     /// The most files a kept session records ([`Session::MAX_FILES`]).
     pub const MAX_SESSION_FILES: usize = Session::MAX_FILES;
 
+    /// The longest path [`Loader::access`] takes, in bytes as given (the
+    /// usual `PATH_MAX`; longer ones fail with
+    /// [`SnapshotError::AccessPathTooLong`](crate::SnapshotError::AccessPathTooLong)).
+    pub const MAX_ACCESS_PATH_BYTES: usize = crate::access::MAX_PATH_BYTES;
+
+    /// The deepest path [`Loader::access`] takes, in folder levels below
+    /// the repository root once `..` is resolved (deeper ones fail with
+    /// [`SnapshotError::AccessPathTooLong`](crate::SnapshotError::AccessPathTooLong)).
+    pub const MAX_ACCESS_PATH_DEPTH: usize = crate::access::MAX_PATH_DEPTH;
+
     /// How close to the moment of reading a file's timestamps may be before
     /// its stamp is distrusted and the file read again (git's "racily
     /// clean" problem; the default of

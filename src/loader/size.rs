@@ -65,6 +65,17 @@ pub(super) fn estimate_bytes(built: &Built) -> usize {
             .iter()
             .map(|d| size_of_val(d) + d.name.capacity() + path(&d.path) + path(&d.shadowed_by))
             .sum::<usize>()
+        + s.scoped_rules
+            .iter()
+            .map(|r| {
+                size_of_val(r)
+                    + path(&r.path)
+                    + path(&r.rel)
+                    + r.globs.iter().map(|g| g.capacity() + size_of::<String>()).sum::<usize>()
+            })
+            .sum::<usize>()
+        // A compiled glob's automaton, roughly.
+        + s.rule_matcher.globs() * 1024
         + s.considered
             .iter()
             .map(|c| size_of_val(c) + path(&c.path) + 32)

@@ -4,8 +4,26 @@ use std::fmt;
 use std::io;
 use std::ops::Range;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use miette::{Diagnostic, LabeledSpan, NamedSource, SourceCode};
+
+/// A policy file's text as its problems show it: one copy per file, shared
+/// by every problem found in it (a problem holds a reference, not a copy).
+pub(crate) type Source = Arc<NamedSource<String>>;
+
+/// The text of the file `name` as its problems show it (see [`Source`]).
+pub(crate) fn source(name: &str, text: &str) -> Source {
+    crate::vocab::counters::add(
+        crate::vocab::counters::Counter::PolicySourceBytes,
+        text.len() as u64,
+    );
+    Arc::new(NamedSource::new(name, text.to_string()))
+}
+
+/// The most problems one report holds (the first ones in file order); the
+/// rest are counted in [`InvalidPolicy::omitted`] and said in one line.
+pub const MAX_REPORTED_PROBLEMS: usize = 50;
 
 /// Every way a policy can be wrong, each with a stable kebab-case code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,12 +98,12 @@ pub struct Problem {
     pub help: Option<String>,
     /// Further spans worth pointing at (the other half of a conflict).
     pub related_spans: Vec<(Range<usize>, String)>,
-    src: NamedSource<String>,
+    src: Source,
 }
 
 impl Problem {
     pub(crate) fn new(
-        src: &NamedSource<String>,
+        src: &Source,
         kind: ProblemKind,
         span: Range<usize>,
         message: impl Into<String>,
@@ -98,7 +116,7 @@ impl Problem {
             span,
             help: None,
             related_spans: Vec::new(),
-            src: src.clone(),
+            src: Arc::clone(src),
         }
     }
 
@@ -150,15 +168,47 @@ impl Diagnostic for Problem {
     }
 }
 
-/// All the problems found in one policy file.
+/// The problems found in one policy file: the first
+/// [`MAX_REPORTED_PROBLEMS`] in file order, and how many more there were.
 #[derive(Debug, Clone, thiserror::Error)]
-#[error("{name}: {} problem{} in this policy file", problems.len(), if problems.len() == 1 { "" } else { "s" })]
+#[error("{name}: {} problem{} in this policy file", self.count(), if self.count() == 1 { "" } else { "s" })]
 #[non_exhaustive]
 pub struct InvalidPolicy {
     /// The file's display name.
     pub name: String,
-    /// Every problem, in file order.
+    /// The problems reported, in file order (at most
+    /// [`MAX_REPORTED_PROBLEMS`]).
     pub problems: Vec<Problem>,
+    /// How many problems were found beyond those: counted, not reported.
+    pub omitted: usize,
+    /// The line that says so, as a diagnostic of its own after the others.
+    more: Option<More>,
+}
+
+impl InvalidPolicy {
+    /// The report for `name` of `problems`, sorted by where they start and
+    /// cut to the first [`MAX_REPORTED_PROBLEMS`].
+    pub(crate) fn new(name: String, mut problems: Vec<Problem>) -> Self {
+        problems.sort_by_key(|p| p.span.start);
+        let omitted = problems.len().saturating_sub(MAX_REPORTED_PROBLEMS);
+        problems.truncate(MAX_REPORTED_PROBLEMS);
+        crate::vocab::counters::add(
+            crate::vocab::counters::Counter::PolicyProblemsKept,
+            problems.len() as u64,
+        );
+        let more = (omitted > 0).then_some(More { omitted });
+        Self {
+            name,
+            problems,
+            omitted,
+            more,
+        }
+    }
+
+    /// How many problems were found, reported or not.
+    pub fn count(&self) -> usize {
+        self.problems.len() + self.omitted
+    }
 }
 
 impl Diagnostic for InvalidPolicy {
@@ -167,7 +217,26 @@ impl Diagnostic for InvalidPolicy {
     }
 
     fn related<'a>(&'a self) -> Option<Box<dyn Iterator<Item = &'a dyn Diagnostic> + 'a>> {
-        Some(Box::new(self.problems.iter().map(|p| p as &dyn Diagnostic)))
+        let more = self.more.iter().map(|m| m as &dyn Diagnostic);
+        Some(Box::new(
+            self.problems
+                .iter()
+                .map(|p| p as &dyn Diagnostic)
+                .chain(more),
+        ))
+    }
+}
+
+/// The last line of a report cut short: how many problems it leaves out.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("and {omitted} more problem{} in this policy file, not shown (a report shows the first {MAX_REPORTED_PROBLEMS})", if *omitted == 1 { "" } else { "s" })]
+struct More {
+    omitted: usize,
+}
+
+impl Diagnostic for More {
+    fn severity(&self) -> Option<miette::Severity> {
+        Some(miette::Severity::Advice)
     }
 }
 

@@ -7,7 +7,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use globset::GlobSet;
-use miette::NamedSource;
 use regex::Regex;
 
 use super::diagnostic::{InvalidPolicy, Problem, ProblemKind};
@@ -265,10 +264,10 @@ pub(super) fn problems_at(
     let index = definition.map_or(0, |d| d.source);
     let fallback = PolicySource::builtin();
     let source = sources.get(index).unwrap_or(&fallback);
-    let src = NamedSource::new(source.name.clone(), source.text.clone());
-    InvalidPolicy {
-        name: source.name.clone(),
-        problems: problems
+    let src = super::diagnostic::source(&source.name, &source.text);
+    InvalidPolicy::new(
+        source.name.clone(),
+        problems
             .into_iter()
             .map(|(span, message)| {
                 let span = span
@@ -277,5 +276,5 @@ pub(super) fn problems_at(
                 Problem::new(&src, kind, span, message, label)
             })
             .collect(),
-    }
+    )
 }

@@ -18,7 +18,7 @@ mod structure;
 mod template;
 mod validate;
 
-pub use diagnostic::{InvalidPolicy, PolicyError, Problem, ProblemKind};
+pub use diagnostic::{InvalidPolicy, MAX_REPORTED_PROBLEMS, PolicyError, Problem, ProblemKind};
 pub use effective::{Definition, Policy, VCS_METADATA_NAMES};
 pub use schema::{
     BudgetCounts, BudgetOrder, BudgetScope, ChainOrder, Conflict, FrontmatterMode, HardLinkRule,

@@ -3,7 +3,6 @@
 
 use std::path::{Path, PathBuf};
 
-use miette::NamedSource;
 use serde::Deserialize;
 
 use super::diagnostic::{InvalidPolicy, PolicyError, Problem, ProblemKind};
@@ -114,11 +113,8 @@ impl PolicySource {
 
     /// Parses and checks this layer on its own (see [`check`](Self::check)).
     pub(crate) fn parse(&self) -> Result<PolicyLayer, InvalidPolicy> {
-        let src = NamedSource::new(self.name.clone(), self.text.clone());
-        let invalid = |problems| InvalidPolicy {
-            name: self.name.clone(),
-            problems,
-        };
+        let src = super::diagnostic::source(&self.name, &self.text);
+        let invalid = |problems| InvalidPolicy::new(self.name.clone(), problems);
         let version_text = SUPPORTED_VERSION.to_string();
         let mut doc = toml::de::DeTable::parse(&self.text)
             .map_err(|e| invalid(vec![toml_problem(&src, &self.text, &e)]))?;
@@ -136,7 +132,6 @@ impl PolicySource {
             // refusal is reported too.
             Err(e) => problems.push(toml_problem(&src, &self.text, &e)),
         }
-        problems.sort_by_key(|p| p.span.start);
         Err(invalid(problems))
     }
 }
@@ -189,7 +184,7 @@ pub(super) fn with_base(
 }
 
 /// Turns a TOML deserialization error into a labelled problem.
-fn toml_problem(src: &NamedSource<String>, text: &str, e: &toml::de::Error) -> Problem {
+fn toml_problem(src: &super::diagnostic::Source, text: &str, e: &toml::de::Error) -> Problem {
     let message = e.message().trim().to_string();
     let span = e.span().unwrap_or(0..0);
     let (kind, label) = if message.starts_with("unknown field") {

@@ -15,7 +15,6 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
-use miette::NamedSource;
 use serde::de::Unexpected;
 use toml::Spanned;
 use toml::de::{DeArray, DeTable, DeValue};
@@ -27,7 +26,10 @@ use super::validate::SUPPORTED_VERSION;
 
 /// Walks a parsed policy file against the schema. Returns every structural
 /// problem found; the values at fault are removed from `doc`.
-pub(crate) fn check(doc: &mut Spanned<DeTable<'_>>, src: &NamedSource<String>) -> Vec<Problem> {
+pub(crate) fn check(
+    doc: &mut Spanned<DeTable<'_>>,
+    src: &super::diagnostic::Source,
+) -> Vec<Problem> {
     let mut walk = Walk {
         src,
         problems: Vec::new(),
@@ -38,7 +40,7 @@ pub(crate) fn check(doc: &mut Spanned<DeTable<'_>>, src: &NamedSource<String>) -
 }
 
 struct Walk<'a> {
-    src: &'a NamedSource<String>,
+    src: &'a super::diagnostic::Source,
     problems: Vec<Problem>,
 }
 

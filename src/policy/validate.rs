@@ -6,7 +6,6 @@
 use std::collections::HashMap;
 use std::ops::Range;
 
-use miette::NamedSource;
 use toml::Spanned;
 
 use super::diagnostic::{Problem, ProblemKind};
@@ -60,7 +59,7 @@ pub(crate) fn compile_name_rule(rule: &str) -> Result<regex::Regex, regex::Error
 }
 
 struct Checker<'a> {
-    src: &'a NamedSource<String>,
+    src: &'a super::diagnostic::Source,
     text: &'a str,
     problems: Vec<Problem>,
 }
@@ -482,7 +481,7 @@ impl Checker<'_> {
 /// Checks one parsed policy file; returns every problem found.
 pub(crate) fn check_layer(
     layer: &PolicyLayer,
-    src: &NamedSource<String>,
+    src: &super::diagnostic::Source,
     text: &str,
 ) -> Vec<Problem> {
     let mut c = Checker {

@@ -9,14 +9,13 @@ use std::sync::{Mutex, MutexGuard};
 
 use lru::LruCache;
 
-use super::frontmatter::{Frontmatter, FrontmatterError};
 use super::lenient;
 use super::memo::Memo;
 use crate::sandbox::{self, Root};
 
 /// A parse result: the frontmatter, and the strict parser's error when it
 /// was read by the lenient fallback.
-type Parsed = Result<(Frontmatter, Option<String>), FrontmatterError>;
+type Parsed = super::memo::Parsed;
 
 /// Parsed frontmatter by content hash, the least recently used going first
 /// once `capacity` results are held.
@@ -70,6 +69,9 @@ impl ParseCache {
             return;
         }
         if let Some(bytes) = memo.take_update() {
+            use crate::vocab::counters::{Counter, add, bump};
+            bump(Counter::MemoWrites);
+            add(Counter::MemoBytesWritten, bytes.len() as u64);
             let _ = sandbox::replace_memo(home, rel, bytes);
         }
     }
@@ -82,17 +84,19 @@ impl ParseCache {
             return hit.clone();
         }
         if let Some((_, memo)) = lock(&self.file).as_mut()
-            && let Some(hit) = memo.get(key)
+            && let Some(parsed) = memo.get(key)
         {
-            let parsed = Ok(hit);
             self.remember(key, &parsed);
             return parsed;
         }
         // A nameless frontmatter is kept as such: whether the folder's name
         // stands in is the policy's call, made by the caller.
+        crate::vocab::counters::bump(crate::vocab::counters::Counter::FrontmatterParses);
         let parsed = lenient::parse_or_lenient_fields(&String::from_utf8_lossy(bytes), lenient);
-        if let (Ok((fm, strict)), Some((_, memo))) = (&parsed, lock(&self.file).as_mut()) {
-            memo.add(key, fm, strict.as_ref());
+        // A refusal is remembered as a parse is: the next process need not
+        // parse the same bytes again to refuse them.
+        if let Some((_, memo)) = lock(&self.file).as_mut() {
+            memo.add(key, &parsed);
         }
         self.remember(key, &parsed);
         parsed
@@ -130,6 +134,8 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use super::super::frontmatter::FrontmatterError;
 
     #[test]
     fn a_cache_of_none_remembers_nothing_and_answers_the_same() {

@@ -148,8 +148,73 @@ impl FrontmatterError {
 /// `\n` count: a trailing `---` with nothing after it might still grow into
 /// `----`. `None` is also the answer when the text cannot hold frontmatter at
 /// all (no opening fence); [`parse`] on the bytes read says which case it is.
+// Reading goes through `EndScan`; this one answer for a whole prefix is
+// for the fuzz target and the tests (through `internals`).
+#[cfg_attr(not(feature = "internals"), allow(dead_code))]
 pub fn frontmatter_end(bytes: &[u8]) -> Option<usize> {
     locate(bytes, false).ok().map(|block| block.end)
+}
+
+/// [`frontmatter_end`] over a prefix of a file that grows as it is read,
+/// each byte looked at once however many times it is asked: a file read in
+/// chunks up to a large cap costs its length, not its length times the
+/// number of chunks.
+#[derive(Debug, Default)]
+pub(crate) struct EndScan {
+    /// Where the next line to look at starts (no line break lies between
+    /// the start of that line and `seen`).
+    line: usize,
+    /// How far the bytes have been searched for a line break.
+    seen: usize,
+    /// The opening fence was found.
+    opened: bool,
+    /// The first line is not a fence: the bytes hold no frontmatter.
+    none: bool,
+    /// Where the closing fence line ends, once found.
+    found: Option<usize>,
+}
+
+impl EndScan {
+    /// What [`frontmatter_end`] answers for `bytes`, which extend the bytes
+    /// given before.
+    pub(crate) fn feed(&mut self, bytes: &[u8]) -> Option<usize> {
+        if self.none || self.found.is_some() {
+            return self.found;
+        }
+        loop {
+            let from = self.seen.max(self.line);
+            let rest = bytes.get(from..)?;
+            let found = memchr::memchr(b'\n', rest);
+            // What the search looked at: up to the line break, or all of it.
+            let looked = found.map_or(rest.len(), |n| n + 1);
+            crate::vocab::counters::add(
+                crate::vocab::counters::Counter::FrontmatterScanBytes,
+                looked as u64,
+            );
+            let Some(newline) = found else {
+                self.seen = bytes.len();
+                return None;
+            };
+            let end = from + newline + 1;
+            let mut start = self.line;
+            if !self.opened && bytes.starts_with(BOM) {
+                start = start.max(BOM.len());
+            }
+            let text = bytes.get(start..end - 1).unwrap_or_default();
+            self.line = end;
+            self.seen = end;
+            if !self.opened {
+                if !is_fence(text) {
+                    self.none = true;
+                    return None;
+                }
+                self.opened = true;
+            } else if is_fence(text) {
+                self.found = Some(end);
+                return self.found;
+            }
+        }
+    }
 }
 
 /// Parses the frontmatter at the start of `text` (the body after it is ignored).
@@ -198,6 +263,7 @@ pub(super) struct Block {
     /// The YAML between the fences.
     pub(super) yaml: Range<usize>,
     /// Just past the closing fence line (and its line break, if any).
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))]
     end: usize,
 }
 
@@ -580,6 +646,40 @@ mod tests {
         }
         for line in ["", "--", "----", " ---", "--- x", "-- -", "\u{feff}---"] {
             assert!(!is_fence(line.as_bytes()), "{line:?}");
+        }
+    }
+
+    #[test]
+    fn the_growing_scan_answers_what_frontmatter_end_answers() {
+        let texts: [&[u8]; 8] = [
+            b"---\nname: a\n---\nbody\n",
+            b"\xEF\xBB\xBF---\r\nname: a\r\n---   \r\nbody",
+            b"---\n---\n",
+            b"no fence\n---\n---\n",
+            b"---\nname: a\nnever closed\n",
+            b"---\n----\n--- \n",
+            b"\xEF\xBB\n---\n---\n",
+            b"",
+        ];
+        for text in texts {
+            // Every way of cutting the text in two chunks, and byte by byte.
+            for cut in 0..=text.len() {
+                let mut scan = EndScan::default();
+                scan.feed(&text[..cut]);
+                assert_eq!(
+                    scan.feed(text),
+                    frontmatter_end(text),
+                    "{text:?} cut at {cut}"
+                );
+            }
+            let mut scan = EndScan::default();
+            for n in 0..=text.len() {
+                let got = scan.feed(&text[..n]);
+                assert_eq!(got, frontmatter_end(&text[..n]), "{text:?} at {n}");
+                if got.is_some() {
+                    break;
+                }
+            }
         }
     }
 

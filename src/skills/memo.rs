@@ -8,15 +8,20 @@
 //! reading (strict or lenient), and the file names the version of
 //! lisa-context that wrote it: an entry is what this very parser made of
 //! those very bytes, so using it answers exactly what parsing them again
-//! would. Only successful parses are kept (a file that fails is parsed
-//! again each time; failures are rare and cheap to keep out).
+//! would. Refusals are kept too (a frontmatter that fails is not parsed
+//! again by the next process): by the error's kind, and for a YAML error
+//! its message cut to [`MAX_MESSAGE_BYTES`] (what is made of a refusal is
+//! its reason, which the kind decides).
 //!
 //! The file is a cache, never an authority: one that is missing, a link, a
 //! FIFO, too large, of another version or damaged is ignored (a damaged
-//! line alone is skipped); it is replaced whole, atomically, only when a
-//! build parsed something it did not hold, and never grows past
-//! `skills.frontmatter-memo-max-bytes` (the entries the last build used
-//! are kept first). Nothing read from it enters a trace or a fingerprint.
+//! line alone is skipped); it is replaced whole, atomically, only when its
+//! content would change (a build parsed something it did not hold and
+//! there is room for it, or entries went unused while new ones wait), and
+//! never grows past `skills.frontmatter-memo-max-bytes`: the entries the
+//! last build used are kept first, then the new ones, then the others, so
+//! a full memo reaches a content that the next build leaves as it is.
+//! Nothing read from it enters a trace or a fingerprint.
 //!
 //! The hash is xxh3-128, not a cryptographic one. Someone able to forge a
 //! collision with a memo entry gets, for their file, another frontmatter
@@ -25,7 +30,8 @@
 //!
 //! Format: a header line, then one line per entry: 32 hex digits of the
 //! hash, `0` (strict) or `1` (lenient), a space, and the entry as compact
-//! JSON (which holds no raw line break).
+//! JSON (which holds no raw line break): the parsed fields, or `{"e": kind}`
+//! (with `"y"`, the message, for a YAML error) for a refusal.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::Range;
@@ -33,7 +39,7 @@ use std::ops::Range;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::frontmatter::Frontmatter;
+use super::frontmatter::{Frontmatter, FrontmatterError};
 
 /// The key of a parse: the hash of the bytes, and whether the lenient
 /// reading was allowed.
@@ -42,9 +48,67 @@ pub(crate) type Key = (u128, bool);
 /// The first line of a memo written by this build of lisa-context.
 fn header() -> String {
     format!(
-        "lisa-context frontmatter memo 1 {}\n",
+        "lisa-context frontmatter memo 2 {}\n",
         env!("CARGO_PKG_VERSION")
     )
+}
+
+/// The longest YAML error message a remembered refusal keeps, in bytes.
+pub(crate) const MAX_MESSAGE_BYTES: usize = 1024;
+
+/// A parse result, as the cache hands it out.
+pub(crate) type Parsed = Result<(Frontmatter, Option<String>), FrontmatterError>;
+
+/// A remembered refusal, as stored.
+#[derive(Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+struct Refusal {
+    /// The error's kind.
+    #[serde(rename = "e")]
+    kind: String,
+    /// A YAML error's message.
+    #[serde(rename = "y", default, skip_serializing_if = "Option::is_none")]
+    message: Option<String>,
+}
+
+impl Refusal {
+    fn new(e: &FrontmatterError) -> Self {
+        let (kind, message) = match e {
+            FrontmatterError::NoOpeningFence => ("no-opening-fence", None),
+            FrontmatterError::NoClosingFence => ("no-closing-fence", None),
+            FrontmatterError::Yaml(m) => {
+                let cut = crate::vocab::text::floor_char_boundary(m, MAX_MESSAGE_BYTES);
+                ("yaml", Some(m[..cut].to_string()))
+            }
+            FrontmatterError::NotAMapping => ("not-a-mapping", None),
+            FrontmatterError::MissingName => ("missing-name", None),
+            FrontmatterError::MissingDescription => ("missing-description", None),
+        };
+        Self {
+            kind: kind.to_string(),
+            message,
+        }
+    }
+
+    fn into_error(self) -> Option<FrontmatterError> {
+        Some(match (self.kind.as_str(), self.message) {
+            ("no-opening-fence", None) => FrontmatterError::NoOpeningFence,
+            ("no-closing-fence", None) => FrontmatterError::NoClosingFence,
+            ("yaml", Some(m)) => FrontmatterError::Yaml(m),
+            ("not-a-mapping", None) => FrontmatterError::NotAMapping,
+            ("missing-name", None) => FrontmatterError::MissingName,
+            ("missing-description", None) => FrontmatterError::MissingDescription,
+            _ => return None,
+        })
+    }
+}
+
+/// What a memo line holds: a parse or a refusal.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Stored {
+    Parsed(Entry),
+    Refused(Refusal),
 }
 
 /// One remembered parse, as stored: every field of [`Frontmatter`], and
@@ -180,17 +244,22 @@ impl Memo {
         }
     }
 
-    /// The remembered parse of `key`, if the file holds a usable one.
-    pub(crate) fn get(&mut self, key: Key) -> Option<(Frontmatter, Option<String>)> {
+    /// The remembered parse (or refusal) of `key`, if the file holds a
+    /// usable one.
+    pub(crate) fn get(&mut self, key: Key) -> Option<Parsed> {
         let range = self.index.get(&key)?.clone();
-        match self
+        let stored = self
             .bytes
             .get(range)
-            .and_then(|json| serde_json::from_slice::<Entry>(json).ok())
-        {
-            Some(entry) => {
+            .and_then(|json| serde_json::from_slice::<Stored>(json).ok())
+            .and_then(|stored| match stored {
+                Stored::Parsed(entry) => Some(Ok(entry.into_parsed())),
+                Stored::Refused(refusal) => refusal.into_error().map(Err),
+            });
+        match stored {
+            Some(parsed) => {
                 self.used.insert(key);
-                Some(entry.into_parsed())
+                Some(parsed)
             }
             None => {
                 // A damaged entry is forgotten, so it is not written back.
@@ -200,13 +269,20 @@ impl Memo {
         }
     }
 
-    /// Remembers a parse made now, for the next [`take_update`](Self::take_update).
-    pub(crate) fn add(&mut self, key: Key, fm: &Frontmatter, strict: Option<&String>) {
+    /// Remembers a parse (or refusal) made now, for the next
+    /// [`take_update`](Self::take_update).
+    pub(crate) fn add(&mut self, key: Key, parsed: &Parsed) {
         if self.index.contains_key(&key) || self.fresh_bytes >= self.max_bytes {
             return;
         }
         let mut line = format!("{:032x}{} ", key.0, u8::from(key.1)).into_bytes();
-        if serde_json::to_writer(&mut line, &EntryRef::new(fm, strict)).is_err() {
+        let written = match parsed {
+            Ok((fm, strict)) => {
+                serde_json::to_writer(&mut line, &EntryRef::new(fm, strict.as_ref()))
+            }
+            Err(e) => serde_json::to_writer(&mut line, &Refusal::new(e)),
+        };
+        if written.is_err() {
             return;
         }
         line.push(b'\n');
@@ -214,10 +290,11 @@ impl Memo {
         self.fresh.push((key, line));
     }
 
-    /// The file's new content when there are new entries (`None`: nothing
-    /// to write): the header, the new entries, then those of the old file
-    /// used since it was read, then the others, as many as fit. The memo
-    /// then stands for that content.
+    /// The file's new content when there are new entries and it differs
+    /// from what the file holds (`None`: nothing to write): the header,
+    /// the entries of the old file used since it was read, the new
+    /// entries, then the other old ones, as many as fit. The memo then
+    /// stands for that content.
     pub(crate) fn take_update(&mut self) -> Option<&[u8]> {
         if self.fresh.is_empty() {
             return None;
@@ -233,28 +310,40 @@ impl Memo {
                 index.insert(key, start + KEY_LEN + 1..out.len() - 1);
             }
         };
-        for (key, line) in &self.fresh {
-            append(&mut out, *key, line);
-        }
         // Old entries in file order: the used ones, then the rest.
         let mut old: Vec<(Key, Range<usize>)> =
             self.index.iter().map(|(k, r)| (*k, r.clone())).collect();
         old.sort_by_key(|(key, range)| (!self.used.contains(key), range.start));
-        for (key, json) in old {
-            // The whole line: the key and its space before the JSON, the
-            // line break after it.
-            if let Some(line) = self
-                .bytes
+        let split = old.partition_point(|(key, _)| self.used.contains(key));
+        // The whole line: the key and its space before the JSON, the line
+        // break after it.
+        let line_of = |json: &Range<usize>| {
+            self.bytes
                 .get(json.start.saturating_sub(KEY_LEN + 1)..json.end + 1)
-            {
-                append(&mut out, key, line);
+        };
+        for (key, json) in &old[..split] {
+            if let Some(line) = line_of(json) {
+                append(&mut out, *key, line);
             }
         }
-        self.bytes = out;
-        self.index = index;
+        for (key, line) in &self.fresh {
+            append(&mut out, *key, line);
+        }
+        for (key, json) in &old[split..] {
+            if let Some(line) = line_of(json) {
+                append(&mut out, *key, line);
+            }
+        }
         self.used.clear();
         self.fresh.clear();
         self.fresh_bytes = 0;
+        if out == self.bytes {
+            // Full of what this build used: the new entries found no room,
+            // and the file already says all the rest.
+            return None;
+        }
+        self.bytes = out;
+        self.index = index;
         Some(&self.bytes)
     }
 }
@@ -330,13 +419,16 @@ mod tests {
         ];
         let mut memo = Memo::new(None, 1 << 20);
         for (i, text) in texts.iter().enumerate() {
-            let (fm, strict) = parsed(text);
-            memo.add((i as u128, true), &fm, strict.as_ref());
+            memo.add((i as u128, true), &Ok(parsed(text)));
         }
         let written = memo.take_update().unwrap().to_vec();
         let mut read = Memo::new(Some(written), 1 << 20);
         for (i, text) in texts.iter().enumerate() {
-            assert_eq!(read.get((i as u128, true)), Some(parsed(text)), "{text}");
+            assert_eq!(
+                read.get((i as u128, true)),
+                Some(Ok(parsed(text))),
+                "{text}"
+            );
             assert_eq!(read.get((i as u128, false)), None);
         }
         assert_eq!(read.take_update(), None, "nothing new, nothing written");
@@ -344,10 +436,11 @@ mod tests {
 
     #[test]
     fn damage_costs_only_the_damaged_entries() {
-        let (fm, _) = parsed("---\nname: a\ndescription: one\n---\n");
+        let one = parsed("---\nname: a\ndescription: one\n---\n");
+        let fm = one.0.clone();
         let mut memo = Memo::new(None, 1 << 20);
-        memo.add((1, false), &fm, None);
-        memo.add((2, false), &fm, None);
+        memo.add((1, false), &Ok(one.clone()));
+        memo.add((2, false), &Ok(one));
         let mut bytes = memo.take_update().unwrap().to_vec();
         // Break the first entry's JSON, and cut the file inside the second.
         let first = bytes.iter().position(|&b| b == b'{').unwrap();
@@ -357,7 +450,10 @@ mod tests {
         assert_eq!(cut.get((2, false)), None);
         let mut whole = Memo::new(Some(bytes.clone()), 1 << 20);
         assert_eq!(whole.get((1, false)), None);
-        assert_eq!(whole.get((2, false)).map(|p| p.0), Some(fm.clone()));
+        assert_eq!(
+            whole.get((2, false)).and_then(Result::ok).map(|p| p.0),
+            Some(fm.clone())
+        );
         // Another version's memo is no memo.
         let other =
             String::from_utf8(bytes)
@@ -371,10 +467,10 @@ mod tests {
 
     #[test]
     fn the_file_stays_within_its_size_and_keeps_what_was_used() {
-        let (fm, _) = parsed("---\nname: a\ndescription: one\n---\n");
+        let one = Ok(parsed("---\nname: a\ndescription: one\n---\n"));
         let mut memo = Memo::new(None, 1 << 20);
         for i in 0..10 {
-            memo.add((i, false), &fm, None);
+            memo.add((i, false), &one);
         }
         let bytes = memo.take_update().unwrap().to_vec();
         let line = (bytes.len() - header().len()) / 10;
@@ -382,14 +478,47 @@ mod tests {
         let max = header().len() + 3 * line;
         let mut memo = Memo::new(Some(bytes), max);
         assert!(memo.get((7, false)).is_some());
-        memo.add((100, false), &fm, None);
+        memo.add((100, false), &one);
         let bytes = memo.take_update().unwrap().to_vec();
         assert!(bytes.len() <= max);
-        let mut memo = Memo::new(Some(bytes), max);
-        assert!(memo.get((100, false)).is_some(), "the new entry");
+        let mut memo = Memo::new(Some(bytes.clone()), max);
         assert!(memo.get((7, false)).is_some(), "the one used");
+        assert!(memo.get((100, false)).is_some(), "the new entry");
         assert!(memo.get((0, false)).is_some(), "the first of the rest");
         assert!(memo.get((1, false)).is_none(), "no room left");
+        // Every entry used and no room for a new one: nothing changes, so
+        // nothing is written.
+        memo.add((200, false), &one);
+        assert_eq!(memo.take_update(), None);
+        let mut again = Memo::new(Some(bytes), max);
+        assert!(again.get((200, false)).is_none());
+    }
+
+    #[test]
+    fn refusals_are_remembered() {
+        let refusals = [
+            FrontmatterError::NoOpeningFence,
+            FrontmatterError::NoClosingFence,
+            FrontmatterError::Yaml("line 2: bad".into()),
+            FrontmatterError::NotAMapping,
+            FrontmatterError::MissingName,
+            FrontmatterError::MissingDescription,
+        ];
+        let mut memo = Memo::new(None, 1 << 20);
+        for (i, e) in refusals.iter().enumerate() {
+            memo.add((i as u128, false), &Err(e.clone()));
+        }
+        let long = FrontmatterError::Yaml("é".repeat(MAX_MESSAGE_BYTES));
+        memo.add((99, false), &Err(long));
+        let bytes = memo.take_update().unwrap().to_vec();
+        let mut read = Memo::new(Some(bytes), 1 << 20);
+        for (i, e) in refusals.iter().enumerate() {
+            assert_eq!(read.get((i as u128, false)), Some(Err(e.clone())));
+        }
+        match read.get((99, false)) {
+            Some(Err(FrontmatterError::Yaml(m))) => assert!(m.len() <= MAX_MESSAGE_BYTES),
+            other => panic!("{other:?}"),
+        }
     }
 
     mod property {
@@ -461,8 +590,7 @@ mod tests {
 
         proptest! {
             /// Whatever a frontmatter parses to, the memo gives back the
-            /// same after a trip through the file; what fails to parse is
-            /// never remembered.
+            /// same after a trip through the file, a refusal included.
             #[test]
             fn the_memo_answers_what_parsing_answers(
                 texts in prop::collection::vec(frontmatter(), 1..8),
@@ -474,18 +602,12 @@ mod tests {
                     .map(|t| lenient::parse_or_lenient_fields(t, lenient))
                     .collect();
                 for (i, parsed) in fresh.iter().enumerate() {
-                    if let Ok((fm, strict)) = parsed {
-                        memo.add((i as u128, lenient), fm, strict.as_ref());
-                    }
+                    memo.add((i as u128, lenient), parsed);
                 }
                 let bytes = memo.take_update().map(<[u8]>::to_vec).unwrap_or_default();
                 let mut read = Memo::new(Some(bytes), 1 << 20);
                 for (i, parsed) in fresh.into_iter().enumerate() {
-                    let remembered = read.get((i as u128, lenient));
-                    match parsed {
-                        Ok(parsed) => prop_assert_eq!(remembered, Some(parsed)),
-                        Err(_) => prop_assert_eq!(remembered, None),
-                    }
+                    prop_assert_eq!(read.get((i as u128, lenient)), Some(parsed));
                 }
             }
         }

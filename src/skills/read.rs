@@ -54,18 +54,18 @@ const SCRATCH_KEPT: usize = 64 * 1024;
 /// Reads into `buf` as far as the frontmatter goes, then cuts `buf` at the
 /// end of the closing fence (all that was read when no fence closed).
 fn read_frontmatter(file: &OpenFile, cap: u64, buf: &mut Vec<u8>) -> Result<(), Reason> {
-    loop {
+    // Each chunk is searched for the closing fence once: the search goes on
+    // where it stopped.
+    let mut scan = frontmatter::EndScan::default();
+    let end = loop {
         let room = CHUNK.min(cap.saturating_sub(buf.len() as u64));
         let got = file.read_into(buf, room).map_err(|_| Reason::Unreadable)?;
-        if got == 0
-            || file.at_end()
-            || frontmatter::frontmatter_end(buf).is_some()
-            || buf.len() as u64 >= cap
-        {
-            break;
+        let end = scan.feed(buf);
+        if got == 0 || file.at_end() || end.is_some() || buf.len() as u64 >= cap {
+            break end;
         }
-    }
-    if let Some(end) = frontmatter::frontmatter_end(buf) {
+    };
+    if let Some(end) = end {
         buf.truncate(end);
     }
     Ok(())

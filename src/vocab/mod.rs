@@ -3,8 +3,9 @@
 //! what a reader sees of text ([`unicode`]), how paths are shown and
 //! expanded ([`paths`], [`home`]), decoding file bytes into text
 //! ([`text`]), and the words every record carries ([`reason`], [`origin`],
-//! [`warning`]).
+//! [`warning`]), and the work counters the tests read ([`counters`]).
 
+pub(crate) mod counters;
 pub(crate) mod hash;
 pub(crate) mod home;
 pub(crate) mod origin;

@@ -37,6 +37,10 @@ pub enum WarningKind {
     /// that another user owns (root excepted) was not read as an ancestor
     /// file (`roots.safe-directories` can trust the folder).
     UnsafeAncestor,
+    /// A scoped rule with more `paths:` globs than a rule (or the rules of
+    /// one build together) may keep, or with globs too long: only the
+    /// first ones are used.
+    ScopedGlobLimit,
 }
 
 impl WarningKind {

@@ -24,6 +24,7 @@ mod harness;
 mod access;
 mod adversarial;
 mod adversarial_ancestors;
+mod adversarial_bounds;
 mod adversarial_serve;
 mod appear;
 mod bootstrap;

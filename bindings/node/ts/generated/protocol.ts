@@ -609,7 +609,8 @@ export interface Warning {
     | "hard-link"
     | "lenient-frontmatter"
     | "trust-store"
-    | "unsafe-ancestor";
+    | "unsafe-ancestor"
+    | "scoped-glob-limit";
   /**
    * A sentence for a person.
    */
