@@ -81,6 +81,11 @@ pub enum Reason {
     /// A rule whose frontmatter scopes it to some paths: listed in
     /// `scopedRules`, loaded when one of them is accessed.
     Scoped,
+    /// A skill name holding a character a reader does not see as written
+    /// (a control, a line break, a bidi, zero-width or tag character, white
+    /// space other than the plain space...): refused under every policy,
+    /// whatever its name rule allows.
+    HiddenTextInName,
 }
 
 impl Reason {
@@ -109,7 +114,7 @@ mod tests {
 
     #[test]
     fn words_match_their_json() {
-        assert_eq!(Reason::ALL.len(), 27);
+        assert_eq!(Reason::ALL.len(), 28);
         for r in Reason::ALL {
             let json = serde_json::to_string(r).unwrap_or_default();
             assert_eq!(json, format!("\"{}\"", r.as_str()));

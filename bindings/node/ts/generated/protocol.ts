@@ -74,7 +74,8 @@ export type Reason =
   | "import-limit"
   | "import-missing"
   | "import-too-deep"
-  | "scoped";
+  | "scoped"
+  | "hidden-text-in-name";
 
 /**
  * The answer to `hello`.
@@ -386,7 +387,8 @@ export interface Rejected {
     | "import-limit"
     | "import-missing"
     | "import-too-deep"
-    | "scoped";
+    | "scoped"
+    | "hidden-text-in-name";
 }
 /**
  * A rule that applies only to some paths.
@@ -558,7 +560,8 @@ export interface Skipped {
     | "import-limit"
     | "import-missing"
     | "import-too-deep"
-    | "scoped";
+    | "scoped"
+    | "hidden-text-in-name";
 }
 /**
  * A project item left out of the prompt, or an approval whose item is gone.
@@ -646,9 +649,12 @@ export interface SkillResponse {
  */
 export interface SkillFile {
   /**
-   * The whole file: frontmatter and body.
+   * The whole file: frontmatter and body, its hidden text treated under
+   * the policy's `trust.hidden-text` rule as an instruction file's is
+   * (revealed as markers by default).
    */
   content: string;
+  hiddenText: HiddenReport;
   /**
    * The skill's name.
    */
@@ -661,6 +667,26 @@ export interface SkillFile {
    * The file's absolute path.
    */
   path: string;
+}
+/**
+ * What hidden text the file held (zero-width, bidi, tag and control
+ * characters, HTML comments): empty counts when none. Counted in every
+ * mode, `keep` included.
+ */
+export interface HiddenReport {
+  /**
+   * Number of hidden characters (invisible/bidi/tag) found.
+   */
+  characters: number;
+  /**
+   * Number of HTML comments found.
+   */
+  htmlComments: number;
+  /**
+   * Distinct kinds found, stable kebab-case words in a fixed order:
+   * "zero-width", "bidi-control", "tag-character", "html-comment", "control-character".
+   */
+  kinds: string[];
 }
 /**
  * The answer to `trust-status`.
