@@ -158,8 +158,9 @@ impl Policy {
     }
 
     /// Whether a skill name passes the policy's rule and length limit, and
-    /// the engine's own rule: no character a reader does not see as
-    /// written (see [`skill_name_refusal`](Self::skill_name_refusal)).
+    /// the engine's own rule, which no policy loosens: no control
+    /// character, line break, bidi, zero-width or tag character, nor other
+    /// text that renders as nothing or blank (the plain space aside).
     pub fn is_valid_skill_name(&self, name: &str) -> bool {
         self.skill_name_refusal(name).is_none()
     }
