@@ -71,9 +71,11 @@ pub enum SnapshotError {
         #[source]
         source: io::Error,
     },
-    /// A skill name that fails the policy's name rule (checked before any
-    /// file is touched).
-    #[error("{0:?} is not a valid skill name under the policy's name rule")]
+    /// A skill name that fails the policy's name rule, or holds a character
+    /// a reader does not see (checked before any file is touched).
+    #[error(
+        "{0:?} is not a valid skill name: it fails the policy's name rule or holds a character a reader does not see"
+    )]
     InvalidSkillName(String),
     /// No skill of that name wins for this cwd.
     #[error(

@@ -182,7 +182,12 @@ pub(crate) fn render(
                 ("origin", s.origin.as_str()),
             ]);
             // A description is one line, but under a team's own template it
-            // may start the line: it gets the same guard as file text.
+            // may start the line: it gets the same guard as file text. Names
+            // holding a line break were refused when the skill was found and
+            // descriptions are folded, so the entry is normally one line;
+            // every break a reader might honour is still made a line feed
+            // first, so that none passes the guard unseen.
+            let entry = crate::vocab::text::normalize_line_breaks(entry);
             guard.push_text(&mut out, &entry);
         }
         if hidden_project > 0 {

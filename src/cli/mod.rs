@@ -1,6 +1,7 @@
 //! Argument parsing and the commands.
 
 mod explain;
+mod json;
 mod report;
 mod serve;
 mod trust;
@@ -379,9 +380,8 @@ fn dispatch(cli: Cli) -> miette::Result<u8> {
             let written = match format {
                 Format::Text => write_out(&mut out, snap.prompt.as_bytes()),
                 Format::Json => {
-                    let mut json = serde_json::to_string_pretty(&*snap)
+                    let json = json::pretty(&*snap)
                         .map_err(|e| miette::miette!("cannot encode the snapshot: {e}"))?;
-                    json.push('\n');
                     write_out(&mut out, json.as_bytes())
                 }
             };
@@ -406,9 +406,9 @@ fn dispatch(cli: Cli) -> miette::Result<u8> {
             match format {
                 Format::Text => write_out(&mut out, access.prompt.as_bytes()),
                 Format::Json => {
-                    let json = serde_json::to_string_pretty(&access)
+                    let json = json::pretty(&access)
                         .map_err(|e| miette::miette!("cannot encode the access: {e}"))?;
-                    write_out(&mut out, format!("{json}\n").as_bytes())
+                    write_out(&mut out, json.as_bytes())
                 }
             }
         }
@@ -437,19 +437,24 @@ fn dispatch(cli: Cli) -> miette::Result<u8> {
             command: PolicyCommand::Check { file: Some(file) },
         } => {
             let file = absolute(file);
+            let shown = lisa_context::snapshot::terminal_safe(&file.to_string_lossy()).into_owned();
             let source = PolicySource::read(Layer::CommandLine, &file, true)?
-                .ok_or_else(|| miette::miette!("{} does not exist", file.display()))?;
+                .ok_or_else(|| miette::miette!("{shown} does not exist"))?;
             Policy::from_sources(&[PolicySource::builtin(), source])?;
             write_out(
                 &mut out,
-                format!("ok: {} is a valid policy\n", file.display()).as_bytes(),
+                format!("ok: {shown} is a valid policy\n").as_bytes(),
             )
         }
         Command::Policy {
             command: PolicyCommand::Check { file: None },
         } => {
             let policy = load_policy(&cli)?;
-            let names: Vec<String> = policy.layers().iter().map(|(_, n)| n.clone()).collect();
+            let names: Vec<String> = policy
+                .layers()
+                .iter()
+                .map(|(_, n)| lisa_context::snapshot::terminal_safe(n).into_owned())
+                .collect();
             write_out(
                 &mut out,
                 format!(

@@ -455,11 +455,15 @@ impl Loader {
                 (Err(e), None) => return Err(unreadable(e.into())),
             }
         };
+        // The body reaches the agent as file text does: under the policy's
+        // hidden-text rule, with what was found reported.
+        let (content, hidden_text) = crate::hidden::treat_for(content, &force.policy);
         Ok(SkillFile {
             name: skill.name.clone(),
             origin: skill.origin,
             path: skill.path.clone(),
             content,
+            hidden_text,
         })
     }
 

@@ -16,6 +16,7 @@ use super::schema::{
 };
 use super::source::{Layer, PolicySource};
 use crate::vocab::origin::RootId;
+use crate::vocab::reason::Reason;
 
 /// The effective policy: every layer applied, every value checked.
 ///
@@ -162,10 +163,28 @@ impl Policy {
         &self.name_rule
     }
 
-    /// Whether a skill name passes the policy's rule and length limit.
+    /// Whether a skill name passes the policy's rule and length limit, and
+    /// the engine's own rule, which no policy loosens: no control
+    /// character, line break, bidi, zero-width or tag character, nor other
+    /// text that renders as nothing or blank (the plain space aside).
     pub fn is_valid_skill_name(&self, name: &str) -> bool {
+        self.skill_name_refusal(name).is_none()
+    }
+
+    /// Why a skill name is refused, if it is: `hidden-text-in-name` when it
+    /// holds a control, a line break, a bidi, zero-width or tag character or
+    /// other text that renders as nothing or blank (the plain space aside),
+    /// whatever the policy's rule says, so that no policy lets a name break
+    /// the skills list's line or hide words; else `invalid-name` when it
+    /// fails the policy's rule or length limit.
+    pub(crate) fn skill_name_refusal(&self, name: &str) -> Option<Reason> {
+        if crate::vocab::unicode::name_hides_text(name) {
+            return Some(Reason::HiddenTextInName);
+        }
         let max = usize::try_from(self.skills.name_max_chars).unwrap_or(usize::MAX);
-        !name.is_empty() && name.chars().count() <= max && self.name_rule.is_match(name)
+        let valid =
+            !name.is_empty() && name.chars().count() <= max && self.name_rule.is_match(name);
+        (!valid).then_some(Reason::InvalidName)
     }
 
     /// Whether `instructions.exclude-levels` names any level at all.

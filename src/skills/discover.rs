@@ -144,10 +144,15 @@ impl SourceCtx<'_> {
         )
     }
 
-    /// Whether a folder may hold a skill by its name: any name when the
-    /// frontmatter names skills, a valid one when the folder does.
-    fn folder_name_ok(&self, folder: &str) -> bool {
-        !self.folder_named() || self.policy.is_valid_skill_name(folder)
+    /// Why a folder may not hold a skill by its name, if so: any name is
+    /// fine when the frontmatter names skills, a valid one is needed when
+    /// the folder does.
+    fn folder_name_refusal(&self, folder: &str) -> Option<Reason> {
+        if self.folder_named() {
+            self.policy.skill_name_refusal(folder)
+        } else {
+            None
+        }
     }
 
     pub(super) fn reject(&self, rejected: &mut Vec<Rejected>, rel: &Path, reason: Reason) {
@@ -257,8 +262,8 @@ impl SourceCtx<'_> {
                 steps.push(Step::Reject(rel_folder, Reason::DotFolder));
                 continue;
             }
-            if folder_named && !self.policy.is_valid_skill_name(&name) {
-                steps.push(Step::Reject(rel_folder, Reason::InvalidName));
+            if folder_named && let Some(reason) = self.policy.skill_name_refusal(&name) {
+                steps.push(Step::Reject(rel_folder, reason));
                 continue;
             }
             if entry.is_link && never_follow {
@@ -343,13 +348,13 @@ impl SourceCtx<'_> {
         found: &mut Vec<Found>,
         rejected: &mut Vec<Rejected>,
     ) {
-        if !self.folder_name_ok(name) {
+        if let Some(reason) = self.folder_name_refusal(name) {
             // Only a folder holding a `SKILL.md` is refused for its name.
             let rel = rel_folder.join(SKILL_FILE);
             let stamp = self.root.stamp(&rel);
             trace.push(self.place(), &rel, stamp, None);
             if !matches!(stamp, Stamp::Absent) {
-                self.reject(rejected, rel_folder, Reason::InvalidName);
+                self.reject(rejected, rel_folder, reason);
             }
             return;
         }
@@ -457,10 +462,12 @@ impl SourceCtx<'_> {
             NameFrom::FrontmatterElseFolder => fm.name.clone(),
         };
         // A name taken from the folder was checked before the folder was
-        // examined (`folder_name_ok`); one from the frontmatter is checked
+        // examined (`folder_name_refusal`); one from the frontmatter is checked
         // here.
-        if !self.folder_named() && !self.policy.is_valid_skill_name(&name) {
-            return Err((rel, Reason::InvalidName));
+        if !self.folder_named()
+            && let Some(reason) = self.policy.skill_name_refusal(&name)
+        {
+            return Err((rel, reason));
         }
         if let Some(strict_error) = strict_error {
             self.warnings.borrow_mut().push(Warning::new(

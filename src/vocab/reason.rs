@@ -95,6 +95,11 @@ pub enum Reason {
     /// through a version-control metadata folder (`.git`, `.hg`, `.svn`,
     /// `.jj`, a repository marker, `instructions.import-excluded-names`).
     VcsMetadata,
+    /// A skill name holding a character a reader does not see as written
+    /// (a control, a line break, a bidi, zero-width or tag character, white
+    /// space other than the plain space...): refused under every policy,
+    /// whatever its name rule allows.
+    HiddenTextInName,
 }
 
 impl Reason {
@@ -123,7 +128,7 @@ mod tests {
 
     #[test]
     fn words_match_their_json() {
-        assert_eq!(Reason::ALL.len(), 30);
+        assert_eq!(Reason::ALL.len(), 31);
         for r in Reason::ALL {
             let json = serde_json::to_string(r).unwrap_or_default();
             assert_eq!(json, format!("\"{}\"", r.as_str()));

@@ -37,6 +37,18 @@ pub(crate) fn renders_blank(c: char) -> bool {
         )
 }
 
+/// Whether `name` (a skill's name) holds a character a reader does not see
+/// as written: one that renders as nothing or as blank (see
+/// [`renders_blank`]: controls and DEL, every line break, format characters
+/// such as bidi controls, zero-width and tag characters, default-ignorable
+/// code points, white space other than the plain space, the braille blank).
+/// Such a name is refused under every policy: it could break the skills
+/// list's line, hide words from the person reading the prompt, or pass for
+/// another name.
+pub(crate) fn name_hides_text(name: &str) -> bool {
+    name.chars().any(|c| c != ' ' && renders_blank(c))
+}
+
 /// Whether `c` is a C0 or C1 control character or DEL.
 pub(crate) fn is_control(c: char) -> bool {
     c.is_control()

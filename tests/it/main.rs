@@ -25,6 +25,7 @@ mod access;
 mod adversarial;
 mod adversarial_ancestors;
 mod adversarial_bounds;
+mod adversarial_output;
 mod adversarial_serve;
 mod appear;
 mod bootstrap;

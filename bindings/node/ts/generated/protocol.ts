@@ -77,7 +77,8 @@ export type Reason =
   | "scoped"
   | "foreign-owner"
   | "import-from-ancestor"
-  | "vcs-metadata";
+  | "vcs-metadata"
+  | "hidden-text-in-name";
 
 /**
  * The answer to `hello`.
@@ -392,7 +393,8 @@ export interface Rejected {
     | "scoped"
     | "foreign-owner"
     | "import-from-ancestor"
-    | "vcs-metadata";
+    | "vcs-metadata"
+    | "hidden-text-in-name";
 }
 /**
  * A rule that applies only to some paths.
@@ -567,7 +569,8 @@ export interface Skipped {
     | "scoped"
     | "foreign-owner"
     | "import-from-ancestor"
-    | "vcs-metadata";
+    | "vcs-metadata"
+    | "hidden-text-in-name";
 }
 /**
  * A project item left out of the prompt, or an approval whose item is gone.
@@ -657,9 +660,12 @@ export interface SkillResponse {
  */
 export interface SkillFile {
   /**
-   * The whole file: frontmatter and body.
+   * The whole file: frontmatter and body, its hidden text treated under
+   * the policy's `trust.hidden-text` rule as an instruction file's is
+   * (revealed as markers by default).
    */
   content: string;
+  hiddenText: HiddenReport;
   /**
    * The skill's name.
    */
@@ -672,6 +678,26 @@ export interface SkillFile {
    * The file's absolute path.
    */
   path: string;
+}
+/**
+ * What hidden text the file held (zero-width, bidi, tag and control
+ * characters, HTML comments): empty counts when none. Counted in every
+ * mode, `keep` included.
+ */
+export interface HiddenReport {
+  /**
+   * Number of hidden characters (invisible/bidi/tag) found.
+   */
+  characters: number;
+  /**
+   * Number of HTML comments found.
+   */
+  htmlComments: number;
+  /**
+   * Distinct kinds found, stable kebab-case words in a fixed order:
+   * "zero-width", "bidi-control", "tag-character", "html-comment", "control-character".
+   */
+  kinds: string[];
 }
 /**
  * The answer to `trust-status`.
