@@ -25,3 +25,10 @@ pub fn traced_paths(
 ) -> Result<Vec<std::path::PathBuf>, crate::error::SnapshotError> {
     crate::snapshot::traced_paths(policy, home, cwd, root)
 }
+
+/// The steps every trust diff computed on this thread has made so far
+/// (diagonals tried plus lines compared): what the tests count, instead of
+/// timing, to show the diff's work is bounded.
+pub fn trust_diff_work() -> u64 {
+    crate::trust::diff_work()
+}

@@ -9,8 +9,8 @@ use super::frontmatter::Frontmatter;
 use super::parallel::{in_order, threshold, workers};
 use super::read;
 use crate::policy::{
-    FrontmatterMode, HardLinkRule, LongDescription, NameFrom, Policy, SkillSource, SourceLevels,
-    SymlinkRule, Whitespace,
+    FrontmatterMode, HardLinkRule, LongDescription, NameFrom, Policy, ProjectTrust, SkillSource,
+    SourceLevels, SymlinkRule, Whitespace,
 };
 use crate::sandbox::Place;
 use crate::sandbox::{LookedFolder, Opened, Root, Roots, Stamp};
@@ -50,6 +50,18 @@ pub(crate) struct Found {
     /// at (0 for the repository root): among equal ranks, the nearest
     /// level wins.
     pub(crate) level: usize,
+    /// A project skill under `trust.project = "pinned"`: the whole file as
+    /// approval sees it (read once, with the frontmatter).
+    pub(crate) pinned: Option<PinnedContent>,
+}
+
+/// What approval pins of a project skill: its whole `SKILL.md`.
+#[derive(Debug, Clone)]
+pub(crate) struct PinnedContent {
+    /// The content hash of the file's raw bytes.
+    pub(crate) hash: String,
+    /// Those bytes, lossily decoded, kept only for a review build.
+    pub(crate) text: Option<String>,
 }
 
 /// A folder or file that was examined and refused.
@@ -65,12 +77,15 @@ pub struct Rejected {
 }
 
 /// Examines every source of the policy, lowest rank first. `cache` remembers
-/// parsed frontmatter across builds (a loader passes one).
+/// parsed frontmatter across builds (a loader passes one). Under
+/// `trust.project = "pinned"` a project skill's whole `SKILL.md` is read and
+/// hashed; `keep_text` keeps its text too (a review build).
 pub(crate) fn discover(
     policy: &Policy,
     roots: &Roots,
     trace: &mut Trace,
     cache: &ParseCache,
+    keep_text: bool,
 ) -> (Vec<Found>, Vec<Rejected>, Vec<Warning>) {
     let warnings = std::cell::RefCell::new(Vec::new());
     let mut sources: Vec<&SkillSource> = policy.skills.sources.iter().collect();
@@ -92,6 +107,7 @@ pub(crate) fn discover(
             id,
             origin: id.origin(),
             source,
+            keep_text,
         };
         for (level, rel_source) in source_dirs(source, &roots.cwd_rel) {
             ctx.scan(&rel_source, level, trace, &mut found, &mut rejected);
@@ -129,6 +145,8 @@ pub(super) struct SourceCtx<'a> {
     pub(super) id: RootId,
     pub(super) origin: Origin,
     pub(super) source: &'a SkillSource,
+    /// Keep a pinned skill's whole text (a review build).
+    pub(super) keep_text: bool,
 }
 
 impl SourceCtx<'_> {
@@ -422,14 +440,37 @@ impl SourceCtx<'_> {
             trace.push(self.place(), &rel, stamp, None);
             return Err((rel, Reason::TooLarge));
         }
-        let bytes = match read::frontmatter_bytes(&file, cap) {
-            Ok(b) => b,
-            Err(reason) => {
+        // A pinned project skill is approved by its whole file: read it all
+        // (it is no larger than the cap), trace and hash all of it, and
+        // parse its frontmatter from the same bytes.
+        let pin = self.origin == Origin::Project && self.policy.trust.project == ProjectTrust::Pinned;
+        let (bytes, pinned) = if pin {
+            let Ok(mut whole) = file.read_at_most(cap) else {
                 trace.push(self.place(), &rel, stamp, None);
-                return Err((rel, reason));
+                return Err((rel, Reason::Unreadable));
+            };
+            trace.push(self.place(), &rel, stamp, Some(&whole));
+            let pinned = PinnedContent {
+                hash: crate::trust::content_hash(&whole),
+                text: self
+                    .keep_text
+                    .then(|| String::from_utf8_lossy(&whole).into_owned()),
+            };
+            if let Some(end) = super::frontmatter::frontmatter_end(&whole) {
+                whole.truncate(end);
             }
+            (whole, Some(pinned))
+        } else {
+            let bytes = match read::frontmatter_bytes(&file, cap) {
+                Ok(b) => b,
+                Err(reason) => {
+                    trace.push(self.place(), &rel, stamp, None);
+                    return Err((rel, reason));
+                }
+            };
+            trace.push(self.place(), &rel, stamp, Some(&bytes));
+            (bytes, None)
         };
-        trace.push(self.place(), &rel, stamp, Some(&bytes));
         // The same rule as for instruction files: a skill whose frontmatter
         // is not text is not listed (the agent could not load it).
         if !is_text(&bytes, file.len() > bytes.len() as u64) {
@@ -515,6 +556,7 @@ impl SourceCtx<'_> {
             path: self.root.path.join(&rel),
             rel,
             executable,
+            pinned,
         })
     }
 }
@@ -556,8 +598,14 @@ pub(super) fn run(
     found: &mut Vec<Found>,
     rejected: &mut Vec<Rejected>,
 ) {
-    let (policy, cache, root, id, origin, source) = (
-        ctx.policy, ctx.cache, ctx.root, ctx.id, ctx.origin, ctx.source,
+    let (policy, cache, root, id, origin, source, keep_text) = (
+        ctx.policy,
+        ctx.cache,
+        ctx.root,
+        ctx.id,
+        ctx.origin,
+        ctx.source,
+        ctx.keep_text,
     );
     let examine = |name: &str, rel: &std::path::Path| -> Outcome {
         let warnings = RefCell::new(Vec::new());
@@ -569,6 +617,7 @@ pub(super) fn run(
             id,
             origin,
             source,
+            keep_text,
         };
         let mut t = Trace::default();
         // A good skill records one path (its `SKILL.md`): room for exactly

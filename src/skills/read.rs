@@ -93,11 +93,14 @@ impl std::fmt::Display for WholeFileError {
 }
 
 /// Reads a whole `SKILL.md` (frontmatter and body) under the same rules as
-/// listing: the symlink rule, the size cap, text only.
+/// listing: the symlink rule, the size cap, text only. A pinned project
+/// skill (`pinned`: the approved hash) must still have exactly the approved
+/// bytes, else it is refused as `unapproved`.
 pub(crate) fn whole_file(
     policy: &Policy,
     root: &Root,
     rel: &Path,
+    pinned: Option<&str>,
 ) -> Result<String, WholeFileError> {
     let cap = file_cap(policy);
     let file = match root.open_file(rel, policy.trust.symlinks) {
@@ -109,5 +112,8 @@ pub(crate) fn whole_file(
         return Err(WholeFileError::Refused(Reason::TooLarge));
     }
     let bytes = file.read_at_most(cap).map_err(WholeFileError::Io)?;
+    if pinned.is_some_and(|hash| crate::trust::content_hash(&bytes) != hash) {
+        return Err(WholeFileError::Refused(Reason::Unapproved));
+    }
     text::decode(bytes, false).ok_or(WholeFileError::Refused(Reason::NotText))
 }

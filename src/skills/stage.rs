@@ -10,7 +10,7 @@ use crate::hidden::{self, HiddenFinding};
 use crate::policy::Policy;
 use crate::sandbox::{Root, Roots};
 use crate::trace::Trace;
-use crate::trust::{self, Gate, ItemKind};
+use crate::trust::{Gate, ItemKind};
 use crate::vocab::origin::Origin;
 
 /// The home's frontmatter memo file and its largest size, when the policy
@@ -37,20 +37,24 @@ pub(crate) fn skills(
     if let Some((home, rel, max)) = memo {
         cache.attach_memo(home, rel, max);
     }
-    let (mut found, rejected, warnings) = discover::discover(policy, roots, trace, cache);
+    let (mut found, rejected, warnings) =
+        discover::discover(policy, roots, trace, cache, gate.keeps_text());
     if let Some((home, rel, _)) = memo {
         cache.save_memo(home, rel);
     }
-    // Under a pinned policy, a project skill whose listed fields are not the
-    // approved ones takes no part: it neither lists nor claims a name.
+    // Under a pinned policy, a project skill whose whole `SKILL.md` is not
+    // the approved one takes no part: it neither lists nor claims a name.
     if gate.pinned() {
-        found.retain(|f| {
+        found.retain_mut(|f| {
             if f.origin != Origin::Project {
                 return true;
             }
-            let text = trust::skill_text(&f.name, &f.frontmatter.description);
-            let hash = trust::content_hash(text.as_bytes());
-            gate.admit(ItemKind::Skill, &f.rel, &f.path, hash, || text)
+            let Some(pinned) = f.pinned.as_mut() else {
+                // Not read whole (cannot happen under a pinned policy): out.
+                return false;
+            };
+            let text = pinned.text.take().unwrap_or_default();
+            gate.admit(ItemKind::Skill, &f.rel, &f.path, pinned.hash.clone(), || text)
         });
     }
     let mut set = resolve::resolve(policy, found, rejected);

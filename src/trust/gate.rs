@@ -79,6 +79,11 @@ impl Gate {
         self.pinned
     }
 
+    /// Whether each item's text is kept (a review build).
+    pub(crate) fn keeps_text(&self) -> bool {
+        self.keep_text
+    }
+
     /// Whether a project item with this content may enter the prompt;
     /// records it either way. `text` is asked for only when kept.
     pub(crate) fn admit(
@@ -96,7 +101,7 @@ impl Gate {
         let ok = self
             .approvals
             .get(&rel)
-            .is_some_and(|a| a.kind == kind && a.hash == hash);
+            .is_some_and(|a| a.approves(kind, &hash));
         self.seen_rel.insert(rel.clone());
         self.seen.push(Seen {
             path: path.to_path_buf(),
@@ -122,10 +127,10 @@ impl Gate {
         let mut items = Vec::new();
         for s in self.seen {
             let approval = self.approvals.get(&s.rel).filter(|a| a.kind == s.kind);
-            let state = match approval {
-                None => TrustState::New,
-                Some(a) if Some(&a.hash) == s.hash.as_ref() => TrustState::Approved,
-                Some(_) => TrustState::Changed,
+            let state = match (approval, &s.hash) {
+                (None, _) => TrustState::New,
+                (Some(a), Some(hash)) if a.approves(s.kind, hash) => TrustState::Approved,
+                (Some(_), _) => TrustState::Changed,
             };
             items.push(TrustItem::new(s, approval, state, self.keep_text));
         }
@@ -208,8 +213,13 @@ impl TrustItem {
             approved_hash: approval.map(|a| a.hash.clone()),
             current_hash: seen.hash,
             approved_at: approval.map(|a| a.approved_at),
-            approved_text: approval.filter(|_| keep_text).map(|a| a.text.clone()),
+            approved_text: approval
+                .filter(|_| keep_text)
+                .and_then(|a| a.text.clone()),
             current_text: seen.text,
+            note: approval
+                .and_then(|a| a.covers)
+                .map(|c| c.note().to_string()),
             rel: seen.rel,
         }
     }

@@ -23,6 +23,7 @@ mod harness;
 
 mod access;
 mod adversarial;
+mod adversarial_store;
 mod appear;
 mod bootstrap;
 mod chain;
