@@ -273,6 +273,7 @@ fn locked_update<T>(
         // Under the lock: what the files hold now is what gets recorded.
         let fresh = review(scope)?;
         out = Some(change(&fresh, &mut store)?);
+        store.compact();
         let bytes = store.to_bytes();
         // A store that could not be read back would void every approval:
         // refuse before anything is written.

@@ -443,7 +443,8 @@ impl SourceCtx<'_> {
         // A pinned project skill is approved by its whole file: read it all
         // (it is no larger than the cap), trace and hash all of it, and
         // parse its frontmatter from the same bytes.
-        let pin = self.origin == Origin::Project && self.policy.trust.project == ProjectTrust::Pinned;
+        let pin =
+            self.origin == Origin::Project && self.policy.trust.project == ProjectTrust::Pinned;
         let (bytes, pinned) = if pin {
             let Ok(mut whole) = file.read_at_most(cap) else {
                 trace.push(self.place(), &rel, stamp, None);

@@ -54,7 +54,13 @@ pub(crate) fn skills(
                 return false;
             };
             let text = pinned.text.take().unwrap_or_default();
-            gate.admit(ItemKind::Skill, &f.rel, &f.path, pinned.hash.clone(), || text)
+            gate.admit(
+                ItemKind::Skill,
+                &f.rel,
+                &f.path,
+                pinned.hash.clone(),
+                || text,
+            )
         });
     }
     let mut set = resolve::resolve(policy, found, rejected);

@@ -186,7 +186,11 @@ fn choose(
     n: usize,
     m: usize,
 ) -> Option<(usize, bool)> {
-    let at = |j: usize| Some(rows[prev + j]).filter(|&x| x != NONE).map(|x| x as usize);
+    let at = |j: usize| {
+        Some(rows[prev + j])
+            .filter(|&x| x != NONE)
+            .map(|x| x as usize)
+    };
     // Down from k + 1 (index i of row d - 1): y grows, so y there < m.
     let down = (i < d)
         .then(|| at(i))
@@ -266,8 +270,7 @@ impl Shown {
     /// as left out once the bounds are reached. A line longer than the
     /// bytes left is cut at a character boundary.
     fn line(&mut self, prefix: &str, text: &str) {
-        if self.left_out > 0 || self.lines >= MAX_SHOWN_LINES || self.out.len() >= MAX_SHOWN_BYTES
-        {
+        if self.left_out > 0 || self.lines >= MAX_SHOWN_LINES || self.out.len() >= MAX_SHOWN_BYTES {
             self.left_out += 1;
             return;
         }

@@ -213,9 +213,7 @@ impl TrustItem {
             approved_hash: approval.map(|a| a.hash.clone()),
             current_hash: seen.hash,
             approved_at: approval.map(|a| a.approved_at),
-            approved_text: approval
-                .filter(|_| keep_text)
-                .and_then(|a| a.text.clone()),
+            approved_text: approval.filter(|_| keep_text).and_then(|a| a.text.clone()),
             current_text: seen.text,
             note: approval
                 .and_then(|a| a.covers)

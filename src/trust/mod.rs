@@ -27,4 +27,4 @@ pub(crate) use gate::Gate;
 pub use records::{Change, ItemKind, Selection, TrustItem, TrustState, TrustStatus, Unapproved};
 pub(crate) use records::{content_hash, hex, key};
 pub use store::StoreProblem;
-pub(crate) use store::{Approval, MAX_KEPT_TEXT_BYTES, StoreFile, fits, repo_key};
+pub(crate) use store::{Approval, StoreFile, fits, repo_key};

@@ -52,6 +52,11 @@ pub struct Unapproved {
     pub current_hash: Option<String>,
 }
 
+/// The most an approval's text may take in the store, JSON-escaped: a text
+/// any longer is not kept (the approval keeps its hash, and `trust diff`
+/// shows the hashes instead of lines).
+pub(crate) const MAX_KEPT_TEXT_BYTES: usize = 256 * 1024;
+
 /// A content hash as written in the store and the snapshot.
 pub(crate) fn hex(hash: u128) -> String {
     format!("{hash:032x}")
@@ -154,7 +159,7 @@ impl TrustItem {
                     new,
                     &format!(
                         "the approved text is not kept: it is over {} bytes",
-                        super::MAX_KEPT_TEXT_BYTES
+                        MAX_KEPT_TEXT_BYTES
                     ),
                 );
             }

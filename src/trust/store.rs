@@ -27,17 +27,12 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::records::ItemKind;
+use super::records::{ItemKind, MAX_KEPT_TEXT_BYTES};
 use crate::sandbox::{MAX_STORE_BYTES, Root, Stamp, StoreBytes, StoreIoError, read_store};
 use crate::vocab::reason::Reason;
 
 /// The format version written (version 1 is read too, and upgraded).
 const VERSION: u32 = 2;
-
-/// The most an approval's text may take in the store, JSON-escaped: a text
-/// any longer is not kept (the approval keeps its hash, and `trust diff`
-/// shows the hashes instead of lines).
-pub(crate) const MAX_KEPT_TEXT_BYTES: usize = 256 * 1024;
 
 /// What an approval was made over, when not over the item's whole content.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -147,15 +142,18 @@ impl StoreFile {
         }
     }
 
-    /// The store as written: pretty JSON and a final newline. Texts over
-    /// [`MAX_KEPT_TEXT_BYTES`] (kept by a version 1 store) are dropped
-    /// first.
-    pub(crate) fn to_bytes(&mut self) -> Vec<u8> {
+    /// Drops every text over [`MAX_KEPT_TEXT_BYTES`] (a version 1 store
+    /// kept them whole), keeping the hashes.
+    pub(crate) fn compact(&mut self) {
         for approval in self.repositories.values_mut().flat_map(|r| r.values_mut()) {
             if approval.text.as_deref().is_some_and(|t| !fits(t)) {
                 approval.text = None;
             }
         }
+    }
+
+    /// The store as written: pretty JSON and a final newline.
+    pub(crate) fn to_bytes(&self) -> Vec<u8> {
         let mut out = serde_json::to_vec_pretty(self).unwrap_or_default();
         out.push(b'\n');
         out

@@ -79,7 +79,10 @@ fn states(w: &World, policy: &[&str]) -> Vec<(String, String, Option<String>)> {
         .map(|i| {
             let p = Path::new(i["path"].as_str().unwrap());
             (
-                p.strip_prefix(&w.repo).unwrap().to_string_lossy().into_owned(),
+                p.strip_prefix(&w.repo)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned(),
                 i["state"].as_str().unwrap().to_string(),
                 i["note"].as_str().map(str::to_string),
             )
@@ -143,7 +146,10 @@ fn approving_three_large_files_keeps_the_store_small_and_readable() {
     let out = run(&w, &[&cc[..], &["trust", "approve", "--all"]].concat());
     assert!(out.status.success(), "{}", text(&out.stderr));
     let size = fs::metadata(w.home.join(STORE)).unwrap().len();
-    assert!(size < 64 * 1024, "the store holds hashes only: {size} bytes");
+    assert!(
+        size < 64 * 1024,
+        "the store holds hashes only: {size} bytes"
+    );
     let items = states(&w, &cc);
     for rel in ["CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md"] {
         assert!(
@@ -312,18 +318,27 @@ fn a_version_1_store_is_upgraded_and_says_so() {
     fs::write(w.home.join(STORE), serde_json::to_vec_pretty(&v1).unwrap()).unwrap();
 
     let items = states(&w, &[]);
-    assert!(items.contains(&("AGENTS.md".into(), "approved".into(), None)), "{items:?}");
+    assert!(
+        items.contains(&("AGENTS.md".into(), "approved".into(), None)),
+        "{items:?}"
+    );
     let skill = items
         .iter()
         .find(|(p, _, _)| p.ends_with("SKILL.md"))
         .unwrap();
     assert_eq!(skill.1, "changed", "{items:?}");
     let note = skill.2.clone().unwrap_or_default();
-    assert!(note.contains("approved before whole-file pinning"), "{note}");
+    assert!(
+        note.contains("approved before whole-file pinning"),
+        "{note}"
+    );
     // The human status says it on the skill's line.
     let status = ok(&w, &["trust", "status"]);
     let line = status.lines().find(|l| l.contains("SKILL.md")).unwrap();
-    assert!(line.contains("changed") && line.contains("before whole-file pinning"), "{status}");
+    assert!(
+        line.contains("changed") && line.contains("before whole-file pinning"),
+        "{status}"
+    );
     // And serve.
     let r = serve(&w, &[], &["trust-status", "trust-diff"]);
     let skill = r[0]["trust"]["items"]
@@ -334,7 +349,12 @@ fn a_version_1_store_is_upgraded_and_says_so() {
         .unwrap()
         .clone();
     assert_eq!(skill["state"], "changed");
-    assert!(skill["note"].as_str().unwrap().contains("whole-file pinning"));
+    assert!(
+        skill["note"]
+            .as_str()
+            .unwrap()
+            .contains("whole-file pinning")
+    );
     let prompt = ok(&w, &["snapshot"]);
     assert!(prompt.contains("PROJECT-RULE-ONE"));
     assert!(!prompt.contains("SKILL-DESC-ONE"));
@@ -343,7 +363,11 @@ fn a_version_1_store_is_upgraded_and_says_so() {
     ok(&w, &["trust", "approve", "--all"]);
     let store: Value = serde_json::from_slice(&fs::read(w.home.join(STORE)).unwrap()).unwrap();
     assert_eq!(store["version"], 2);
-    assert!(states(&w, &[]).iter().all(|(_, s, n)| s == "approved" && n.is_none()));
+    assert!(
+        states(&w, &[])
+            .iter()
+            .all(|(_, s, n)| s == "approved" && n.is_none())
+    );
     assert!(ok(&w, &["snapshot"]).contains("SKILL-DESC-ONE"));
 }
 
@@ -353,7 +377,10 @@ fn a_version_1_store_is_upgraded_and_says_so() {
 fn claude_code_loader(w: &World) -> lisa_context::Loader {
     use lisa_context::policy::{Policy, PolicySource};
     let source = PolicySource::shipped("claude-code").unwrap();
-    lisa_context::Loader::new(Policy::from_sources(&[source]).unwrap(), Some(w.home.clone()))
+    lisa_context::Loader::new(
+        Policy::from_sources(&[source]).unwrap(),
+        Some(w.home.clone()),
+    )
 }
 
 /// `n` short lines, each `{tag}{i}`: 20,000 of them fit the kept bound.
@@ -407,8 +434,16 @@ fn a_rewritten_twenty_thousand_line_file_diffs_in_bounded_work_and_output() {
     fs::write(w.repo.join("CLAUDE.md"), numbered("w", 20_000)).unwrap();
 
     let diff = ok(&w, &[&cc[..], &["trust", "diff"]].concat());
-    assert!(diff.len() < 4 * 1024, "{} bytes: {}", diff.len(), &diff[..2000.min(diff.len())]);
-    assert!(diff.contains("CLAUDE.md: changed, 20000 lines (20000 approved), hashes "), "{diff}");
+    assert!(
+        diff.len() < 4 * 1024,
+        "{} bytes: {}",
+        diff.len(),
+        &diff[..2000.min(diff.len())]
+    );
+    assert!(
+        diff.contains("CLAUDE.md: changed, 20000 lines (20000 approved), hashes "),
+        "{diff}"
+    );
     assert!(diff.contains("more than 1000 lines differ"), "{diff}");
 
     let r = serve(&w, &cc, &["trust-diff"]);
@@ -450,7 +485,11 @@ fn approve_all_prints_a_bounded_diff() {
     assert!(out.contains("approved instruction CLAUDE.md"), "{out}");
     assert!(out.contains("+n00000"), "{}", &out[..500.min(out.len())]);
     assert!(!out.contains("+n49999"));
-    assert!(out.contains("[diff cut: "), "{}", &out[out.len().saturating_sub(500)..]);
+    assert!(
+        out.contains("[diff cut: "),
+        "{}",
+        &out[out.len().saturating_sub(500)..]
+    );
     // The same bound holds for `trust diff` (the file changed again).
     fs::write(w.repo.join("CLAUDE.md"), numbered("m", 60_000)).unwrap();
     let diff = ok(&w, &[&cc[..], &["trust", "diff"]].concat());
