@@ -333,23 +333,28 @@ pub(crate) fn approve(
             .entry(repo_key(&fresh.repo_root))
             .or_default();
         for item in &chosen {
-            match (&item.current_hash, &item.current_text) {
-                (Some(hash), Some(text)) => {
+            match &item.current_hash {
+                Some(hash) => {
                     repo.insert(
                         item.rel.clone(),
                         Approval {
                             kind: item.kind,
                             hash: hash.clone(),
                             // The hash is always kept; the text only when
-                            // it is small enough (it serves `trust diff`).
-                            text: crate::trust::fits(text).then(|| text.clone()),
+                            // there is one and it is small enough (it
+                            // serves `trust diff`).
+                            text: item
+                                .current_text
+                                .as_ref()
+                                .filter(|t| crate::trust::fits(t))
+                                .cloned(),
                             approved_at: now,
                             policy_digest: digest.clone(),
                             covers: None,
                         },
                     );
                 }
-                _ => {
+                None => {
                     repo.remove(&item.rel);
                 }
             }

@@ -50,18 +50,10 @@ pub(crate) struct Found {
     /// at (0 for the repository root): among equal ranks, the nearest
     /// level wins.
     pub(crate) level: usize,
-    /// A project skill under `trust.project = "pinned"`: the whole file as
-    /// approval sees it (read once, with the frontmatter).
-    pub(crate) pinned: Option<PinnedContent>,
-}
-
-/// What approval pins of a project skill: its whole `SKILL.md`.
-#[derive(Debug, Clone)]
-pub(crate) struct PinnedContent {
-    /// The content hash of the file's raw bytes.
-    pub(crate) hash: String,
-    /// Those bytes, lossily decoded, kept only for a review build.
-    pub(crate) text: Option<String>,
+    /// A project skill under `trust.project = "pinned"`: the content hash
+    /// of its whole `SKILL.md`'s raw bytes (read once, with the
+    /// frontmatter), which is what approval pins.
+    pub(crate) pinned_hash: Option<String>,
 }
 
 /// A folder or file that was examined and refused.
@@ -79,13 +71,12 @@ pub struct Rejected {
 /// Examines every source of the policy, lowest rank first. `cache` remembers
 /// parsed frontmatter across builds (a loader passes one). Under
 /// `trust.project = "pinned"` a project skill's whole `SKILL.md` is read and
-/// hashed; `keep_text` keeps its text too (a review build).
+/// hashed.
 pub(crate) fn discover(
     policy: &Policy,
     roots: &Roots,
     trace: &mut Trace,
     cache: &ParseCache,
-    keep_text: bool,
 ) -> (Vec<Found>, Vec<Rejected>, Vec<Warning>) {
     let warnings = std::cell::RefCell::new(Vec::new());
     let mut sources: Vec<&SkillSource> = policy.skills.sources.iter().collect();
@@ -107,7 +98,6 @@ pub(crate) fn discover(
             id,
             origin: id.origin(),
             source,
-            keep_text,
         };
         for (level, rel_source) in source_dirs(source, &roots.cwd_rel) {
             ctx.scan(&rel_source, level, trace, &mut found, &mut rejected);
@@ -145,8 +135,6 @@ pub(super) struct SourceCtx<'a> {
     pub(super) id: RootId,
     pub(super) origin: Origin,
     pub(super) source: &'a SkillSource,
-    /// Keep a pinned skill's whole text (a review build).
-    pub(super) keep_text: bool,
 }
 
 impl SourceCtx<'_> {
@@ -445,22 +433,17 @@ impl SourceCtx<'_> {
         // parse its frontmatter from the same bytes.
         let pin =
             self.origin == Origin::Project && self.policy.trust.project == ProjectTrust::Pinned;
-        let (bytes, pinned) = if pin {
+        let (bytes, pinned_hash) = if pin {
             let Ok(mut whole) = file.read_at_most(cap) else {
                 trace.push(self.place(), &rel, stamp, None);
                 return Err((rel, Reason::Unreadable));
             };
             trace.push(self.place(), &rel, stamp, Some(&whole));
-            let pinned = PinnedContent {
-                hash: crate::trust::content_hash(&whole),
-                text: self
-                    .keep_text
-                    .then(|| String::from_utf8_lossy(&whole).into_owned()),
-            };
+            let hash = crate::trust::content_hash(&whole);
             if let Some(end) = super::frontmatter::frontmatter_end(&whole) {
                 whole.truncate(end);
             }
-            (whole, Some(pinned))
+            (whole, Some(hash))
         } else {
             let bytes = match read::frontmatter_bytes(&file, cap) {
                 Ok(b) => b,
@@ -557,7 +540,7 @@ impl SourceCtx<'_> {
             path: self.root.path.join(&rel),
             rel,
             executable,
-            pinned,
+            pinned_hash,
         })
     }
 }
@@ -599,14 +582,8 @@ pub(super) fn run(
     found: &mut Vec<Found>,
     rejected: &mut Vec<Rejected>,
 ) {
-    let (policy, cache, root, id, origin, source, keep_text) = (
-        ctx.policy,
-        ctx.cache,
-        ctx.root,
-        ctx.id,
-        ctx.origin,
-        ctx.source,
-        ctx.keep_text,
+    let (policy, cache, root, id, origin, source) = (
+        ctx.policy, ctx.cache, ctx.root, ctx.id, ctx.origin, ctx.source,
     );
     let examine = |name: &str, rel: &std::path::Path| -> Outcome {
         let warnings = RefCell::new(Vec::new());
@@ -618,7 +595,6 @@ pub(super) fn run(
             id,
             origin,
             source,
-            keep_text,
         };
         let mut t = Trace::default();
         // A good skill records one path (its `SKILL.md`): room for exactly

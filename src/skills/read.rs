@@ -92,6 +92,25 @@ impl std::fmt::Display for WholeFileError {
     }
 }
 
+/// The raw bytes of a whole `SKILL.md`, under the listing's symlink rule and
+/// size cap.
+pub(crate) fn whole_bytes(
+    policy: &Policy,
+    root: &Root,
+    rel: &Path,
+) -> Result<Vec<u8>, WholeFileError> {
+    let cap = file_cap(policy);
+    let file = match root.open_file(rel, policy.trust.symlinks) {
+        Opened::File(file) => file,
+        Opened::Absent => return Err(WholeFileError::Gone),
+        Opened::Refused(r) => return Err(WholeFileError::Refused(r)),
+    };
+    if file.len() > cap {
+        return Err(WholeFileError::Refused(Reason::TooLarge));
+    }
+    file.read_at_most(cap).map_err(WholeFileError::Io)
+}
+
 /// Reads a whole `SKILL.md` (frontmatter and body) under the same rules as
 /// listing: the symlink rule, the size cap, text only. A pinned project
 /// skill (`pinned`: the approved hash) must still have exactly the approved
@@ -102,16 +121,7 @@ pub(crate) fn whole_file(
     rel: &Path,
     pinned: Option<&str>,
 ) -> Result<String, WholeFileError> {
-    let cap = file_cap(policy);
-    let file = match root.open_file(rel, policy.trust.symlinks) {
-        Opened::File(file) => file,
-        Opened::Absent => return Err(WholeFileError::Gone),
-        Opened::Refused(r) => return Err(WholeFileError::Refused(r)),
-    };
-    if file.len() > cap {
-        return Err(WholeFileError::Refused(Reason::TooLarge));
-    }
-    let bytes = file.read_at_most(cap).map_err(WholeFileError::Io)?;
+    let bytes = whole_bytes(policy, root, rel)?;
     if pinned.is_some_and(|hash| crate::trust::content_hash(&bytes) != hash) {
         return Err(WholeFileError::Refused(Reason::Unapproved));
     }

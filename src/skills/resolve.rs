@@ -187,7 +187,7 @@ pub(crate) fn resolve(policy: &Policy, mut found: Vec<Found>, rejected: Vec<Reje
                 frontmatter: winner.frontmatter,
                 rel: winner.rel,
                 root_id: winner.root,
-                pinned_hash: winner.pinned.map(|p| p.hash),
+                pinned_hash: winner.pinned_hash,
             });
         }
     }
@@ -299,7 +299,7 @@ mod properties {
             path: PathBuf::from(format!("/r/s{path}/SKILL.md")),
             executable: false,
             level,
-            pinned: None,
+            pinned_hash: None,
         }
     }
 

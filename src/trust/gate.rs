@@ -79,11 +79,6 @@ impl Gate {
         self.pinned
     }
 
-    /// Whether each item's text is kept (a review build).
-    pub(crate) fn keeps_text(&self) -> bool {
-        self.keep_text
-    }
-
     /// Whether a project item with this content may enter the prompt;
     /// records it either way. `text` is asked for only when kept.
     pub(crate) fn admit(
@@ -93,6 +88,19 @@ impl Gate {
         path: &Path,
         hash: String,
         text: impl FnOnce() -> String,
+    ) -> bool {
+        self.admit_maybe(kind, rel, path, hash, || Some(text()))
+    }
+
+    /// [`admit`](Self::admit) for an item whose text a review build may not
+    /// keep (`None`: shown by its hash alone).
+    pub(crate) fn admit_maybe(
+        &mut self,
+        kind: ItemKind,
+        rel: &Path,
+        path: &Path,
+        hash: String,
+        text: impl FnOnce() -> Option<String>,
     ) -> bool {
         if !self.pinned {
             return true;
@@ -108,7 +116,7 @@ impl Gate {
             rel,
             kind,
             hash: Some(hash),
-            text: self.keep_text.then(text),
+            text: if self.keep_text { text() } else { None },
         });
         ok
     }

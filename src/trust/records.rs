@@ -151,12 +151,19 @@ impl TrustItem {
     /// well: at most 2,000 lines and 64 KiB, then a line saying the rest is
     /// cut.
     pub fn diff(&self) -> String {
+        if self.current_hash.is_some() && self.current_text.is_none() {
+            return self.summary(
+                self.approved_text.as_deref(),
+                None,
+                "the current text is not kept: the review's budget for skill texts ran out",
+            );
+        }
         let new = self.current_text.as_deref().unwrap_or("");
         let old = match (&self.approved_hash, &self.approved_text) {
             (Some(_), None) => {
                 return self.summary(
                     None,
-                    new,
+                    Some(new),
                     &format!(
                         "the approved text is not kept: it is over {} bytes",
                         MAX_KEPT_TEXT_BYTES
@@ -167,20 +174,19 @@ impl TrustItem {
         };
         match super::diff::unified(old, new, &terminal_safe_name(&self.rel)) {
             Ok(text) => text,
-            Err(too_hard) => self.summary(Some(old), new, &too_hard.why()),
+            Err(too_hard) => self.summary(Some(old), Some(new), &too_hard.why()),
         }
     }
 
     /// The one-line diff of an item too large or too changed to show line by
     /// line.
-    fn summary(&self, old: Option<&str>, new: &str, why: &str) -> String {
-        let lines = super::diff::line_count(new);
-        let approved = old.map_or_else(String::new, |o| {
-            format!(" ({} approved)", super::diff::line_count(o))
-        });
+    fn summary(&self, old: Option<&str>, new: Option<&str>, why: &str) -> String {
+        let count = |t: Option<&str>| t.map(super::diff::line_count);
+        let lines = count(new).map_or_else(String::new, |n| format!(", {n} lines"));
+        let approved = count(old).map_or_else(String::new, |n| format!(" ({n} approved)"));
         let hash = |h: &Option<String>| h.clone().unwrap_or_else(|| "-".into());
         format!(
-            "{}: {}, {lines} lines{approved}, hashes {} -> {} (no line diff: {why})\n",
+            "{}: {}{lines}{approved}, hashes {} -> {} (no line diff: {why})\n",
             terminal_safe_name(&self.rel),
             self.state.as_str(),
             hash(&self.approved_hash),
