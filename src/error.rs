@@ -541,6 +541,9 @@ pub enum ErrorCode {
     /// A shipped policy name that no policy has (the Node binding's
     /// constructor; `serve` exits instead).
     UnknownPolicy,
+    /// An approval would make the trust store larger than it can be read
+    /// at; nothing was written.
+    TrustStoreFull,
 }
 
 impl ErrorCode {

@@ -40,3 +40,10 @@ pub fn sessions_held(loader: &crate::loader::Loader) -> (usize, usize) {
 pub fn counts() -> Vec<(&'static str, u64)> {
     crate::vocab::counters::all()
 }
+
+/// The steps every trust diff computed on this thread has made so far
+/// (diagonals tried plus lines compared): what the tests count, instead of
+/// timing, to show the diff's work is bounded.
+pub fn trust_diff_work() -> u64 {
+    crate::trust::diff_work()
+}

@@ -34,6 +34,20 @@ pub enum TrustError {
         /// Why.
         reason: StoreProblem,
     },
+    /// Writing the change would make the store larger than the largest store
+    /// read back, which would void every approval: nothing was written.
+    #[error(
+        "approving this would make the trust store {} {bytes} bytes, over the {limit} bytes it can be read at; nothing was approved",
+        crate::vocab::paths::shown(path)
+    )]
+    StoreFull {
+        /// The store.
+        path: PathBuf,
+        /// The size it would have had.
+        bytes: u64,
+        /// The largest store read.
+        limit: u64,
+    },
     /// A path named is not a project item of this repository.
     #[error("{} is not a project instruction file or skill seen from here", crate::vocab::paths::shown(.0))]
     NotAnItem(PathBuf),
@@ -70,6 +84,14 @@ impl TrustError {
                     "nothing in it counts as approved; fix or remove the file, then approve again",
                 ),
                 ErrorCode::TrustStoreInvalid,
+            ),
+            Self::StoreFull { .. } => (
+                Some("trust::store-full"),
+                Some(
+                    "the store keeps its approvals; revoke those you no longer need \
+                     (`lisa-context trust revoke --repo` in a repository you are done with), then approve again",
+                ),
+                ErrorCode::TrustStoreFull,
             ),
             Self::NotAnItem(_) => (
                 Some("trust::not-an-item"),
@@ -251,7 +273,19 @@ fn locked_update<T>(
         // Under the lock: what the files hold now is what gets recorded.
         let fresh = review(scope)?;
         out = Some(change(&fresh, &mut store)?);
-        Ok::<_, TrustError>(store.to_bytes())
+        store.compact();
+        let bytes = store.to_bytes();
+        // A store that could not be read back would void every approval:
+        // refuse before anything is written.
+        let size = bytes.len() as u64;
+        if size > sandbox::MAX_STORE_BYTES {
+            return Err(TrustError::StoreFull {
+                path: store_path.clone(),
+                bytes: size,
+                limit: sandbox::MAX_STORE_BYTES,
+            });
+        }
+        Ok::<_, TrustError>(bytes)
     });
     result.map_err(|e| store_error(&store_path, e))??;
     out.ok_or(TrustError::NoHome)
@@ -299,20 +333,28 @@ pub(crate) fn approve(
             .entry(repo_key(&fresh.repo_root))
             .or_default();
         for item in &chosen {
-            match (&item.current_hash, &item.current_text) {
-                (Some(hash), Some(text)) => {
+            match &item.current_hash {
+                Some(hash) => {
                     repo.insert(
                         item.rel.clone(),
                         Approval {
                             kind: item.kind,
                             hash: hash.clone(),
-                            text: text.clone(),
+                            // The hash is always kept; the text only when
+                            // there is one and it is small enough (it
+                            // serves `trust diff`).
+                            text: item
+                                .current_text
+                                .as_ref()
+                                .filter(|t| crate::trust::fits(t))
+                                .cloned(),
                             approved_at: now,
                             policy_digest: digest.clone(),
+                            covers: None,
                         },
                     );
                 }
-                _ => {
+                None => {
                     repo.remove(&item.rel);
                 }
             }

@@ -6,7 +6,9 @@
 //! that content: if a file changes after `diff`, its hash no longer matches
 //! and `approve` refuses it (nothing is approved). `approve PATH` without
 //! `--expect` takes the content as it is when the store is locked, and
-//! prints that content's diff and hash, so nothing is approved unseen.
+//! prints that content's diff and hash, so nothing is approved unseen. Each
+//! item's diff is bounded (see `TrustItem::diff`): a change too large to
+//! show line by line is one line with the line count and both hashes.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -30,6 +32,14 @@ fn kind_word(item: &TrustItem) -> &'static str {
 
 fn hash_or_dash(h: &Option<String>) -> &str {
     h.as_deref().unwrap_or("-")
+}
+
+/// The item's note, as a suffix (` (…)`), or nothing.
+fn note(item: &TrustItem) -> String {
+    item.note
+        .as_deref()
+        .map(|n| format!(" ({})", terminal_safe(n)))
+        .unwrap_or_default()
 }
 
 /// `trust status`: one line per item, then the counts.
@@ -67,10 +77,11 @@ pub(super) fn status_text(status: &TrustStatus) -> String {
         };
         let _ = writeln!(
             out,
-            "{word:<9} {:<8} {:<11} {hash} {}",
+            "{word:<9} {:<8} {:<11} {hash} {}{}",
             item.state.as_str(),
             kind_word(item),
-            shown(&status.repo_root, item)
+            shown(&status.repo_root, item),
+            note(item)
         );
     }
     let _ = writeln!(out, "{approved} approved, {pending} pending, {stale} stale");
@@ -94,12 +105,13 @@ fn item_diff(root: &Path, item: &TrustItem) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "== {} {} {} (approved {}, current {})",
+        "== {} {} {} (approved {}, current {}){}",
         item.state.as_str(),
         kind_word(item),
         shown(root, item),
         hash_or_dash(&item.approved_hash),
-        hash_or_dash(&item.current_hash)
+        hash_or_dash(&item.current_hash),
+        note(item)
     );
     out.push_str(&item.diff());
     out

@@ -441,7 +441,8 @@ impl Loader {
             let Some(skill_root) = roots.get(skill.root_id) else {
                 return Err(unreadable(SkillReadError::RootGone));
             };
-            let read = skills::whole_file(&force.policy, skill_root, &skill.rel);
+            let pinned = skill.pinned_hash.as_deref();
+            let read = skills::whole_file(&force.policy, skill_root, &skill.rel, pinned);
             match (read, roots.shortage()) {
                 (Ok(content), None) => break content,
                 (_, Some(e)) if tries > 1 => {

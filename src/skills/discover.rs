@@ -9,8 +9,8 @@ use super::frontmatter::Frontmatter;
 use super::parallel::{in_order, threshold, workers};
 use super::read;
 use crate::policy::{
-    FrontmatterMode, HardLinkRule, LongDescription, NameFrom, Policy, SkillSource, SourceLevels,
-    SymlinkRule, Whitespace,
+    FrontmatterMode, HardLinkRule, LongDescription, NameFrom, Policy, ProjectTrust, SkillSource,
+    SourceLevels, SymlinkRule, Whitespace,
 };
 use crate::sandbox::Place;
 use crate::sandbox::{LookedFolder, Opened, Root, Roots, Stamp};
@@ -50,6 +50,10 @@ pub(crate) struct Found {
     /// at (0 for the repository root): among equal ranks, the nearest
     /// level wins.
     pub(crate) level: usize,
+    /// A project skill under `trust.project = "pinned"`: the content hash
+    /// of its whole `SKILL.md`'s raw bytes (read once, with the
+    /// frontmatter), which is what approval pins.
+    pub(crate) pinned_hash: Option<String>,
 }
 
 /// A folder or file that was examined and refused.
@@ -65,7 +69,9 @@ pub struct Rejected {
 }
 
 /// Examines every source of the policy, lowest rank first. `cache` remembers
-/// parsed frontmatter across builds (a loader passes one).
+/// parsed frontmatter across builds (a loader passes one). Under
+/// `trust.project = "pinned"` a project skill's whole `SKILL.md` is read and
+/// hashed.
 pub(crate) fn discover(
     policy: &Policy,
     roots: &Roots,
@@ -427,14 +433,33 @@ impl SourceCtx<'_> {
             trace.push(self.place(), &rel, stamp, None);
             return Err((rel, Reason::TooLarge));
         }
-        let bytes = match read::frontmatter_bytes(&file, cap) {
-            Ok(b) => b,
-            Err(reason) => {
+        // A pinned project skill is approved by its whole file: read it all
+        // (it is no larger than the cap), trace and hash all of it, and
+        // parse its frontmatter from the same bytes.
+        let pin =
+            self.origin == Origin::Project && self.policy.trust.project == ProjectTrust::Pinned;
+        let (bytes, pinned_hash) = if pin {
+            let Ok(mut whole) = file.read_at_most(cap) else {
                 trace.push(self.place(), &rel, stamp, None);
-                return Err((rel, reason));
+                return Err((rel, Reason::Unreadable));
+            };
+            trace.push(self.place(), &rel, stamp, Some(&whole));
+            let hash = crate::trust::content_hash(&whole);
+            if let Some(end) = super::frontmatter::frontmatter_end(&whole) {
+                whole.truncate(end);
             }
+            (whole, Some(hash))
+        } else {
+            let bytes = match read::frontmatter_bytes(&file, cap) {
+                Ok(b) => b,
+                Err(reason) => {
+                    trace.push(self.place(), &rel, stamp, None);
+                    return Err((rel, reason));
+                }
+            };
+            trace.push(self.place(), &rel, stamp, Some(&bytes));
+            (bytes, None)
         };
-        trace.push(self.place(), &rel, stamp, Some(&bytes));
         // The same rule as for instruction files: a skill whose frontmatter
         // is not text is not listed (the agent could not load it).
         if !is_text(&bytes, file.len() > bytes.len() as u64) {
@@ -522,6 +547,7 @@ impl SourceCtx<'_> {
             path: self.root.path.join(&rel),
             rel,
             executable,
+            pinned_hash,
         })
     }
 }

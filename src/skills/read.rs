@@ -92,13 +92,13 @@ impl std::fmt::Display for WholeFileError {
     }
 }
 
-/// Reads a whole `SKILL.md` (frontmatter and body) under the same rules as
-/// listing: the symlink rule, the size cap, text only.
-pub(crate) fn whole_file(
+/// The raw bytes of a whole `SKILL.md`, under the listing's symlink rule and
+/// size cap.
+pub(crate) fn whole_bytes(
     policy: &Policy,
     root: &Root,
     rel: &Path,
-) -> Result<String, WholeFileError> {
+) -> Result<Vec<u8>, WholeFileError> {
     let cap = file_cap(policy);
     let file = match root.open_file(rel, policy.trust.symlinks) {
         Opened::File(file) => file,
@@ -108,6 +108,22 @@ pub(crate) fn whole_file(
     if file.len() > cap {
         return Err(WholeFileError::Refused(Reason::TooLarge));
     }
-    let bytes = file.read_at_most(cap).map_err(WholeFileError::Io)?;
+    file.read_at_most(cap).map_err(WholeFileError::Io)
+}
+
+/// Reads a whole `SKILL.md` (frontmatter and body) under the same rules as
+/// listing: the symlink rule, the size cap, text only. A pinned project
+/// skill (`pinned`: the approved hash) must still have exactly the approved
+/// bytes, else it is refused as `unapproved`.
+pub(crate) fn whole_file(
+    policy: &Policy,
+    root: &Root,
+    rel: &Path,
+    pinned: Option<&str>,
+) -> Result<String, WholeFileError> {
+    let bytes = whole_bytes(policy, root, rel)?;
+    if pinned.is_some_and(|hash| crate::trust::content_hash(&bytes) != hash) {
+        return Err(WholeFileError::Refused(Reason::Unapproved));
+    }
     text::decode(bytes, false).ok_or(WholeFileError::Refused(Reason::NotText))
 }

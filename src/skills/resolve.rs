@@ -46,6 +46,10 @@ pub struct Skill {
     /// Its root.
     #[serde(skip)]
     pub(crate) root_id: RootId,
+    /// A pinned project skill: the hash of the whole `SKILL.md` approved,
+    /// which the file must still have when it is read on request.
+    #[serde(skip)]
+    pub(crate) pinned_hash: Option<String>,
 }
 
 /// A skill that lost its name to a lower rank.
@@ -183,6 +187,7 @@ pub(crate) fn resolve(policy: &Policy, mut found: Vec<Found>, rejected: Vec<Reje
                 frontmatter: winner.frontmatter,
                 rel: winner.rel,
                 root_id: winner.root,
+                pinned_hash: winner.pinned_hash,
             });
         }
     }
@@ -294,6 +299,7 @@ mod properties {
             path: PathBuf::from(format!("/r/s{path}/SKILL.md")),
             executable: false,
             level,
+            pinned_hash: None,
         }
     }
 

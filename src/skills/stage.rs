@@ -24,6 +24,31 @@ fn memo_place<'a>(policy: &'a Policy, roots: &'a Roots) -> Option<(&'a Root, &'a
     Some((roots.set.home.as_ref()?, Path::new(rel), max))
 }
 
+/// The most bytes of project skill text one review build keeps (for
+/// `trust diff`): a repository of thousands of large skills costs a review
+/// this much, not all of them. A skill past it is shown by its hash alone.
+const REVIEW_TEXT_BUDGET: usize = 32 * 1024 * 1024;
+
+/// A project skill's whole text for a review build: read again, in listing
+/// order, while the budget lasts, and kept only when the bytes are still the
+/// ones hashed (a file changed in between has no text: its hash says what
+/// the build saw).
+fn review_text(
+    policy: &Policy,
+    roots: &Roots,
+    f: &discover::Found,
+    hash: &str,
+    budget: &mut usize,
+) -> Option<String> {
+    let root = roots.set.get(f.root)?;
+    let bytes = super::read::whole_bytes(policy, root, &f.rel).ok()?;
+    if bytes.len() > *budget || trust::content_hash(&bytes) != hash {
+        return None;
+    }
+    *budget -= bytes.len();
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
 /// Runs the skills stage: discover, resolve, and treat the hidden text of
 /// every winner's description.
 pub(crate) fn skills(
@@ -41,16 +66,20 @@ pub(crate) fn skills(
     if let Some((home, rel, _)) = memo {
         cache.save_memo(home, rel);
     }
-    // Under a pinned policy, a project skill whose listed fields are not the
-    // approved ones takes no part: it neither lists nor claims a name.
+    // Under a pinned policy, a project skill whose whole `SKILL.md` is not
+    // the approved one takes no part: it neither lists nor claims a name.
     if gate.pinned() {
+        let mut budget = REVIEW_TEXT_BUDGET;
         found.retain(|f| {
             if f.origin != Origin::Project {
                 return true;
             }
-            let text = trust::skill_text(&f.name, &f.frontmatter.description);
-            let hash = trust::content_hash(text.as_bytes());
-            gate.admit(ItemKind::Skill, &f.rel, &f.path, hash, || text)
+            let Some(hash) = f.pinned_hash.clone() else {
+                // Not read whole (cannot happen under a pinned policy): out.
+                return false;
+            };
+            let text = || review_text(policy, roots, f, &hash, &mut budget);
+            gate.admit_maybe(ItemKind::Skill, &f.rel, &f.path, hash.clone(), text)
         });
     }
     let mut set = resolve::resolve(policy, found, rejected);

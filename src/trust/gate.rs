@@ -89,6 +89,19 @@ impl Gate {
         hash: String,
         text: impl FnOnce() -> String,
     ) -> bool {
+        self.admit_maybe(kind, rel, path, hash, || Some(text()))
+    }
+
+    /// [`admit`](Self::admit) for an item whose text a review build may not
+    /// keep (`None`: shown by its hash alone).
+    pub(crate) fn admit_maybe(
+        &mut self,
+        kind: ItemKind,
+        rel: &Path,
+        path: &Path,
+        hash: String,
+        text: impl FnOnce() -> Option<String>,
+    ) -> bool {
         if !self.pinned {
             return true;
         }
@@ -96,14 +109,14 @@ impl Gate {
         let ok = self
             .approvals
             .get(&rel)
-            .is_some_and(|a| a.kind == kind && a.hash == hash);
+            .is_some_and(|a| a.approves(kind, &hash));
         self.seen_rel.insert(rel.clone());
         self.seen.push(Seen {
             path: path.to_path_buf(),
             rel,
             kind,
             hash: Some(hash),
-            text: self.keep_text.then(text),
+            text: if self.keep_text { text() } else { None },
         });
         ok
     }
@@ -122,10 +135,10 @@ impl Gate {
         let mut items = Vec::new();
         for s in self.seen {
             let approval = self.approvals.get(&s.rel).filter(|a| a.kind == s.kind);
-            let state = match approval {
-                None => TrustState::New,
-                Some(a) if Some(&a.hash) == s.hash.as_ref() => TrustState::Approved,
-                Some(_) => TrustState::Changed,
+            let state = match (approval, &s.hash) {
+                (None, _) => TrustState::New,
+                (Some(a), Some(hash)) if a.approves(s.kind, hash) => TrustState::Approved,
+                (Some(_), _) => TrustState::Changed,
             };
             items.push(TrustItem::new(s, approval, state, self.keep_text));
         }
@@ -208,8 +221,11 @@ impl TrustItem {
             approved_hash: approval.map(|a| a.hash.clone()),
             current_hash: seen.hash,
             approved_at: approval.map(|a| a.approved_at),
-            approved_text: approval.filter(|_| keep_text).map(|a| a.text.clone()),
+            approved_text: approval.filter(|_| keep_text).and_then(|a| a.text.clone()),
             current_text: seen.text,
+            note: approval
+                .and_then(|a| a.covers)
+                .map(|c| c.note().to_string()),
             rel: seen.rel,
         }
     }

@@ -8,20 +8,23 @@
 //! handle (`sandbox::read_store`, `sandbox::update_store`). For each
 //! repository root it records, per project item (keyed by its path relative
 //! to the root), the xxh3-128 hash of the approved content, the approved
-//! text, when and under which policy. An instruction file's content is the
-//! bytes read from it (up to `instructions.max-file-bytes`); a skill's is
-//! its listed fields, `name: …` and `description: …` on two lines.
+//! text (up to a bound), when and under which policy. An instruction file's
+//! content is the bytes read from it (up to `instructions.max-file-bytes`);
+//! a skill's is its whole `SKILL.md`, frontmatter and body, as raw bytes.
 //!
 //! During a build a gate (`gate::Gate`) answers, item by item, whether the content is
 //! the approved one, and collects what is not ([`Unapproved`]); the store
 //! is traced like any file read, so an approval changes the fingerprint.
 
+mod diff;
 mod gate;
 mod records;
 mod store;
 
+#[cfg(feature = "internals")]
+pub(crate) use diff::work as diff_work;
 pub(crate) use gate::Gate;
 pub use records::{Change, ItemKind, Selection, TrustItem, TrustState, TrustStatus, Unapproved};
-pub(crate) use records::{content_hash, hex, key, skill_text};
+pub(crate) use records::{content_hash, hex, key};
 pub use store::StoreProblem;
-pub(crate) use store::{Approval, StoreFile, repo_key};
+pub(crate) use store::{Approval, StoreFile, fits, repo_key};

@@ -14,7 +14,7 @@ use serde::Serialize;
 pub enum ItemKind {
     /// An instruction file (`AGENTS.md`...).
     Instruction,
-    /// A skill: its `SKILL.md`'s listed fields.
+    /// A skill: its whole `SKILL.md` (frontmatter and body).
     Skill,
 }
 
@@ -52,6 +52,11 @@ pub struct Unapproved {
     pub current_hash: Option<String>,
 }
 
+/// The most an approval's text may take in the store, JSON-escaped: a text
+/// any longer is not kept (the approval keeps its hash, and `trust diff`
+/// shows the hashes instead of lines).
+pub(crate) const MAX_KEPT_TEXT_BYTES: usize = 256 * 1024;
+
 /// A content hash as written in the store and the snapshot.
 pub(crate) fn hex(hash: u128) -> String {
     format!("{hash:032x}")
@@ -60,11 +65,6 @@ pub(crate) fn hex(hash: u128) -> String {
 /// The content hash of `bytes`.
 pub(crate) fn content_hash(bytes: &[u8]) -> String {
     hex(xxhash_rust::xxh3::xxh3_128(bytes))
-}
-
-/// The text of a skill that approval covers: its listed fields.
-pub(crate) fn skill_text(name: &str, description: &str) -> String {
-    format!("name: {name}\ndescription: {description}\n")
 }
 
 /// Where a project item stands with the user.
@@ -119,12 +119,18 @@ pub struct TrustItem {
     pub current_hash: Option<String>,
     /// When it was approved, in seconds since the epoch.
     pub approved_at: Option<u64>,
-    /// The approved text.
+    /// The approved text, when the store kept it (texts over 256 KiB are
+    /// not kept: the approval holds the hash alone).
     #[serde(skip)]
     pub approved_text: Option<String>,
     /// The current text (lossily decoded), when the item is there.
     #[serde(skip)]
     pub current_text: Option<String>,
+    /// A one-line note on the approval, when it needs one: an approval made
+    /// before whole-file pinning (over a skill's name and description only)
+    /// approves nothing, and says so here.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
     /// The path relative to the repository root (the store's key).
     #[serde(skip)]
     pub(crate) rel: String,
@@ -135,30 +141,63 @@ impl TrustItem {
     /// side counts as empty), every line made safe for a terminal with
     /// [`terminal_safe`](crate::vocab::unicode::terminal_safe): control, bidi and invisible
     /// characters are shown as `\u{…}`.
+    ///
+    /// The work is bounded by counts, so the answer is the same on every
+    /// machine: when the texts are too long or too different to compare
+    /// line by line (more than 200,000 lines, more than 1,000 lines
+    /// differing, or 10,000,000 steps of the search), or the approved text
+    /// was not kept (over 256 KiB), the diff is one line: `changed, N lines
+    /// (M approved), hashes A -> B` and why. What is shown is bounded as
+    /// well: at most 2,000 lines and 64 KiB, then a line saying the rest is
+    /// cut.
     pub fn diff(&self) -> String {
-        let old = self.approved_text.as_deref().unwrap_or("");
+        if self.current_hash.is_some() && self.current_text.is_none() {
+            return self.summary(
+                self.approved_text.as_deref(),
+                None,
+                "the current text is not kept: the review's budget for skill texts ran out",
+            );
+        }
         let new = self.current_text.as_deref().unwrap_or("");
-        let name = self.rel.as_str();
-        let diff = similar::TextDiff::from_lines(old, new);
-        let mut unified = diff.unified_diff();
-        let text = unified
-            .context_radius(3)
-            .header(&format!("approved/{name}"), &format!("current/{name}"))
-            .to_string();
-        let mut out = String::with_capacity(text.len());
-        for line in text.split_inclusive('\n') {
-            let (body, end) = match line.strip_suffix('\n') {
-                Some(body) => (body, "\n"),
-                None => (line, ""),
-            };
-            out.push_str(&crate::vocab::unicode::terminal_safe(body));
-            out.push_str(end);
+        let old = match (&self.approved_hash, &self.approved_text) {
+            (Some(_), None) => {
+                return self.summary(
+                    None,
+                    Some(new),
+                    &format!(
+                        "the approved text is not kept: it is over {} bytes",
+                        MAX_KEPT_TEXT_BYTES
+                    ),
+                );
+            }
+            (_, old) => old.as_deref().unwrap_or(""),
+        };
+        match super::diff::unified(old, new, &terminal_safe_name(&self.rel)) {
+            Ok(text) => text,
+            Err(too_hard) => self.summary(Some(old), Some(new), &too_hard.why()),
         }
-        if !out.is_empty() && !out.ends_with('\n') {
-            out.push('\n');
-        }
-        out
     }
+
+    /// The one-line diff of an item too large or too changed to show line by
+    /// line.
+    fn summary(&self, old: Option<&str>, new: Option<&str>, why: &str) -> String {
+        let count = |t: Option<&str>| t.map(super::diff::line_count);
+        let lines = count(new).map_or_else(String::new, |n| format!(", {n} lines"));
+        let approved = count(old).map_or_else(String::new, |n| format!(" ({n} approved)"));
+        let hash = |h: &Option<String>| h.clone().unwrap_or_else(|| "-".into());
+        format!(
+            "{}: {}{lines}{approved}, hashes {} -> {} (no line diff: {why})\n",
+            terminal_safe_name(&self.rel),
+            self.state.as_str(),
+            hash(&self.approved_hash),
+            hash(&self.current_hash),
+        )
+    }
+}
+
+/// A store key as a terminal shows it.
+fn terminal_safe_name(rel: &str) -> String {
+    crate::vocab::unicode::terminal_safe(rel).into_owned()
 }
 
 /// The project items of one repository as seen from a cwd: its instruction

@@ -2,7 +2,7 @@
 //!
 //! ```json
 //! {
-//!   "version": 1,
+//!   "version": 2,
 //!   "repositories": {
 //!     "/work/app": {
 //!       "AGENTS.md": {"kind": "instruction", "hash": "…", "text": "…",
@@ -11,6 +11,14 @@
 //!   }
 //! }
 //! ```
+//!
+//! Every approval keeps its hash; its text (for `trust diff`) only while
+//! that text takes at most [`MAX_KEPT_TEXT_BYTES`] in the file, so no single
+//! approval can grow the store by more than that. Version 1 stores (whose
+//! skill approvals covered a skill's name and description only) are read
+//! and upgraded: such a skill approval is kept, marked
+//! [`Covers::ListedFields`], and never matches a skill again, so the skill
+//! shows as changed with a one-line note until it is approved anew.
 
 use std::collections::BTreeMap;
 use std::io;
@@ -19,12 +27,32 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::records::ItemKind;
+use super::records::{ItemKind, MAX_KEPT_TEXT_BYTES};
 use crate::sandbox::{MAX_STORE_BYTES, Root, Stamp, StoreBytes, StoreIoError, read_store};
 use crate::vocab::reason::Reason;
 
-/// The format version written and accepted.
-const VERSION: u32 = 1;
+/// The format version written (version 1 is read too, and upgraded).
+const VERSION: u32 = 2;
+
+/// What an approval was made over, when not over the item's whole content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) enum Covers {
+    /// A skill approved by a version 1 store: its name and description
+    /// only. It never matches; the skill must be approved again.
+    ListedFields,
+}
+
+impl Covers {
+    /// The one line shown beside an item whose approval this is.
+    pub(crate) fn note(self) -> &'static str {
+        match self {
+            Covers::ListedFields => {
+                "approved before whole-file pinning (only its name and description): approve it again"
+            }
+        }
+    }
+}
 
 /// One approval.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -34,12 +62,35 @@ pub(crate) struct Approval {
     pub(crate) kind: ItemKind,
     /// xxh3-128 of the approved content, 32 hex digits.
     pub(crate) hash: String,
-    /// The approved text.
-    pub(crate) text: String,
+    /// The approved text, when it takes at most [`MAX_KEPT_TEXT_BYTES`] in
+    /// the store.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) text: Option<String>,
     /// When, in seconds since the epoch.
     pub(crate) approved_at: u64,
     /// The digest of the policy in force then, 32 hex digits.
     pub(crate) policy_digest: String,
+    /// Set when the approval was made over less than the whole content (an
+    /// upgraded version 1 skill approval); such an approval approves
+    /// nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) covers: Option<Covers>,
+}
+
+impl Approval {
+    /// Whether this approval approves an item of `kind` whose content has
+    /// `hash`.
+    pub(crate) fn approves(&self, kind: ItemKind, hash: &str) -> bool {
+        self.kind == kind && self.hash == hash && self.covers.is_none()
+    }
+}
+
+/// Whether `text` takes at most [`MAX_KEPT_TEXT_BYTES`] in the store,
+/// JSON-escaped (a control character takes six bytes there).
+pub(crate) fn fits(text: &str) -> bool {
+    // The escaped text is never shorter than the text: a cheap refusal first.
+    text.len() <= MAX_KEPT_TEXT_BYTES
+        && serde_json::to_string(text).is_ok_and(|s| s.len() <= MAX_KEPT_TEXT_BYTES)
 }
 
 /// The whole store.
@@ -68,12 +119,37 @@ impl StoreFile {
         let Some(bytes) = bytes else {
             return Ok(StoreFile::default());
         };
-        let store: StoreFile =
+        let mut store: StoreFile =
             serde_json::from_slice(bytes).map_err(|e| StoreProblem::NotJson(Arc::new(e)))?;
-        if store.version != VERSION {
-            return Err(StoreProblem::Version(store.version));
+        match store.version {
+            VERSION => {}
+            1 => store.upgrade_from_v1(),
+            other => return Err(StoreProblem::Version(other)),
         }
         Ok(store)
+    }
+
+    /// A version 1 store as version 2: its skill approvals covered the
+    /// listed fields only, and are marked so (they approve nothing until
+    /// the skill is approved again); instruction approvals mean what they
+    /// meant.
+    fn upgrade_from_v1(&mut self) {
+        self.version = VERSION;
+        for approval in self.repositories.values_mut().flat_map(|r| r.values_mut()) {
+            if approval.kind == ItemKind::Skill {
+                approval.covers = Some(Covers::ListedFields);
+            }
+        }
+    }
+
+    /// Drops every text over [`MAX_KEPT_TEXT_BYTES`] (a version 1 store
+    /// kept them whole), keeping the hashes.
+    pub(crate) fn compact(&mut self) {
+        for approval in self.repositories.values_mut().flat_map(|r| r.values_mut()) {
+            if approval.text.as_deref().is_some_and(|t| !fits(t)) {
+                approval.text = None;
+            }
+        }
     }
 
     /// The store as written: pretty JSON and a final newline.
@@ -129,8 +205,8 @@ pub enum StoreProblem {
     /// It is not JSON of the store's shape.
     #[error("it is not a valid trust store ({0})")]
     NotJson(Arc<serde_json::Error>),
-    /// It has another format version than the one understood.
-    #[error("it has version {0}, and only version {VERSION} is understood")]
+    /// It has another format version than the ones understood.
+    #[error("it has version {0}, and only versions 1 and {VERSION} are understood")]
     Version(u32),
 }
 

@@ -35,7 +35,8 @@ export type ErrorCode =
   | "trust-unavailable"
   | "bad-home"
   | "access-outside-root"
-  | "unknown-policy";
+  | "unknown-policy"
+  | "trust-store-full";
 /**
  * A request's `id`: any JSON value, echoed exactly as written.
  */
@@ -745,6 +746,12 @@ export interface TrustItem {
    */
   kind: "instruction" | "skill";
   /**
+   * A one-line note on the approval, when it needs one: an approval made
+   * before whole-file pinning (over a skill's name and description only)
+   * approves nothing, and says so here.
+   */
+  note?: string | null;
+  /**
    * Absolute path: the instruction file, or the skill's `SKILL.md`.
    */
   path: string;
@@ -799,6 +806,12 @@ export interface PendingItem {
    * Instruction file or skill.
    */
   kind: "instruction" | "skill";
+  /**
+   * A one-line note on the approval, when it needs one: an approval made
+   * before whole-file pinning (over a skill's name and description only)
+   * approves nothing, and says so here.
+   */
+  note?: string | null;
   /**
    * Absolute path: the instruction file, or the skill's `SKILL.md`.
    */
