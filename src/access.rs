@@ -80,6 +80,7 @@ impl Session {
 
     /// The bytes of paths this session holds: its cwd and root, and every
     /// file it recorded.
+    #[cfg(feature = "internals")]
     pub(crate) fn bytes_held(&self) -> usize {
         let len = |p: &Path| p.as_os_str().len();
         len(&self.cwd)

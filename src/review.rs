@@ -207,7 +207,7 @@ fn review(scope: &Scope<'_>) -> Result<TrustStatus, TrustError> {
     } = *scope;
     let review = crate::snapshot::review(policy, home, cwd, root, handles, cache)?;
     let store = review
-        .home
+        .state
         .as_ref()
         .map(|h| h.join(&policy.trust.store_file));
     if let Some(reason) = review.store_error {
@@ -248,18 +248,17 @@ fn locked_update<T>(
     change: impl FnOnce(&TrustStatus, &mut StoreFile) -> Result<T, TrustError>,
 ) -> Result<T, TrustError> {
     let first = review(scope)?;
-    let (policy, home, handles) = (scope.policy, scope.home, scope.handles);
-    let (Some(home), Some(store_path)) = (home, first.store.clone()) else {
+    let (policy, handles) = (scope.policy, scope.handles);
+    let (Some(state), Some(store_path)) = (policy.state_dir(scope.home), first.store.clone())
+    else {
         return Err(TrustError::NoHome);
     };
-    let attached =
-        sandbox::attach(handles, Some(home), &[], &[], &first.repo_root).map_err(|source| {
-            SnapshotError::OpenRoot {
-                path: home.to_path_buf(),
-                source,
-            }
+    let attached = sandbox::attach(handles, None, &[], &[], Some(&state), &first.repo_root)
+        .map_err(|source| SnapshotError::OpenRoot {
+            path: state.clone(),
+            source,
         })?;
-    let Some(home_root) = attached.get(crate::vocab::origin::RootId::Home) else {
+    let Some(home_root) = attached.get(crate::vocab::origin::RootId::State) else {
         return Err(TrustError::NoHome);
     };
     let rel = Path::new(&policy.trust.store_file);

@@ -27,7 +27,6 @@ use crate::sandbox::{self, Handles, Roots, Stamp, open_roots};
 use crate::skills::{self, ParseCache};
 use crate::trace::Trace;
 use crate::trust::{Gate, TrustItem, Unapproved};
-use crate::vocab::origin::RootId;
 
 /// The project-context section for one cwd, and how it was made. Serialized
 /// (camelCase) it is the `snapshot --format json` object; its schema is
@@ -98,6 +97,10 @@ pub struct Snapshot {
     /// build again.
     #[serde(skip)]
     pub(crate) ancestor_paths: Vec<Option<PathBuf>>,
+    /// The state root (`roots.state`) the build used, for checking a
+    /// cached build again.
+    #[serde(skip)]
+    pub(crate) state_root: Option<PathBuf>,
     /// The nonce carried by every block's header and footer in `prompt`
     /// (16 hex digits). Not part of the JSON.
     #[serde(skip)]
@@ -155,8 +158,9 @@ pub(crate) struct Review {
     pub(crate) store_error: Option<crate::trust::StoreProblem>,
     /// The repository root.
     pub(crate) repo_root: std::path::PathBuf,
-    /// The home root, when it exists.
-    pub(crate) home: Option<std::path::PathBuf>,
+    /// The state root (`roots.state`), when there is one: the trust store
+    /// is kept there.
+    pub(crate) state: Option<std::path::PathBuf>,
 }
 
 /// Builds `cwd`'s snapshot as `trust.project = "pinned"` would, keeping
@@ -181,7 +185,7 @@ pub(crate) fn review(
         items,
         store_error,
         repo_root: built.snapshot.repo_root.clone(),
-        home: built.snapshot.home.clone(),
+        state: built.snapshot.state_root.clone(),
     })
 }
 
@@ -286,6 +290,7 @@ fn build_inner(
         unapproved,
         prompt,
         considered: sel.considered,
+        state_root: roots.set.state.as_ref().map(|r| r.path.clone()),
         ancestor_paths: roots
             .ancestor_paths
             .iter()
@@ -315,17 +320,17 @@ fn build_inner(
 /// first use), or this process's key when the home cannot hold one. The key
 /// file is traced; the key itself enters the fingerprint by its hash.
 fn nonce_key(policy: &Policy, roots: &Roots, trace: &mut Trace) -> [u8; sandbox::KEY_BYTES] {
-    let Some(home) = &roots.set.home else {
+    let Some((state, id)) = roots.set.state() else {
         return sandbox::process_key();
     };
     let rel = Path::new(&policy.trust.nonce_key_file);
-    let (key, stamp) = match sandbox::home_key(home, rel) {
+    let (key, stamp) = match sandbox::home_key(state, rel) {
         Some(found) => (found.key, found.stamp.unwrap_or(Stamp::Absent)),
-        None => (sandbox::process_key(), home.stamp(rel)),
+        None => (sandbox::process_key(), state.stamp(rel)),
     };
     // The key file's stamp tells a cached build that the key was replaced;
     // the key itself enters the fingerprint through its hash (below).
-    trace.push(Place::Within(RootId::Home), rel, stamp, None);
+    trace.push(Place::Within(id), rel, stamp, None);
     key
 }
 
@@ -363,6 +368,7 @@ pub(crate) fn traced_paths(
         snap.home.as_deref(),
         &snap.named_paths(),
         &snap.ancestor_paths,
+        snap.state_root.as_deref(),
         &snap.repo_root,
     )
     .map_err(|e| sandbox::RootsError::open_root(snap.repo_root.clone(), e))?;

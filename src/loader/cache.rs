@@ -429,6 +429,7 @@ impl Loader {
                 snap.home.as_deref(),
                 &snap.named_paths(),
                 &snap.ancestor_paths,
+                snap.state_root.as_deref(),
                 &snap.repo_root,
             )
             .map_err(|e| match e {
@@ -634,6 +635,7 @@ impl Loader {
             snap.home.as_deref(),
             &snap.named_paths(),
             &snap.ancestor_paths,
+            snap.state_root.as_deref(),
             &snap.repo_root,
         ) else {
             return false;

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::ops::Range;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use globset::GlobSet;
@@ -47,7 +47,44 @@ pub struct Policy {
     pub(super) safe_directories: Option<GlobSet>,
     /// Where each `[[roots.named]]` entry is, its candidates expanded.
     pub(super) named_paths: Vec<Option<PathBuf>>,
+    /// `roots.state`, its candidates expanded (`{home-key}` still in it).
+    pub(super) state_place: StatePlace,
     pub(super) digest: u128,
+}
+
+/// Where `roots.state` puts the loader's own files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum StatePlace {
+    /// In the home root itself (`{home}`).
+    Home,
+    /// In this folder, `{home-key}` to be replaced by the home's digest.
+    Folder(PathBuf),
+    /// No candidate expands: the loader keeps no state.
+    Nowhere,
+}
+
+/// The placeholder of `roots.state` that stands for the home root itself.
+const STATE_IS_HOME: &str = "{home}";
+
+/// The placeholder of `roots.state` replaced by a digest of the home's path.
+const HOME_KEY: &str = "{home-key}";
+
+/// Expands `roots.state`'s candidates with `env`: the first that is
+/// `{home}` or expands to an absolute path.
+pub(super) fn state_place(
+    roots: &Roots,
+    env: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+) -> StatePlace {
+    for c in &roots.state {
+        let c = c.get_ref().as_str();
+        if c == STATE_IS_HOME {
+            return StatePlace::Home;
+        }
+        if let Some(p) = crate::vocab::home::expand_home(c, env) {
+            return StatePlace::Folder(crate::vocab::home::normalize(&p));
+        }
+    }
+    StatePlace::Nowhere
 }
 
 /// The folders of version-control metadata (git, Mercurial, Subversion,
@@ -76,6 +113,7 @@ impl Policy {
     /// environment) rather than the process's.
     pub(crate) fn locate_named_roots(&mut self, env: &dyn Fn(&str) -> Option<std::ffi::OsString>) {
         self.named_paths = named_root_paths(&self.roots, env);
+        self.state_place = state_place(&self.roots, env);
         self.digest = self.compute_digest();
     }
 
@@ -83,6 +121,30 @@ impl Policy {
     /// expands), in declaration order.
     pub fn named_root_paths(&self) -> &[Option<PathBuf>] {
         &self.named_paths
+    }
+
+    /// The state root for the home root `home` (`roots.state`): the home
+    /// itself, or a folder of the loader's own, `{home-key}` replaced by a
+    /// digest of the home's path (so each home has its own). `None`
+    /// without a home, or when no candidate expands.
+    pub(crate) fn state_dir(&self, home: Option<&Path>) -> Option<PathBuf> {
+        let home = home?;
+        match &self.state_place {
+            StatePlace::Home => Some(home.to_path_buf()),
+            StatePlace::Folder(p) => {
+                let key = format!(
+                    "{:016x}",
+                    xxhash_rust::xxh3::xxh3_64(home.as_os_str().as_encoded_bytes())
+                );
+                let text = p.to_string_lossy();
+                Some(if text.contains(HOME_KEY) {
+                    PathBuf::from(text.replace(HOME_KEY, &key))
+                } else {
+                    p.clone()
+                })
+            }
+            StatePlace::Nowhere => None,
+        }
     }
 
     /// The root a skill source's `root` word names.
@@ -101,6 +163,7 @@ impl Policy {
                 .get(i)
                 .map_or("", |n| n.name.get_ref().as_str()),
             RootId::Ancestor(_) => "ancestor",
+            RootId::State => "state",
         }
     }
 

@@ -16,7 +16,7 @@ use super::structure;
 use super::validate::{self};
 
 use super::effective::{Definition, Policy};
-use super::effective::{named_root_paths, problems_at, root_id};
+use super::effective::{named_root_paths, problems_at, root_id, state_place};
 use super::source::{PolicySource, with_base};
 
 impl Policy {
@@ -214,6 +214,7 @@ impl Policy {
         }
 
         let named_paths = named_root_paths(&roots, &|name| std::env::var_os(name));
+        let state_place = state_place(&roots, &|name| std::env::var_os(name));
         let mut policy = Self {
             roots,
             instructions,
@@ -227,6 +228,7 @@ impl Policy {
             exclude_levels,
             safe_directories,
             named_paths,
+            state_place,
             digest: 0,
         };
         policy.digest = policy.compute_digest();

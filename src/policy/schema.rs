@@ -391,6 +391,13 @@ section! {
         /// environment variable, a leading `~` the user's home directory.
         /// `--home DIR` overrides the whole list.
         home: Names => "home" where candidates(),
+        /// Candidates for the state root, where the loader keeps its own
+        /// files (the nonce key, the frontmatter memo, the trust store and
+        /// its lock), expanded as `home` is; `{home}` alone is the home
+        /// root itself, and `{home-key}` is replaced by a digest of the
+        /// home root's path (one folder per home). A folder that is not
+        /// the home is created (mode 0700) on first use.
+        state: Names => "state" where candidates(),
         /// Names whose presence marks a directory as the repository root. The
         /// nearest ancestor of the cwd (the cwd included) holding one wins; a cwd
         /// with none above it is its own root.

@@ -52,6 +52,31 @@ pub(super) fn open_root(path: &Path) -> io::Result<Dir> {
     Dir::open_ambient_dir(path, ambient_authority())
 }
 
+/// Makes sure the loader's own state folder exists: created with its
+/// missing parents, mode 0700, when absent. It must then be a real folder
+/// (not a link) that this user owns: anything else is refused, and the
+/// loader keeps no state there.
+pub(super) fn ensure_state_dir(path: &Path) -> io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _};
+    match std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(path)
+    {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(e),
+    }
+    let meta = std::fs::symlink_metadata(path)?;
+    if !meta.is_dir() {
+        return Err(io::Error::other("the state folder is not a folder"));
+    }
+    if meta.uid() != rustix::process::geteuid().as_raw() {
+        return Err(io::Error::other("the state folder belongs to another user"));
+    }
+    Ok(())
+}
+
 /// Whether an open root handle still refers to the directory now at `path`
 /// (a root replaced or moved gets a fresh handle).
 pub(super) fn same_directory(dir: &Dir, path: &Path) -> bool {

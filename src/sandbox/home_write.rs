@@ -1,8 +1,9 @@
 //! The one way the loader writes a file: all three of its writes (the nonce
-//! key, the trust store, the frontmatter memo) are files of the home root,
-//! and each goes through [`write_home_file`]. The bytes go to a fresh
-//! temporary file beside the target, created exclusively through the home
-//! root's handle (so never through a link, and never over anything already
+//! key, the trust store, the frontmatter memo) are files of the state root
+//! (`roots.state`: the home root under Lisa's policy, a private folder of
+//! the loader's own under the others), and each goes through
+//! [`write_home_file`]. The bytes go to a fresh temporary file beside the
+//! target, created exclusively through that root's handle (so never through a link, and never over anything already
 //! there) with mode 0600, synced when asked, and then moved into place in
 //! one step: renamed over the target, or hard-linked to it only when the
 //! target does not exist yet. A reader sees the old file or the new one,

@@ -31,6 +31,7 @@ impl Place {
             Place::Owner => 4,
             Place::Within(RootId::Named(i)) => 5 + i as u64,
             Place::Within(RootId::Ancestor(k)) => (1 << 32) + k as u64,
+            Place::Within(RootId::State) => 1 << 33,
         }
     }
 }

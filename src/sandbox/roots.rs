@@ -60,6 +60,10 @@ pub(crate) struct RootSet {
     /// The folders above the repository root the policy reads, root-most
     /// first, each its own sandbox (`None`: it could not be opened).
     pub(crate) ancestors: Vec<Option<Root>>,
+    /// The state root (`roots.state`): where the nonce key, the memo and
+    /// the trust store are kept; the home root under Lisa's policy, a
+    /// folder of the loader's own under the others (`None`: no state).
+    pub(crate) state: Option<Root>,
 }
 
 impl RootSet {
@@ -70,7 +74,19 @@ impl RootSet {
             RootId::Repo => Some(&self.repo),
             RootId::Named(i) => self.named.get(i)?.as_ref(),
             RootId::Ancestor(k) => self.ancestors.get(k)?.as_ref(),
+            RootId::State => self.state.as_ref(),
         }
+    }
+
+    /// The state root and the id its files are traced under: the home's
+    /// when the state root is the home root.
+    pub(crate) fn state(&self) -> Option<(&Root, RootId)> {
+        let state = self.state.as_ref()?;
+        let id = match &self.home {
+            Some(h) if h.path == state.path => RootId::Home,
+            _ => RootId::State,
+        };
+        Some((state, id))
     }
 
     /// Stamps a traced path again, the way it was stamped when traced.
@@ -97,6 +113,7 @@ pub(crate) fn attach(
     home: Option<&Path>,
     named: &[Option<PathBuf>],
     ancestors: &[Option<PathBuf>],
+    state: Option<&Path>,
     repo: &Path,
 ) -> io::Result<RootSet> {
     let shortage = Arc::new(Shortage::default());
@@ -112,11 +129,16 @@ pub(crate) fn attach(
         .iter()
         .map(|p| p.as_deref().map(|p| handles.root(p, &shortage)).transpose())
         .collect::<io::Result<_>>()?;
+    let state = match state {
+        Some(p) => Some(handles.root(p, &shortage)?),
+        None => None,
+    };
     Ok(RootSet {
         home,
         repo: handles.root(repo, &shortage)?,
         named,
         ancestors,
+        state,
     })
 }
 
@@ -286,11 +308,32 @@ pub(crate) fn open_roots(
         ancestors.reverse();
     }
     let (ancestor_paths, ancestors) = ancestors.into_iter().unzip();
+    // The state root: the home's own handle when it is the home, else a
+    // folder of the loader's own, created private on first use. One that
+    // cannot be made or is not this user's holds no state.
+    let state = match policy.state_dir(home.as_ref().map(|h| h.path.as_path())) {
+        None => None,
+        Some(p) if home.as_ref().is_some_and(|h| h.path == p) => home.as_ref().map(|h| Root {
+            path: h.path.clone(),
+            dir: h.dir.clone(),
+            shortage: shortage.clone(),
+        }),
+        Some(p) => match ambient::ensure_state_dir(&p).and_then(|()| handles.open(&p)) {
+            Ok(dir) => Some(Root {
+                path: p,
+                dir,
+                shortage: shortage.clone(),
+            }),
+            Err(e) if open::is_exhaustion(&e) => return Err(RootsError::open_root(p, e)),
+            Err(_) => None,
+        },
+    };
     Ok(Roots {
         set: RootSet {
             home,
             named,
             ancestors,
+            state,
             repo: Root {
                 path: repo_path,
                 dir: repo_dir,

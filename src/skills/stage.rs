@@ -13,15 +13,15 @@ use crate::trace::Trace;
 use crate::trust::{self, Gate, ItemKind};
 use crate::vocab::origin::Origin;
 
-/// The home's frontmatter memo file and its largest size, when the policy
-/// names one and there is a home.
+/// The frontmatter memo file in the state root and its largest size, when
+/// the policy names one and there is a state root.
 fn memo_place<'a>(policy: &'a Policy, roots: &'a Roots) -> Option<(&'a Root, &'a Path, u64)> {
     let rel = &policy.skills.frontmatter_memo_file;
     let max = u64::try_from(policy.skills.frontmatter_memo_max_bytes).ok()?;
     if rel.is_empty() || max == 0 {
         return None;
     }
-    Some((roots.set.home.as_ref()?, Path::new(rel), max))
+    Some((roots.set.state()?.0, Path::new(rel), max))
 }
 
 /// The most bytes of project skill text one review build keeps (for

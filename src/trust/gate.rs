@@ -54,12 +54,12 @@ impl Gate {
         if !gate.pinned {
             return gate;
         }
-        let Some(home) = &roots.set.home else {
+        let Some((home, id)) = roots.set.state() else {
             return gate;
         };
         let rel = Path::new(&policy.trust.store_file);
         gate.store_path = home.path.join(rel);
-        let place = Place::Within(crate::vocab::origin::RootId::Home);
+        let place = Place::Within(id);
         match load_repo(home, rel, &roots.set.repo.path) {
             Ok((approvals, stamp)) => {
                 let content = serde_json::to_vec(&approvals).unwrap_or_default();

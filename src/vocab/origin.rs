@@ -51,6 +51,9 @@ pub(crate) enum RootId {
     Named(usize),
     /// The `k`th folder above the repository root, root-most first.
     Ancestor(usize),
+    /// The state root (`roots.state`), where the loader keeps its own files,
+    /// when it is not the home root.
+    State,
 }
 
 impl RootId {
@@ -58,7 +61,7 @@ impl RootId {
     pub(crate) fn origin(self) -> Origin {
         match self {
             RootId::Repo => Origin::Project,
-            RootId::Home | RootId::Named(_) => Origin::Home,
+            RootId::Home | RootId::Named(_) | RootId::State => Origin::Home,
             RootId::Ancestor(_) => Origin::Ancestor,
         }
     }

@@ -488,6 +488,7 @@ impl Env {
         cmd.arg("--home")
             .arg(&self.home)
             .env_remove("LISA_HOME")
+            .env("XDG_STATE_HOME", self.base.join("state"))
             .env(ENV_PROBE, &self.env_marker)
             .current_dir(&self.base)
             .timeout(BOUND);

@@ -15,7 +15,9 @@ use serde_json::{Value, json};
 use crate::support::World;
 use crate::validate;
 
-const PINNED: &str = "version = 1\n[trust]\nproject = \"pinned\"\n";
+/// Pinned, and the state (the trust store) kept in the home even under
+/// the compat policies, so the tests find the store where they look.
+const PINNED: &str = "version = 1\n[roots]\nstate = [\"{home}\"]\n[trust]\nproject = \"pinned\"\n";
 const STORE: &str = "context-trust.json";
 /// The largest store the tool reads (`sandbox::MAX_STORE_BYTES`).
 const MAX_STORE_BYTES: usize = 64 * 1024 * 1024;
@@ -377,8 +379,13 @@ fn a_version_1_store_is_upgraded_and_says_so() {
 fn claude_code_loader(w: &World) -> lisa_context::Loader {
     use lisa_context::policy::{Policy, PolicySource};
     let source = PolicySource::shipped("claude-code").unwrap();
+    let home = PolicySource::from_text(
+        lisa_context::policy::Layer::Home,
+        "context-policy.toml",
+        PINNED.to_string(),
+    );
     lisa_context::Loader::new(
-        Policy::from_sources(&[source]).unwrap(),
+        Policy::from_sources(&[source, home]).unwrap(),
         Some(w.home.clone()),
     )
 }

@@ -27,6 +27,7 @@ mod adversarial_ancestors;
 mod adversarial_bounds;
 mod adversarial_output;
 mod adversarial_serve;
+mod adversarial_state;
 mod adversarial_store;
 mod appear;
 mod bootstrap;

@@ -96,7 +96,10 @@ impl World {
     /// unset.
     pub fn cli(&self) -> assert_cmd::Command {
         let mut cmd = assert_cmd::Command::cargo_bin("lisa-context").unwrap();
-        cmd.env_remove("LISA_HOME").arg("--home").arg(&self.home);
+        cmd.env_remove("LISA_HOME")
+            .env("XDG_STATE_HOME", self.base.join("state"))
+            .arg("--home")
+            .arg(&self.home);
         cmd
     }
 
@@ -104,7 +107,10 @@ impl World {
     /// standard streams and children that outlive the call).
     pub fn command(&self) -> std::process::Command {
         let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_lisa-context"));
-        cmd.env_remove("LISA_HOME").arg("--home").arg(&self.home);
+        cmd.env_remove("LISA_HOME")
+            .env("XDG_STATE_HOME", self.base.join("state"))
+            .arg("--home")
+            .arg(&self.home);
         cmd
     }
 }
