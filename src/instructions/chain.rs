@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use globset::GlobMatcher;
 
-use crate::policy::{ChainOrder, Names, Policy};
+use crate::policy::{ChainOrder, Names, PathOrder, Policy};
 use crate::sandbox::Place;
 use crate::sandbox::{Root, Roots};
 use crate::trace::Trace;
@@ -183,14 +183,21 @@ impl Places<'_> {
 /// Sorts the project's candidates by path under `sorted-paths`.
 fn order(policy: &Policy, project: &mut [Candidate]) {
     if policy.instructions.order == ChainOrder::SortedPaths {
-        // Byte order of the paths, as a string sort of them gives.
-        project.sort_by(|a, b| {
-            a.path
-                .as_os_str()
-                .as_encoded_bytes()
-                .cmp(b.path.as_os_str().as_encoded_bytes())
-        });
+        let utf16 = policy.instructions.path_order == PathOrder::Utf16;
+        project.sort_by(|a, b| compare_paths(&a.path, &b.path, utf16));
     }
+}
+
+/// Two paths in `sorted-paths` order: by their bytes (for UTF-8, the order
+/// of their code points), or by UTF-16 code units as JavaScript's default
+/// sort compares strings. A path that is not UTF-8 is compared by its bytes.
+pub(crate) fn compare_paths(a: &Path, b: &Path, utf16: bool) -> std::cmp::Ordering {
+    if utf16 && let (Some(a), Some(b)) = (a.to_str(), b.to_str()) {
+        return a.encode_utf16().cmp(b.encode_utf16());
+    }
+    a.as_os_str()
+        .as_encoded_bytes()
+        .cmp(b.as_os_str().as_encoded_bytes())
 }
 
 /// Whether any of `candidates` is there (a file, or anything a link

@@ -11,7 +11,8 @@ use super::rules;
 use super::rules::ScopedRule;
 use crate::hidden::{self, HiddenFinding, HiddenReport};
 use crate::policy::{
-    BudgetCounts, BudgetOrder, BudgetScope, ChainOrder, HardLinkRule, Pick, Policy,
+    BudgetCounts, BudgetOrder, BudgetScope, ChainOrder, HardLinkRule, LeadingBom, Pick, Policy,
+    Trim,
 };
 use crate::sandbox::Place;
 use crate::sandbox::{OpenFile, Opened, Roots, Stamp};
@@ -123,6 +124,20 @@ struct Text {
     /// Whether it stopped there because of `max-file-bytes` (rather than
     /// because the budget could not use more).
     file_limit_cut: bool,
+    /// Whether the file holds only white space, as the policy's `trim`
+    /// and `leading-bom` define it (judged on the bytes as read, before
+    /// line breaks are normalised).
+    blank: bool,
+}
+
+/// Whether `bytes` are blank under `policy`'s `trim` and `leading-bom`.
+pub(crate) fn is_blank(policy: &Policy, bytes: &[u8]) -> bool {
+    let ins = &policy.instructions;
+    let white_space = match ins.trim {
+        Trim::WhiteSpace => char::is_whitespace,
+        Trim::JavaScript => text::is_javascript_white_space,
+    };
+    text::is_blank(bytes, ins.leading_bom == LeadingBom::Drop, white_space)
 }
 
 /// The state of one selection run. Records carry the candidate's index so
@@ -205,8 +220,12 @@ impl<'p> Selector<'p> {
         }
     }
 
-    /// Whether the budget counts a file of `origin`.
+    /// Whether the budget counts a file of `origin`. A budget of 0 means
+    /// no project file at all, whatever the scope.
     fn charged(&self, origin: Origin) -> bool {
+        if self.limit == 0 && origin != Origin::Home {
+            return true;
+        }
         match self.policy.instructions.budget_scope {
             BudgetScope::All => true,
             // What the user did not write counts: the repository's files
@@ -424,6 +443,7 @@ impl<'p> Selector<'p> {
         }
         let read_cut = (bytes.len() as u64) < size;
         let file_limit_cut = read_cut && read_limit == self.max_file;
+        let blank = is_blank(self.policy, &bytes);
         let Some(text) = text::decode(bytes, read_cut) else {
             self.skip(i, cand, Reason::NotText);
             return None;
@@ -464,6 +484,7 @@ impl<'p> Selector<'p> {
             size,
             read_cut,
             file_limit_cut,
+            blank,
         })
     }
 
@@ -476,15 +497,18 @@ impl<'p> Selector<'p> {
             size,
             read_cut,
             file_limit_cut,
+            blank,
         } = read;
         let start = text.len() - text.trim_start().len();
         let trimmed = text.trim();
-        // Step 2: blank.
-        if trimmed.is_empty() && ins.skip_blank {
+        // Step 2: blank. A file that is not blank by the policy's `trim`
+        // may still show no text (a lone BOM, or a NEL, that the policy
+        // counts as text): it is kept, as an empty block.
+        if blank && ins.skip_blank {
             self.skip(i, cand, Reason::Empty);
             return;
         }
-        if !trimmed.is_empty() {
+        if !blank {
             self.take_slot(cand, Pick::FirstNonBlank);
         }
         // Step 3: the same text as a kept file. A file read only in part
@@ -512,7 +536,7 @@ impl<'p> Selector<'p> {
             remaining
         };
         let cut = text::floor_char_boundary(trimmed, usize::try_from(room).unwrap_or(usize::MAX));
-        if cut == 0 {
+        if cut == 0 && (room == 0 || blank || !trimmed.is_empty()) {
             self.exhausted = true;
             self.skip(i, cand, Reason::BudgetExhausted);
             return;

@@ -435,10 +435,25 @@ section! {
         exclude_levels: Names => "exclude-levels" where globs(),
         /// Fold a file whose trimmed text equals a block already kept.
         dedup_by_content: bool => "dedup-by-content",
-        /// Skip files whose text is only whitespace.
+        /// Skip files whose text is only whitespace (white space as `trim`
+        /// defines it).
         skip_blank: bool => "skip-blank",
-        /// Total budget for the text of all blocks, in UTF-8 bytes, home included.
-        budget_bytes: i64 => "budget-bytes" where range(1, MAX_BUDGET_BYTES),
+        /// Which characters are white space at the ends of a file's text:
+        /// what a blank file is (`skip-blank`, `first-non-blank`), what is
+        /// trimmed before text is compared or counted. `white-space`:
+        /// Unicode's White_Space property (Rust's `str::trim`; U+0085 is
+        /// white space, U+FEFF is not); `javascript`: ECMAScript's
+        /// `String.prototype.trim` (U+FEFF is white space, U+0085 is not).
+        trim: Trim => "trim",
+        /// A UTF-8 byte order mark at the start of an instruction file:
+        /// `drop` it before anything else looks at the text, or keep it as
+        /// `text` (a character `trim` may or may not remove: a file holding
+        /// only a BOM is then not blank under `white-space`).
+        leading_bom: LeadingBom => "leading-bom",
+        /// Total budget for the text of all blocks, in UTF-8 bytes, home
+        /// included. 0: no project instruction file enters the prompt
+        /// (home files keep the rule `budget-scope` gives them).
+        budget_bytes: i64 => "budget-bytes" where range(0, MAX_BUDGET_BYTES),
         /// The most bytes read from any one instruction file.
         max_file_bytes: i64 => "max-file-bytes" where range(1, MAX_FILE_BYTES),
         /// In which order the budget is granted: `outermost-first` or
@@ -463,6 +478,11 @@ section! {
         /// names in policy order) or `sorted-paths` (by path, as strings).
         /// Home files always come first.
         order: ChainOrder => "order",
+        /// How `sorted-paths` compares two paths: by Unicode `code-points`
+        /// (the order of their UTF-8 bytes, as Rust and most tools sort) or
+        /// by `utf-16` code units (JavaScript's default sort, where a
+        /// character beyond U+FFFF sorts before U+E000..U+FFFF).
+        path_order: PathOrder => "path-order",
         /// Fold a file reached twice (the same device and inode, through a
         /// hard link or a link inside the root) into its first block.
         fold_same_file: bool => "fold-same-file",
@@ -551,6 +571,19 @@ section! {
         /// as plain `key: value` lines (see `docs/frontmatter.md`) and reports it in
         /// `warnings`.
         frontmatter: FrontmatterMode => "frontmatter",
+        /// A UTF-8 byte order mark before a `SKILL.md`'s opening `---`:
+        /// `drop` it, or keep it as `text`, so that the first line is not a
+        /// fence and the skill is refused (`bad-frontmatter`), as Codex and
+        /// Gemini CLI refuse it.
+        leading_bom: LeadingBom => "leading-bom",
+        /// Which lines open and close the frontmatter: `trailing-blanks`
+        /// (`---`, blanks after it allowed), `trimmed` (`---` with white
+        /// space on either side) or `exact-open` (the opening line exactly
+        /// `---`, closed by the first line that starts with `---`).
+        fences: Fences => "fences",
+        /// What `name` and `description` may be: YAML `strings` only, or
+        /// any scalar `as-written` (a number or boolean taken as spelled).
+        scalars: Scalars => "scalars",
         /// A file that makes a *home* skill executable (never a project one).
         /// Empty: no skill is executable.
         executable_file: String => "executable-file" where file_name(or_empty),
@@ -814,6 +847,41 @@ words! {
 }
 
 words! {
+    /// Which characters are white space at the ends of a text.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum Trim {
+        /// Unicode's White_Space property, as Rust's `str::trim` (U+0085
+        /// included, U+FEFF not).
+        WhiteSpace => "white-space",
+        /// ECMAScript's `String.prototype.trim`: its WhiteSpace and
+        /// LineTerminator sets (U+FEFF included, U+0085 not).
+        JavaScript => "javascript",
+    }
+}
+
+words! {
+    /// What a UTF-8 byte order mark at the start of a file is.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum LeadingBom {
+        /// Dropped before the text is looked at.
+        Drop => "drop",
+        /// A character of the text, like any other.
+        Text => "text",
+    }
+}
+
+words! {
+    /// How two paths compare under `sorted-paths`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum PathOrder {
+        /// By Unicode code points (the order of the UTF-8 bytes).
+        CodePoints => "code-points",
+        /// By UTF-16 code units (JavaScript's default string order).
+        Utf16 => "utf-16",
+    }
+}
+
+words! {
     /// What happens to the whitespace in a text.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
     pub enum Whitespace {
@@ -865,6 +933,37 @@ words! {
         Strict => "strict",
         /// Strict YAML, else the lenient `key: value` subset.
         Lenient => "lenient",
+        /// Strict YAML, else (the YAML refused, or its `name` or
+        /// `description` not usable) only the `name:` and `description:`
+        /// lines, read as plain text (Gemini CLI's fallback).
+        NameDescriptionLines => "name-description-lines",
+    }
+}
+
+words! {
+    /// Which lines open and close a `SKILL.md`'s frontmatter.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    pub enum Fences {
+        /// `---` alone, trailing blanks allowed (both fences).
+        TrailingBlanks => "trailing-blanks",
+        /// A line that is `---` once white space around it is trimmed
+        /// (both fences; Codex).
+        Trimmed => "trimmed",
+        /// The opening line exactly `---`; the block closes at the first
+        /// line that starts with `---` (Gemini CLI).
+        ExactOpen => "exact-open",
+    }
+}
+
+words! {
+    /// What a frontmatter `name` or `description` may be in YAML.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    pub enum Scalars {
+        /// A string only: a number or a boolean counts as missing.
+        Strings => "strings",
+        /// Any scalar: a number or a boolean is taken as spelled in the
+        /// file (`1.50` is `1.50`, `0x1F` is `0x1F`).
+        AsWritten => "as-written",
     }
 }
 
@@ -1326,6 +1425,8 @@ mod tests {
         check_words::<HiddenText>();
         check_words::<HardLinkRule>();
         check_words::<FrontmatterMode>();
+        check_words::<Fences>();
+        check_words::<Scalars>();
         check_words::<ProjectTrust>();
         check_words::<Pick>();
         check_words::<ChainOrder>();
@@ -1365,6 +1466,9 @@ mod tests {
         check_words::<SourceLevels>();
         check_words::<NameFrom>();
         check_words::<BudgetCounts>();
+        check_words::<Trim>();
+        check_words::<LeadingBom>();
+        check_words::<PathOrder>();
         check_words::<Whitespace>();
         check_words::<ImportFailure>();
         check_words::<ImportRoot>();

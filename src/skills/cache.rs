@@ -9,8 +9,9 @@ use std::sync::{Mutex, MutexGuard};
 
 use lru::LruCache;
 
+use super::frontmatter::Reading;
 use super::lenient;
-use super::memo::Memo;
+use super::memo::{Key, Memo};
 use crate::sandbox::{self, Root};
 
 /// A parse result: the frontmatter, and the strict parser's error when it
@@ -21,7 +22,7 @@ type Parsed = super::memo::Parsed;
 /// once `capacity` results are held.
 #[derive(Debug)]
 pub(crate) struct ParseCache {
-    map: Mutex<LruCache<(u128, bool), Parsed>>,
+    map: Mutex<LruCache<Key, Parsed>>,
     /// At most this many results are held (0: none).
     capacity: usize,
     /// The home's memo file, by its path, once a build attached it.
@@ -76,10 +77,10 @@ impl ParseCache {
         }
     }
 
-    /// Parses `bytes` (lossily decoded), with the lenient fallback when
-    /// `lenient`, or returns the remembered result.
-    pub(crate) fn parse(&self, bytes: &[u8], lenient: bool) -> Parsed {
-        let key = (xxhash_rust::xxh3::xxh3_128(bytes), lenient);
+    /// Parses `bytes` (lossily decoded) under `reading`, or returns the
+    /// remembered result.
+    pub(crate) fn parse(&self, bytes: &[u8], reading: Reading) -> Parsed {
+        let key = (xxhash_rust::xxh3::xxh3_128(bytes), reading.code());
         if let Some(hit) = self.lock().get(&key) {
             return hit.clone();
         }
@@ -92,7 +93,7 @@ impl ParseCache {
         // A nameless frontmatter is kept as such: whether the folder's name
         // stands in is the policy's call, made by the caller.
         crate::vocab::counters::bump(crate::vocab::counters::Counter::FrontmatterParses);
-        let parsed = lenient::parse_or_lenient_fields(&String::from_utf8_lossy(bytes), lenient);
+        let parsed = lenient::parse_or_lenient_fields(&String::from_utf8_lossy(bytes), reading);
         // A refusal is remembered as a parse is: the next process need not
         // parse the same bytes again to refuse them.
         if let Some((_, memo)) = lock(&self.file).as_mut() {
@@ -103,7 +104,7 @@ impl ParseCache {
     }
 
     /// Keeps a result, the least recently used going beyond capacity.
-    fn remember(&self, key: (u128, bool), parsed: &Parsed) {
+    fn remember(&self, key: Key, parsed: &Parsed) {
         if self.capacity == 0 {
             return;
         }
@@ -120,7 +121,7 @@ impl ParseCache {
         self.lock().len()
     }
 
-    fn lock(&self) -> MutexGuard<'_, LruCache<(u128, bool), Parsed>> {
+    fn lock(&self) -> MutexGuard<'_, LruCache<Key, Parsed>> {
         lock(&self.map)
     }
 }
@@ -148,8 +149,9 @@ mod tests {
         ];
         for text in texts {
             for lenient in [false, true] {
-                assert_eq!(none.parse(text, lenient), some.parse(text, lenient));
-                assert_eq!(none.parse(text, lenient), some.parse(text, lenient));
+                let reading = Reading::lenient(lenient);
+                assert_eq!(none.parse(text, reading), some.parse(text, reading));
+                assert_eq!(none.parse(text, reading), some.parse(text, reading));
             }
         }
         assert_eq!(none.len(), 0);
@@ -163,27 +165,22 @@ mod tests {
         let b = b"---\nname: b\ndescription: second\n---\n";
         let c = b"---\nname: c\n---\n";
         assert_eq!(
-            cache.parse(a, false).map(|f| f.0.description),
+            cache.parse(a, Reading::default()).map(|f| f.0.description),
             Ok("first".to_string())
         );
-        assert_eq!(cache.parse(a, false).map(|f| f.0.name), Ok("a".to_string()));
-        assert_eq!(cache.len(), 1);
-        assert!(cache.parse(b, false).is_ok());
         assert_eq!(
-            cache.parse(c, false),
+            cache.parse(a, Reading::default()).map(|f| f.0.name),
+            Ok("a".to_string())
+        );
+        assert_eq!(cache.len(), 1);
+        assert!(cache.parse(b, Reading::default()).is_ok());
+        assert_eq!(
+            cache.parse(c, Reading::default()),
             Err(FrontmatterError::MissingDescription)
         );
         assert_eq!(cache.len(), 2);
         // `a` was used least recently and went; `c` stays.
-        assert!(
-            !cache
-                .lock()
-                .contains(&(xxhash_rust::xxh3::xxh3_128(a), false))
-        );
-        assert!(
-            cache
-                .lock()
-                .contains(&(xxhash_rust::xxh3::xxh3_128(c), false))
-        );
+        assert!(!cache.lock().contains(&(xxhash_rust::xxh3::xxh3_128(a), 0)));
+        assert!(cache.lock().contains(&(xxhash_rust::xxh3::xxh3_128(c), 0)));
     }
 }

@@ -9,7 +9,7 @@ use super::frontmatter::Frontmatter;
 use super::parallel::{in_order, threshold, workers};
 use super::read;
 use crate::policy::{
-    FrontmatterMode, HardLinkRule, LongDescription, NameFrom, Policy, ProjectTrust, SkillSource,
+    HardLinkRule, LeadingBom, LongDescription, NameFrom, Policy, ProjectTrust, SkillSource,
     SourceLevels, SymlinkRule, Whitespace,
 };
 use crate::sandbox::Place;
@@ -445,12 +445,14 @@ impl SourceCtx<'_> {
             };
             trace.push(self.place(), &rel, stamp, Some(&whole));
             let hash = crate::trust::content_hash(&whole);
-            if let Some(end) = super::frontmatter::frontmatter_end(&whole) {
+            if let Some(end) =
+                super::frontmatter::frontmatter_end_with(&whole, self.policy.skills.fences)
+            {
                 whole.truncate(end);
             }
             (whole, Some(hash))
         } else {
-            let bytes = match read::frontmatter_bytes(&file, cap) {
+            let bytes = match read::frontmatter_bytes(&file, cap, self.policy.skills.fences) {
                 Ok(b) => b,
                 Err(reason) => {
                     trace.push(self.place(), &rel, stamp, None);
@@ -465,10 +467,16 @@ impl SourceCtx<'_> {
         if !is_text(&bytes, file.len() > bytes.len() as u64) {
             return Err((rel, Reason::NotText));
         }
-        let lenient = self.policy.skills.frontmatter == FrontmatterMode::Lenient;
+        // A byte order mark the policy counts as text stands before the
+        // `---`, so the first line is not a fence.
+        if self.policy.skills.leading_bom == LeadingBom::Text
+            && bytes.starts_with(crate::vocab::text::BOM)
+        {
+            return Err((rel, Reason::BadFrontmatter));
+        }
         let (fm, strict_error) = self
             .cache
-            .parse(&bytes, lenient)
+            .parse(&bytes, super::frontmatter::Reading::of(self.policy))
             .map_err(|e| (rel.clone(), e.reason()))?;
         let mut fm = fm;
         let name = match self.policy.skills.name_from {

@@ -48,6 +48,99 @@ use serde_saphyr::{
     Budget, DuplicateKeyPolicy, NonFiniteFloatPolicy, Options, RenderOptions, SnippetMode, Spanned,
 };
 
+use crate::policy::{Fences, FrontmatterMode, Policy, Scalars};
+
+/// How a policy reads frontmatter: the `skills` keys that change what a
+/// parse of the same bytes gives (so the memo keys on them too).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Reading {
+    /// `skills.frontmatter`: the fallback for a block strict YAML refuses.
+    pub(crate) fallback: FrontmatterMode,
+    /// `skills.scalars`.
+    pub(crate) scalars: Scalars,
+    /// `skills.fences`.
+    pub(crate) fences: Fences,
+}
+
+impl Default for Reading {
+    /// Strict YAML, strings only, `---` with trailing blanks.
+    fn default() -> Self {
+        Reading {
+            fallback: FrontmatterMode::Strict,
+            scalars: Scalars::Strings,
+            fences: Fences::TrailingBlanks,
+        }
+    }
+}
+
+impl Reading {
+    /// The reading `policy` asks for.
+    pub(crate) fn of(policy: &Policy) -> Self {
+        Reading {
+            fallback: policy.skills.frontmatter,
+            scalars: policy.skills.scalars,
+            fences: policy.skills.fences,
+        }
+    }
+
+    /// The default reading, with or without the lenient fallback.
+    #[cfg_attr(not(any(test, feature = "internals")), allow(dead_code))]
+    pub(crate) fn lenient(lenient: bool) -> Self {
+        Reading {
+            fallback: if lenient {
+                FrontmatterMode::Lenient
+            } else {
+                FrontmatterMode::Strict
+            },
+            ..Reading::default()
+        }
+    }
+
+    /// One small number per reading, for the memo's keys: 0 and 1 are the
+    /// default reading without and with the lenient fallback.
+    pub(crate) fn code(self) -> u8 {
+        let fallback = match self.fallback {
+            FrontmatterMode::Strict => 0,
+            FrontmatterMode::Lenient => 1,
+            FrontmatterMode::NameDescriptionLines => 2,
+        };
+        let scalars = match self.scalars {
+            Scalars::Strings => 0,
+            Scalars::AsWritten => 1,
+        };
+        let fences = match self.fences {
+            Fences::TrailingBlanks => 0,
+            Fences::Trimmed => 1,
+            Fences::ExactOpen => 2,
+        };
+        fallback + 3 * scalars + 6 * fences
+    }
+
+    /// The reading a [`Reading::code`] stands for.
+    pub(crate) fn from_code(code: u8) -> Option<Self> {
+        let fallback = match code % 3 {
+            0 => FrontmatterMode::Strict,
+            1 => FrontmatterMode::Lenient,
+            _ => FrontmatterMode::NameDescriptionLines,
+        };
+        let scalars = match (code / 3) % 2 {
+            0 => Scalars::Strings,
+            _ => Scalars::AsWritten,
+        };
+        let fences = match code / 6 {
+            0 => Fences::TrailingBlanks,
+            1 => Fences::Trimmed,
+            2 => Fences::ExactOpen,
+            _ => return None,
+        };
+        Some(Reading {
+            fallback,
+            scalars,
+            fences,
+        })
+    }
+}
+
 /// Parsed frontmatter of a SKILL.md.
 ///
 /// ```
@@ -152,15 +245,22 @@ impl FrontmatterError {
 // for the fuzz target and the tests (through `internals`).
 #[cfg_attr(not(feature = "internals"), allow(dead_code))]
 pub fn frontmatter_end(bytes: &[u8]) -> Option<usize> {
-    locate(bytes, false).ok().map(|block| block.end)
+    frontmatter_end_with(bytes, Fences::TrailingBlanks)
+}
+
+/// [`frontmatter_end`] under the policy's fence rule.
+pub(crate) fn frontmatter_end_with(bytes: &[u8], fences: Fences) -> Option<usize> {
+    locate(bytes, false, fences).ok().map(|block| block.end)
 }
 
 /// [`frontmatter_end`] over a prefix of a file that grows as it is read,
 /// each byte looked at once however many times it is asked: a file read in
 /// chunks up to a large cap costs its length, not its length times the
 /// number of chunks.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct EndScan {
+    /// The fence rule.
+    fences: Fences,
     /// Where the next line to look at starts (no line break lies between
     /// the start of that line and `seen`).
     line: usize,
@@ -174,7 +274,25 @@ pub(crate) struct EndScan {
     found: Option<usize>,
 }
 
+impl Default for EndScan {
+    fn default() -> Self {
+        EndScan::new(Fences::TrailingBlanks)
+    }
+}
+
 impl EndScan {
+    /// A scan under the fence rule `fences`.
+    pub(crate) fn new(fences: Fences) -> Self {
+        EndScan {
+            fences,
+            line: 0,
+            seen: 0,
+            opened: false,
+            none: false,
+            found: None,
+        }
+    }
+
     /// What [`frontmatter_end`] answers for `bytes`, which extend the bytes
     /// given before.
     pub(crate) fn feed(&mut self, bytes: &[u8]) -> Option<usize> {
@@ -204,12 +322,12 @@ impl EndScan {
             self.line = end;
             self.seen = end;
             if !self.opened {
-                if !is_fence(text) {
+                if !opens(self.fences, text) {
                     self.none = true;
                     return None;
                 }
                 self.opened = true;
-            } else if is_fence(text) {
+            } else if closes(self.fences, text) {
                 self.found = Some(end);
                 return self.found;
             }
@@ -235,7 +353,16 @@ pub fn parse(text: &str) -> Result<Frontmatter, FrontmatterError> {
 /// blank one) comes back with an empty `name`: the caller decides whether
 /// a name is required (a policy may take the folder's name instead).
 pub(crate) fn parse_fields(text: &str) -> Result<Frontmatter, FrontmatterError> {
-    let block = locate(text.as_bytes(), true)?;
+    parse_fields_with(text, Reading::default())
+}
+
+/// [`parse_fields`] under a policy's reading (its fences and scalars; the
+/// fallback is the caller's).
+pub(crate) fn parse_fields_with(
+    text: &str,
+    reading: Reading,
+) -> Result<Frontmatter, FrontmatterError> {
+    let block = locate(text.as_bytes(), true, reading.fences)?;
     // Both ends of the range sit just after a `\n` or the BOM, or on the
     // start of a line, so they are character boundaries; `get` keeps that
     // from being a panic if it were ever not so.
@@ -249,7 +376,10 @@ pub(crate) fn parse_fields(text: &str) -> Result<Frontmatter, FrontmatterError> 
         Node::Null => Vec::new(),
         _ => return Err(FrontmatterError::NotAMapping),
     };
-    build(entries, yaml)
+    // Gemini CLI takes its YAML reading only when both fields are text:
+    // a name that is missing or not text goes to its fallback.
+    let name_required = reading.fallback == FrontmatterMode::NameDescriptionLines;
+    build(entries, yaml, reading.scalars, name_required)
 }
 
 // ---------------------------------------------------------------------------
@@ -269,7 +399,7 @@ pub(super) struct Block {
 
 /// Finds the fenced block at the start of `bytes`. With `whole` false the
 /// bytes may be cut short, so a last line without a `\n` is not looked at.
-pub(super) fn locate(bytes: &[u8], whole: bool) -> Result<Block, FrontmatterError> {
+pub(super) fn locate(bytes: &[u8], whole: bool, fences: Fences) -> Result<Block, FrontmatterError> {
     let start = if bytes.starts_with(BOM) { BOM.len() } else { 0 };
     let mut lines = Lines {
         bytes,
@@ -278,10 +408,10 @@ pub(super) fn locate(bytes: &[u8], whole: bool) -> Result<Block, FrontmatterErro
     };
     let opening = lines
         .next()
-        .filter(|line| is_fence(line.text))
+        .filter(|line| opens(fences, line.text))
         .ok_or(FrontmatterError::NoOpeningFence)?;
     lines
-        .find(|line| is_fence(line.text))
+        .find(|line| closes(fences, line.text))
         .map(|closing| Block {
             yaml: opening.end..closing.start,
             end: closing.end,
@@ -293,6 +423,30 @@ pub(super) fn locate(bytes: &[u8], whole: bool) -> Result<Block, FrontmatterErro
 /// CRLF line ending are allowed.
 fn is_fence(line: &[u8]) -> bool {
     line.trim_ascii_end() == b"---"
+}
+
+/// Whether `line` (without its `\n`) opens the frontmatter under `fences`.
+fn opens(fences: Fences, line: &[u8]) -> bool {
+    match fences {
+        Fences::TrailingBlanks => is_fence(line),
+        Fences::Trimmed => trims_to_fence(line),
+        Fences::ExactOpen => line == b"---" || line == b"---\r",
+    }
+}
+
+/// Whether `line` (without its `\n`) closes the frontmatter under `fences`.
+fn closes(fences: Fences, line: &[u8]) -> bool {
+    match fences {
+        Fences::TrailingBlanks => is_fence(line),
+        Fences::Trimmed => trims_to_fence(line),
+        Fences::ExactOpen => line.starts_with(b"---"),
+    }
+}
+
+/// Whether `line` is `---` once Unicode white space is trimmed from both
+/// ends (a line that is not UTF-8 is not).
+fn trims_to_fence(line: &[u8]) -> bool {
+    std::str::from_utf8(line).is_ok_and(|text| text.trim() == "---")
 }
 
 /// One line of the input, without its `\n`.
@@ -514,6 +668,8 @@ impl Node {
 fn build(
     entries: Vec<(String, Spanned<Node>)>,
     yaml: &str,
+    scalars: Scalars,
+    name_required: bool,
 ) -> Result<Frontmatter, FrontmatterError> {
     let mut name = None;
     let mut description = None;
@@ -521,11 +677,11 @@ fn build(
     for (key, node) in entries {
         let kept = match key.as_str() {
             "name" => {
-                name = Some(node.value);
+                name = Some(field_text(node, yaml, scalars));
                 continue;
             }
             "description" => {
-                description = Some(node.value);
+                description = Some(field_text(node, yaml, scalars));
                 continue;
             }
             "license" => optional(&node, yaml, |text| fm.license = text),
@@ -558,17 +714,20 @@ fn build(
 
     // A missing name is reported before a missing description; a
     // frontmatter with a description but no name comes back nameless.
-    fm.name = match name {
-        Some(Node::String(name)) if !name.trim().is_empty() => name,
-        _ => String::new(),
-    };
+    let name = name.flatten();
+    if name_required && name.is_none() {
+        return Err(FrontmatterError::MissingName);
+    }
+    fm.name = name
+        .filter(|name| !name.trim().is_empty())
+        .unwrap_or_default();
     let missing = if fm.name.is_empty() {
         FrontmatterError::MissingName
     } else {
         FrontmatterError::MissingDescription
     };
     fm.description = match description {
-        Some(Node::String(text)) => {
+        Some(Some(text)) => {
             let text = text.trim_end_matches(['\n', '\r']);
             if text.trim().is_empty() {
                 return Err(missing);
@@ -578,6 +737,19 @@ fn build(
         _ => return Err(missing),
     };
     Ok(fm)
+}
+
+/// The text of `name` or `description`: a string, or under
+/// `scalars = "as-written"` a number or boolean as spelled. `None` for
+/// anything else (null, a collection, a number under `strings`).
+fn field_text(node: Spanned<Node>, yaml: &str, scalars: Scalars) -> Option<String> {
+    match node.value {
+        Node::String(text) => Some(text),
+        Node::Number(_) | Node::Bool(_) if scalars == Scalars::AsWritten => {
+            scalar_text(&node, yaml)
+        }
+        _ => None,
+    }
 }
 
 /// Hands an optional text field to `set`: `None` for null, the text for a
@@ -686,7 +858,7 @@ mod tests {
     #[test]
     fn locate_gives_the_yaml_and_the_end() {
         let text = b"\xEF\xBB\xBF---\r\na: 1\r\n---\r\nbody";
-        let block = locate(text, true).unwrap();
+        let block = locate(text, true, Fences::TrailingBlanks).unwrap();
         assert_eq!(&text[block.yaml], b"a: 1\r\n");
         assert_eq!(&text[block.end..], b"body");
     }
@@ -694,15 +866,17 @@ mod tests {
     #[test]
     fn locate_on_a_prefix_ignores_the_unfinished_last_line() {
         assert_eq!(
-            locate(b"---\na: 1\n---", false).err(),
+            locate(b"---\na: 1\n---", false, Fences::TrailingBlanks).err(),
             Some(FrontmatterError::NoClosingFence)
         );
         assert_eq!(
-            locate(b"---\na: 1\n---", true).map(|b| b.end).ok(),
+            locate(b"---\na: 1\n---", true, Fences::TrailingBlanks)
+                .map(|b| b.end)
+                .ok(),
             Some(12)
         );
         assert_eq!(
-            locate(b"---", false).err(),
+            locate(b"---", false, Fences::TrailingBlanks).err(),
             Some(FrontmatterError::NoOpeningFence)
         );
     }

@@ -30,7 +30,8 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::frontmatter::{Frontmatter, FrontmatterError, locate, parse_fields};
+use super::frontmatter::{Frontmatter, FrontmatterError, Reading, locate, parse_fields_with};
+use crate::policy::FrontmatterMode;
 
 /// The most bytes of frontmatter the lenient reading accepts.
 pub const MAX_BYTES: usize = 64 * 1024;
@@ -166,7 +167,7 @@ pub fn parse_or_lenient(
     text: &str,
     lenient: bool,
 ) -> Result<(Frontmatter, Option<String>), FrontmatterError> {
-    let (fm, strict) = parse_or_lenient_fields(text, lenient)?;
+    let (fm, strict) = parse_or_lenient_fields(text, Reading::lenient(lenient))?;
     if fm.name.is_empty() {
         return Err(FrontmatterError::MissingName);
     }
@@ -177,11 +178,26 @@ pub fn parse_or_lenient(
 /// [`parse_fields`](super::frontmatter::parse_fields)).
 pub(crate) fn parse_or_lenient_fields(
     text: &str,
-    lenient: bool,
+    reading: Reading,
 ) -> Result<(Frontmatter, Option<String>), FrontmatterError> {
-    match parse_fields(text) {
-        Err(FrontmatterError::Yaml(strict)) if lenient => {
-            let block = locate(text.as_bytes(), true)?;
+    match parse_fields_with(text, reading) {
+        // Gemini CLI's fallback: the YAML refused, or not giving a string
+        // name and description, the two lines are read as plain text.
+        Err(
+            strict @ (FrontmatterError::Yaml(_)
+            | FrontmatterError::NotAMapping
+            | FrontmatterError::MissingName
+            | FrontmatterError::MissingDescription),
+        ) if reading.fallback == FrontmatterMode::NameDescriptionLines => {
+            let block = locate(text.as_bytes(), true, reading.fences)?;
+            let yaml = text.get(block.yaml.clone()).ok_or_else(|| strict.clone())?;
+            match name_description_lines(yaml) {
+                Some(fm) => Ok((fm, Some(strict.to_string()))),
+                None => Err(strict),
+            }
+        }
+        Err(FrontmatterError::Yaml(strict)) if reading.fallback == FrontmatterMode::Lenient => {
+            let block = locate(text.as_bytes(), true, reading.fences)?;
             let yaml = text
                 .get(block.yaml.clone())
                 .ok_or_else(|| FrontmatterError::Yaml(strict.clone()))?;
@@ -199,6 +215,60 @@ pub(crate) fn parse_or_lenient_fields(
         }
         other => other.map(|fm| (fm, None)),
     }
+}
+
+/// Reads only the `name:` and `description:` lines of a frontmatter, as
+/// plain text (Gemini CLI's fallback reader): a line that, after any
+/// indentation, starts with `name:` or `description:` sets that field to
+/// the rest of the line, trimmed, quotes and all; the last such line wins.
+/// A description goes on over the indented lines that follow it (a space
+/// or tab, then text), each trimmed, joined with single spaces. Both must
+/// be found, or there is nothing (`None`). The field names are matched
+/// exactly, in lower case.
+fn name_description_lines(yaml: &str) -> Option<Frontmatter> {
+    if yaml.len() > MAX_BYTES {
+        return None;
+    }
+    let trim = |text: &str| {
+        text.trim_matches(crate::vocab::text::is_javascript_white_space)
+            .to_string()
+    };
+    let mut name = None;
+    let mut description = None;
+    let mut lines = yaml
+        .split('\n')
+        .map(|line| line.strip_suffix('\r').unwrap_or(line))
+        .take(MAX_LINES)
+        .peekable();
+    while let Some(line) = lines.next() {
+        let content = line.trim_start_matches(crate::vocab::text::is_javascript_white_space);
+        if let Some(rest) = content.strip_prefix("name:") {
+            name = Some(trim(rest));
+            continue;
+        }
+        let Some(rest) = content.strip_prefix("description:") else {
+            continue;
+        };
+        let mut parts = vec![trim(rest)];
+        while let Some(next) = lines.peek() {
+            let indented = next.starts_with([' ', '\t'])
+                && next
+                    .trim_start_matches([' ', '\t'])
+                    .starts_with(|c: char| !crate::vocab::text::is_javascript_white_space(c));
+            if !indented {
+                break;
+            }
+            parts.push(trim(next));
+            lines.next();
+        }
+        parts.retain(|part| !part.is_empty());
+        description = Some(parts.join(" "));
+    }
+    Some(Frontmatter {
+        name: name?,
+        description: description?,
+        ..Frontmatter::default()
+    })
 }
 
 #[cfg(test)]

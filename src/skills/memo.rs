@@ -29,7 +29,8 @@
 //! trust gate hashes the listed text itself, not through the memo.
 //!
 //! Format: a header line, then one line per entry: 32 hex digits of the
-//! hash, `0` (strict) or `1` (lenient), a space, and the entry as compact
+//! hash, one character for the reading (`0` strict, `1` lenient, others for
+//! the other fence, scalar and fallback rules), a space, and the entry as compact
 //! JSON (which holds no raw line break): the parsed fields, or `{"e": kind}`
 //! (with `"y"`, the message, for a YAML error) for a refusal.
 
@@ -41,9 +42,9 @@ use serde_json::Value;
 
 use super::frontmatter::{Frontmatter, FrontmatterError};
 
-/// The key of a parse: the hash of the bytes, and whether the lenient
-/// reading was allowed.
-pub(crate) type Key = (u128, bool);
+/// The key of a parse: the hash of the bytes, and the reading's code
+/// ([`Reading::code`](super::frontmatter::Reading::code)).
+pub(crate) type Key = (u128, u8);
 
 /// The first line of a memo written by this build of lisa-context.
 fn header() -> String {
@@ -275,7 +276,7 @@ impl Memo {
         if self.index.contains_key(&key) || self.fresh_bytes >= self.max_bytes {
             return;
         }
-        let mut line = format!("{:032x}{} ", key.0, u8::from(key.1)).into_bytes();
+        let mut line = format!("{:032x}{} ", key.0, reading_char(key.1)).into_bytes();
         let written = match parsed {
             Ok((fm, strict)) => {
                 serde_json::to_writer(&mut line, &EntryRef::new(fm, strict.as_ref()))
@@ -381,7 +382,8 @@ fn index(bytes: &[u8]) -> Index {
     index
 }
 
-/// An entry line's key: 32 lowercase hex digits, then `0` or `1`.
+/// An entry line's key: 32 lowercase hex digits, then the reading's
+/// character (`0`: strict, `1`: lenient, more for the other readings).
 fn parse_key(text: &[u8]) -> Option<Key> {
     let (hex, reading) = text.split_at_checked(32)?;
     let mut hash: u128 = 0;
@@ -393,21 +395,48 @@ fn parse_key(text: &[u8]) -> Option<Key> {
         };
         hash = (hash << 4) | u128::from(digit);
     }
-    let lenient = match reading {
-        b"0" => false,
-        b"1" => true,
-        _ => return None,
+    let [reading] = reading else {
+        return None;
     };
-    Some((hash, lenient))
+    let code = READING_CHARS.iter().position(|c| c == reading)?;
+    let code = u8::try_from(code).ok()?;
+    super::frontmatter::Reading::from_code(code)?;
+    Some((hash, code))
+}
+
+/// The characters that stand for a reading's code, 0 first.
+const READING_CHARS: &[u8; 32] = b"0123456789abcdefghijklmnopqrstuv";
+
+/// The character of a reading's code.
+fn reading_char(code: u8) -> char {
+    READING_CHARS
+        .get(usize::from(code))
+        .map_or('?', |&c| char::from(c))
 }
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn every_reading_keeps_its_key_through_the_file() {
+        for code in 0..=u8::MAX {
+            let Some(reading) = super::super::frontmatter::Reading::from_code(code) else {
+                continue;
+            };
+            assert_eq!(reading.code(), code);
+            let line = format!("{:032x}{}", 0xabcu128, super::reading_char(code));
+            assert_eq!(super::parse_key(line.as_bytes()), Some((0xabc, code)));
+        }
+        // Today's two readings keep the characters earlier memos used.
+        assert_eq!(super::reading_char(0), '0');
+        assert_eq!(super::reading_char(1), '1');
+    }
+
     use super::*;
     use crate::skills::lenient;
 
     fn parsed(text: &str) -> (Frontmatter, Option<String>) {
-        lenient::parse_or_lenient_fields(text, true).unwrap()
+        lenient::parse_or_lenient_fields(text, super::super::frontmatter::Reading::lenient(true))
+            .unwrap()
     }
 
     #[test]
@@ -419,17 +448,13 @@ mod tests {
         ];
         let mut memo = Memo::new(None, 1 << 20);
         for (i, text) in texts.iter().enumerate() {
-            memo.add((i as u128, true), &Ok(parsed(text)));
+            memo.add((i as u128, 1), &Ok(parsed(text)));
         }
         let written = memo.take_update().unwrap().to_vec();
         let mut read = Memo::new(Some(written), 1 << 20);
         for (i, text) in texts.iter().enumerate() {
-            assert_eq!(
-                read.get((i as u128, true)),
-                Some(Ok(parsed(text))),
-                "{text}"
-            );
-            assert_eq!(read.get((i as u128, false)), None);
+            assert_eq!(read.get((i as u128, 1)), Some(Ok(parsed(text))), "{text}");
+            assert_eq!(read.get((i as u128, 0)), None);
         }
         assert_eq!(read.take_update(), None, "nothing new, nothing written");
     }
@@ -439,19 +464,19 @@ mod tests {
         let one = parsed("---\nname: a\ndescription: one\n---\n");
         let fm = one.0.clone();
         let mut memo = Memo::new(None, 1 << 20);
-        memo.add((1, false), &Ok(one.clone()));
-        memo.add((2, false), &Ok(one));
+        memo.add((1, 0), &Ok(one.clone()));
+        memo.add((2, 0), &Ok(one));
         let mut bytes = memo.take_update().unwrap().to_vec();
         // Break the first entry's JSON, and cut the file inside the second.
         let first = bytes.iter().position(|&b| b == b'{').unwrap();
         bytes[first] = b'[';
         let mut cut = Memo::new(Some(bytes[..bytes.len() - 3].to_vec()), 1 << 20);
-        assert_eq!(cut.get((1, false)), None);
-        assert_eq!(cut.get((2, false)), None);
+        assert_eq!(cut.get((1, 0)), None);
+        assert_eq!(cut.get((2, 0)), None);
         let mut whole = Memo::new(Some(bytes.clone()), 1 << 20);
-        assert_eq!(whole.get((1, false)), None);
+        assert_eq!(whole.get((1, 0)), None);
         assert_eq!(
-            whole.get((2, false)).and_then(Result::ok).map(|p| p.0),
+            whole.get((2, 0)).and_then(Result::ok).map(|p| p.0),
             Some(fm.clone())
         );
         // Another version's memo is no memo.
@@ -460,7 +485,7 @@ mod tests {
                 .unwrap()
                 .replacen(env!("CARGO_PKG_VERSION"), "0.0.0-other", 1);
         assert_eq!(
-            Memo::new(Some(other.into_bytes()), 1 << 20).get((2, false)),
+            Memo::new(Some(other.into_bytes()), 1 << 20).get((2, 0)),
             None
         );
     }
@@ -470,28 +495,28 @@ mod tests {
         let one = Ok(parsed("---\nname: a\ndescription: one\n---\n"));
         let mut memo = Memo::new(None, 1 << 20);
         for i in 0..10 {
-            memo.add((i, false), &one);
+            memo.add((i, 0), &one);
         }
         let bytes = memo.take_update().unwrap().to_vec();
         let line = (bytes.len() - header().len()) / 10;
         // Room for the header and three entries.
         let max = header().len() + 3 * line;
         let mut memo = Memo::new(Some(bytes), max);
-        assert!(memo.get((7, false)).is_some());
-        memo.add((100, false), &one);
+        assert!(memo.get((7, 0)).is_some());
+        memo.add((100, 0), &one);
         let bytes = memo.take_update().unwrap().to_vec();
         assert!(bytes.len() <= max);
         let mut memo = Memo::new(Some(bytes.clone()), max);
-        assert!(memo.get((7, false)).is_some(), "the one used");
-        assert!(memo.get((100, false)).is_some(), "the new entry");
-        assert!(memo.get((0, false)).is_some(), "the first of the rest");
-        assert!(memo.get((1, false)).is_none(), "no room left");
+        assert!(memo.get((7, 0)).is_some(), "the one used");
+        assert!(memo.get((100, 0)).is_some(), "the new entry");
+        assert!(memo.get((0, 0)).is_some(), "the first of the rest");
+        assert!(memo.get((1, 0)).is_none(), "no room left");
         // Every entry used and no room for a new one: nothing changes, so
         // nothing is written.
-        memo.add((200, false), &one);
+        memo.add((200, 0), &one);
         assert_eq!(memo.take_update(), None);
         let mut again = Memo::new(Some(bytes), max);
-        assert!(again.get((200, false)).is_none());
+        assert!(again.get((200, 0)).is_none());
     }
 
     #[test]
@@ -506,16 +531,16 @@ mod tests {
         ];
         let mut memo = Memo::new(None, 1 << 20);
         for (i, e) in refusals.iter().enumerate() {
-            memo.add((i as u128, false), &Err(e.clone()));
+            memo.add((i as u128, 0), &Err(e.clone()));
         }
         let long = FrontmatterError::Yaml("é".repeat(MAX_MESSAGE_BYTES));
-        memo.add((99, false), &Err(long));
+        memo.add((99, 0), &Err(long));
         let bytes = memo.take_update().unwrap().to_vec();
         let mut read = Memo::new(Some(bytes), 1 << 20);
         for (i, e) in refusals.iter().enumerate() {
-            assert_eq!(read.get((i as u128, false)), Some(Err(e.clone())));
+            assert_eq!(read.get((i as u128, 0)), Some(Err(e.clone())));
         }
-        match read.get((99, false)) {
+        match read.get((99, 0)) {
             Some(Err(FrontmatterError::Yaml(m))) => assert!(m.len() <= MAX_MESSAGE_BYTES),
             other => panic!("{other:?}"),
         }
@@ -599,15 +624,15 @@ mod tests {
                 let mut memo = Memo::new(None, 1 << 20);
                 let fresh: Vec<_> = texts
                     .iter()
-                    .map(|t| lenient::parse_or_lenient_fields(t, lenient))
+                    .map(|t| lenient::parse_or_lenient_fields(t, crate::skills::frontmatter::Reading::lenient(lenient)))
                     .collect();
                 for (i, parsed) in fresh.iter().enumerate() {
-                    memo.add((i as u128, lenient), parsed);
+                    memo.add((i as u128, u8::from(lenient)), parsed);
                 }
                 let bytes = memo.take_update().map(<[u8]>::to_vec).unwrap_or_default();
                 let mut read = Memo::new(Some(bytes), 1 << 20);
                 for (i, parsed) in fresh.into_iter().enumerate() {
-                    prop_assert_eq!(read.get((i as u128, lenient)), Some(parsed));
+                    prop_assert_eq!(read.get((i as u128, u8::from(lenient))), Some(parsed));
                 }
             }
         }

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use super::frontmatter;
-use crate::policy::Policy;
+use crate::policy::{Fences, Policy};
 use crate::sandbox::{OpenFile, Opened, Root};
 use crate::vocab::reason::Reason;
 use crate::vocab::text;
@@ -21,11 +21,15 @@ pub(super) fn file_cap(policy: &Policy) -> u64 {
 /// Reads `file` only as far as its frontmatter goes (in chunks, never past
 /// `cap`), and returns the bytes up to the end of the closing fence, or all
 /// that was read when no fence closed.
-pub(super) fn frontmatter_bytes(file: &OpenFile, cap: u64) -> Result<Vec<u8>, Reason> {
+pub(super) fn frontmatter_bytes(
+    file: &OpenFile,
+    cap: u64,
+    fences: Fences,
+) -> Result<Vec<u8>, Reason> {
     SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
         Ok(mut buf) => {
             buf.clear();
-            let read = read_frontmatter(file, cap, &mut buf).map(|()| buf.to_vec());
+            let read = read_frontmatter(file, cap, fences, &mut buf).map(|()| buf.to_vec());
             if buf.capacity() > SCRATCH_KEPT {
                 *buf = Vec::new();
             }
@@ -34,7 +38,7 @@ pub(super) fn frontmatter_bytes(file: &OpenFile, cap: u64) -> Result<Vec<u8>, Re
         // Not reentered in practice; a fresh buffer does the same work.
         Err(_) => {
             let mut buf = Vec::new();
-            read_frontmatter(file, cap, &mut buf).map(|()| buf)
+            read_frontmatter(file, cap, fences, &mut buf).map(|()| buf)
         }
     })
 }
@@ -53,10 +57,15 @@ const SCRATCH_KEPT: usize = 64 * 1024;
 
 /// Reads into `buf` as far as the frontmatter goes, then cuts `buf` at the
 /// end of the closing fence (all that was read when no fence closed).
-fn read_frontmatter(file: &OpenFile, cap: u64, buf: &mut Vec<u8>) -> Result<(), Reason> {
+fn read_frontmatter(
+    file: &OpenFile,
+    cap: u64,
+    fences: Fences,
+    buf: &mut Vec<u8>,
+) -> Result<(), Reason> {
     // Each chunk is searched for the closing fence once: the search goes on
     // where it stopped.
-    let mut scan = frontmatter::EndScan::default();
+    let mut scan = frontmatter::EndScan::new(fences);
     let end = loop {
         let room = CHUNK.min(cap.saturating_sub(buf.len() as u64));
         let got = file.read_into(buf, room).map_err(|_| Reason::Unreadable)?;

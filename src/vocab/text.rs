@@ -5,8 +5,8 @@
 /// byte). When the read stopped early (`read_cut`), a character cut in half
 /// at the end is dropped.
 pub(crate) fn decode(mut bytes: Vec<u8>, read_cut: bool) -> Option<String> {
-    if bytes.starts_with(b"\xEF\xBB\xBF") {
-        bytes.drain(..3);
+    if bytes.starts_with(BOM) {
+        bytes.drain(..BOM.len());
     }
     let text = match String::from_utf8(bytes) {
         Ok(t) => t,
@@ -39,6 +39,45 @@ pub(crate) fn normalize_line_breaks(text: String) -> String {
         return text;
     }
     text.replace("\r\n", "\n").replace(BREAKS, "\n")
+}
+
+/// The UTF-8 byte order mark.
+pub(crate) const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Whether `c` is white space to ECMAScript's `String.prototype.trim`: its
+/// WhiteSpace set (tab, vertical tab, form feed, U+FEFF and every space
+/// separator, general category Zs, by Unicode's data) and its
+/// LineTerminator set (LF, CR, U+2028, U+2029). U+0085 is neither.
+pub(crate) fn is_javascript_white_space(c: char) -> bool {
+    use icu_properties::CodePointMapData;
+    use icu_properties::props::GeneralCategory;
+    matches!(
+        c,
+        '\t' | '\u{0B}' | '\u{0C}' | '\u{FEFF}' | '\n' | '\r' | '\u{2028}' | '\u{2029}'
+    ) || CodePointMapData::<GeneralCategory>::new().get(c) == GeneralCategory::SpaceSeparator
+}
+
+/// Whether the bytes of a file hold nothing but white space, as
+/// `white_space` says what white space is; a leading byte order mark is
+/// skipped first when `drop_bom`. Bytes that are not UTF-8 are judged up
+/// to the first one that is not (then they are not text, and not blank; a
+/// character cut short at the very end does not count).
+pub(crate) fn is_blank(bytes: &[u8], drop_bom: bool, white_space: fn(char) -> bool) -> bool {
+    let bytes = match bytes.strip_prefix(BOM) {
+        Some(rest) if drop_bom => rest,
+        _ => bytes,
+    };
+    let (text, whole) = match std::str::from_utf8(bytes) {
+        Ok(text) => (text, true),
+        Err(e) => (
+            // Valid up to there by the error's own word.
+            std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or_default(),
+            // A character cut short at the end (a read stopped inside it)
+            // is not a wrong byte.
+            e.error_len().is_none(),
+        ),
+    };
+    whole && text.chars().all(white_space)
 }
 
 /// The largest character boundary of `s` at or below `max`.

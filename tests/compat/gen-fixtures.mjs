@@ -1152,6 +1152,102 @@ fixture({
   cwd: 'repo/a',
 });
 
+// ------------------------------------------------- what counts as blank
+
+fixture({
+  name: 'blank-bom-codex',
+  about: 'Codex trims with Rust str::trim: a file holding only a BOM is text (the home override wins its slot, a root file spends 3 bytes of the budget), a NEL-only file is blank',
+  peers: CODEX,
+  settings: { maxBytes: 64 },
+  tree: [
+    raw('home/.codex/AGENTS.override.md', '\uFEFF'),
+    doc('home/.codex/AGENTS.md', 'Home AGENTS, behind the BOM-only override.'),
+    dir('repo/.git'),
+    raw('repo/AGENTS.md', '\uFEFF'),
+    raw('repo/a/AGENTS.override.md', '\u0085\n'),
+    doc('repo/a/AGENTS.md', 'Level a, behind a NEL-only override that takes the slot.'),
+    doc('repo/a/b/AGENTS.md', 'Level b: the budget left after the BOM decides where this is cut.'),
+  ],
+  cwd: 'repo/a/b',
+});
+
+fixture({
+  name: 'blank-nel-gemini',
+  about: 'Gemini trims with JavaScript trim: U+FEFF and U+3000 are white space, U+0085 is not (a NEL-only file is shown)',
+  peers: GEMINI,
+  tree: [
+    raw('home/.gemini/GEMINI.md', '\uFEFF\n'),
+    dir('repo/.git'),
+    raw('repo/GEMINI.md', '\u0085'),
+    raw('repo/a/GEMINI.md', '\u00A0\u3000\n\t'),
+    doc('repo/a/b/GEMINI.md', 'Level b.'),
+  ],
+  cwd: 'repo/a/b',
+});
+
+fixture({
+  name: 'sorted-utf16',
+  about: 'Gemini sorts paths by UTF-16 code units: a name beyond U+FFFF sorts before a fullwidth one',
+  peers: GEMINI,
+  settings: { extraNames: ['\uFF41.md', '\u{1F600}.md', 'z.md'] },
+  tree: [
+    dir('repo/.git'),
+    doc('repo/GEMINI.md', 'Root GEMINI.'),
+    doc('repo/\uFF41.md', 'Fullwidth a (U+FF41).'),
+    doc('repo/\u{1F600}.md', 'An astral name (U+1F600).'),
+    doc('repo/z.md', 'Plain z.'),
+  ],
+  cwd: 'repo',
+});
+
+fixture({
+  name: 'budget-zero',
+  about: 'project_doc_max_bytes = 0: no project file at all; the home file still goes in',
+  peers: CODEX,
+  settings: { maxBytes: 0 },
+  tree: [
+    doc('home/.codex/AGENTS.md', 'Home AGENTS.'),
+    dir('repo/.git'),
+    doc('repo/AGENTS.md', 'Root AGENTS.'),
+    doc('repo/a/AGENTS.md', 'Level a.'),
+  ],
+  cwd: 'repo/a',
+});
+
+fixture({
+  name: 'skills-frontmatter-edges',
+  about: 'a BOM before the opening fence (with LF and CRLF), trailing blanks on the opening fence, numbers and booleans as name and description',
+  peers: BOTH,
+  tree: [
+    dir('repo/.git'),
+    raw('repo/.agents/skills/bom/SKILL.md', '\uFEFF---\nname: bom\ndescription: A BOM before the fence.\n---\n[repo/.agents/skills/bom/SKILL.md]\n'),
+    raw('repo/.agents/skills/bom-crlf/SKILL.md', '\uFEFF---\r\nname: bom-crlf\r\ndescription: A BOM and CRLF lines.\r\n---\r\n[repo/.agents/skills/bom-crlf/SKILL.md]\r\n'),
+    raw('repo/.agents/skills/crlf/SKILL.md', '---\r\nname: crlf\r\ndescription: CRLF lines, no BOM.\r\n---\r\n[repo/.agents/skills/crlf/SKILL.md]\r\n'),
+    raw('repo/.agents/skills/open-spaces/SKILL.md', '---  \nname: open-spaces\ndescription: Two spaces after the opening fence.\n---\n[repo/.agents/skills/open-spaces/SKILL.md]\n'),
+    raw('repo/.agents/skills/close-spaces/SKILL.md', '---\nname: close-spaces\ndescription: Two spaces after the closing fence.\n---  \n[repo/.agents/skills/close-spaces/SKILL.md]\n'),
+    skillFile('repo/.agents/skills/numeric/SKILL.md', ['name: 123', 'description: 42']),
+    skillFile('repo/.agents/skills/floats/SKILL.md', ['name: floats', 'description: 1.50']),
+    skillFile('repo/.agents/skills/boolean/SKILL.md', ['name: boolean', 'description: true']),
+    skillFile('repo/.agents/skills/hex/SKILL.md', ['name: hex', 'description: 0x1F']),
+  ],
+  cwd: 'repo',
+});
+
+fixture({
+  name: 'skills-fallback-readers',
+  about: 'what each peer does when its YAML reading fails or gives no string: tab-indented block scalar, duplicate keys, a number name beside a quoted description, an opening fence with a leading space',
+  peers: BOTH,
+  tree: [
+    dir('repo/.git'),
+    raw('repo/.agents/skills/tab-block/SKILL.md', '---\nname: tab-block\ndescription: |\n\tline one\n\tline two\n---\n[repo/.agents/skills/tab-block/SKILL.md]\n'),
+    raw('repo/.agents/skills/dup/SKILL.md', '---\nname: dup\ndescription: first\ndescription: second\n---\n[repo/.agents/skills/dup/SKILL.md]\n'),
+    raw('repo/.agents/skills/quoted/SKILL.md', '---\nname: 7\ndescription: "quoted text"\n---\n[repo/.agents/skills/quoted/SKILL.md]\n'),
+    raw('repo/.agents/skills/lead-space/SKILL.md', ' ---\nname: lead-space\ndescription: A space before the opening fence.\n---\n[repo/.agents/skills/lead-space/SKILL.md]\n'),
+    raw('repo/.agents/skills/four-dashes/SKILL.md', '---\nname: four-dashes\ndescription: Closed by a line of four dashes?\n----\nmore: text\n---\n[repo/.agents/skills/four-dashes/SKILL.md]\n'),
+  ],
+  cwd: 'repo',
+});
+
 // ---------------------------------------------------------------- write
 
 for (const f of fixtures) {

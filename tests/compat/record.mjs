@@ -291,7 +291,10 @@ function recordCodex(bin, f, root) {
 }
 
 function parseCodexInstructions(f, root, cwd, text) {
-  const head = `# AGENTS.md instructions for ${cwd}\n\n<INSTRUCTIONS>\n`;
+  // With project docs off (project_doc_max_bytes = 0) the heading names no
+  // folder.
+  const heads = [`# AGENTS.md instructions for ${cwd}\n\n<INSTRUCTIONS>\n`, '# AGENTS.md instructions\n\n<INSTRUCTIONS>\n'];
+  const head = heads.find((h) => text.startsWith(h)) ?? heads[0];
   const tail = '\n</INSTRUCTIONS>';
   if (!text.startsWith(head) || !text.endsWith(tail)) fail(`codex instructions not framed as expected:\n${text.slice(0, 300)}`);
   let body = text.slice(head.length, text.length - tail.length);
@@ -299,11 +302,15 @@ function parseCodexInstructions(f, root, cwd, text) {
   // Global part: the home file, trimmed by Codex, before the project marker.
   const cut = body.indexOf(CODEX_PROJECT_SEP);
   const firstTag = tagAt(body, 0);
+  // A home file without a tag line (one that is only a BOM, say) is known
+  // by its whole text.
+  const untaggedHome = (text) => untaggedFiles(f, root, ['home/.codex'], CODEX_HOME_NAMES)
+    .find((e) => { const c = fileBytes(f, root, e).toString('utf8'); return text === c || text === c.trim(); });
   let project = body;
-  if (cut >= 0 || (firstTag && firstTag.startsWith('home/.codex/'))) {
+  if (cut >= 0 || (firstTag && firstTag.startsWith('home/.codex/')) || (!firstTag && untaggedHome(body))) {
     const global = cut >= 0 ? body.slice(0, cut) : body;
     project = cut >= 0 ? body.slice(cut + CODEX_PROJECT_SEP.length) : '';
-    const tag = tagAt(global, 0) ?? fail(`codex global instructions do not open with a tag line: ${global.slice(0, 80)}`);
+    const tag = tagAt(global, 0) ?? untaggedHome(global) ?? fail(`codex global instructions do not open with a tag line: ${global.slice(0, 80)}`);
     const bytes = fileBytes(f, root, tag);
     const content = bytes.toString('utf8');
     if (global !== content && global !== content.trim()) fail(`codex global text for ${tag} is neither the file nor the trimmed file`);
@@ -312,13 +319,26 @@ function parseCodexInstructions(f, root, cwd, text) {
   // Project part: files joined by a blank line; only the last may be cut.
   let pos = 0;
   const seen = [];
+  const names = [...CODEX_HOME_NAMES, ...(f.settings.extraNames ?? [])];
+  const untagged = untaggedFiles(f, root, ancestorsOf(f.cwd), names);
+  // The next untagged file (root-most first) whose whole text stands at `at`,
+  // followed by the end or the next file.
+  const untaggedAt = (at) => {
+    const i = untagged.findIndex((e) => {
+      const c = fileBytes(f, root, e).toString('utf8');
+      if (c.length === 0 || !project.startsWith(c, at)) return false;
+      const next = at + c.length;
+      return next === project.length || project.startsWith(CODEX_DOC_SEP, next);
+    });
+    return i < 0 ? null : untagged.splice(0, i + 1).pop();
+  };
   while (project.length > 0 && pos < project.length) {
-    const tag = tagAt(project, pos) ?? fail(`codex project text at offset ${pos} does not open with a known tag line (a budget cut inside a tag line cannot be attributed): ${JSON.stringify(project.slice(pos, pos + 80))}`);
+    const tag = tagAt(project, pos) ?? untaggedAt(pos) ?? fail(`codex project text at offset ${pos} does not open with a known tag line (a budget cut inside a tag line cannot be attributed): ${JSON.stringify(project.slice(pos, pos + 80))}`);
     const bytes = fileBytes(f, root, tag);
     const content = bytes.toString('utf8');
     const rest = project.slice(pos);
     let included;
-    if (rest.startsWith(content) && (rest.length === content.length || (rest.startsWith(CODEX_DOC_SEP, content.length) && tagAt(project, pos + content.length + CODEX_DOC_SEP.length)))) {
+    if (rest.startsWith(content) && (rest.length === content.length || (rest.startsWith(CODEX_DOC_SEP, content.length) && (tagAt(project, pos + content.length + CODEX_DOC_SEP.length) || untagged.length)))) {
       included = bytes.length;
       pos += content.length;
       if (pos < project.length) pos += CODEX_DOC_SEP.length;
@@ -361,6 +381,19 @@ function cutLength(content, rest, tag) {
     }
   }
   fail(`codex text for ${tag} is neither the whole file nor a prefix of it: ${JSON.stringify(rest.slice(0, 120))}`);
+}
+
+/**
+ * Files of the tree in one of `dirs`, named one of `names`, whose text does
+ * not open with a tag line (a BOM alone, a NEL alone...), root-most first:
+ * such a file is recognised by its whole text.
+ */
+function untaggedFiles(f, root, dirs, names) {
+  return f.tree
+    .filter((e) => !e.dir && !e.symlink && dirs.includes(dirname(e.path)) && names.includes(e.path.split('/').pop()))
+    .filter((e) => tagAt(fileBytes(f, root, e.path).toString('utf8'), 0) === null)
+    .map((e) => e.path)
+    .sort((a, b) => a.split('/').length - b.split('/').length);
 }
 
 /** The fixture path named by a tag line starting at `pos`, if any. */

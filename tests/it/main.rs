@@ -46,6 +46,7 @@ mod loader;
 mod loader_model;
 mod memo;
 mod parallel;
+mod peer_rules;
 mod policy_constraints;
 mod policy_diagnostics;
 mod policy_language;
