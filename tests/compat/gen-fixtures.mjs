@@ -1078,9 +1078,9 @@ fixture({
 });
 
 // ---------------------------------------------------------- Claude Code
-// Claude Code is closed source and not run here; these fixtures' expected
-// answers (expected/claude-code) are written by hand from its public
-// documentation and say so ("source": "documentation").
+// Claude Code is closed source; record.mjs observes `claude -p` through the
+// requests it sends to a fake Messages API on 127.0.0.1 (README.md, "Claude
+// Code"). These fixtures were first written from its documentation.
 
 fixture({
   name: 'claude-memory-order',

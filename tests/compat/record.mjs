@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 // Records what the REAL peer programs load on each fixture (see README.md).
 //
-//   node tests/compat/record.mjs [--peer codex|gemini|both] [--out DIR]
-//        [--codex PREFIX] [--gemini PREFIX] [--only NAME[,NAME...]] [--keep] [--isolate]
+//   node tests/compat/record.mjs [--peer codex|gemini|claude-code|both|all] [--out DIR]
+//        [--codex PREFIX] [--gemini PREFIX] [--claude PREFIX] [--only NAME[,NAME...]]
+//        [--keep] [--isolate]
 //
 // PREFIX is an `npm install --prefix` folder holding the peer package
-// (`@openai/codex`, `@google/gemini-cli-core`); by default the pinned versions
+// (`@openai/codex`, `@google/gemini-cli-core`, `@anthropic-ai/claude-code`);
+// `both` is Codex and Gemini, `all` (the default) adds Claude Code; by default the pinned versions
 // under ${XDG_CACHE_HOME:-~/.cache}/lisa-context-peers/. The output is
 // DIR/<peer>/<fixture>.json (DIR defaults to tests/compat/expected).
 //
@@ -18,6 +20,11 @@
 // Gemini also shows what each of a fixture's `accesses` loads (its on-access
 // discovery) and how each file's `@` imports were expanded.
 //
+// Claude Code (`claude -p`, print mode) runs as a child process against a fake
+// Anthropic Messages API on 127.0.0.1 started by this script: the first request
+// carries the memory files and the skills listing; a fixture's `accesses` are
+// played as `Read` tool calls answered by the fake model, one per turn.
+//
 // The recorder reads only what the program shows: any output it cannot parse
 // is an error, never an empty list.
 
@@ -26,16 +33,19 @@ import {
   existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync,
   rmSync, statSync, symlinkSync, writeFileSync,
 } from 'node:fs';
+import { createHash } from 'node:crypto';
+import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const PINNED = { codex: '0.171.0', gemini: '0.61.0' };
+const PINNED = { codex: '0.171.0', gemini: '0.61.0', claude: '2.1.332' };
 const cacheRoot = join(process.env.XDG_CACHE_HOME || join(process.env.HOME || tmpdir(), '.cache'), 'lisa-context-peers');
 const DEFAULT_PREFIX = {
   codex: join(cacheRoot, `@openai+codex@${PINNED.codex}`),
   gemini: join(cacheRoot, `@google+gemini-cli-core@${PINNED.gemini}`),
+  claude: join(cacheRoot, `@anthropic-ai+claude-code@${PINNED.claude}`),
 };
 // Prompt separators and frames, as each program writes them.
 const CODEX_PROJECT_SEP = '\n\n--- project-doc ---\n\n';
@@ -49,7 +59,7 @@ const fail = (msg) => { throw new RecordError(msg); };
 // ------------------------------------------------------------------ main
 
 function parseArgs(argv) {
-  const o = { peer: 'both', out: join(here, 'expected'), codex: DEFAULT_PREFIX.codex, gemini: DEFAULT_PREFIX.gemini, only: null, keep: false, isolate: false };
+  const o = { peer: 'all', out: join(here, 'expected'), codex: DEFAULT_PREFIX.codex, gemini: DEFAULT_PREFIX.gemini, claude: DEFAULT_PREFIX.claude, only: null, keep: false, isolate: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const val = () => argv[++i] ?? fail(`${a} needs a value`);
@@ -57,24 +67,27 @@ function parseArgs(argv) {
     else if (a === '--out') o.out = val();
     else if (a === '--codex') o.codex = val();
     else if (a === '--gemini') o.gemini = val();
+    else if (a === '--claude') o.claude = val();
     else if (a === '--only') o.only = val().split(',');
     else if (a === '--keep') o.keep = true;
     else if (a === '--isolate') o.isolate = true;
     else if (a === '-h' || a === '--help') {
-      console.log(readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(1, 11).map((l) => l.replace(/^\/\/ ?/, '')).join('\n'));
+      console.log(readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(1, 13).map((l) => l.replace(/^\/\/ ?/, '')).join('\n'));
       process.exit(0);
     } else fail(`unknown argument ${a}`);
   }
-  if (!['codex', 'gemini', 'both'].includes(o.peer)) fail(`--peer must be codex, gemini or both, not ${o.peer}`);
+  if (!['codex', 'gemini', 'claude-code', 'both', 'all'].includes(o.peer)) fail(`--peer must be codex, gemini, claude-code, both or all, not ${o.peer}`);
   return o;
 }
 
 async function main(opts) {
   const fixtures = loadFixtures(opts.only);
-  const peers = opts.peer === 'both' ? ['codex', 'gemini'] : [opts.peer];
-  checkNoSystemSources();
+  const peers = { both: ['codex', 'gemini'], all: ['codex', 'gemini', 'claude-code'] }[opts.peer] ?? [opts.peer];
+  checkNoSystemSources(peers);
   for (const peer of peers) {
-    const tool = peer === 'codex' ? codexTool(opts.codex) : geminiTool(opts.gemini, opts.isolate);
+    const tool = peer === 'codex' ? codexTool(opts.codex)
+      : peer === 'gemini' ? geminiTool(opts.gemini, opts.isolate)
+        : claudeTool(opts.claude);
     console.log(`${peer} ${tool.version} (${tool.where})`);
     const outDir = join(opts.out, peer);
     mkdirSync(outDir, { recursive: true });
@@ -169,9 +182,15 @@ function renderImport(m) {
 }
 
 /** Machine-wide skill folders would leak into every recording. */
-function checkNoSystemSources() {
-  for (const p of ['/etc/codex/skills', '/etc/codex']) {
-    if (existsSync(p)) fail(`${p} exists on this machine: Codex would add its skills/config to every recording; record elsewhere`);
+function checkNoSystemSources(peers) {
+  if (peers.includes('codex')) {
+    for (const p of ['/etc/codex/skills', '/etc/codex']) {
+      if (existsSync(p)) fail(`${p} exists on this machine: Codex would add its skills/config to every recording; record elsewhere`);
+    }
+  }
+  // Claude Code's managed policy folder (CLAUDE.md, skills, settings) on Linux.
+  if (peers.includes('claude-code') && existsSync('/etc/claude-code')) {
+    fail('/etc/claude-code exists on this machine: Claude Code would add its managed memory/skills/settings to every recording; record elsewhere');
   }
 }
 
@@ -724,6 +743,284 @@ function walkGeminiImports(state, content, abs, depth, from, top) {
   const rest = content.slice(last);
   expect(top ? rest.trimEnd() : rest);
   return imports;
+}
+
+// ------------------------------------------------------------------ claude code
+
+// Claude Code ships as a native program with no offline command that prints
+// what it loads; it is observed through the requests it sends. `claude -p`
+// runs against a fake Messages API on 127.0.0.1 (this process): every request
+// is kept, and each is answered with a minimal streamed reply, a `Read` tool
+// call for the next of the fixture's `accesses`, else the text `ok`. Telemetry,
+// auto-update and other traffic are switched off; HOME and TMPDIR are the
+// fixture's, so nothing of this machine's ~/.claude is read.
+const CLAUDE_MEMORY_HEAD = '<system-reminder>\nCodebase and user instructions are shown below. Be sure to adhere to these instructions. IMPORTANT: These instructions OVERRIDE any default behavior and you MUST follow them exactly as written.\n\n';
+const CLAUDE_REMINDER_TAIL = '\n</system-reminder>';
+const CLAUDE_SKILLS_HEAD = 'The following skills are available for use with the Skill tool:\n\n';
+const CLAUDE_IMPORT_MAX_DEPTH = 4;
+
+function claudeTool(prefix) {
+  const bin = [join(prefix, 'node_modules', '.bin', 'claude'), prefix].find((p) => existsSync(p) && statSync(p).isFile());
+  if (!bin) fail(`no claude under ${prefix}; install it with: npm install --prefix ${prefix} @anthropic-ai/claude-code@${PINNED.claude}`);
+  const v = spawnSync(bin, ['--version'], { encoding: 'utf8', timeout: 60_000, env: cleanEnv({ DISABLE_AUTOUPDATER: '1', DISABLE_TELEMETRY: '1' }) });
+  const m = /^(\S+) \(Claude Code\)\s*$/.exec(v.stdout ?? '');
+  if (v.status !== 0 || !m) fail(`\`${bin} --version\` said: ${v.stdout}${v.stderr}`);
+  return { version: m[1], where: bin, recordAll: (runs) => eachRun('claude-code', runs, 1, (f, root) => recordClaude(bin, f, root)) };
+}
+
+/** A fake Anthropic Messages API; `reply(n, body)` picks the n-th answer. */
+function fakeMessagesApi(reply) {
+  const requests = [];
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (d) => { body += d; });
+    req.on('end', () => {
+      if (req.method !== 'POST' || !req.url.startsWith('/v1/messages') || req.url.startsWith('/v1/messages/')) {
+        requests.push({ url: req.url, unexpected: true });
+        res.writeHead(404, { 'content-type': 'application/json' });
+        res.end('{"type":"error","error":{"type":"not_found_error","message":"not here"}}');
+        return;
+      }
+      let j;
+      try { j = JSON.parse(body); } catch { j = null; }
+      requests.push({ url: req.url, body: j });
+      const n = requests.filter((r) => r.body).length - 1;
+      const tool = reply(n);
+      const message = { id: `msg_${n}`, type: 'message', role: 'assistant', model: j?.model ?? 'fake', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 1, output_tokens: 1 } };
+      const block = tool ? { type: 'tool_use', id: `toolu_${n}`, name: tool.name, input: tool.input } : { type: 'text', text: 'ok' };
+      const stop = tool ? 'tool_use' : 'end_turn';
+      if (!j?.stream) {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ ...message, content: [block], stop_reason: stop }));
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const ev = (type, data) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+      ev('message_start', { message });
+      if (tool) {
+        ev('content_block_start', { index: 0, content_block: { ...block, input: {} } });
+        ev('content_block_delta', { index: 0, delta: { type: 'input_json_delta', partial_json: JSON.stringify(tool.input) } });
+      } else {
+        ev('content_block_start', { index: 0, content_block: { type: 'text', text: '' } });
+        ev('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'ok' } });
+      }
+      ev('content_block_stop', { index: 0 });
+      ev('message_delta', { delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: 1 } });
+      ev('message_stop', {});
+      res.end();
+    });
+  });
+  return new Promise((ok, ko) => {
+    server.on('error', ko);
+    server.listen(0, '127.0.0.1', () => ok({ server, requests, port: server.address().port }));
+  });
+}
+
+async function recordClaude(bin, f, root) {
+  const home = join(root, 'home');
+  if (existsSync(join(home, '.claude.json')) || existsSync(join(home, '.claude', 'settings.json'))) fail('the fixture has its own ~/.claude.json or ~/.claude/settings.json; the recorder runs Claude Code with none');
+  const cwd = join(root, ...f.cwd.split('/'));
+  const accesses = f.accesses ?? [];
+  const api = await fakeMessagesApi((n) => (n < accesses.length ? { name: 'Read', input: { file_path: `${root}/${accesses[n]}` } } : null));
+  const tmp = mkdtempSync(join(tmpdir(), 'lisa-compat-claude-tmp-'));
+  try {
+    const env = cleanEnv({
+      HOME: home, TMPDIR: tmp,
+      ANTHROPIC_BASE_URL: `http://127.0.0.1:${api.port}`, ANTHROPIC_API_KEY: 'compat-offline',
+      DISABLE_TELEMETRY: '1', DISABLE_AUTOUPDATER: '1', DISABLE_ERROR_REPORTING: '1',
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY: '1',
+    });
+    const run = await new Promise((ok) => {
+      const child = spawn(bin, ['-p', 'hi', '--allowedTools', 'Read'], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout.on('data', (d) => { out += d; });
+      child.stderr.on('data', (d) => { out += d; });
+      const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+      child.on('error', (e) => { clearTimeout(timer); ok({ code: null, signal: null, out: e.message }); });
+      child.on('close', (code, signal) => { clearTimeout(timer); ok({ code, signal, out }); });
+    });
+    if (run.code !== 0) fail(`claude exited with ${run.signal ?? run.code}: ${run.out.slice(-2000)}`);
+    const odd = api.requests.filter((r) => r.unexpected || !r.body);
+    if (odd.length) fail(`claude made requests the fake API does not serve: ${odd.map((r) => r.url).join(', ')}`);
+    const bodies = api.requests.map((r) => r.body);
+    if (bodies.length !== accesses.length + 1) fail(`claude sent ${bodies.length} model requests, expected ${accesses.length + 1} (one per access, then the last answer)`);
+    return parseClaude(f, root, cwd, bodies[0], bodies[bodies.length - 1]);
+  } finally {
+    await new Promise((ok) => api.server.close(ok));
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+/** The text parts of a message, in order. */
+function claudeTexts(m) {
+  if (typeof m.content === 'string') return [m.content];
+  return m.content.filter((c) => c.type === 'text').map((c) => c.text);
+}
+
+function parseClaude(f, root, cwd, first, last) {
+  const user = first.messages?.[0];
+  if (!user || user.role !== 'user') fail('claude request does not open with a user message');
+  const rootRe = root.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  // The memory reminder, if any file was loaded; nothing else may name a fixture file as context.
+  const memory = claudeTexts(user).filter((t) => t.startsWith(CLAUDE_MEMORY_HEAD));
+  if (memory.length > 1) fail(`claude request has ${memory.length} memory reminders`);
+  const allText = JSON.stringify(first.messages) + JSON.stringify(first.system);
+  const mentions = (allText.match(new RegExp(`Contents of ${rootRe}/`, 'g')) ?? []).length;
+  let blocks = [];
+  if (memory.length) {
+    const text = memory[0];
+    if (!text.endsWith(CLAUDE_REMINDER_TAIL)) fail('claude memory reminder is not closed as expected');
+    blocks = claudeBlocks(f, root, text.slice(CLAUDE_MEMORY_HEAD.length, -CLAUDE_REMINDER_TAIL.length), true, 'memory');
+  }
+  if (mentions !== blocks.length) fail(`claude request names ${mentions} fixture files as "Contents of", the memory reminder holds ${blocks.length}`);
+  const instructions = claudeImportTree(f, root, cwd, blocks);
+  // Skills: the `- name: description` list in the session's system-role message.
+  const lists = first.messages.flatMap(claudeTexts).filter((t) => t.includes(CLAUDE_SKILLS_HEAD));
+  if (lists.length !== 1) fail(`claude request has ${lists.length} skills listings (expected 1: its bundled skills are always listed)`);
+  const skills = parseClaudeSkills(f, root, lists[0]);
+  // On access: what follows each Read result in the last request.
+  const onAccess = f.accesses ? claudeOnAccess(f, root, cwd, last) : undefined;
+  return { instructions, skills, onAccess };
+}
+
+/**
+ * Splits `Contents of <abs>[ (<kind>)]:\n\n<text>` blocks joined by a blank
+ * line; checks each text against the file (whole, its ends trimmed, or a
+ * prefix: a cut).
+ */
+function claudeBlocks(f, root, body, withKind, part) {
+  const head = new RegExp(`(?:^|\\n\\n)Contents of (${root.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/[^\\n]*?)${withKind ? ' \\([^()\\n]*\\)' : ''}:\\n\\n`, 'g');
+  const starts = [...body.matchAll(head)];
+  if (starts.length === 0 || starts[0].index !== 0) fail(`claude ${part} does not open with a "Contents of" block: ${JSON.stringify(body.slice(0, 120))}`);
+  return starts.map((m, i) => {
+    const from = m.index + m[0].length;
+    const to = i + 1 < starts.length ? starts[i + 1].index : body.length;
+    const shown = body.slice(from, to);
+    const path = relPath(root, m[1], `claude ${part} file`);
+    const bytes = fileBytes(f, root, path);
+    const content = bytes.toString('utf8');
+    let includedBytes;
+    if (shown === content || shown === content.trimEnd() || shown === content.trim() || shown.trimEnd() === content.trimEnd()) includedBytes = bytes.length;
+    else if (content.startsWith(shown)) includedBytes = Buffer.byteLength(shown);
+    else fail(`claude shows ${path} as text that is neither the file nor a prefix of it: ${JSON.stringify(shown.slice(0, 120))}`);
+    return { path, includedBytes, abs: m[1], content };
+  });
+}
+
+// Claude Code lists each file an `@path` import brought in as a block of its
+// own, right after the file that imports it (depth first). The recorder finds
+// the `@` tokens of each file (at the start or after whitespace; in backtick
+// code also right after a backtick) and rebuilds the tree from the blocks that follow. A token
+// with no block gets its outcome from the tree: `code` (in a code span or
+// fence), `too-deep` (in a file four hops down), `refused` (the target lies
+// outside the cwd: an "external" import, skipped until the user approves
+// external imports, which no recording does), `missing` (no such file);
+// anything else is an error.
+function claudeImportTokens(content) {
+  const code = [];
+  for (const m of content.matchAll(/(`+)[\s\S]*?\1/g)) code.push([m.index, m.index + m[0].length]);
+  const out = [];
+  // Also an `@` right after a backtick, when it is inside code: never an
+  // import, recorded as `code` (`@a.md` written as a code span).
+  for (const m of content.matchAll(/(^|\s|`)@([^\s`]+)/g)) {
+    const at = m.index + m[1].length;
+    const inCode = code.some(([s, e]) => at >= s && at < e);
+    if (m[1] === '`' && !inCode) continue;
+    out.push({ spec: m[2], inCode });
+  }
+  return out;
+}
+
+function claudeImportTree(f, root, cwd, blocks) {
+  let i = 0;
+  const walk = (block, depth, chain) => {
+    const imports = [];
+    for (const t of claudeImportTokens(block.content)) {
+      const target = resolve(dirname(block.abs), t.spec);
+      const next = blocks[i];
+      if (!t.inCode && depth < CLAUDE_IMPORT_MAX_DEPTH && next && next.abs === target) {
+        i++;
+        imports.push({ path: next.path, includedBytes: next.includedBytes, imports: walk(next, depth + 1, [...chain, target]) });
+        continue;
+      }
+      const inside = relative(cwd, target);
+      let outcome;
+      if (t.inCode) outcome = 'code';
+      else if (depth >= CLAUDE_IMPORT_MAX_DEPTH) outcome = 'too-deep';
+      else if (chain.includes(target)) outcome = 'cycle';
+      else if (inside.startsWith('..') || inside.startsWith(sep)) outcome = 'refused';
+      else if (!existsSync(target)) outcome = 'missing';
+      else fail(`claude did not import @${t.spec} from ${block.path}, and none of the known reasons applies`);
+      imports.push({ spec: t.spec, outcome });
+    }
+    return imports;
+  };
+  const out = [];
+  while (i < blocks.length) {
+    const b = blocks[i++];
+    out.push({ path: b.path, includedBytes: b.includedBytes, imports: walk(b, 0, [b.abs]) });
+  }
+  return out;
+}
+
+/** The skills listing; a skill's path is the fixture SKILL.md it must come from. */
+function parseClaudeSkills(f, root, text) {
+  const start = text.indexOf(CLAUDE_SKILLS_HEAD) + CLAUDE_SKILLS_HEAD.length;
+  const end = text.indexOf('\n\n', start);
+  const after = end < 0 ? '' : text.slice(end);
+  if (!/^\n\nToday's date is \d{4}-\d{2}-\d{2}\.\s*$/.test(after)) fail(`claude skills listing is not followed by the date line (a description with a blank line?): ${JSON.stringify(after.slice(0, 120))}`);
+  const entries = [];
+  for (const l of text.slice(start, end).split('\n')) {
+    const m = /^- ([^:\n]+): ([\s\S]*)$/.exec(l);
+    if (m) entries.push({ name: m[1], description: m[2] });
+    else if (entries.length) entries[entries.length - 1].description += '\n' + l;
+    else fail(`claude skills list opens with an unexpected line: ${l}`);
+  }
+  // The fixture's SKILL.md files: <skills dir>/<folder>/SKILL.md, the folder naming the skill.
+  const ours = f.tree.filter((e) => /(^|\/)\.claude\/skills\/[^/]+\/SKILL\.md$/.test(e.path)).map((e) => ({
+    path: e.path,
+    folder: e.path.split('/').slice(-2)[0],
+    description: frontmatterField(readFileSync(join(root, ...e.path.split('/')), 'utf8'), 'description'),
+  }));
+  return entries.map((s) => {
+    const same = ours.filter((o) => o.folder === s.name);
+    const hits = same.filter((o) => o.description === s.description);
+    if (hits.length > 1) fail(`claude lists ${s.name} (${JSON.stringify(s.description)}), which ${hits.length} fixture skills could be: ${hits.map((h) => h.path).join(', ')}`);
+    if (hits.length === 1) return { name: s.name, description: s.description, path: hits[0].path };
+    if (same.length) fail(`claude lists ${s.name} with a description no fixture SKILL.md of that folder has: ${JSON.stringify(s.description)}`);
+    // A bundled skill's text is Claude Code's, not copied here: a digest
+    // still shows a change in a re-recording.
+    const digest = createHash('sha256').update(s.description).digest('hex').slice(0, 16);
+    return { name: s.name, description: `(bundled, not copied: sha256 ${digest})`, path: `(bundled)/${s.name}`, system: true };
+  });
+}
+
+/** A one-line `key: value` of a SKILL.md frontmatter (the fixtures' plain form). */
+function frontmatterField(text, key) {
+  const m = /^---\n([\s\S]*?)\n---\n/.exec(text);
+  if (!m) return null;
+  for (const l of m[1].split('\n')) if (l.startsWith(`${key}: `)) return l.slice(key.length + 2);
+  return null;
+}
+
+/** For each access (a Read call), the memory reminders after its result. */
+function claudeOnAccess(f, root, cwd, last) {
+  const msgs = last.messages;
+  return f.accesses.map((access, n) => {
+    const at = msgs.findIndex((m) => m.role === 'user' && Array.isArray(m.content) && m.content.some((c) => c.type === 'tool_result' && c.tool_use_id === `toolu_${n}`));
+    if (at < 0) fail(`claude's last request has no result for the Read of ${access}`);
+    const parts = msgs[at].content;
+    const after = parts.slice(parts.findIndex((c) => c.type === 'tool_result' && c.tool_use_id === `toolu_${n}`) + 1);
+    const blocks = [];
+    for (const c of after) {
+      if (c.type === 'tool_result') break;
+      if (c.type !== 'text' || !c.text.includes(`Contents of ${root}/`)) continue;
+      const head = '<system-reminder>\n';
+      if (!c.text.startsWith(head) || !c.text.endsWith(CLAUDE_REMINDER_TAIL)) fail(`claude on-access reminder for ${access} not framed as expected: ${JSON.stringify(c.text.slice(0, 120))}`);
+      blocks.push(...claudeBlocks(f, root, c.text.slice(head.length, -CLAUDE_REMINDER_TAIL.length), false, `on-access (${access})`));
+    }
+    return { access, instructions: claudeImportTree(f, root, cwd, blocks) };
+  });
 }
 
 // ------------------------------------------------------------------ entry
