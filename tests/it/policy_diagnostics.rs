@@ -274,8 +274,18 @@ fn negative_rank() {
 
 #[test]
 fn budget_zero() {
-    let text = "version = 1\n\n[instructions]\nbudget-bytes = 0\n";
-    let report = diagnose(text, &[("policy::out-of-range", "0")]);
+    // 0 is a budget (no project file), as Codex's project_doc_max_bytes = 0;
+    // below it is out of range.
+    let zero = "version = 1\n\n[instructions]\nbudget-bytes = 0\n";
+    assert_eq!(
+        load(zero)
+            .expect("a zero budget is valid")
+            .instructions
+            .budget_bytes,
+        0
+    );
+    let text = "version = 1\n\n[instructions]\nbudget-bytes = -1\n";
+    let report = diagnose(text, &[("policy::out-of-range", "-1")]);
     insta::assert_snapshot!("budget_zero", report);
 }
 
@@ -301,7 +311,7 @@ const MANY_PROBLEMS: &str = r#"version = 3
 
 [instructions]
 exclude-levels = ["a/**/[b"]
-budget-bytes = 0
+budget-bytes = -1
 
 [skills]
 name-rule = '(['
@@ -331,7 +341,7 @@ fn several_semantic_errors_in_one_report() {
     let expected = [
         ("policy::unsupported-version", "3"),
         ("policy::invalid-glob", "\"a/**/[b\""),
-        ("policy::out-of-range", "0"),
+        ("policy::out-of-range", "-1"),
         ("policy::invalid-regex", "'(['"),
         ("policy::negative-rank", "-4"),
         ("policy::duplicate-rank", "7"),
@@ -487,7 +497,7 @@ fn override_of_skill_sources_replaces_the_array() {
 // Command line
 // ---------------------------------------------------------------------------
 
-const BAD_POLICY: &str = "version = 1\n\n[instructions]\nbudget-bytes = 0\n";
+const BAD_POLICY: &str = "version = 1\n\n[instructions]\nbudget-bytes = -1\n";
 const GOOD_POLICY: &str = "version = 1\n\n[instructions]\nbudget-bytes = 4096\n";
 
 fn cli(home: &Path) -> Command {
@@ -528,7 +538,7 @@ fn cli_check_bad_file_exits_1_with_diagnostic() {
         .stderr(
             predicate::str::contains("BAD.toml")
                 .and(predicate::str::contains(
-                    "`instructions.budget-bytes` is 0, outside 1..=1048576",
+                    "`instructions.budget-bytes` is -1, outside 0..=1048576",
                 ))
                 .and(predicate::str::contains("out of range"))
                 .and(predicate::str::contains("policy::out-of-range"))
