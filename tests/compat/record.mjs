@@ -328,9 +328,10 @@ function recordCodex(bin, f, root) {
 }
 
 function parseCodexInstructions(f, root, cwd, text) {
-  const head = `# AGENTS.md instructions for ${cwd}\n\n<INSTRUCTIONS>\n`;
+  // With no project root found (no marker), the heading names no folder.
+  const head = [`# AGENTS.md instructions for ${cwd}\n\n<INSTRUCTIONS>\n`, '# AGENTS.md instructions\n\n<INSTRUCTIONS>\n'].find((h) => text.startsWith(h));
   const tail = '\n</INSTRUCTIONS>';
-  if (!text.startsWith(head) || !text.endsWith(tail)) fail(`codex instructions not framed as expected:\n${text.slice(0, 300)}`);
+  if (!head || !text.endsWith(tail)) fail(`codex instructions not framed as expected:\n${text.slice(0, 300)}`);
   let body = text.slice(head.length, text.length - tail.length);
   const out = [];
   // Global part: the home file, trimmed by Codex, before the project marker.
@@ -393,7 +394,13 @@ function parseCodexInstructions(f, root, cwd, text) {
   for (const s of seen) byTag.set(s.tag, (byTag.get(s.tag) ?? 0) + 1);
   const spelled = new Map();
   for (const [tag, count] of byTag) {
-    const c = spelledPath(f, root, tag, ancestors, names);
+    let c = spelledPath(f, root, tag, ancestors, names);
+    // More entries than showings: only the folders from the project root
+    // (the nearest marker folder, else the cwd) down are read.
+    if (c.length > count) {
+      const top = codexProjectRoot(f, root);
+      c = c.filter((p) => p === top || p.startsWith(top + '/'));
+    }
     if (c.length !== count) fail(`codex shows ${tag} ${count} time(s) but ${c.length} entries on the cwd's ancestry lead to it (${c.join(', ')}): ambiguous`);
     spelled.set(tag, c);
   }
@@ -429,6 +436,13 @@ function tagAt(text, pos) {
   // A byte-order mark before the tag, or a CRLF after it, is the file's own.
   const m = /^\uFEFF?\[([^\]\n]+)\]\r?$/.exec(text.slice(pos, end));
   return m ? m[1] : null;
+}
+
+/** Codex's project root: the nearest folder at or above the cwd holding a marker, else the cwd. */
+function codexProjectRoot(f, root) {
+  const markers = f.settings.markers ?? ['.git'];
+  const dirs = ancestorsOf(f.cwd).reverse();
+  return dirs.find((d) => markers.some((m) => existsSync(join(root, ...d.split('/'), m)))) ?? f.cwd;
 }
 
 function ancestorsOf(cwd) {
@@ -476,7 +490,7 @@ function parseCodexSkills(root, text) {
   if (entries.length === 0) fail('codex lists no skills at all, not even its bundled ones: format changed?');
   const systemDir = join(root, 'home', '.codex', 'skills', '.system') + sep;
   return entries.map((e) => {
-    const m = /^(.*?): ([\s\S]*) \(file: ([^()\s]+)\)$/.exec(e);
+    const m = /^(.*?): ([\s\S]*) \(file: ([^()\n]+)\)$/.exec(e);
     if (!m) fail(`codex skill entry not understood: ${e}`);
     const [, name, description, short] = m;
     const slash = short.indexOf('/');
