@@ -51,6 +51,9 @@ struct Class {
     fixtures: Vec<String>,
     #[serde(default)]
     features: Vec<String>,
+    /// The parts of an answer a covered random tree may differ in
+    /// (`instructions`, `skills`, `onAccess`, `error`: no answer).
+    sections: Vec<String>,
 }
 
 impl Class {
@@ -58,8 +61,10 @@ impl Class {
         self.peers.iter().any(|p| p == peer) && self.fixtures.iter().any(|f| f == fixture)
     }
 
-    fn covers_features(&self, peer: &str, features: &[String]) -> bool {
-        self.peers.iter().any(|p| p == peer) && self.features.iter().any(|f| features.contains(f))
+    fn covers_features(&self, peer: &str, features: &[String], section: &str) -> bool {
+        self.peers.iter().any(|p| p == peer)
+            && self.sections.iter().any(|s| s == section)
+            && self.features.iter().any(|f| features.contains(f))
     }
 }
 
@@ -310,6 +315,8 @@ fn materialize(fixture: &Fixture, root: &Path) {
             panic!("{}: entry {} has no kind", fixture.name, entry.path);
         }
     }
+    // The cwd folder is created if no entry creates it (README).
+    fs::create_dir_all(root.join(&fixture.cwd)).expect("mkdir cwd");
 }
 
 /// A TOML basic string holding `s` exactly (Rust's `{:?}` escapes are not
@@ -685,22 +692,39 @@ fn random_trees_load_what_the_real_programs_load() {
                 score.raw_matches += 1;
                 continue;
             }
-            let class_of = |list: &[Class]| {
-                list.iter()
-                    .find(|c| c.covers_features(peer, &fixture.features))
-                    .map(|c| c.name.clone())
-            };
-            let (kind, class) = if let Some(c) = class_of(&intended.classes) {
-                score.intended_mismatches += 1;
-                ("intended", Some(c))
-            } else if let Some(c) = class_of(&intended.pending) {
-                score.pending_mismatches += 1;
-                ("pending", Some(c))
-            } else {
-                score.mismatches += 1;
-                ("new", None)
-            };
+            // Each differing part must be covered by a class of a feature
+            // the tree carries: intended first, then pending.
             let sections = outcome.sections();
+            let mut classes = Vec::new();
+            let mut pending = false;
+            let mut uncovered = false;
+            for section in &sections {
+                let find = |list: &[Class]| {
+                    list.iter()
+                        .find(|c| c.covers_features(peer, &fixture.features, section))
+                        .map(|c| c.name.clone())
+                };
+                if let Some(c) = find(&intended.classes) {
+                    classes.push(c);
+                } else if let Some(c) = find(&intended.pending) {
+                    pending = true;
+                    classes.push(c);
+                } else {
+                    uncovered = true;
+                }
+            }
+            classes.dedup();
+            let kind = if uncovered {
+                score.mismatches += 1;
+                "new"
+            } else if pending {
+                score.pending_mismatches += 1;
+                "pending"
+            } else {
+                score.intended_mismatches += 1;
+                "intended"
+            };
+            let class = (!classes.is_empty()).then(|| classes.join("+"));
             lines += &format!(
                 "{peer:7} {:24} {kind:8} {:28} {}\n",
                 fixture.name,
