@@ -18,8 +18,9 @@
 //    difference, greedily removes tree entries, settings and accesses while
 //    the same parts still differ (re-recording and comparing each batch of
 //    candidates; at most --shrink-steps batches, default 40) and writes the
-//    small fixture, its recording and its report entry into --found
-//    (default WORK/found).
+//    small fixture, its recording and its difference into --found (default
+//    WORK/found): fixtures/<name>.json, <peer>/<name>.json, diff/<name>.json,
+//    so LISA_COMPAT_RANDOM=FOUND compares them again.
 // Exit 1 when a tree differs outside every intended and pending class
 // (unless --no-fail), 2 on a usage or tool failure.
 
@@ -232,18 +233,20 @@ if (o.shrink) {
     const { fixture, last, batches } = shrink(bin, join(work, 'shrink', `${m.peer}-${m.fixture}`), f, m, o.shrinkSteps);
     const name = `${m.fixture}-${m.peer}`;
     const out = { ...fixture, name, about: `shrunk from ${m.fixture} (seed ${o.seed}) by differential.mjs: ${m.peer} differs in ${m.sections.join(', ')}` };
-    writeFileSync(join(found, `${name}.json`), JSON.stringify(out, null, 2) + '\n');
+    mkdirSync(join(found, 'fixtures'), { recursive: true });
+    mkdirSync(join(found, 'diff'), { recursive: true });
+    writeFileSync(join(found, 'fixtures', `${name}.json`), JSON.stringify(out, null, 2) + '\n');
     mkdirSync(join(found, m.peer), { recursive: true });
     if (last) {
       const rec = JSON.parse(readFileSync(join(last.work, m.peer, `${last.name}.json`), 'utf8'));
       rec.fixture = name;
       writeFileSync(join(found, m.peer, `${name}.json`), JSON.stringify(rec, null, 2) + '\n');
-      writeFileSync(join(found, `${name}.diff.json`), JSON.stringify({ kind: last.entry.kind, class: last.entry.class, sections: last.entry.sections, diff: diffOf(last.entry) }, null, 2) + '\n');
+      writeFileSync(join(found, 'diff', `${name}.json`), JSON.stringify({ kind: last.entry.kind, class: last.entry.class, sections: last.entry.sections, diff: diffOf(last.entry) }, null, 2) + '\n');
     } else {
       copyFileSync(join(work, m.peer, `${m.fixture}.json`), join(found, m.peer, `${name}.json`));
-      writeFileSync(join(found, `${name}.diff.json`), JSON.stringify({ kind: m.kind, class: m.class, sections: m.sections, diff: diffOf(m) }, null, 2) + '\n');
+      writeFileSync(join(found, 'diff', `${name}.json`), JSON.stringify({ kind: m.kind, class: m.class, sections: m.sections, diff: diffOf(m) }, null, 2) + '\n');
     }
-    console.log(`shrunk ${m.peer} ${m.fixture}: ${f.tree.length} -> ${fixture.tree.length} entries in ${batches} batches (${((Date.now() - t0) / 1000).toFixed(0)} s): ${join(found, `${name}.json`)}`);
+    console.log(`shrunk ${m.peer} ${m.fixture}: ${f.tree.length} -> ${fixture.tree.length} entries in ${batches} batches (${((Date.now() - t0) / 1000).toFixed(0)} s): ${join(found, 'fixtures', `${name}.json`)}`);
   }
 }
 

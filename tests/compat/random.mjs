@@ -303,6 +303,7 @@ function generate(seed, index, peerChoice) {
     const effective = fm.name ?? dirPath.split('/').pop();
     usedNames.push(effective);
     if (layout === 'link-md') {
+      features.add('skill-md-symlink');
       const real = `${source}/real-${k}.md`;
       add({ path: real, text: fm.text });
       add({ path: `${dirPath}/SKILL.md`, symlink: `../real-${k}.md` });
@@ -312,7 +313,15 @@ function generate(seed, index, peerChoice) {
       add({ path: `${realDir}/SKILL.md`, text: fm.text.replace(`[${dirPath}/SKILL.md]`, `[${realDir}/SKILL.md]`) });
       if (add({ path: dirPath, symlink: relTarget(dirPath, realDir) })) features.add('skill-link-leaves-root');
     } else add({ path: `${dirPath}/SKILL.md`, text: fm.text });
-    if (homeSources.includes(source) || projectSources.includes(source)) placed.push({ name: effective, home: homeSources.includes(source) });
+    if (homeSources.includes(source) || projectSources.includes(source)) placed.push({ name: effective, source, home: homeSources.includes(source) });
+  }
+  // Two skills of one name in one folder: which one Gemini keeps follows
+  // the order its walk returns them in, which is not stable.
+  const bySource = new Set();
+  for (const p of placed) {
+    const k = `${p.source}\n${p.name}`;
+    if (bySource.has(k)) features.add('same-name-same-source');
+    bySource.add(k);
   }
   const homeNames = new Set(placed.filter((p) => p.home).map((p) => p.name));
   if (placed.some((p) => !p.home && homeNames.has(p.name))) features.add('home-skill-shadows-project');
@@ -359,6 +368,9 @@ function generate(seed, index, peerChoice) {
     const total = project.reduce((s, e) => s + size(e) + 2, 0);
     const nonAscii = project.some((e) => /[^\x00-\x7f]/.test(e.text ?? e.fill?.head ?? e.path) || /[^\x00-\x7f]/.test(e.path));
     if (budget > 0 && total > budget && nonAscii) features.add('cut-mid-char');
+    // A cut inside a file's trailing whitespace.
+    const wsEnd = project.some((e) => (e.fill ? /\s/.test(e.fill.byte) : /\s$/u.test(e.text)));
+    if (budget > 0 && total > budget && wsEnd) features.add('cut-in-trailing-ws');
   }
 
   const f = {
@@ -397,7 +409,7 @@ function frontmatter(R, nameValue, features, path) {
   }
   const w = () => R.pick(WORDS);
   const sentence = () => Array.from({ length: R.int(2, 7) }, w).join(' ');
-  const descKind = R.weighted([[50, 'plain'], [5, 'dq'], [3, 'sq'], [12, 'block'], [2, 'tabblock'], [4, 'multiline'], [3, 'tabs'], [3, 'long'], [0.7, 'empty'], [3, 'missing'], [1, 'number'], [2, 'colon'], [4, 'uni'], [3, 'trailing']]);
+  const descKind = R.weighted([[50, 'plain'], [5, 'dq'], [3, 'sq'], [12, 'block'], [2, 'tabblock'], [1, 'tabcont'], [4, 'multiline'], [3, 'tabs'], [3, 'long'], [0.7, 'empty'], [3, 'missing'], [1, 'number'], [2, 'colon'], [4, 'uni'], [3, 'trailing']]);
   const desc = [];
   switch (descKind) {
     case 'plain': desc.push(`description: ${sentence()}`); break;
@@ -412,14 +424,16 @@ function frontmatter(R, nameValue, features, path) {
       if (!ind.endsWith('-')) features.add('desc-trailing-newline');
       break;
     }
-    case 'tabblock': desc.push(`description: ${R.pick(['|', '>'])}`, `\t${sentence()}`, `\t${sentence()}`); break;
+    // Not valid YAML (tabs indent nothing): each peer has its own fallback.
+    case 'tabblock': desc.push(`description: ${R.pick(['|', '>'])}`, `\t${sentence()}`, `\t${sentence()}`); features.add('yaml-invalid'); break;
+    case 'tabcont': desc.push(`description: ${sentence()}`, `\t${sentence()}`); features.add('yaml-invalid'); break;
     case 'multiline': desc.push(`description: ${sentence()}`, `  ${sentence()}`, `  ${sentence()}`); break;
     case 'tabs': desc.push(`description: "${w()}\\t${w()}  ${w()}"`); break;
     case 'long': desc.push(`description: ${Array.from({ length: R.pick([180, 200, 260]) }, w).join(' ')}`); break;
     case 'empty': desc.push('description: ""'); features.add('empty-skill-field'); break;
     case 'missing': break;
     case 'number': desc.push(`description: ${R.pick(['42', '3.14', 'true'])}`); features.add('yaml-non-string'); break;
-    case 'colon': desc.push(`description: uses: ${w()}: twice`); break;
+    case 'colon': desc.push(`description: uses: ${w()}: twice`); features.add('yaml-invalid'); break;
     case 'uni': desc.push(`description: ${R.pick(UNI_WORDS)} ${sentence()} \u{1f680}`); break;
     case 'trailing': desc.push(`description: "${sentence()}  "`); break;
     default: throw new Error(descKind);

@@ -348,7 +348,7 @@ function parseCodexInstructions(f, root, cwd, text) {
   });
   const firstTag = tagAt(body, 0);
   let project = body;
-  if (cut >= 0 || (firstTag && firstTag.startsWith('home/.codex/')) || (!firstTag && homeFile(body))) {
+  if (cut >= 0 || (firstTag && firstTag.startsWith('home/.codex/')) || homeFile(body)) {
     const global = cut >= 0 ? body.slice(0, cut) : body;
     project = cut >= 0 ? body.slice(cut + CODEX_PROJECT_SEP.length) : '';
     const home = homeFile(global) ?? fail(`codex global text is none of the home files, whole or trimmed: ${JSON.stringify(global.slice(0, 80))}`);
