@@ -126,6 +126,7 @@ function shapeOf(m) {
 
 function printReport(report) {
   for (const [peer, s] of Object.entries(report.peers)) {
+    if (s.trees === 0) continue;
     const pct = (n) => (s.recorded ? `${((100 * n) / s.recorded).toFixed(1)}%` : '-');
     console.log(`${peer}: ${s.trees} trees, ${s.recorded} recorded (${s.unrecorded} not); raw ${s.rawMatches} (${pct(s.rawMatches)}), net of intended ${s.netMatches} (${pct(s.netMatches)}), net of pending too ${s.netMatches + s.pendingMismatches} (${pct(s.netMatches + s.pendingMismatches)}); ${s.pendingMismatches} pending, ${s.mismatches} new`);
   }
