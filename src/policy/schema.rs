@@ -584,6 +584,11 @@ section! {
         /// What `name` and `description` may be: YAML `strings` only, or
         /// any scalar `as-written` (a number or boolean taken as spelled).
         scalars: Scalars => "scalars",
+        /// A `SKILL.md` that is itself a symlink: `within-root` follows it
+        /// as `trust.symlinks` says; `never` refuses it (`symlink-refused`)
+        /// even when it stays inside its root, as Codex does. A linked skill
+        /// *folder* is governed by `trust.symlinks` alone.
+        skill_file_symlinks: SymlinkRule => "skill-file-symlinks",
         /// A file that makes a *home* skill executable (never a project one).
         /// Empty: no skill is executable.
         executable_file: String => "executable-file" where file_name(or_empty),
@@ -937,6 +942,11 @@ words! {
         /// `description` not usable) only the `name:` and `description:`
         /// lines, read as plain text (Gemini CLI's fallback).
         NameDescriptionLines => "name-description-lines",
+        /// Strict YAML, else the YAML again with the value of each
+        /// `key: value` line taken as literal text (quoted), block scalars,
+        /// nested maps and quoted values still read as YAML, a ` #` comment
+        /// cut (Codex's retry).
+        ValuesAsText => "values-as-text",
     }
 }
 

@@ -412,7 +412,11 @@ impl SourceCtx<'_> {
         // path examined (and traced: a removed or replaced folder shows up as
         // a changed SKILL.md). The folder is examined only to explain a failure.
         let rel = rel_folder.join(SKILL_FILE);
-        let file = match self.root.open_file(&rel, self.policy.trust.symlinks) {
+        let links = match self.policy.skills.skill_file_symlinks {
+            SymlinkRule::Never => SymlinkRule::Never,
+            SymlinkRule::WithinRoot => self.policy.trust.symlinks,
+        };
+        let file = match self.root.open_file(&rel, links) {
             Opened::File(file) => file,
             failed => return Err(self.explain_failure(rel_folder, failed, trace)),
         };

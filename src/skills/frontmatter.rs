@@ -62,6 +62,9 @@ pub(crate) struct Reading {
     pub(crate) fences: Fences,
 }
 
+/// The first [`Reading::code`] of the `values-as-text` fallback.
+const VALUES_AS_TEXT: u8 = 18;
+
 impl Default for Reading {
     /// Strict YAML, strings only, `---` with trailing blanks.
     fn default() -> Self {
@@ -98,12 +101,10 @@ impl Reading {
 
     /// One small number per reading, for the memo's keys: 0 and 1 are the
     /// default reading without and with the lenient fallback.
+    ///
+    /// Codes 0 to 17 are the first three fallbacks (as memos written before
+    /// `values-as-text` existed spell them); 18 to 23 are `values-as-text`.
     pub(crate) fn code(self) -> u8 {
-        let fallback = match self.fallback {
-            FrontmatterMode::Strict => 0,
-            FrontmatterMode::Lenient => 1,
-            FrontmatterMode::NameDescriptionLines => 2,
-        };
         let scalars = match self.scalars {
             Scalars::Strings => 0,
             Scalars::AsWritten => 1,
@@ -113,26 +114,41 @@ impl Reading {
             Fences::Trimmed => 1,
             Fences::ExactOpen => 2,
         };
+        let fallback = match self.fallback {
+            FrontmatterMode::Strict => 0,
+            FrontmatterMode::Lenient => 1,
+            FrontmatterMode::NameDescriptionLines => 2,
+            FrontmatterMode::ValuesAsText => return VALUES_AS_TEXT + scalars + 2 * fences,
+        };
         fallback + 3 * scalars + 6 * fences
     }
 
     /// The reading a [`Reading::code`] stands for.
     pub(crate) fn from_code(code: u8) -> Option<Self> {
+        let fences = |n: u8| match n {
+            0 => Some(Fences::TrailingBlanks),
+            1 => Some(Fences::Trimmed),
+            2 => Some(Fences::ExactOpen),
+            _ => None,
+        };
+        let scalars = |n: u8| match n % 2 {
+            0 => Scalars::Strings,
+            _ => Scalars::AsWritten,
+        };
+        if let Some(rest) = code.checked_sub(VALUES_AS_TEXT) {
+            return Some(Reading {
+                fallback: FrontmatterMode::ValuesAsText,
+                scalars: scalars(rest),
+                fences: fences(rest / 2)?,
+            });
+        }
         let fallback = match code % 3 {
             0 => FrontmatterMode::Strict,
             1 => FrontmatterMode::Lenient,
             _ => FrontmatterMode::NameDescriptionLines,
         };
-        let scalars = match (code / 3) % 2 {
-            0 => Scalars::Strings,
-            _ => Scalars::AsWritten,
-        };
-        let fences = match code / 6 {
-            0 => Fences::TrailingBlanks,
-            1 => Fences::Trimmed,
-            2 => Fences::ExactOpen,
-            _ => return None,
-        };
+        let scalars = scalars(code / 3);
+        let fences = fences(code / 6)?;
         Some(Reading {
             fallback,
             scalars,
@@ -369,6 +385,12 @@ pub(crate) fn parse_fields_with(
     let yaml = text
         .get(block.yaml)
         .ok_or_else(|| FrontmatterError::Yaml("frontmatter split inside a character".into()))?;
+    parse_yaml(yaml, reading)
+}
+
+/// Reads the YAML between the fences under `reading`'s scalars (the
+/// fallback is the caller's).
+pub(super) fn parse_yaml(yaml: &str, reading: Reading) -> Result<Frontmatter, FrontmatterError> {
     let root: Node = serde_saphyr::from_str_with_options(yaml, yaml_options())
         .map_err(|err| yaml_error(&err))?;
     let entries = match root {

@@ -30,7 +30,9 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::frontmatter::{Frontmatter, FrontmatterError, Reading, locate, parse_fields_with};
+use super::frontmatter::{
+    Frontmatter, FrontmatterError, Reading, locate, parse_fields_with, parse_yaml,
+};
 use crate::policy::FrontmatterMode;
 
 /// The most bytes of frontmatter the lenient reading accepts.
@@ -196,6 +198,21 @@ pub(crate) fn parse_or_lenient_fields(
                 None => Err(strict),
             }
         }
+        // Codex's retry: the YAML again, each plain value made a quoted one.
+        Err(FrontmatterError::Yaml(strict))
+            if reading.fallback == FrontmatterMode::ValuesAsText =>
+        {
+            let block = locate(text.as_bytes(), true, reading.fences)?;
+            let quoted = text
+                .get(block.yaml.clone())
+                .and_then(values_as_text)
+                .ok_or_else(|| FrontmatterError::Yaml(strict.clone()))?;
+            match parse_yaml(&quoted, reading) {
+                Ok(fm) => Ok((fm, Some(strict))),
+                Err(FrontmatterError::Yaml(_)) => Err(FrontmatterError::Yaml(strict)),
+                Err(other) => Err(other),
+            }
+        }
         Err(FrontmatterError::Yaml(strict)) if reading.fallback == FrontmatterMode::Lenient => {
             let block = locate(text.as_bytes(), true, reading.fences)?;
             let yaml = text
@@ -215,6 +232,74 @@ pub(crate) fn parse_or_lenient_fields(
         }
         other => other.map(|fm| (fm, None)),
     }
+}
+
+/// Rewrites a frontmatter block for the `values-as-text` retry: the value
+/// of every `key: value` line (after an indentation of spaces; the key not
+/// quoted) becomes a double-quoted YAML string holding it as written, cut
+/// at its first ` #` and trimmed. Left as they are: blank and comment
+/// lines, a value that is empty (a map or list follows), that opens a
+/// block scalar (`|`, `>`) or a quoted string, the lines of a block
+/// scalar, and every other line (a tab-indented one, a line with no `: `),
+/// which the YAML then judges. `None` past [`MAX_BYTES`].
+fn values_as_text(yaml: &str) -> Option<String> {
+    if yaml.len() > MAX_BYTES {
+        return None;
+    }
+    let mut out = String::with_capacity(yaml.len() + yaml.len() / 4);
+    // The indentation of the key whose block scalar is being read.
+    let mut block_of: Option<usize> = None;
+    for raw in yaml.split_inclusive('\n') {
+        let (line, end) = match raw.strip_suffix("\r\n") {
+            Some(l) => (l, "\r\n"),
+            None => match raw.strip_suffix('\n') {
+                Some(l) => (l, "\n"),
+                None => (raw, ""),
+            },
+        };
+        let indent = line.len() - line.trim_start_matches(' ').len();
+        let body = &line[indent..];
+        if let Some(key_indent) = block_of {
+            if body.trim().is_empty() || indent > key_indent {
+                out.push_str(raw);
+                continue;
+            }
+            block_of = None;
+        }
+        let split = body
+            .split_once(": ")
+            .filter(|(key, _)| !key.is_empty() && !key.starts_with(['"', '\'', '#', '\t']));
+        let Some((key, value)) = split else {
+            out.push_str(raw);
+            continue;
+        };
+        let value = value.trim_start_matches([' ', '\t']);
+        let value = value.split_once(" #").map_or(value, |(v, _)| v).trim_end();
+        if value.is_empty() || value.starts_with(['"', '\'']) {
+            out.push_str(raw);
+            continue;
+        }
+        if value.starts_with(['|', '>']) {
+            block_of = Some(indent);
+            out.push_str(raw);
+            continue;
+        }
+        out.push_str(&line[..indent]);
+        out.push_str(key);
+        out.push_str(": \"");
+        for c in value.chars() {
+            match c {
+                '\\' => out.push_str("\\\\"),
+                '"' => out.push_str("\\\""),
+                '\t' => out.push_str("\\t"),
+                c if c.is_control() => out.push_str(&format!("\\u{:04X}", u32::from(c))),
+                c => out.push(c),
+            }
+        }
+        out.push('"');
+        out.push_str(end);
+    }
+    Some(out)
 }
 
 /// Reads only the `name:` and `description:` lines of a frontmatter, as

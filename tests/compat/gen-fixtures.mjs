@@ -26,6 +26,15 @@ const CLAUDE = ['claude-code'];
 /** A directory (also used for markers such as `.git`). */
 const dir = (path) => ({ path, dir: true });
 
+/**
+ * A git repository's `.git` folder at `at`, with the `HEAD` file every real
+ * repository has: Codex reads the `.codex/skills` of the levels between the
+ * project root and the cwd only when the root's `.git` is a repository (or a
+ * `.git` file); an empty `.git` folder counts as a marker for instruction
+ * files but not for skills (see skills-cwd-codex-dir).
+ */
+const git = (at) => [dir(`${at}/.git`), raw(`${at}/.git/HEAD`, 'ref: refs/heads/main\n')];
+
 /** An instruction file: a tag line naming the file, then `body` lines. */
 function doc(path, ...body) {
   const lines = [`[${path}]`, ...body];
@@ -88,7 +97,7 @@ fixture({
   tree: [
     doc('home/.codex/AGENTS.md', 'Global Codex notes.'),
     doc('home/.gemini/GEMINI.md', 'Global Gemini notes.'),
-    dir('repo/.git'),
+    ...git('repo'),
     doc('repo/AGENTS.md', 'Root conventions.'),
     doc('repo/GEMINI.md', 'Root conventions.'),
     doc('repo/a/AGENTS.md', 'Level a.'),
@@ -108,7 +117,7 @@ fixture({
   about: 'AGENTS.override.md beats AGENTS.md in its own directory only; one file per directory for Codex',
   peers: BOTH,
   tree: [
-    dir('repo/.git'),
+    ...git('repo'),
     doc('repo/AGENTS.override.md', 'Root override.'),
     doc('repo/AGENTS.md', 'Root plain: hidden behind the override.'),
     doc('repo/a/AGENTS.md', 'Level a plain (no override here).'),
@@ -126,7 +135,7 @@ fixture({
     doc('home/.codex/TEAM.md', 'Not a Codex home name: ignored.'),
     doc('home/.gemini/GEMINI.md', 'Gemini global.'),
     doc('home/.gemini/TEAM.md', 'Gemini global TEAM.'),
-    dir('repo/.git'),
+    ...git('repo'),
     doc('repo/TEAM.md', 'Root TEAM only.'),
     doc('repo/a/NOTES.md', 'Level a NOTES.'),
     doc('repo/a/TEAM.md', 'Level a TEAM: listed before NOTES.'),
@@ -144,7 +153,7 @@ fixture({
   settings: { extraNames: ['', '../UP.md', 'docs/IN.md', 'AGENTS.md', 'TEAM.md'] },
   tree: [
     doc('UP.md', 'Above the repository: reachable from the root as ../UP.md.'),
-    dir('repo/.git'),
+    ...git('repo'),
     doc('repo/UP.md', 'Root UP: reachable from level a as ../UP.md.'),
     doc('repo/a/docs/IN.md', 'Level a docs/IN.md.'),
     doc('repo/a/TEAM.md', 'Level a TEAM.'),
@@ -159,7 +168,7 @@ fixture({
   peers: BOTH,
   settings: { extraNames: ['TEAM.md'] },
   tree: [
-    dir('repo/.git'),
+    ...git('repo'),
     raw('repo/AGENTS.override.md', '\n   \n\t\n'),
     doc('repo/AGENTS.md', 'Root plain: lost behind the blank override.'),
     raw('repo/GEMINI.md', '  \n\n'),
@@ -179,7 +188,7 @@ fixture({
     raw('home/.codex/AGENTS.override.md', ' \n\n'),
     doc('home/.codex/AGENTS.md', 'Codex home plain.', '', ''),
     raw('home/.gemini/GEMINI.md', '\n\n'),
-    dir('repo/.git'),
+    ...git('repo'),
     doc('repo/AGENTS.md', 'Root.'),
     doc('repo/GEMINI.md', 'Root.'),
   ],
@@ -193,7 +202,7 @@ fixture({
   tree: [
     doc('home/.codex/AGENTS.override.md', 'Codex home override.'),
     doc('home/.codex/AGENTS.md', 'Codex home plain: hidden.'),
-    dir('repo/.git'),
+    ...git('repo'),
     doc('repo/AGENTS.md', 'Root.'),
   ],
   cwd: 'repo',
@@ -206,7 +215,7 @@ fixture({
   tree: [
     big('home/.codex/AGENTS.md', 40000),
     big('home/.gemini/GEMINI.md', 40000),
-    dir('repo/.git'),
+    ...git('repo'),
     doc('repo/AGENTS.md', 'Root, still loaded.'),
     doc('repo/GEMINI.md', 'Root, still loaded.'),
   ],
@@ -220,7 +229,7 @@ fixture({
   settings: { maxBytes: 300 },
   tree: [
     doc('home/.codex/AGENTS.md', 'Global: outside the budget.'),
-    dir('repo/.git'),
+    ...git('repo'),
     big('repo/AGENTS.md', 200, 'r'),
     big('repo/GEMINI.md', 200, 'r'),
     big('repo/a/AGENTS.md', 250, 'a'),
@@ -236,7 +245,7 @@ fixture({
   about: 'default budget (32768): a 40000-byte root project file is cut at exactly 32768 bytes',
   peers: BOTH,
   tree: [
-    dir('repo/.git'),
+    ...git('repo'),
     big('repo/AGENTS.md', 40000, 'p'),
     big('repo/GEMINI.md', 40000, 'p'),
     doc('repo/a/AGENTS.md', 'Level a: budget already spent.'),
@@ -251,7 +260,7 @@ fixture({
   peers: CODEX,
   settings: { maxBytes: 120 },
   tree: [
-    dir('repo/.git'),
+    ...git('repo'),
     raw('repo/AGENTS.md', '\n'.repeat(100)),
     big('repo/a/AGENTS.md', 100, 'a'),
   ],
@@ -271,7 +280,7 @@ fixture({
     about: 'the project budget ends inside a two-byte UTF-8 character',
     peers: BOTH,
     settings: { maxBytes: head + 1 },
-    tree: [dir('repo/.git'), raw(path, text), raw('repo/GEMINI.md', text.replace(path, 'repo/GEMINI.md'))],
+    tree: [...git('repo'), raw(path, text), raw('repo/GEMINI.md', text.replace(path, 'repo/GEMINI.md'))],
     cwd: 'repo',
   });
 }
@@ -282,7 +291,7 @@ fixture({
   peers: BOTH,
   settings: { markers: [] },
   tree: [
-    dir('repo/.git'),
+    ...git('repo'),
     doc('repo/AGENTS.md', 'Root: not read.'),
     doc('repo/GEMINI.md', 'Root: not read.'),
     doc('repo/a/AGENTS.md', 'The cwd.'),
@@ -316,7 +325,7 @@ fixture({
     doc('repo/AGENTS.md', 'Repo: above the nearest marker.'),
     doc('repo/GEMINI.md', 'Repo: above the nearest marker.'),
     raw('repo/pkg/ROOT.marker', ''),
-    dir('repo/pkg/.git'),
+    ...git('repo/pkg'),
     doc('repo/pkg/AGENTS.md', 'Package root (file marker).'),
     doc('repo/pkg/GEMINI.md', 'Package root (file marker).'),
     doc('repo/pkg/src/AGENTS.md', 'The cwd.'),
@@ -330,7 +339,7 @@ fixture({
   about: 'a nested .git (a file, as in a submodule) makes the inner directory the root',
   peers: BOTH,
   tree: [
-    dir('repo/.git'),
+    ...git('repo'),
     doc('repo/AGENTS.md', 'Outer repository: above the nested root.'),
     doc('repo/GEMINI.md', 'Outer repository: above the nested root.'),
     raw('repo/vendor/lib/.git', 'gitdir: ../../.git/modules/lib\n'),
@@ -348,7 +357,7 @@ fixture({
   peers: BOTH,
   settings: { extraNames: ['TEAM.md'] },
   tree: [
-    dir('repo/.git'),
+    ...git('repo'),
     dir('repo/AGENTS.override.md'),
     doc('repo/AGENTS.md', 'Root plain: the override is a directory.'),
     dir('repo/GEMINI.md'),
@@ -366,7 +375,7 @@ fixture({
   peers: BOTH,
   settings: { extraNames: ['AAA.md', 'zz.md'] },
   tree: [
-    dir('repo/.git'),
+    ...git('repo'),
     doc('repo/GEMINI.md', 'Root GEMINI.'),
     doc('repo/zz.md', 'Root zz.'),
     doc('repo/AAA.md', 'Root AAA.'),
@@ -384,7 +393,7 @@ fixture({
   about: 'nine levels from the root to the cwd, one file at each level (order and no per-level loss)',
   peers: BOTH,
   tree: [
-    dir('repo/.git'),
+    ...git('repo'),
     ...['', 'l1/', 'l1/l2/', 'l1/l2/l3/', 'l1/l2/l3/l4/', 'l1/l2/l3/l4/l5/', 'l1/l2/l3/l4/l5/l6/',
       'l1/l2/l3/l4/l5/l6/l7/', 'l1/l2/l3/l4/l5/l6/l7/l8/']
       .flatMap((p, i) => [doc(`repo/${p}AGENTS.md`, `Level ${i}.`), doc(`repo/${p}GEMINI.md`, `Level ${i}.`)]),
@@ -399,7 +408,7 @@ fixture({
   settings: { extraNames: ['TEAM.md'] },
   tree: [
     doc('outside/notes.md', 'Outside the repository, reached through a link.'),
-    dir('repo/.git'),
+    ...git('repo'),
     doc('repo/shared/conventions.md', 'Shared text inside the repository.'),
     link('repo/AGENTS.md', '../outside/notes.md'),
     link('repo/GEMINI.md', '../outside/notes.md'),
@@ -418,7 +427,7 @@ fixture({
   peers: BOTH,
   tree: [
     doc('home/.gemini/GEMINI.md', 'Gemini global.'),
-    dir('repo/.git'),
+    ...git('repo'),
     doc('repo/AGENTS.md', 'Root, also linked from level a.'),
     doc('repo/GEMINI.md', 'Root, also linked from level a.'),
     link('repo/a/AGENTS.md', '../AGENTS.md'),
@@ -451,7 +460,7 @@ fixture({
     about: 'one skill name in every user and project source at several levels (cwd has no .codex)',
     peers: BOTH,
     tree: [
-      dir('repo/.git'),
+      ...git('repo'),
       ...sources.map((s) => skill(`${s}/deploy/SKILL.md`, 'deploy', `deploy, from ${s}`)),
       ...sources.map((s, i) => skill(`${s}/only-${i}/SKILL.md`, `only-${i}`, `unique to ${s}`)),
     ],
@@ -459,7 +468,7 @@ fixture({
   });
   fixture({
     name: 'skills-cwd-codex-dir',
-    about: 'the cwd has its own .codex/skills and .gemini/skills; the root has .codex/skills too',
+    about: 'the cwd has its own .codex/skills and .gemini/skills; the root has .codex/skills too, and its .git is an empty folder (no repository: Codex reads the cwd\'s .codex/skills only)',
     peers: BOTH,
     tree: [
       dir('repo/.git'),
@@ -478,7 +487,7 @@ fixture({
   about: 'skill files from 0 to 8 folders deep, dot folders, and a SKILL.md right in the skills folder',
   peers: BOTH,
   tree: [
-    dir('repo/.git'),
+    ...git('repo'),
     skill('repo/.agents/skills/SKILL.md', 'top-level', 'SKILL.md directly in the skills folder'),
     ...[1, 2, 3, 4, 5, 6, 7, 8].map((d) => {
       const folders = Array.from({ length: d }, (_, i) => `d${i + 1}`).join('/');
@@ -501,7 +510,7 @@ fixture({
     about: 'names at and past 64 characters, missing or empty names, odd characters, quoting',
     peers: BOTH,
     tree: [
-      dir('repo/.git'),
+      ...git('repo'),
       skill(`repo/.agents/skills/n64/SKILL.md`, n64, 'a name of exactly 64 characters'),
       skill(`repo/.agents/skills/n65/SKILL.md`, n65, 'a name of 65 characters'),
       skillFile('repo/.agents/skills/from-folder/SKILL.md', ['description: no name field']),
@@ -524,7 +533,7 @@ fixture({
   about: 'descriptions at 1024 characters, past it, multi-line YAML, and extra fields',
   peers: BOTH,
   tree: [
-    dir('repo/.git'),
+    ...git('repo'),
     skill('repo/.agents/skills/d1024/SKILL.md', 'd1024', prose(1024, 'exact')),
     skill('repo/.agents/skills/d1025/SKILL.md', 'd1025', prose(1025, 'over')),
     skill('repo/.agents/skills/d1500/SKILL.md', 'd1500', prose(1500, 'long')),
@@ -560,7 +569,7 @@ fixture({
   about: 'forty skills whose descriptions together pass the listing budget (Codex: 8,000 characters)',
   peers: CODEX,
   tree: [
-    dir('repo/.git'),
+    ...git('repo'),
     ...Array.from({ length: 40 }, (_, i) => {
       const n = String(i).padStart(2, '0');
       return skill(`repo/.agents/skills/s${n}/SKILL.md`, `s${n}`, prose(300 + 7 * i, `skill${n}`));
@@ -575,7 +584,7 @@ fixture({
   peers: BOTH,
   tree: [
     skill('outside/shared-skill/SKILL.md', 'shared', 'lives outside the repository'),
-    dir('repo/.git'),
+    ...git('repo'),
     link('repo/.agents/skills/shared', '../../../outside/shared-skill'),
     link('home/.agents/skills/shared-again', '../../../outside/shared-skill'),
     skill('repo/skill-src/real/SKILL.md', 'linked-file', 'SKILL.md itself is a link'),
@@ -611,7 +620,7 @@ fixture({
   about: 'imports relative to the importing file: plain, nested folder, ./, ../ within the root, out and back in',
   peers: GEMINI,
   tree: [
-    dir('repo/.git'),
+    ...git('repo'),
     doc('repo/GEMINI.md', 'Read @notes.md first.', 'Style: @./docs/style.md', 'Nested: @docs/api/rules.md'),
     doc('repo/notes.md', 'Root notes, imported.'),
     doc('repo/docs/style.md', 'Style guide, imported with ./.'),
@@ -628,7 +637,7 @@ fixture({
   about: 'imports three deep, each relative to the file that holds it',
   peers: GEMINI,
   tree: [
-    dir('repo/.git'),
+    ...git('repo'),
     doc('repo/GEMINI.md', 'Top: @lib/one.md', 'After the import.'),
     doc('repo/lib/one.md', 'One, then @sub/two.md then more of one.'),
     doc('repo/lib/sub/two.md', 'Two: @../../three.md'),
@@ -642,7 +651,7 @@ fixture({
   about: 'a chain of seven imports: the depth limit (5) leaves the rest of the chain unexpanded',
   peers: GEMINI,
   tree: [
-    dir('repo/.git'),
+    ...git('repo'),
     doc('repo/GEMINI.md', 'Chain start: @chain/c1.md'),
     ...[1, 2, 3, 4, 5, 6].map((i) => doc(`repo/chain/c${i}.md`, `Link ${i}: @c${i + 1}.md`)),
     doc('repo/chain/c7.md', 'Link 7, the end of the chain.'),
@@ -655,7 +664,7 @@ fixture({
   about: 'a two-file cycle (a, b, a), a three-file cycle, a file importing itself, GEMINI.md importing itself',
   peers: GEMINI,
   tree: [
-    dir('repo/.git'),
+    ...git('repo'),
     doc('repo/GEMINI.md', 'Pair: @cyc/a.md', 'Ring: @cyc/x.md', 'Self: @cyc/self.md', 'Me: @GEMINI.md'),
     doc('repo/cyc/a.md', 'A imports @b.md'),
     doc('repo/cyc/b.md', 'B imports @a.md'),
@@ -672,7 +681,7 @@ fixture({
   about: 'an imported file imports the GEMINI.md that imported it, and a link to itself',
   peers: GEMINI,
   tree: [
-    dir('repo/.git'),
+    ...git('repo'),
     doc('repo/GEMINI.md', 'Down: @sub/back.md', 'Alias: @sub/real.md'),
     doc('repo/sub/back.md', 'Back up: @../GEMINI.md'),
     doc('repo/sub/real.md', 'Real imports its alias @alias.md'),
@@ -689,7 +698,7 @@ fixture({
     about: 'a ring of 50 files, each importing the next: the depth limit comes before the cycle',
     peers: GEMINI,
     tree: [
-      dir('repo/.git'),
+      ...git('repo'),
       doc('repo/GEMINI.md', `Ring: @ring/${name(1)}`),
       ...Array.from({ length: n }, (_, k) => doc(`repo/ring/${name(k + 1)}`, `Ring ${k + 1}: @${name(((k + 1) % n) + 1)}`)),
     ],
@@ -703,7 +712,7 @@ fixture({
   peers: GEMINI,
   tree: [
     doc('outside/notes.md', 'Outside the repository.'),
-    dir('repo/.git'),
+    ...git('repo'),
     doc('repo/GEMINI.md',
       'Up: @../outside/notes.md',
       'Absolute: @/etc/passwd',
@@ -726,7 +735,7 @@ fixture({
   peers: GEMINI,
   tree: [
     doc('home/.gemini/GEMINI.md', 'Gemini global.'),
-    dir('repo/.git'),
+    ...git('repo'),
     doc('repo/GEMINI.md', 'Home again: @../home/.gemini/GEMINI.md'),
   ],
   cwd: 'repo',
@@ -741,7 +750,7 @@ fixture({
     doc('home/.gemini/notes.md', 'Home notes, beside the home file.'),
     doc('home/.gemini/more/extra.md', 'Home extra, one folder down.'),
     doc('home/shared.md', 'In $HOME, above ~/.gemini.'),
-    dir('repo/.git'),
+    ...git('repo'),
     doc('repo/GEMINI.md', 'Root.'),
   ],
   cwd: 'repo',
@@ -752,7 +761,7 @@ fixture({
   about: 'imports of a missing file, a file in a missing folder, a dangling link inside and one pointing out',
   peers: GEMINI,
   tree: [
-    dir('repo/.git'),
+    ...git('repo'),
     doc('repo/GEMINI.md', 'Gone: @nope.md', 'Gone folder: @no/such/file.md', 'Dangling: @dangling.md', 'Dangling out: @dangling-out.md', 'Still here.'),
     link('repo/dangling.md', 'missing-target.md'),
     link('repo/dangling-out.md', '../outside/missing.md'),
@@ -765,7 +774,7 @@ fixture({
   about: 'imports naming a directory (with and without a trailing slash) and the current folder',
   peers: GEMINI,
   tree: [
-    dir('repo/.git'),
+    ...git('repo'),
     doc('repo/GEMINI.md', 'Folder: @docs', 'Slash: @docs/', 'Dot: @.'),
     doc('repo/docs/readme.md', 'In the imported folder: not read.'),
   ],
@@ -777,7 +786,7 @@ fixture({
   about: 'imports inside code spans and fences (left as written), and in what is not code to Gemini (~~~, indented)',
   peers: GEMINI,
   tree: [
-    dir('repo/.git'),
+    ...git('repo'),
     doc('repo/GEMINI.md',
       'Span: `@a.md` and `` @b.md `` stay.',
       'Live: @a.md',
@@ -807,7 +816,7 @@ fixture({
   about: '@ in prose: @param, an email address, trailing punctuation, odd first characters, an HTML comment, a tab',
   peers: GEMINI,
   tree: [
-    dir('repo/.git'),
+    ...git('repo'),
     doc('repo/GEMINI.md',
       'Document every @param of a function.',
       'Mail user@example.com or team@notes.md for help.',
@@ -830,7 +839,7 @@ fixture({
     about: 'one file importing 100 files',
     peers: GEMINI,
     tree: [
-      dir('repo/.git'),
+      ...git('repo'),
       doc('repo/GEMINI.md', ...Array.from({ length: n }, (_, i) => `- @${part(i).slice('repo/'.length)}`)),
       ...Array.from({ length: n }, (_, i) => doc(part(i), `Part ${i}.`)),
     ],
@@ -843,7 +852,7 @@ fixture({
   about: 'one file imported twice by one file and again by another; a GEMINI.md imported that also loads on its own',
   peers: GEMINI,
   tree: [
-    dir('repo/.git'),
+    ...git('repo'),
     doc('repo/GEMINI.md', 'First: @shared.md', 'Second: @./shared.md', 'Level a file: @a/GEMINI.md'),
     doc('repo/shared.md', 'Shared text.'),
     doc('repo/a/GEMINI.md', 'Level a, the cwd: @../shared.md'),
@@ -868,7 +877,7 @@ fixture({
   about: 'files that hold nothing but an import (no tag line): at offset 0, of an empty file, of a blank file',
   peers: GEMINI,
   tree: [
-    dir('repo/.git'),
+    ...git('repo'),
     raw('repo/GEMINI.md', '@notes.md\n'),
     doc('repo/notes.md', 'Notes, the whole of the root file.'),
     raw('repo/a/GEMINI.md', '  @empty.md  \n'),
@@ -887,7 +896,7 @@ fixture({
   tree: [
     raw('repo/ROOT.marker', ''),
     doc('repo/top.md', 'At the marker root, above the inner .git.'),
-    dir('repo/pkg/.git'),
+    ...git('repo/pkg'),
     doc('repo/pkg/GEMINI.md', 'Up to the marker root: @../top.md'),
   ],
   cwd: 'repo/pkg',
@@ -899,7 +908,7 @@ fixture({
   peers: GEMINI,
   tree: [
     doc('outside/notes.md', 'Outside the repository.'),
-    dir('repo/.git'),
+    ...git('repo'),
     doc('repo/GEMINI.md',
       'Literal percent name: @my%20notes.md',
       'Escaped dots, no such folder: @sub/%2e%2e/notes.md',
@@ -922,7 +931,7 @@ fixture({
 
 {
   const tree = [
-    dir('repo/.git'),
+    ...git('repo'),
     doc('repo/GEMINI.md', 'Root, loaded at startup.'),
     doc('repo/a/GEMINI.md', 'Level a, below the cwd.'),
     doc('repo/a/b/GEMINI.md', 'Level b, two below the cwd.'),
@@ -948,7 +957,7 @@ fixture({
 
 {
   const tree = [
-    dir('repo/.git'),
+    ...git('repo'),
     doc('repo/GEMINI.md', 'Root.'),
     doc('repo/x/GEMINI.md', 'Subtree x.'),
     doc('repo/x/y/GEMINI.md', 'Subtree x/y.'),
@@ -982,7 +991,7 @@ fixture({
     doc('outside/GEMINI.md', 'Outside the repository.'),
     doc('home/.gemini/GEMINI.md', 'Gemini global.'),
     doc('home/proj/GEMINI.md', 'In $HOME, not a project.'),
-    dir('repo/.git'),
+    ...git('repo'),
     doc('repo/GEMINI.md', 'Root.'),
     doc('repo/a/GEMINI.md', 'Level a, the cwd.'),
     doc('repo/b/GEMINI.md', 'Level b, beside the cwd.'),
@@ -999,7 +1008,7 @@ fixture({
   peers: GEMINI,
   tree: [
     doc('outside/GEMINI.md', 'Outside the repository.'),
-    dir('repo/.git'),
+    ...git('repo'),
     doc('repo/GEMINI.md', 'Root, the cwd.'),
     doc('repo/a/GEMINI.md', 'Level a.'),
     doc('repo/b/GEMINI.md', 'Level b.'),
@@ -1014,7 +1023,7 @@ fixture({
   about: 'GEMINI.md files below the cwd with imports; one of them was already imported at startup',
   peers: GEMINI,
   tree: [
-    dir('repo/.git'),
+    ...git('repo'),
     doc('repo/GEMINI.md', 'Root imports a file below: @pkg/GEMINI.md'),
     doc('repo/pkg/GEMINI.md', 'Package: @docs/pkg-notes.md and @../shared.md and @../../outside.md'),
     doc('repo/pkg/docs/pkg-notes.md', 'Package notes.'),
@@ -1031,7 +1040,7 @@ fixture({
   about: 'a nested repository below the cwd: the on-access walk goes through it; its imports use its own root',
   peers: GEMINI,
   tree: [
-    dir('repo/.git'),
+    ...git('repo'),
     doc('repo/GEMINI.md', 'Outer root, the cwd.'),
     doc('repo/shared.md', 'Outer shared.'),
     doc('repo/lib/GEMINI.md', 'Nested root: @../shared.md and @own.md'),
@@ -1049,7 +1058,7 @@ fixture({
   peers: GEMINI,
   settings: { extraNames: ['TEAM.md', 'AAA.md'] },
   tree: [
-    dir('repo/.git'),
+    ...git('repo'),
     doc('repo/GEMINI.md', 'Root GEMINI.'),
     doc('repo/TEAM.md', 'Root TEAM.'),
     doc('repo/d/GEMINI.md', 'd GEMINI.'),
@@ -1068,7 +1077,7 @@ fixture({
   about: 'a touched path whose folders do not exist yet; a touched folder that does',
   peers: GEMINI,
   tree: [
-    dir('repo/.git'),
+    ...git('repo'),
     doc('repo/GEMINI.md', 'Root.'),
     doc('repo/a/GEMINI.md', 'Level a.'),
     doc('repo/a/b/GEMINI.md', 'Level a/b, an existing folder touched as such.'),
@@ -1162,7 +1171,7 @@ fixture({
   tree: [
     raw('home/.codex/AGENTS.override.md', '\uFEFF'),
     doc('home/.codex/AGENTS.md', 'Home AGENTS, behind the BOM-only override.'),
-    dir('repo/.git'),
+    ...git('repo'),
     raw('repo/AGENTS.md', '\uFEFF'),
     raw('repo/a/AGENTS.override.md', '\u0085\n'),
     doc('repo/a/AGENTS.md', 'Level a, behind a NEL-only override that takes the slot.'),
@@ -1177,7 +1186,7 @@ fixture({
   peers: GEMINI,
   tree: [
     raw('home/.gemini/GEMINI.md', '\uFEFF\n'),
-    dir('repo/.git'),
+    ...git('repo'),
     raw('repo/GEMINI.md', '\u0085'),
     raw('repo/a/GEMINI.md', '\u00A0\u3000\n\t'),
     doc('repo/a/b/GEMINI.md', 'Level b.'),
@@ -1191,7 +1200,7 @@ fixture({
   peers: GEMINI,
   settings: { extraNames: ['\uFF41.md', '\u{1F600}.md', 'z.md'] },
   tree: [
-    dir('repo/.git'),
+    ...git('repo'),
     doc('repo/GEMINI.md', 'Root GEMINI.'),
     doc('repo/\uFF41.md', 'Fullwidth a (U+FF41).'),
     doc('repo/\u{1F600}.md', 'An astral name (U+1F600).'),
@@ -1207,7 +1216,7 @@ fixture({
   settings: { maxBytes: 0 },
   tree: [
     doc('home/.codex/AGENTS.md', 'Home AGENTS.'),
-    dir('repo/.git'),
+    ...git('repo'),
     doc('repo/AGENTS.md', 'Root AGENTS.'),
     doc('repo/a/AGENTS.md', 'Level a.'),
   ],
@@ -1219,7 +1228,7 @@ fixture({
   about: 'a BOM before the opening fence (with LF and CRLF), trailing blanks on the opening fence, numbers and booleans as name and description',
   peers: BOTH,
   tree: [
-    dir('repo/.git'),
+    ...git('repo'),
     raw('repo/.agents/skills/bom/SKILL.md', '\uFEFF---\nname: bom\ndescription: A BOM before the fence.\n---\n[repo/.agents/skills/bom/SKILL.md]\n'),
     raw('repo/.agents/skills/bom-crlf/SKILL.md', '\uFEFF---\r\nname: bom-crlf\r\ndescription: A BOM and CRLF lines.\r\n---\r\n[repo/.agents/skills/bom-crlf/SKILL.md]\r\n'),
     raw('repo/.agents/skills/crlf/SKILL.md', '---\r\nname: crlf\r\ndescription: CRLF lines, no BOM.\r\n---\r\n[repo/.agents/skills/crlf/SKILL.md]\r\n'),
@@ -1234,11 +1243,39 @@ fixture({
 });
 
 fixture({
+  name: 'skills-codex-retry',
+  about: 'frontmatter that is not YAML, as Codex retries it: each plain value taken as text, block scalars, nested maps and quoted values still YAML',
+  peers: ['codex'],
+  tree: [
+    ...git('repo'),
+    raw('repo/.agents/skills/colon-twice/SKILL.md', '---\nname: colon-twice\ndescription: uses: a colon: twice\n---\n[repo/.agents/skills/colon-twice/SKILL.md]\n'),
+    raw('repo/.agents/skills/comment/SKILL.md', '---\nname: comment\ndescription: text # a comment: here\n---\n[repo/.agents/skills/comment/SKILL.md]\n'),
+    raw('repo/.agents/skills/quoted-name/SKILL.md', '---\nname: \'it\'\'s\'\ndescription: uses: a: twice\n---\n[repo/.agents/skills/quoted-name/SKILL.md]\n'),
+    raw('repo/.agents/skills/flow-start/SKILL.md', '---\nname: flow-start\ndescription: [a: b\n---\n[repo/.agents/skills/flow-start/SKILL.md]\n'),
+    raw('repo/.agents/skills/brace-start/SKILL.md', '---\nname: brace-start\ndescription: {a: b}: c\n---\n[repo/.agents/skills/brace-start/SKILL.md]\n'),
+    raw('repo/.agents/skills/dash-start/SKILL.md', '---\nname: dash-start\ndescription: - a: b\n---\n[repo/.agents/skills/dash-start/SKILL.md]\n'),
+    raw('repo/.agents/skills/anchor-start/SKILL.md', '---\nname: anchor-start\ndescription: &x a: b\n---\n[repo/.agents/skills/anchor-start/SKILL.md]\n'),
+    raw('repo/.agents/skills/tag-start/SKILL.md', '---\nname: tag-start\ndescription: !!int a: b\n---\n[repo/.agents/skills/tag-start/SKILL.md]\n'),
+    raw('repo/.agents/skills/inner-quote/SKILL.md', '---\nname: inner-quote\ndescription: he said "x": y\n---\n[repo/.agents/skills/inner-quote/SKILL.md]\n'),
+    raw('repo/.agents/skills/backslash/SKILL.md', '---\nname: backslash\ndescription: a\\\\n: b\n---\n[repo/.agents/skills/backslash/SKILL.md]\n'),
+    raw('repo/.agents/skills/nested-map/SKILL.md', '---\nname: nested-map\ndescription: uses: a: twice\nmetadata:\n  short-description: nested: too\n---\n[repo/.agents/skills/nested-map/SKILL.md]\n'),
+    raw('repo/.agents/skills/block-after/SKILL.md', '---\nname: block-after\ndescription: |\n  Use when: deploying\n  More: lines\nother: x: y\n---\n[repo/.agents/skills/block-after/SKILL.md]\n'),
+    raw('repo/.agents/skills/tab-cont/SKILL.md', '---\nname: tab-cont\ndescription: one two: three\n	four five\n---\n[repo/.agents/skills/tab-cont/SKILL.md]\n'),
+    raw('repo/.agents/skills/space-cont/SKILL.md', '---\nname: space-cont\ndescription: one two: three\n  four five\n---\n[repo/.agents/skills/space-cont/SKILL.md]\n'),
+    raw('repo/.agents/skills/no-space/SKILL.md', '---\nname: no-space\ndescription: x: y\nbroken:z\n---\n[repo/.agents/skills/no-space/SKILL.md]\n'),
+    raw('repo/.agents/skills/quoted-goes-on/SKILL.md', '---\nname: quoted-goes-on\ndescription: "a": b\n---\n[repo/.agents/skills/quoted-goes-on/SKILL.md]\n'),
+    raw('repo/.agents/skills/unclosed/SKILL.md', '---\nname: unclosed\ndescription: \'open: quote\n---\n[repo/.agents/skills/unclosed/SKILL.md]\n'),
+    raw('repo/.agents/skills/dup-retry/SKILL.md', '---\nname: dup-retry\ndescription: a: b\ndescription: c: d\n---\n[repo/.agents/skills/dup-retry/SKILL.md]\n'),
+  ],
+  cwd: 'repo',
+});
+
+fixture({
   name: 'skills-fallback-readers',
   about: 'what each peer does when its YAML reading fails or gives no string: tab-indented block scalar, duplicate keys, a number name beside a quoted description, an opening fence with a leading space',
   peers: BOTH,
   tree: [
-    dir('repo/.git'),
+    ...git('repo'),
     raw('repo/.agents/skills/tab-block/SKILL.md', '---\nname: tab-block\ndescription: |\n\tline one\n\tline two\n---\n[repo/.agents/skills/tab-block/SKILL.md]\n'),
     raw('repo/.agents/skills/dup/SKILL.md', '---\nname: dup\ndescription: first\ndescription: second\n---\n[repo/.agents/skills/dup/SKILL.md]\n'),
     raw('repo/.agents/skills/quoted/SKILL.md', '---\nname: 7\ndescription: "quoted text"\n---\n[repo/.agents/skills/quoted/SKILL.md]\n'),

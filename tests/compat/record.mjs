@@ -3,13 +3,16 @@
 //
 //   node tests/compat/record.mjs [--peer codex|gemini|claude-code|both|all] [--out DIR]
 //        [--codex PREFIX] [--gemini PREFIX] [--claude PREFIX] [--only NAME[,NAME...]]
-//        [--keep] [--isolate]
+//        [--keep] [--isolate] [--fixtures DIR] [--keep-going] [--quiet]
 //
 // PREFIX is an `npm install --prefix` folder holding the peer package
 // (`@openai/codex`, `@google/gemini-cli-core`, `@anthropic-ai/claude-code`);
 // `both` is Codex and Gemini, `all` (the default) adds Claude Code; by default the pinned versions
 // under ${XDG_CACHE_HOME:-~/.cache}/lisa-context-peers/. The output is
 // DIR/<peer>/<fixture>.json (DIR defaults to tests/compat/expected).
+// --fixtures DIR reads the fixtures from DIR (default tests/compat/fixtures);
+// --keep-going writes a fixture the recorder cannot read as
+// DIR/<peer>/<fixture>.error (the reason) and goes on with the others.
 //
 // Codex runs as a child process (`codex debug prompt-input`) with HOME and
 // CODEX_HOME inside the fixture and a model provider on a closed local port:
@@ -59,7 +62,7 @@ const fail = (msg) => { throw new RecordError(msg); };
 // ------------------------------------------------------------------ main
 
 function parseArgs(argv) {
-  const o = { peer: 'all', out: join(here, 'expected'), codex: DEFAULT_PREFIX.codex, gemini: DEFAULT_PREFIX.gemini, claude: DEFAULT_PREFIX.claude, only: null, keep: false, isolate: false };
+  const o = { peer: 'all', out: join(here, 'expected'), codex: DEFAULT_PREFIX.codex, gemini: DEFAULT_PREFIX.gemini, claude: DEFAULT_PREFIX.claude, only: null, keep: false, isolate: false, fixtures: join(here, 'fixtures'), keepGoing: false, quiet: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const val = () => argv[++i] ?? fail(`${a} needs a value`);
@@ -71,6 +74,9 @@ function parseArgs(argv) {
     else if (a === '--only') o.only = val().split(',');
     else if (a === '--keep') o.keep = true;
     else if (a === '--isolate') o.isolate = true;
+    else if (a === '--fixtures') o.fixtures = val();
+    else if (a === '--keep-going') o.keepGoing = true;
+    else if (a === '--quiet') o.quiet = true;
     else if (a === '-h' || a === '--help') {
       console.log(readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(1, 13).map((l) => l.replace(/^\/\/ ?/, '')).join('\n'));
       process.exit(0);
@@ -81,7 +87,7 @@ function parseArgs(argv) {
 }
 
 async function main(opts) {
-  const fixtures = loadFixtures(opts.only);
+  const fixtures = loadFixtures(opts.fixtures, opts.only);
   const peers = { both: ['codex', 'gemini'], all: ['codex', 'gemini', 'claude-code'] }[opts.peer] ?? [opts.peer];
   checkNoSystemSources(peers);
   for (const peer of peers) {
@@ -96,17 +102,28 @@ async function main(opts) {
     if (!opts.only) {
       for (const old of readdirSync(outDir)) {
         if (old.endsWith('.json') && !names.has(old.slice(0, -5))) rmSync(join(outDir, old));
+        if (old.endsWith('.error') && !names.has(old.slice(0, -6))) rmSync(join(outDir, old));
       }
     }
     const runs = [];
     try {
       for (const f of mine) runs.push({ f, root: materialize(f) });
-      const answers = await tool.recordAll(runs);
+      const answers = await tool.recordAll(runs, opts.keepGoing);
+      let failed = 0;
       runs.forEach(({ f }, i) => {
         const a = answers[i];
+        const stale = join(outDir, `${f.name}.${a.failed ? 'json' : 'error'}`);
+        if (existsSync(stale)) rmSync(stale);
+        if (a.failed) {
+          failed++;
+          writeFileSync(join(outDir, `${f.name}.error`), `${a.failed}\n`);
+          if (!opts.quiet) console.log(`  ${f.name.padEnd(22)} NOT RECORDED: ${a.failed.split('\n')[0].slice(0, 160)}`);
+          return;
+        }
         writeFileSync(join(outDir, `${f.name}.json`), render({ peer, version: tool.version, fixture: f.name, ...a }));
-        console.log(`  ${f.name.padEnd(22)} ${a.instructions.length} files, ${a.skills.length} skills`);
+        if (!opts.quiet) console.log(`  ${f.name.padEnd(22)} ${a.instructions.length} files, ${a.skills.length} skills`);
       });
+      if (opts.quiet || failed) console.log(`  ${runs.length - failed} recorded, ${failed} not recorded`);
     } catch (e) {
       if (e instanceof RecordError && opts.keep) e.message += ` (trees kept under ${tmpdir()})`;
       throw e;
@@ -116,14 +133,18 @@ async function main(opts) {
   }
 }
 
-/** Runs `fn` on each run in turn, naming the fixture in any error. */
-async function eachRun(peer, runs, width, fn) {
+/**
+ * Runs `fn` on each run in turn, naming the fixture in any error; with
+ * `keepGoing`, a fixture the recorder cannot read gives `{ failed: reason }`.
+ */
+async function eachRun(peer, runs, width, fn, keepGoing = false) {
   return pool(runs, width, async (run) => {
     const { f, root } = run;
     try {
       return await fn(f, root, run);
     } catch (e) {
       if (e instanceof RecordError) e.message = `${peer} on ${f.name}: ${e.message}`;
+      if (keepGoing && (e instanceof RecordError || e instanceof Error)) return { failed: e.message };
       throw e;
     }
   });
@@ -142,8 +163,7 @@ async function pool(items, width, fn) {
   return out;
 }
 
-function loadFixtures(only) {
-  const dir = join(here, 'fixtures');
+function loadFixtures(dir, only) {
   const all = readdirSync(dir).filter((n) => n.endsWith('.json')).sort()
     .map((n) => JSON.parse(readFileSync(join(dir, n), 'utf8')));
   if (!only) return all;
@@ -233,6 +253,22 @@ function relPath(root, abs, what) {
   return r.split(sep).join('/');
 }
 
+/** Rust's `str::trim` (Unicode White_Space at both ends). */
+const RUST_WS = '\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
+const rustTrim = (s) => s.replace(new RegExp(`^[${RUST_WS}]+|[${RUST_WS}]+$`, 'gu'), '');
+
+/** The fixture file an entry leads to (itself, or through links): its path and bytes. */
+function entryFile(f, root, p) {
+  let real;
+  try { real = realpathSync(join(root, ...p.split('/'))); } catch { return null; }
+  const r = relative(root, real);
+  if (r.startsWith('..')) return null;
+  const rel = r.split(sep).join('/');
+  const e = f.tree.find((x) => x.path === rel);
+  if (!e || !(typeof e.text === 'string' || e.fill)) return null;
+  return { rel, bytes: readFileSync(real) };
+}
+
 /** The content bytes of a fixture file, by fixture-relative path. */
 function fileBytes(f, root, p) {
   const e = f.tree.find((x) => x.path === p);
@@ -249,7 +285,7 @@ function codexTool(prefix) {
   const v = spawnSync(bin, ['--version'], { encoding: 'utf8', env: cleanEnv({}) });
   const m = /^codex-cli (\S+)\s*$/.exec(v.stdout ?? '');
   if (v.status !== 0 || !m) fail(`\`${bin} --version\` said: ${v.stdout}${v.stderr}`);
-  return { version: m[1], where: bin, recordAll: (runs) => eachRun('codex', runs, 1, (f, root) => recordCodex(bin, f, root)) };
+  return { version: m[1], where: bin, recordAll: (runs, keepGoing) => eachRun('codex', runs, 1, (f, root) => recordCodex(bin, f, root), keepGoing) };
 }
 
 /** A child environment with nothing from ours but PATH (and TMPDIR). */
@@ -310,54 +346,58 @@ function recordCodex(bin, f, root) {
 }
 
 function parseCodexInstructions(f, root, cwd, text) {
-  // With project docs off (project_doc_max_bytes = 0) the heading names no
-  // folder.
-  const heads = [`# AGENTS.md instructions for ${cwd}\n\n<INSTRUCTIONS>\n`, '# AGENTS.md instructions\n\n<INSTRUCTIONS>\n'];
-  const head = heads.find((h) => text.startsWith(h)) ?? heads[0];
+  // With no project root found (no marker), the heading names no folder.
+  const head = [`# AGENTS.md instructions for ${cwd}\n\n<INSTRUCTIONS>\n`, '# AGENTS.md instructions\n\n<INSTRUCTIONS>\n'].find((h) => text.startsWith(h));
   const tail = '\n</INSTRUCTIONS>';
-  if (!text.startsWith(head) || !text.endsWith(tail)) fail(`codex instructions not framed as expected:\n${text.slice(0, 300)}`);
+  if (!head || !text.endsWith(tail)) fail(`codex instructions not framed as expected:\n${text.slice(0, 300)}`);
   let body = text.slice(head.length, text.length - tail.length);
   const out = [];
   // Global part: the home file, trimmed by Codex, before the project marker.
   const cut = body.indexOf(CODEX_PROJECT_SEP);
+  const ancestors = ancestorsOf(f.cwd);
+  const names = [...CODEX_HOME_NAMES, ...(f.settings.extraNames ?? [])];
+  // A home file the shown text is (the file, or the file trimmed: Codex is
+  // written in Rust, whose whitespace is not JavaScript's: U+0085 is
+  // whitespace there, U+FEFF is not).
+  const homeFile = (g) => CODEX_HOME_NAMES.map((n) => entryFile(f, root, `home/.codex/${n}`)).find((c) => {
+    if (!c) return false;
+    const t = c.bytes.toString('utf8');
+    return g === t || g === t.trim() || g === rustTrim(t);
+  });
   const firstTag = tagAt(body, 0);
-  // A home file without a tag line (one that is only a BOM, say) is known
-  // by its whole text.
-  const untaggedHome = (text) => untaggedFiles(f, root, ['home/.codex'], CODEX_HOME_NAMES)
-    .find((e) => { const c = fileBytes(f, root, e).toString('utf8'); return text === c || text === c.trim(); });
   let project = body;
-  if (cut >= 0 || (firstTag && firstTag.startsWith('home/.codex/')) || (!firstTag && untaggedHome(body))) {
+  if (cut >= 0 || (firstTag && firstTag.startsWith('home/.codex/')) || homeFile(body)) {
     const global = cut >= 0 ? body.slice(0, cut) : body;
     project = cut >= 0 ? body.slice(cut + CODEX_PROJECT_SEP.length) : '';
-    const tag = tagAt(global, 0) ?? untaggedHome(global) ?? fail(`codex global instructions do not open with a tag line: ${global.slice(0, 80)}`);
-    const bytes = fileBytes(f, root, tag);
-    const content = bytes.toString('utf8');
-    if (global !== content && global !== content.trim()) fail(`codex global text for ${tag} is neither the file nor the trimmed file`);
-    out.push({ path: spelledPath(f, root, tag, ['home/.codex'], CODEX_HOME_NAMES)[0], includedBytes: bytes.length });
+    const home = homeFile(global) ?? fail(`codex global text is none of the home files, whole or trimmed: ${JSON.stringify(global.slice(0, 80))}`);
+    out.push({ path: spelledPath(f, root, home.rel, ['home/.codex'], CODEX_HOME_NAMES)[0], includedBytes: home.bytes.length });
   }
   // Project part: files joined by a blank line; only the last may be cut.
+  // A file is found by its tag line; a text without one (a file Codex takes
+  // as non-blank though it holds no tag, or a cut inside the tag line) by
+  // its content, among the files Codex could have read, when only one fits.
   let pos = 0;
   const seen = [];
-  const names = [...CODEX_HOME_NAMES, ...(f.settings.extraNames ?? [])];
-  const untagged = untaggedFiles(f, root, ancestorsOf(f.cwd), names);
-  // The next untagged file (root-most first) whose whole text stands at `at`,
-  // followed by the end or the next file.
-  const untaggedAt = (at) => {
-    const i = untagged.findIndex((e) => {
-      const c = fileBytes(f, root, e).toString('utf8');
-      if (c.length === 0 || !project.startsWith(c, at)) return false;
-      const next = at + c.length;
-      return next === project.length || project.startsWith(CODEX_DOC_SEP, next);
-    });
-    return i < 0 ? null : untagged.splice(0, i + 1).pop();
-  };
+  const wholeAt = (rest, content) => rest.startsWith(content) && (rest.length === content.length || rest.startsWith(CODEX_DOC_SEP, content.length));
   while (project.length > 0 && pos < project.length) {
-    const tag = tagAt(project, pos) ?? untaggedAt(pos) ?? fail(`codex project text at offset ${pos} does not open with a known tag line (a budget cut inside a tag line cannot be attributed): ${JSON.stringify(project.slice(pos, pos + 80))}`);
+    const rest = project.slice(pos);
+    let tag = tagAt(project, pos);
+    if (!tag || !f.tree.some((e) => e.path === tag && (typeof e.text === 'string' || e.fill))) {
+      const fits = new Map();
+      for (const e of f.tree) {
+        if (e.dir || !ancestors.includes(dirname(e.path)) || !names.includes(e.path.split('/').pop())) continue;
+        const c = entryFile(f, root, e.path);
+        if (!c) continue;
+        const content = c.bytes.toString('utf8');
+        if (content.length > 0 && (wholeAt(rest, content) || content.startsWith(rest) || (rest.endsWith('\uFFFD') && content.startsWith(rest.slice(0, -1))))) fits.set(c.rel, c);
+      }
+      if (fits.size !== 1) fail(`codex project text at offset ${pos} has no tag line and ${fits.size} files fit it: ${JSON.stringify(rest.slice(0, 80))}`);
+      tag = [...fits.keys()][0];
+    }
     const bytes = fileBytes(f, root, tag);
     const content = bytes.toString('utf8');
-    const rest = project.slice(pos);
     let included;
-    if (rest.startsWith(content) && (rest.length === content.length || (rest.startsWith(CODEX_DOC_SEP, content.length) && (tagAt(project, pos + content.length + CODEX_DOC_SEP.length) || untagged.length)))) {
+    if (wholeAt(rest, content)) {
       included = bytes.length;
       pos += content.length;
       if (pos < project.length) pos += CODEX_DOC_SEP.length;
@@ -368,12 +408,17 @@ function parseCodexInstructions(f, root, cwd, text) {
     seen.push({ tag, includedBytes: included });
   }
   // Map each shown text to the directory entry Codex found it through.
-  const ancestors = ancestorsOf(f.cwd);
   const byTag = new Map();
   for (const s of seen) byTag.set(s.tag, (byTag.get(s.tag) ?? 0) + 1);
   const spelled = new Map();
   for (const [tag, count] of byTag) {
-    const c = spelledPath(f, root, tag, ancestors, [...CODEX_HOME_NAMES, ...(f.settings.extraNames ?? [])]);
+    let c = spelledPath(f, root, tag, ancestors, names);
+    // More entries than showings: only the folders from the project root
+    // (the nearest marker folder, else the cwd) down are read.
+    if (c.length > count) {
+      const top = codexProjectRoot(f, root);
+      c = c.filter((p) => p === top || p.startsWith(top + '/'));
+    }
     if (c.length !== count) fail(`codex shows ${tag} ${count} time(s) but ${c.length} entries on the cwd's ancestry lead to it (${c.join(', ')}): ambiguous`);
     spelled.set(tag, c);
   }
@@ -402,25 +447,20 @@ function cutLength(content, rest, tag) {
   fail(`codex text for ${tag} is neither the whole file nor a prefix of it: ${JSON.stringify(rest.slice(0, 120))}`);
 }
 
-/**
- * Files of the tree in one of `dirs`, named one of `names`, whose text does
- * not open with a tag line (a BOM alone, a NEL alone...), root-most first:
- * such a file is recognised by its whole text.
- */
-function untaggedFiles(f, root, dirs, names) {
-  return f.tree
-    .filter((e) => !e.dir && !e.symlink && dirs.includes(dirname(e.path)) && names.includes(e.path.split('/').pop()))
-    .filter((e) => tagAt(fileBytes(f, root, e.path).toString('utf8'), 0) === null)
-    .map((e) => e.path)
-    .sort((a, b) => a.split('/').length - b.split('/').length);
-}
-
 /** The fixture path named by a tag line starting at `pos`, if any. */
 function tagAt(text, pos) {
   const end = text.indexOf('\n', pos);
   if (end < 0) return null;
-  const m = /^\[([^\]\n]+)\]$/.exec(text.slice(pos, end));
+  // A byte-order mark before the tag, or a CRLF after it, is the file's own.
+  const m = /^\uFEFF?\[([^\]\n]+)\]\r?$/.exec(text.slice(pos, end));
   return m ? m[1] : null;
+}
+
+/** Codex's project root: the nearest folder at or above the cwd holding a marker, else the cwd. */
+function codexProjectRoot(f, root) {
+  const markers = f.settings.markers ?? ['.git'];
+  const dirs = ancestorsOf(f.cwd).reverse();
+  return dirs.find((d) => markers.some((m) => existsSync(join(root, ...d.split('/'), m)))) ?? f.cwd;
 }
 
 function ancestorsOf(cwd) {
@@ -468,7 +508,7 @@ function parseCodexSkills(root, text) {
   if (entries.length === 0) fail('codex lists no skills at all, not even its bundled ones: format changed?');
   const systemDir = join(root, 'home', '.codex', 'skills', '.system') + sep;
   return entries.map((e) => {
-    const m = /^(.*?): ([\s\S]*) \(file: ([^()\s]+)\)$/.exec(e);
+    const m = /^(.*?): ([\s\S]*) \(file: ([^()\n]+)\)$/.exec(e);
     if (!m) fail(`codex skill entry not understood: ${e}`);
     const [, name, description, short] = m;
     const slash = short.indexOf('/');
@@ -488,12 +528,12 @@ function geminiTool(prefix, isolate) {
   const version = JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8')).version;
   const recordAll = isolate
     // One fresh process per fixture (slow: the library takes seconds to load).
-    ? (runs) => eachRun('gemini', runs, 2, async (f, root) => parseGemini(f, root, (await geminiProcess(pkg, [geminiJob(f, root)]))[0]))
+    ? (runs, keepGoing) => eachRun('gemini', runs, 2, async (f, root) => parseGemini(f, root, (await geminiProcess(pkg, [geminiJob(f, root)]))[0]), keepGoing)
     // One process for all fixtures; the child resets every process-wide input.
-    : async (runs) => {
+    : async (runs, keepGoing) => {
       const raws = await geminiProcess(pkg, runs.map(({ f, root }) => geminiJob(f, root)));
       const withRaw = runs.map((r, i) => ({ ...r, raw: raws[i] }));
-      return eachRun('gemini', withRaw, 1, (f, root, run) => parseGemini(f, root, run.raw));
+      return eachRun('gemini', withRaw, 1, (f, root, run) => parseGemini(f, root, run.raw), keepGoing);
     };
   return { version, where: pkg, recordAll };
 }
@@ -513,15 +553,20 @@ function geminiJob(f, root) {
 /** Runs the jobs in one child Node process; returns its raw answers. */
 function geminiProcess(pkg, jobs) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--gemini-child', JSON.stringify({ pkg, jobs })], {
+    // The jobs go through a file: a long list would not fit in one argument.
+    const jobDir = mkdtempSync(join(tmpdir(), 'lisa-compat-jobs-'));
+    const jobFile = join(jobDir, 'jobs.json');
+    writeFileSync(jobFile, JSON.stringify({ pkg, jobs }));
+    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--gemini-child', jobFile], {
       cwd: jobs[0].cwd, env: cleanEnv({ HOME: jobs[0].home }), stdio: ['ignore', 'pipe', 'pipe'],
     });
     let log = '';
     child.stdout.on('data', (d) => { log += d; });
     child.stderr.on('data', (d) => { log += d; });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 300_000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), 300_000 + 2_000 * jobs.length);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
+      rmSync(jobDir, { recursive: true, force: true });
       try {
         if (code !== 0) fail(`gemini child failed (${signal ?? code}) on ${jobs.map((j) => j.name).join(', ')}:\n${log.slice(-3000)}`);
         resolve(jobs.map((j) => {
@@ -546,6 +591,17 @@ async function geminiChild({ pkg, jobs }) {
   const memoryTool = await load('tools/memoryTool.js');
   const builtinDir = join(pkg, 'dist', 'src', 'skills', 'builtin') + sep;
   for (const job of jobs) {
+    try {
+      await geminiJobRun(job, { Config, MemoryContextManager, memoryTool, builtinDir });
+    } catch (e) {
+      // One fixture's failure is that fixture's answer, not the batch's.
+      writeFileSync(job.outFile, JSON.stringify({ childError: String(e && e.stack ? e.stack : e) }));
+    }
+  }
+}
+
+async function geminiJobRun(job, { Config, MemoryContextManager, memoryTool, builtinDir }) {
+  {
     process.env.HOME = job.home;
     delete process.env.GEMINI_CLI_HOME;
     process.chdir(job.cwd);
@@ -600,6 +656,7 @@ async function geminiChild({ pkg, jobs }) {
 }
 
 function parseGemini(f, root, raw) {
+  if (raw.childError) fail(`gemini failed on the fixture: ${raw.childError}`);
   if (raw.extension || raw.userProject) fail(`gemini loaded extension or user-project memory, which no fixture provides: ${raw.extension}${raw.userProject}`);
   const instructions = [...parseGeminiBlocks(f, root, raw.global, 'global'), ...parseGeminiBlocks(f, root, raw.project, 'project')];
   const skills = raw.skills.map((s) => {
@@ -1027,7 +1084,7 @@ function claudeOnAccess(f, root, cwd, last) {
 
 // Last, so every top-level const above is initialized before use.
 if (process.argv[2] === '--gemini-child') {
-  await geminiChild(JSON.parse(process.argv[3]));
+  await geminiChild(JSON.parse(readFileSync(process.argv[3], 'utf8')));
 } else {
   try {
     await main(parseArgs(process.argv.slice(2)));

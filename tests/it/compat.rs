@@ -11,112 +11,77 @@
 //! The peers' bundled skills (`"system": true`) are not ours to list.
 //!
 //! Where the compat policy differs from the program on purpose, the
-//! difference is listed in [`INTENDED`] with the reason, and that pair is
-//! checked to differ exactly there: a listed difference that went away is a
-//! failure too, so the list stays true.
+//! difference is a class in `tests/compat/intended.json` with the reason,
+//! and each fixture pair it lists is checked to differ: a listed difference
+//! that went away is a failure too, so the list stays true. The same file
+//! names the random-tree features each class covers, for the generative
+//! differential (`random_trees_load_what_the_real_programs_load`).
 
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use lisa_context::{Loader, Snapshot};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// The programs the suite compares with.
 /// `claude-code`'s answers are recorded from `claude -p` against a fake
 /// Messages API on 127.0.0.1 (tests/compat/README.md, "Claude Code").
 const PEERS: &[&str] = &["codex", "gemini", "claude-code"];
 
-/// Pairs (peer, fixture) where the compat policy differs from the program
-/// on purpose, and why. Each is still compared, and must differ.
-const INTENDED: &[(&str, &str, &str)] = &[
-    (
-        "codex",
-        "skills-sources",
-        "a project skill never takes a home skill's name: the project copies are shadowed, not listed (SECURITY.md, guarantee 7)",
-    ),
-    (
-        "gemini",
-        "skills-sources",
-        "a project skill never takes a home skill's name: the home copy wins, the project's is shadowed (SECURITY.md, guarantee 7)",
-    ),
-    (
-        "codex",
-        "links",
-        "links leaving the repository are refused (Codex follows them anywhere)",
-    ),
-    (
-        "gemini",
-        "links",
-        "links leaving the repository are refused (Gemini follows them anywhere)",
-    ),
-    (
-        "gemini",
-        "extra-names-odd",
-        "extra file names must be plain names (Gemini reads `docs/IN.md` and `../UP.md` as paths, \
-         the latter above the project root)",
-    ),
-    (
-        "codex",
-        "unicode-cut-midchar",
-        "a budget cut never splits a character (Codex keeps the first byte of `é` and shows U+FFFD)",
-    ),
-    (
-        "gemini",
-        "skills-descriptions",
-        "a YAML block scalar's trailing line break is dropped from descriptions (Gemini keeps it)",
-    ),
-    (
-        "gemini",
-        "skills-names",
-        "a skill needs a non-empty name and description, and names are not rewritten \
-         (Gemini lists `name: \"\"`, an empty description, and turns `ns/tool*x` into `ns-tool-x`)",
-    ),
-    (
-        "gemini",
-        "imports-odd-specs",
-        "percent escapes in an import are not decoded; Gemini decodes them for its root check only \
-         (`%2e%2e` there), so both load nothing but Gemini calls it refused",
-    ),
-    (
-        "gemini",
-        "imports-odd-specs",
-        "percent escapes in an import are not decoded; Gemini decodes them for its root check only \
-         (`%2e%2e` there), so both load nothing but Gemini calls it refused",
-    ),
-    (
-        "codex",
-        "skills-links",
-        "skill folders linked from outside their root are refused",
-    ),
-    // Not decided yet (issue 29): the policy still follows the documentation
-    // here; the recordings of Claude Code 2.1.332 show otherwise.
-    (
-        "claude-code",
-        "claude-imports",
-        "open (issue 29): Claude Code follows an @import only to a file inside the cwd until the user \
-         approves external imports (print mode never asks), so repo/CLAUDE.md's @docs/one.md is \
-         skipped from cwd repo/a; the policy follows imports anywhere inside the repository",
-    ),
-    (
-        "claude-code",
-        "claude-memory-order",
-        "open (issue 29): Claude Code loads nothing when a tool touches a path outside the cwd \
-         (repo/src/app/main.ts from repo/a, existing or not); the policy loads the scoped rule \
-         repo/.claude/rules/ts.md",
-    ),
-    (
-        "gemini",
-        "skills-links",
-        "skill folders linked from outside their root are refused",
-    ),
-];
+/// `tests/compat/intended.json`: where the compat policy differs from the
+/// program on purpose (`classes`), and known differences being fixed
+/// (`pending`, random trees only).
+#[derive(Debug, Deserialize)]
+struct Intended {
+    classes: Vec<Class>,
+    #[serde(default)]
+    pending: Vec<Class>,
+}
+
+/// One named difference: why, for which peers, the fixed fixtures it covers
+/// (each such pair must differ) and the random-tree features it covers
+/// (a tree carrying one may differ).
+#[derive(Debug, Deserialize)]
+struct Class {
+    name: String,
+    reason: String,
+    peers: Vec<String>,
+    #[serde(default)]
+    fixtures: Vec<String>,
+    #[serde(default)]
+    features: Vec<String>,
+    /// The parts of an answer a covered random tree may differ in
+    /// (`instructions`, `skills`, `onAccess`, `error`: no answer).
+    sections: Vec<String>,
+}
+
+impl Class {
+    fn covers_fixture(&self, peer: &str, fixture: &str) -> bool {
+        self.peers.iter().any(|p| p == peer) && self.fixtures.iter().any(|f| f == fixture)
+    }
+
+    fn covers_features(&self, peer: &str, features: &[String], section: &str) -> bool {
+        self.peers.iter().any(|p| p == peer)
+            && self.sections.iter().any(|s| s == section)
+            && self.features.iter().any(|f| features.contains(f))
+    }
+}
+
+fn intended() -> Intended {
+    let path = compat_dir().join("intended.json");
+    let text = fs::read_to_string(&path).expect("tests/compat/intended.json readable");
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Fixture {
     name: String,
     peers: Vec<String>,
+    /// The intended-difference and pending features a random tree carries.
+    #[serde(default)]
+    features: Vec<String>,
     #[serde(default)]
     settings: Settings,
     tree: Vec<Entry>,
@@ -196,7 +161,7 @@ struct RecordedSkill {
 }
 
 /// How much of a file went into the prompt.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 enum Share {
     /// All of its text.
     Whole,
@@ -206,7 +171,7 @@ enum Share {
 
 /// What became of one `@path`: inlined (its path, its bytes, its own
 /// imports), or not (the path as written, and an outcome word).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 enum Imported {
     Inlined(String, u64, Vec<Imported>),
     Failed(String, String),
@@ -216,7 +181,7 @@ enum Imported {
 type File = (String, Share, Vec<Imported>);
 
 /// One side's answer, in comparable form.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq, Serialize)]
 struct Answer {
     instructions: Vec<File>,
     skills: Vec<(String, String, String)>,
@@ -301,9 +266,9 @@ fn compat_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/compat")
 }
 
-fn fixtures() -> Vec<Fixture> {
-    let mut paths: Vec<PathBuf> = fs::read_dir(compat_dir().join("fixtures"))
-        .expect("tests/compat/fixtures exists")
+fn fixtures_in(dir: &Path) -> Vec<Fixture> {
+    let mut paths: Vec<PathBuf> = fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .collect();
@@ -350,12 +315,30 @@ fn materialize(fixture: &Fixture, root: &Path) {
             panic!("{}: entry {} has no kind", fixture.name, entry.path);
         }
     }
+    // The cwd folder is created if no entry creates it (README).
+    fs::create_dir_all(root.join(&fixture.cwd)).expect("mkdir cwd");
+}
+
+/// A TOML basic string holding `s` exactly (Rust's `{:?}` escapes are not
+/// all TOML's).
+fn toml_string(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 /// The fixture's settings as a policy laid over the shipped one.
 fn overlay(peer: &str, settings: &Settings) -> String {
     let quoted = |names: &[String]| {
-        let items: Vec<String> = names.iter().map(|n| format!("{n:?}")).collect();
+        let items: Vec<String> = names.iter().map(|n| toml_string(n)).collect();
         format!("[{}]", items.join(", "))
     };
     let mut roots = String::new();
@@ -500,14 +483,26 @@ fn theirs(fixture: &Fixture, recording: &Recording) -> Answer {
     let files = |list: &[RecordedFile]| -> Vec<File> {
         list.iter()
             .map(|f| {
-                // Whole when every byte of the text (surrounding whitespace
-                // aside) went in.
-                let text_len = sizes
-                    .get(&f.path)
-                    .map(|c| String::from_utf8_lossy(c).trim_end().len() as u64);
-                let share = match text_len {
-                    Some(len) if f.included_bytes >= len => Share::Whole,
-                    _ => Share::Part(f.included_bytes),
+                // Whole when every byte of the text (trailing whitespace
+                // aside) went in. A cut is measured without the whitespace it
+                // ends in: a cut inside a file's trailing whitespace shows
+                // the same text whether the blanks are kept (Codex) or not
+                // (lisa-context, which cannot know that only blanks follow).
+                let share = match sizes.get(&f.path) {
+                    Some(c) => {
+                        let text_len = String::from_utf8_lossy(c).trim_end().len() as u64;
+                        let cut = usize::try_from(f.included_bytes)
+                            .ok()
+                            .filter(|&n| n < c.len());
+                        match cut {
+                            Some(n) if f.included_bytes >= text_len => {
+                                Share::Part(String::from_utf8_lossy(&c[..n]).trim_end().len() as u64)
+                            }
+                            _ if f.included_bytes >= text_len => Share::Whole,
+                            _ => Share::Part(f.included_bytes),
+                        }
+                    }
+                    None => Share::Part(f.included_bytes),
                 };
                 (f.path.clone(), share, their_imports(&f.imports))
             })
@@ -533,10 +528,66 @@ fn theirs(fixture: &Fixture, recording: &Recording) -> Answer {
     }
 }
 
+/// One comparison: the recorded answer and ours.
+struct Outcome {
+    version: String,
+    expected: Answer,
+    got: Result<Answer, String>,
+}
+
+impl Outcome {
+    fn same(&self) -> bool {
+        self.got.as_ref().is_ok_and(|a| *a == self.expected)
+    }
+
+    /// Which parts differ (`error` when we gave no answer).
+    fn sections(&self) -> Vec<&'static str> {
+        match &self.got {
+            Err(_) => vec!["error"],
+            Ok(got) => {
+                let mut out = Vec::new();
+                if got.instructions != self.expected.instructions {
+                    out.push("instructions");
+                }
+                if got.skills != self.expected.skills {
+                    out.push("skills");
+                }
+                if got.on_access != self.expected.on_access {
+                    out.push("onAccess");
+                }
+                out
+            }
+        }
+    }
+}
+
+/// Compares `fixture` under `peer` with the recording at `path`; `None`
+/// when there is no recording.
+fn compare(fixture: &Fixture, peer: &str, path: &Path) -> Option<Outcome> {
+    let text = fs::read_to_string(path).ok()?;
+    let recording: Recording =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    Some(Outcome {
+        version: recording.version.clone(),
+        expected: theirs(fixture, &recording),
+        got: ours(fixture, peer),
+    })
+}
+
 #[test]
 fn shipped_compat_policies_load_what_the_real_programs_load() {
-    let fixtures = fixtures();
+    let fixtures = fixtures_in(&compat_dir().join("fixtures"));
     assert!(!fixtures.is_empty(), "no fixtures in tests/compat/fixtures");
+    let intended = intended();
+    for class in &intended.classes {
+        for name in &class.fixtures {
+            assert!(
+                fixtures.iter().any(|f| &f.name == name),
+                "intended.json: class {} names fixture {name}, which does not exist",
+                class.name
+            );
+        }
+    }
     let mut report = String::new();
     let mut failures = Vec::new();
     let mut score: BTreeMap<&str, (usize, usize, usize)> = BTreeMap::new();
@@ -549,41 +600,38 @@ fn shipped_compat_policies_load_what_the_real_programs_load() {
                 .join("expected")
                 .join(peer)
                 .join(format!("{}.json", fixture.name));
-            let Ok(text) = fs::read_to_string(&path) else {
+            let Some(outcome) = compare(fixture, peer, &path) else {
                 report += &format!("{peer:7} {:28} no recording\n", fixture.name);
                 continue;
             };
-            let recording: Recording =
-                serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-            let expected = theirs(fixture, &recording);
-            let got = ours(fixture, peer);
-            let intended = INTENDED
+            let listed: Vec<&Class> = intended
+                .classes
                 .iter()
-                .find(|(p, f, _)| p == peer && *f == fixture.name);
+                .filter(|c| c.covers_fixture(peer, &fixture.name))
+                .collect();
             let entry = score.entry(peer).or_default();
             entry.2 = entry.2.max(1);
-            let same = got.as_ref().is_ok_and(|a| *a == expected);
-            let verdict = match (same, intended) {
+            let verdict = match (outcome.same(), listed.first()) {
                 (true, None) => {
                     entry.0 += 1;
                     "match".to_string()
                 }
-                (false, Some((_, _, why))) => {
+                (false, Some(class)) => {
                     entry.1 += 1;
-                    format!("differs on purpose: {why}")
+                    format!("differs on purpose ({}): {}", class.name, class.reason)
                 }
-                (true, Some(_)) => {
+                (true, Some(class)) => {
                     failures.push(format!(
-                        "{peer}/{}: listed as an intended difference, but now matches \
-                         (remove it from INTENDED)",
-                        fixture.name
+                        "{peer}/{}: listed as an intended difference ({}), but now matches \
+                         (remove it from tests/compat/intended.json)",
+                        fixture.name, class.name
                     ));
                     "match (listed as different!)".to_string()
                 }
                 (false, None) => {
                     failures.push(format!(
-                        "{peer}/{} (recorded with {} {}):\n  expected {expected:#?}\n  got {got:#?}",
-                        fixture.name, peer, recording.version
+                        "{peer}/{} (recorded with {} {}):\n  expected {:#?}\n  got {:#?}",
+                        fixture.name, peer, outcome.version, outcome.expected, outcome.got
                     ));
                     "MISMATCH".to_string()
                 }
@@ -596,4 +644,141 @@ fn shipped_compat_policies_load_what_the_real_programs_load() {
     }
     println!("{report}");
     assert!(failures.is_empty(), "{report}\n{}", failures.join("\n\n"));
+}
+
+/// Counts for one peer over the random trees.
+#[derive(Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PeerScore {
+    trees: usize,
+    recorded: usize,
+    unrecorded: usize,
+    raw_matches: usize,
+    intended_mismatches: usize,
+    net_matches: usize,
+    pending_mismatches: usize,
+    mismatches: usize,
+}
+
+/// The generative differential (`tests/compat/differential.mjs`): when
+/// `LISA_COMPAT_RANDOM` names a folder holding `fixtures/*.json` (from
+/// `random.mjs`) and `<peer>/<fixture>.json` recordings (or `.error` for a
+/// tree the recorder could not read), compares every tree as the test above
+/// does and writes a JSON report (`LISA_COMPAT_RANDOM_REPORT`, default
+/// `<dir>/report.json`). Fails on a mismatch that no intended class of a
+/// feature the tree carries covers; a pending class's mismatches are
+/// reported apart.
+#[test]
+fn random_trees_load_what_the_real_programs_load() {
+    let Some(dir) = std::env::var_os("LISA_COMPAT_RANDOM").map(PathBuf::from) else {
+        println!("LISA_COMPAT_RANDOM is not set: no random trees compared");
+        return;
+    };
+    let fixtures = fixtures_in(&dir.join("fixtures"));
+    let intended = intended();
+    let mut scores: BTreeMap<&str, PeerScore> = BTreeMap::new();
+    let mut mismatches = Vec::new();
+    let mut unrecorded = Vec::new();
+    let mut lines = String::new();
+    for peer in ["codex", "gemini"] {
+        let score = scores.entry(peer).or_default();
+        for fixture in fixtures
+            .iter()
+            .filter(|f| f.peers.iter().any(|p| p == peer))
+        {
+            score.trees += 1;
+            let base = dir.join(peer).join(&fixture.name);
+            let Some(outcome) = compare(fixture, peer, &base.with_extension("json")) else {
+                score.unrecorded += 1;
+                let reason = fs::read_to_string(base.with_extension("error"))
+                    .unwrap_or_else(|_| "no recording".to_string());
+                unrecorded.push(serde_json::json!({
+                    "peer": peer,
+                    "fixture": fixture.name,
+                    "reason": reason.lines().next().unwrap_or_default(),
+                }));
+                continue;
+            };
+            score.recorded += 1;
+            if outcome.same() {
+                score.raw_matches += 1;
+                continue;
+            }
+            // Each differing part must be covered by a class of a feature
+            // the tree carries: intended first, then pending.
+            let sections = outcome.sections();
+            let mut classes = Vec::new();
+            let mut pending = false;
+            let mut uncovered = false;
+            for section in &sections {
+                let find = |list: &[Class]| {
+                    list.iter()
+                        .find(|c| c.covers_features(peer, &fixture.features, section))
+                        .map(|c| c.name.clone())
+                };
+                if let Some(c) = find(&intended.classes) {
+                    classes.push(c);
+                } else if let Some(c) = find(&intended.pending) {
+                    pending = true;
+                    classes.push(c);
+                } else {
+                    uncovered = true;
+                }
+            }
+            classes.dedup();
+            let kind = if uncovered {
+                score.mismatches += 1;
+                "new"
+            } else if pending {
+                score.pending_mismatches += 1;
+                "pending"
+            } else {
+                score.intended_mismatches += 1;
+                "intended"
+            };
+            let class = (!classes.is_empty()).then(|| classes.join("+"));
+            lines += &format!(
+                "{peer:7} {:24} {kind:8} {:28} {}\n",
+                fixture.name,
+                class.as_deref().unwrap_or("-"),
+                sections.join(",")
+            );
+            mismatches.push(serde_json::json!({
+                "peer": peer,
+                "fixture": fixture.name,
+                "kind": kind,
+                "class": class,
+                "features": fixture.features,
+                "sections": sections,
+                "expected": outcome.expected,
+                "got": outcome.got.as_ref().map_err(|e| e.clone()),
+            }));
+        }
+        score.net_matches = score.raw_matches + score.intended_mismatches;
+    }
+    let report = serde_json::json!({
+        "fixtures": fixtures.len(),
+        "peers": scores,
+        "mismatches": mismatches,
+        "unrecorded": unrecorded,
+    });
+    let out = std::env::var_os("LISA_COMPAT_RANDOM_REPORT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| dir.join("report.json"));
+    let text = serde_json::to_string_pretty(&report).expect("report as JSON") + "\n";
+    fs::write(&out, text).unwrap_or_else(|e| panic!("{}: {e}", out.display()));
+    let mut summary = String::new();
+    for (peer, s) in &scores {
+        summary += &format!(
+            "{peer}: {} trees, {} recorded; {} match raw, {} net of intended classes; \
+             {} pending, {} new mismatches\n",
+            s.trees, s.recorded, s.raw_matches, s.net_matches, s.pending_mismatches, s.mismatches
+        );
+    }
+    println!("{lines}{summary}report: {}", out.display());
+    let new: usize = scores.values().map(|s| s.mismatches).sum();
+    assert!(
+        new == 0,
+        "{new} random tree(s) differ outside every intended class:\n{lines}{summary}"
+    );
 }
