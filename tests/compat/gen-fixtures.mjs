@@ -8,7 +8,7 @@
 // No FIFOs: Gemini CLI blocks forever reading one, so a FIFO fixture could not
 // be recorded. Nothing here needs root.
 
-import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -1286,6 +1286,13 @@ fixture({
 });
 
 // ---------------------------------------------------------------- write
+
+// Trees the generative differential found and shrank (tests/compat/found):
+// regular fixtures from here on, recorded into expected/ like the others.
+const foundDir = join(dirname(fileURLToPath(import.meta.url)), 'found', 'fixtures');
+for (const file of readdirSync(foundDir).filter((n) => n.endsWith('.json')).sort()) {
+  fixture(JSON.parse(readFileSync(join(foundDir, file), 'utf8')));
+}
 
 for (const f of fixtures) {
   for (const e of f.tree) {
