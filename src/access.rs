@@ -18,7 +18,7 @@ use serde::Serialize;
 
 use crate::error::SnapshotError;
 use crate::instructions::{self, Block, Budget, Deduped, Import, Skipped, chain};
-use crate::policy::Policy;
+use crate::policy::{AccessRoot, Policy};
 use crate::render;
 use crate::sandbox::{Handles, open_roots};
 use crate::snapshot::Snapshot;
@@ -169,6 +169,11 @@ pub(crate) fn access(
         prompt: String::new(),
     };
     if !policy.instructions.on_access {
+        return Ok(outcome);
+    }
+    // `access-root = "cwd"`: a path outside the working directory loads
+    // nothing (nor does it count as loaded).
+    if policy.instructions.access_root == AccessRoot::Cwd && !outcome.path.starts_with(&snap.cwd) {
         return Ok(outcome);
     }
     let roots = open_roots(policy, home, &snap.cwd, Some(&snap.repo_root), handles)?;

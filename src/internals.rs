@@ -3,7 +3,7 @@
 
 pub use crate::hidden::treat as treat_hidden;
 pub use crate::skills::frontmatter::{frontmatter_end, parse as parse_frontmatter};
-pub use crate::skills::lenient::parse_or_lenient;
+pub use crate::skills::lenient::{parse_or_fallback, parse_or_lenient};
 pub use crate::vocab::paths::for_prompt;
 pub use crate::vocab::unicode::as_seen;
 

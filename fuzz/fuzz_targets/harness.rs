@@ -14,9 +14,11 @@ use std::sync::OnceLock;
 
 use lisa_context::Snapshot;
 use lisa_context::internals::{
-    as_seen, for_prompt, frontmatter_end, parse_frontmatter, parse_or_lenient,
+    as_seen, for_prompt, frontmatter_end, parse_frontmatter, parse_or_fallback, parse_or_lenient,
 };
-use lisa_context::policy::{HiddenText, InvalidPolicy, Layer, Policy, PolicyError, PolicySource};
+use lisa_context::policy::{
+    FrontmatterMode, HiddenText, InvalidPolicy, Layer, Policy, PolicyError, PolicySource,
+};
 use lisa_context::snapshot::{Frontmatter, FrontmatterError};
 use miette::{GraphicalReportHandler, GraphicalTheme};
 
@@ -157,6 +159,24 @@ pub fn check_frontmatter(bytes: &[u8]) -> Result<Frontmatter, FrontmatterError> 
             );
         }
         (Err(_), Ok((_, None))) => panic!("lenient success without the strict error"),
+        (Err(_), Err(_)) => {}
+    }
+    // Codex's retry likewise: the strict answer where strict YAML reads the
+    // block, and no blank field where it takes over.
+    match (
+        &parsed,
+        parse_or_fallback(&text, FrontmatterMode::ValuesAsText),
+    ) {
+        (Ok(strict), Ok((retried, None))) => assert_eq!(strict, &retried),
+        (Ok(_), other) => panic!("strict parse succeeded but values-as-text says {other:?}"),
+        (Err(_), Ok((fm, Some(_)))) => {
+            assert!(!fm.name.trim().is_empty(), "values-as-text blank name");
+            assert!(
+                !fm.description.trim().is_empty(),
+                "values-as-text blank description"
+            );
+        }
+        (Err(_), Ok((_, None))) => panic!("values-as-text success without the strict error"),
         (Err(_), Err(_)) => {}
     }
     if let Ok(fm) = &parsed {

@@ -66,8 +66,11 @@ pub(crate) struct Importer<'a> {
     root: &'a Root,
     root_id: RootId,
     max_depth: usize,
-    /// The folder (root-relative) imports of the current file must stay in.
-    bound: PathBuf,
+    /// The folder (root-relative) imports of the current file must stay in;
+    /// `None`: nowhere (`import-root = "cwd"` and the cwd not in this root).
+    bound: Option<PathBuf>,
+    /// The cwd relative to this root, when it lies inside it.
+    cwd: Option<PathBuf>,
     files_left: u64,
     bytes_left: u64,
     /// Every outcome, in document order.
@@ -140,10 +143,12 @@ impl<'a> Importer<'a> {
     /// An importer for one file under `root`, with what is left of the
     /// chain's import limits (files, bytes); [`left`](Self::left) gives
     /// back what remains after it.
+    /// `cwd` is the working directory, absolute.
     pub(crate) fn new(
         policy: &'a Policy,
         root: &'a Root,
         root_id: RootId,
+        cwd: &Path,
         (files_left, bytes_left): (u64, u64),
     ) -> Self {
         Importer {
@@ -151,7 +156,8 @@ impl<'a> Importer<'a> {
             root,
             root_id,
             max_depth: usize::try_from(policy.instructions.import_depth).unwrap_or(0),
-            bound: PathBuf::new(),
+            bound: Some(PathBuf::new()),
+            cwd: cwd.strip_prefix(&root.path).ok().map(Path::to_path_buf),
             files_left,
             bytes_left,
             records: Vec::new(),
@@ -192,12 +198,15 @@ impl<'a> Importer<'a> {
     }
 
     /// The folder the imports of the chain file `rel` must stay in: its
-    /// root, or (`import-root = "marker"`, Gemini CLI's rule) the nearest
-    /// folder at or above the file's own holding a repository marker, else
-    /// the file's own folder. The markers probed are traced.
-    fn bound_for(&self, rel: &Path, trace: &mut Trace) -> PathBuf {
-        if self.policy.instructions.import_root == ImportRoot::Root {
-            return PathBuf::new();
+    /// root, the cwd (`import-root = "cwd"`; none when the cwd is not in
+    /// this root), or (`import-root = "marker"`, Gemini CLI's rule) the
+    /// nearest folder at or above the file's own holding a repository
+    /// marker, else the file's own folder. The markers probed are traced.
+    fn bound_for(&self, rel: &Path, trace: &mut Trace) -> Option<PathBuf> {
+        match self.policy.instructions.import_root {
+            ImportRoot::Root => return Some(PathBuf::new()),
+            ImportRoot::Cwd => return self.cwd.clone(),
+            ImportRoot::Marker => {}
         }
         let dir = rel.parent().unwrap_or(Path::new(""));
         for d in dir.ancestors() {
@@ -206,11 +215,11 @@ impl<'a> Importer<'a> {
                 let stamp = self.root.stamp(&probe);
                 trace.push(Place::Within(self.root_id), &probe, stamp, None);
                 if stamp.is_dir() || stamp.is_file() {
-                    return d.to_path_buf();
+                    return Some(d.to_path_buf());
                 }
             }
         }
-        dir.to_path_buf()
+        Some(dir.to_path_buf())
     }
 
     /// The root-relative path `spec` names from the folder of `from`, or
@@ -230,7 +239,7 @@ impl<'a> Importer<'a> {
         let absolute = crate::vocab::home::normalize(&base.join(spec));
         let rel = absolute.strip_prefix(&self.root.path).ok()?;
         if rel.components().any(|c| !matches!(c, Component::Normal(_)))
-            || !rel.starts_with(&self.bound)
+            || !self.bound.as_ref().is_some_and(|b| rel.starts_with(b))
         {
             return None;
         }

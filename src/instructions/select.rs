@@ -2,7 +2,7 @@
 //! once, deduplicated, imports expanded, the budget granted in the
 //! policy's order.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::chain::{self, Candidate};
 use super::imports::{Import, Importer};
@@ -78,7 +78,7 @@ pub(crate) fn select_within(
     limit: u64,
     given: Vec<((u64, u64), PathBuf)>,
 ) -> Selection {
-    let mut run = Selector::new(policy, candidates.len(), limit);
+    let mut run = Selector::new(policy, &roots.cwd, candidates.len(), limit);
     run.kept_by_identity.extend(given);
     for i in grant_order(policy, candidates) {
         run.consider(roots, i, &candidates[i], trace, gate);
@@ -144,6 +144,9 @@ pub(crate) fn is_blank(policy: &Policy, bytes: &[u8]) -> bool {
 /// they can be put back in read order at the end.
 struct Selector<'p> {
     policy: &'p Policy,
+    /// The working directory, absolute (where `import-root = "cwd"` bounds
+    /// imports).
+    cwd: &'p Path,
     limit: u64,
     /// `instructions.max-file-bytes`.
     max_file: u64,
@@ -175,12 +178,13 @@ struct Selector<'p> {
 }
 
 impl<'p> Selector<'p> {
-    fn new(policy: &'p Policy, count: usize, limit: u64) -> Self {
+    fn new(policy: &'p Policy, cwd: &'p Path, count: usize, limit: u64) -> Self {
         let ins = &policy.instructions;
         let max_file = u64::try_from(ins.max_file_bytes).unwrap_or(0);
         let file_cap = max_file.min(limit + READ_SLACK);
         Self {
             policy,
+            cwd,
             limit,
             max_file,
             file_cap,
@@ -471,7 +475,8 @@ impl<'p> Selector<'p> {
         // that the policy's import frames are never taken for hidden text.
         let (mut text, mut report) = hidden::treat_for(text, self.policy);
         if Importer::enabled(self.policy) {
-            let mut importer = Importer::new(self.policy, root, cand.root, self.import_left);
+            let mut importer =
+                Importer::new(self.policy, root, cand.root, self.cwd, self.import_left);
             text = importer.expand(&text, &cand.rel, trace, gate);
             self.import_left = importer.left();
             report.absorb(std::mem::take(&mut importer.found));

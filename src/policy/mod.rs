@@ -21,10 +21,10 @@ mod validate;
 pub use diagnostic::{InvalidPolicy, MAX_REPORTED_PROBLEMS, PolicyError, Problem, ProblemKind};
 pub use effective::{Definition, Policy, VCS_METADATA_NAMES};
 pub use schema::{
-    BudgetCounts, BudgetOrder, BudgetScope, ChainOrder, Conflict, Fences, FrontmatterMode,
-    HardLinkRule, HiddenText, ImportFailure, ImportRoot, Instructions, LeadingBom, LongDescription,
-    MarkerKind, NameFrom, NamedRoot, Names, PathOrder, Pick, ProjectTrust, Roots, Scalars,
-    SkillSource, Skills, SourceLevels, SymlinkRule, Templates, Trim, Trust, Whitespace,
+    AccessRoot, BudgetCounts, BudgetOrder, BudgetScope, ChainOrder, Conflict, Fences,
+    FrontmatterMode, HardLinkRule, HiddenText, ImportFailure, ImportRoot, Instructions, LeadingBom,
+    LongDescription, MarkerKind, NameFrom, NamedRoot, Names, PathOrder, Pick, ProjectTrust, Roots,
+    Scalars, SkillSource, Skills, SourceLevels, SymlinkRule, Templates, Trim, Trust, Whitespace,
 };
 pub use shipped::{BUILTIN_POLICY, SHIPPED, SHIPPED_NAMES};
 pub use source::{HOME_POLICY_FILE, Layer, MAX_POLICY_BYTES, PolicySource};

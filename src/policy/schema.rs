@@ -501,10 +501,12 @@ section! {
         /// What stands where an import failed: `literal` (the `@path` as
         /// written) or `comment` (`templates.import-failed`).
         import_failure: ImportFailure => "import-failure",
-        /// Where imports must stay: `root` (the importing file's root) or
+        /// Where imports must stay: `root` (the importing file's root),
         /// `marker` (the nearest folder at or above the chain file's own
         /// that holds a `roots.repo-markers` entry, else that folder:
-        /// Gemini CLI's rule). Never beyond the root either way.
+        /// Gemini CLI's rule) or `cwd` (the working directory: a file of a
+        /// root the cwd is not in imports nothing; Claude Code's rule until
+        /// the user approves outside imports). Never beyond the root.
         import_root: ImportRoot => "import-root",
         /// The most files one chain file may import, at every depth.
         import_max_files: i64 => "import-max-files" where range(0, 100_000),
@@ -522,6 +524,10 @@ section! {
         /// the root and it (`Loader::access`, `serve` op `access`). When
         /// false, an access loads nothing.
         on_access: bool => "on-access",
+        /// Which touched paths load anything: those anywhere in the
+        /// repository (`root`) or only those inside the cwd (`cwd`: Claude
+        /// Code loads nothing for a path outside it).
+        access_root: AccessRoot => "access-root",
         /// The budget, in the units of `budget-counts`, for everything one
         /// session loads on access (the chain's budget is apart), for the
         /// files `budget-scope` counts.
@@ -916,6 +922,19 @@ words! {
         Root => "root",
         /// The nearest folder holding a repository marker.
         Marker => "marker",
+        /// The working directory.
+        Cwd => "cwd",
+    }
+}
+
+words! {
+    /// Which touched paths on-access loading answers.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum AccessRoot {
+        /// Any path inside the repository root.
+        Root => "root",
+        /// Only paths inside the working directory.
+        Cwd => "cwd",
     }
 }
 
@@ -1482,6 +1501,7 @@ mod tests {
         check_words::<Whitespace>();
         check_words::<ImportFailure>();
         check_words::<ImportRoot>();
+        check_words::<AccessRoot>();
         check_words::<Conflict>();
         check_words::<LongDescription>();
     }

@@ -169,7 +169,27 @@ pub fn parse_or_lenient(
     text: &str,
     lenient: bool,
 ) -> Result<(Frontmatter, Option<String>), FrontmatterError> {
-    let (fm, strict) = parse_or_lenient_fields(text, Reading::lenient(lenient))?;
+    let mode = if lenient {
+        FrontmatterMode::Lenient
+    } else {
+        FrontmatterMode::Strict
+    };
+    parse_or_fallback(text, mode)
+}
+
+#[cfg(feature = "internals")]
+/// Parses like [`parse_or_lenient`], with `fallback` (any
+/// `skills.frontmatter` value) as the reading used when strict YAML fails;
+/// the other parts of the reading are the defaults.
+pub fn parse_or_fallback(
+    text: &str,
+    fallback: FrontmatterMode,
+) -> Result<(Frontmatter, Option<String>), FrontmatterError> {
+    let reading = Reading {
+        fallback,
+        ..Reading::default()
+    };
+    let (fm, strict) = parse_or_lenient_fields(text, reading)?;
     if fm.name.is_empty() {
         return Err(FrontmatterError::MissingName);
     }

@@ -418,10 +418,12 @@ fn reading_char(code: u8) -> char {
 mod tests {
     #[test]
     fn every_reading_keeps_its_key_through_the_file() {
+        let mut readings = 0;
         for code in 0..=u8::MAX {
             let Some(reading) = super::super::frontmatter::Reading::from_code(code) else {
                 continue;
             };
+            readings += 1;
             assert_eq!(reading.code(), code);
             let line = format!("{:032x}{}", 0xabcu128, super::reading_char(code));
             assert_eq!(super::parse_key(line.as_bytes()), Some((0xabc, code)));
@@ -429,6 +431,10 @@ mod tests {
         // Today's two readings keep the characters earlier memos used.
         assert_eq!(super::reading_char(0), '0');
         assert_eq!(super::reading_char(1), '1');
+        // Every combination of fallback (4), scalars (2) and fences (3) has
+        // its own code, and each fits one character.
+        assert_eq!(readings, 4 * 2 * 3);
+        assert!(readings <= super::READING_CHARS.len());
     }
 
     use super::*;

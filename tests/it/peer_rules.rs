@@ -2,7 +2,9 @@
 //! blank file is (`instructions.trim`, `instructions.leading-bom`), how
 //! `sorted-paths` compares (`instructions.path-order`), how a `SKILL.md`'s
 //! frontmatter is read (`skills.leading-bom`, `skills.fences`,
-//! `skills.scalars`, `skills.frontmatter = "name-description-lines"`), and
+//! `skills.scalars`, `skills.frontmatter` = `name-description-lines` or
+//! `values-as-text`, `skills.skill-file-symlinks`), where imports and
+//! accesses may reach (`import-root` and `access-root` = `cwd`), and
 //! `budget-bytes = 0`. Each is checked from the outside, on real trees,
 //! under Lisa's policy (which keeps its behaviour) and under the compat
 //! policy that sets it; tests/compat checks the same trees against the
@@ -304,4 +306,187 @@ fn a_memo_written_under_one_reading_never_answers_for_another() {
         readings.len() >= 2,
         "one memo, entries of both readings: {readings:?}"
     );
+}
+
+/// Codex's retry of frontmatter that is not YAML (`values-as-text`), beside
+/// Lisa's `lenient` subset, on the cases of tests/compat's
+/// `skills-codex-retry` (what Codex 0.171.0 listed there).
+#[test]
+fn codex_retries_frontmatter_with_each_value_as_text() {
+    let world = World::new();
+    let skills = [
+        ("colon-twice", "description: uses: a colon: twice"),
+        ("comment", "description: text # a comment: here"),
+        ("comment-retry", "description: a: b # c: d"),
+        ("flow-start", "description: [a: b"),
+        ("inner-quote", "description: he said \"x\": y"),
+        ("backslash", "description: a\\n: b"),
+        (
+            "nested-map",
+            "description: uses: a: twice\nmetadata:\n  short-description: nested: too",
+        ),
+        (
+            "block-after",
+            "description: |\n  Use when: deploying\n  More: lines\nother: x: y",
+        ),
+        ("tab-cont", "description: one two: three\n\tfour five"),
+        ("space-cont", "description: one two: three\n  four five"),
+        ("no-space", "description: x: y\nbroken:z"),
+        ("quoted-goes-on", "description: \"a\": b"),
+        ("unclosed", "description: 'open: quote"),
+        ("dup-retry", "description: a: b\ndescription: c: d"),
+    ];
+    for (folder, lines) in skills {
+        world.write(
+            &format!("repo/.agents/skills/{folder}/SKILL.md"),
+            &format!("---\nname: {folder}\n{lines}\n---\nBody.\n"),
+        );
+    }
+    world.write(
+        "repo/.agents/skills/quoted-name/SKILL.md",
+        "---\nname: 'it''s'\ndescription: uses: a: twice\n---\n",
+    );
+    let codex = listed(&snapshot(&world, "codex", None, &world.repo));
+    let expected: BTreeMap<String, String> = [
+        ("backslash", "a\\n: b"),
+        ("block-after", "Use when: deploying More: lines"),
+        ("colon-twice", "uses: a colon: twice"),
+        ("comment", "text"),
+        ("comment-retry", "a: b"),
+        ("flow-start", "[a: b"),
+        ("inner-quote", "he said \"x\": y"),
+        ("it's", "uses: a: twice"),
+        ("nested-map", "uses: a: twice"),
+    ]
+    .into_iter()
+    .map(|(n, d)| (n.to_string(), d.to_string()))
+    .collect();
+    assert_eq!(codex, expected);
+    // Lisa's subset reads some of them otherwise: a comment in a value it
+    // retries is text, a continuation joins, a flow start or a nested map
+    // is refused.
+    let lisa = listed(&snapshot(&world, "lisa", None, &world.repo));
+    assert_eq!(
+        lisa.get("comment-retry").map(String::as_str),
+        Some("a: b # c: d")
+    );
+    assert_eq!(
+        lisa.get("space-cont").map(String::as_str),
+        Some("one two: three four five")
+    );
+    assert!(!lisa.contains_key("flow-start"), "{lisa:?}");
+    assert!(!lisa.contains_key("nested-map"), "{lisa:?}");
+}
+
+/// A `SKILL.md` that is itself a link is refused under Codex's rule, even
+/// inside the root; a linked skill folder is still followed; Lisa's and
+/// Gemini's policies follow both.
+#[cfg(unix)]
+#[test]
+fn a_linked_skill_file_is_refused_under_codex_and_a_linked_folder_is_not() {
+    use std::os::unix::fs::symlink;
+    let world = World::new();
+    world.write(
+        "repo/docs/real.md",
+        "---\nname: linked-file\ndescription: The SKILL.md is a link.\n---\n",
+    );
+    world.mkdir("repo/.agents/skills/linked-file");
+    symlink(
+        "../../../docs/real.md",
+        world.path("repo/.agents/skills/linked-file/SKILL.md"),
+    )
+    .unwrap();
+    world.write(
+        "repo/shared/linked-folder/SKILL.md",
+        "---\nname: linked-folder\ndescription: The folder is a link.\n---\n",
+    );
+    symlink(
+        "../../shared/linked-folder",
+        world.path("repo/.agents/skills/linked-folder"),
+    )
+    .unwrap();
+    let codex = snapshot(&world, "codex", None, &world.repo);
+    assert_eq!(listed(&codex).keys().collect::<Vec<_>>(), ["linked-folder"]);
+    let refused = codex
+        .rejected_skills
+        .iter()
+        .find(|r| r.path.ends_with("linked-file/SKILL.md"))
+        .expect("the linked SKILL.md is among the refused");
+    assert_eq!(refused.reason.as_str(), "symlink-refused");
+    for name in ["lisa", "gemini"] {
+        let snap = snapshot(&world, name, None, &world.repo);
+        assert_eq!(
+            listed(&snap).keys().collect::<Vec<_>>(),
+            ["linked-file", "linked-folder"],
+            "{name}"
+        );
+    }
+}
+
+/// Codex reads `.codex/skills` at every level from the project root down
+/// to the cwd (in a real repository: `.git` holding `HEAD`).
+#[test]
+fn codex_reads_codex_skills_at_every_level_from_the_root() {
+    let world = World::new();
+    world.write("repo/.git/HEAD", "ref: refs/heads/main\n");
+    for (level, name) in [("repo", "top"), ("repo/a", "mid"), ("repo/a/b", "cwd")] {
+        world.write(
+            &format!("{level}/.codex/skills/{name}/SKILL.md"),
+            &format!("---\nname: {name}\ndescription: From {level}.\n---\n"),
+        );
+    }
+    let snap = snapshot(&world, "codex", None, &world.path("repo/a/b"));
+    assert_eq!(
+        listed(&snap).keys().collect::<Vec<_>>(),
+        ["cwd", "mid", "top"]
+    );
+}
+
+/// Claude Code 2.1.332 follows an import only to a file inside the cwd
+/// (`import-root = "cwd"`) and loads nothing for a touched path outside the
+/// cwd (`access-root = "cwd"`); Gemini's policy keeps its own rules.
+#[test]
+fn claude_code_imports_and_accesses_stay_inside_the_cwd() {
+    let world = World::new();
+    world.write("repo/CLAUDE.md", "Root: @docs/one.md and @a/near.md\n");
+    world.write("repo/docs/one.md", "One.\n");
+    world.write("repo/a/near.md", "Near.\n");
+    world.write("repo/a/CLAUDE.md", "Level a.\n");
+    world.write("repo/a/b/CLAUDE.md", "Below the cwd.\n");
+    world.write("repo/src/CLAUDE.md", "Beside the cwd.\n");
+    let cwd = world.path("repo/a");
+    let claude = loader(&world, "claude-code", None);
+    let snap = claude.snapshot(&cwd).unwrap();
+    let outcome = |spec: &str| {
+        snap.imports
+            .iter()
+            .find(|i| i.spec == spec)
+            .map(|i| (i.path.is_some() && i.reason.is_none(), i.reason))
+            .unwrap_or_else(|| panic!("no import {spec}: {:?}", snap.imports))
+    };
+    assert!(
+        outcome("a/near.md").0,
+        "an import inside the cwd is followed"
+    );
+    let (followed, reason) = outcome("docs/one.md");
+    assert!(!followed, "an import outside the cwd is not followed");
+    assert!(reason.is_some(), "and says why");
+    assert_eq!(files(&world, &snap), ["repo/CLAUDE.md", "repo/a/CLAUDE.md"]);
+    assert!(snap.prompt.contains("Near."));
+    assert!(!snap.prompt.contains("One."));
+
+    let mut session = lisa_context::Session::new(cwd.clone(), None);
+    let inside = claude
+        .access(&mut session, &world.path("repo/a/b/file.py"))
+        .unwrap();
+    let loaded: Vec<String> = inside
+        .instruction_files
+        .iter()
+        .map(|b| world.rel(&b.path))
+        .collect();
+    assert_eq!(loaded, ["repo/a/b/CLAUDE.md"]);
+    let outside = claude
+        .access(&mut session, &world.path("repo/src/main.ts"))
+        .unwrap();
+    assert!(outside.instruction_files.is_empty(), "{outside:?}");
 }
