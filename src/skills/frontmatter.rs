@@ -86,8 +86,8 @@ impl Reading {
         }
     }
 
-    /// The default reading, with or without the lenient fallback.
-    #[cfg_attr(not(any(test, feature = "internals")), allow(dead_code))]
+    /// The default reading, with or without the lenient fallback (tests).
+    #[cfg(test)]
     pub(crate) fn lenient(lenient: bool) -> Self {
         Reading {
             fallback: if lenient {
