@@ -426,13 +426,20 @@ fn ours(fixture: &Fixture, peer: &str) -> Result<Answer, String> {
     let snap: std::sync::Arc<Snapshot> = loader
         .snapshot(&root.join(&fixture.cwd))
         .map_err(|e| format!("{e:?}"))?;
+    let sizes = sizes(fixture);
     let files = |blocks: &[lisa_context::snapshot::Block],
                  imports: &[lisa_context::snapshot::Import]|
      -> Vec<File> {
         blocks
             .iter()
             .map(|b| {
-                let share = if b.truncated {
+                // A cut that kept every byte of the text, blanks at the end
+                // aside, shows the whole text: Whole, as on the recorded side.
+                let rel = relative(&b.path, &root);
+                let covers_text = sizes.get(&rel).is_some_and(|c| {
+                    b.included_bytes >= String::from_utf8_lossy(c).trim_end().len() as u64
+                });
+                let share = if b.truncated && !covers_text {
                     Share::Part(b.included_bytes)
                 } else {
                     Share::Whole
@@ -484,22 +491,17 @@ fn theirs(fixture: &Fixture, recording: &Recording) -> Answer {
         list.iter()
             .map(|f| {
                 // Whole when every byte of the text (trailing whitespace
-                // aside) went in. A cut is measured without the whitespace it
-                // ends in: a cut inside a file's trailing whitespace shows
-                // the same text whether the blanks are kept (Codex) or not
-                // (lisa-context, which cannot know that only blanks follow).
+                // aside) went in: a cut inside a file's trailing whitespace
+                // shows the same text whether the blanks are kept (Codex
+                // keeps them, and trims them when the file ends its message)
+                // or not; both sides are measured this way.
                 let share = match sizes.get(&f.path) {
                     Some(c) => {
                         let text_len = String::from_utf8_lossy(c).trim_end().len() as u64;
-                        let cut = usize::try_from(f.included_bytes)
-                            .ok()
-                            .filter(|&n| n < c.len());
-                        match cut {
-                            Some(n) if f.included_bytes >= text_len => {
-                                Share::Part(String::from_utf8_lossy(&c[..n]).trim_end().len() as u64)
-                            }
-                            _ if f.included_bytes >= text_len => Share::Whole,
-                            _ => Share::Part(f.included_bytes),
+                        if f.included_bytes >= text_len {
+                            Share::Whole
+                        } else {
+                            Share::Part(f.included_bytes)
                         }
                     }
                     None => Share::Part(f.included_bytes),
