@@ -120,7 +120,9 @@ fn render_block(policy: &Policy, nonce: &str, b: &Block, guard: &Guard, out: &mu
 }
 
 /// Renders the whole section with the given `nonce` (see [`nonce`]). Empty
-/// when there is nothing to show.
+/// when there is nothing to show. Also returns where the instruction part
+/// ends (the heading, the preamble and the blocks; the skills list and the
+/// unapproved note follow it).
 pub(crate) fn render(
     policy: &Policy,
     nonce: &str,
@@ -128,7 +130,7 @@ pub(crate) fn render(
     skills: &[Skill],
     hidden_project: usize,
     unapproved: usize,
-) -> String {
+) -> (String, usize) {
     let t = &policy.templates;
     // Room for the whole section at once: every block's text and frame,
     // every skill's line (growing it by doubling copies the prompt over
@@ -155,6 +157,7 @@ pub(crate) fn render(
             render_block(policy, nonce, b, &guard, &mut out);
         }
     }
+    let instructions_end = out.len();
     let listed: Vec<&Skill> = skills.iter().filter(|s| s.listed).collect();
     if !listed.is_empty() || hidden_project > 0 {
         if !out.is_empty() {
@@ -211,7 +214,7 @@ pub(crate) fn render(
         );
         out.push('\n');
     }
-    out
+    (out, instructions_end)
 }
 
 /// The guards: the boundary templates' visible literal starts that are not

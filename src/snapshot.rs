@@ -89,6 +89,10 @@ pub struct Snapshot {
     pub unapproved: Vec<Unapproved>,
     /// The rendered section, exactly as it goes into the prompt.
     pub prompt: String,
+    /// Where the instruction part of `prompt` ends (see
+    /// [`Snapshot::instructions_prompt`]).
+    #[serde(skip)]
+    pub(crate) instructions_end: usize,
     /// Every instruction candidate and what happened to it (for `explain`).
     #[serde(skip)]
     pub considered: Vec<Considered>,
@@ -121,6 +125,25 @@ pub struct NamedRootPlace {
 }
 
 impl Snapshot {
+    /// The instruction part of [`prompt`](Self::prompt): its heading, its
+    /// preamble and the instruction files' blocks, without the skills list
+    /// (or the unapproved note) that follow; empty when no file was kept.
+    /// For an embedder that places the two parts apart, as Lisa's
+    /// `renderInstructionChain` does.
+    ///
+    /// ```
+    /// # let tmp = tempfile::tempdir().unwrap();
+    /// # std::fs::create_dir(tmp.path().join(".git")).unwrap();
+    /// std::fs::write(tmp.path().join("AGENTS.md"), "Use tabs.").unwrap();
+    /// let policy = lisa_context::policy::Policy::builtin().unwrap();
+    /// let snap = lisa_context::build(&policy, None, tmp.path(), None).unwrap();
+    /// assert!(snap.instructions_prompt().contains("Use tabs."));
+    /// assert!(snap.prompt.starts_with(snap.instructions_prompt()));
+    /// ```
+    pub fn instructions_prompt(&self) -> &str {
+        self.prompt.get(..self.instructions_end).unwrap_or_default()
+    }
+
     /// The named roots' paths, in policy order (`None` where absent).
     pub(crate) fn named_paths(&self) -> Vec<Option<PathBuf>> {
         self.named_roots.iter().map(|n| n.path.clone()).collect()
@@ -227,7 +250,7 @@ fn build_inner(
     hidden_text.extend(set.hidden);
     let key = nonce_key(policy, &roots, &mut trace);
     let nonce = render::nonce(&key, policy, &sel.blocks, &set.skills);
-    let mut prompt = render::render(
+    let (mut prompt, instructions_end) = render::render(
         policy,
         &nonce,
         &sel.blocks,
@@ -250,6 +273,7 @@ fn build_inner(
             // A new key is a new nonce, so a new prompt.
             blake3::hash(&key).to_hex().as_str(),
         ],
+        policy.fingerprint.include_mtime,
     );
     let named_roots = policy
         .roots
@@ -289,6 +313,7 @@ fn build_inner(
             .collect(),
         unapproved,
         prompt,
+        instructions_end,
         considered: sel.considered,
         state_root: roots.set.state.as_ref().map(|r| r.path.clone()),
         ancestor_paths: roots

@@ -267,7 +267,15 @@ impl Trace {
     }
 
     /// The fingerprint, given the parts of the context outside the trace.
-    pub(crate) fn fingerprint(&self, policy_digest: u128, context: &[&str]) -> String {
+    /// `with_mtime` (the policy's `fingerprint.include-mtime`) adds the
+    /// modification time of every file read inside a root, so that a touch
+    /// moves it too.
+    pub(crate) fn fingerprint(
+        &self,
+        policy_digest: u128,
+        context: &[&str],
+        with_mtime: bool,
+    ) -> String {
         let mut h = Xxh3::new();
         field(&mut h, &policy_digest.to_le_bytes());
         for c in context {
@@ -282,7 +290,12 @@ impl Trace {
             match e.stamp {
                 Stamp::Absent => field(&mut h, b"absent"),
                 Stamp::Error(reason) => field(&mut h, &[b'e', reason as u8]),
-                Stamp::Present { size, uid, .. } => {
+                Stamp::Present {
+                    size,
+                    uid,
+                    mtime_ns,
+                    ..
+                } => {
                     let kind = e.stamp.type_bits();
                     field(&mut h, &kind.to_le_bytes());
                     // The owner of a marker's directory decides whether the
@@ -308,6 +321,9 @@ impl Trace {
                     let by_kind_only = !matches!(e.place, Place::Within(_));
                     if !e.stamp.is_dir() && !by_kind_only {
                         field(&mut h, &size.to_le_bytes());
+                        if with_mtime && e.content.is_some() {
+                            field(&mut h, &mtime_ns.to_le_bytes());
+                        }
                     }
                 }
             }
@@ -565,7 +581,7 @@ mod tests {
                 Stamp::Absent,
                 content,
             );
-            t.fingerprint(1, &["/r"])
+            t.fingerprint(1, &["/r"], false)
         };
         assert_eq!(trace(dir(7, 1), None), trace(dir(9, 5), None));
         assert_ne!(trace(dir(7, 1), None), trace(Stamp::Absent, None));

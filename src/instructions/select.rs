@@ -546,6 +546,12 @@ impl<'p> Selector<'p> {
             self.skip(i, cand, Reason::BudgetExhausted);
             return;
         }
+        // A file the per-file cap stopped is a budget cut when what was read
+        // filled the budget left: the file was larger than the room, so the
+        // budget, not the cap, decided where it ends (the cap only names the
+        // cut while the budget still had room after it).
+        let fills_budget = charged && cut as u64 >= room;
+        let file_limit_cut = file_limit_cut && !fills_budget;
         // A read stopped short because the budget could not use more is a
         // budget cut too, even when what was read happened to fit.
         let budget_cut = cut < trimmed.len() || (read_cut && !file_limit_cut);

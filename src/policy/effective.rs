@@ -11,8 +11,8 @@ use regex::Regex;
 
 use super::diagnostic::{InvalidPolicy, Problem, ProblemKind};
 use super::schema::{
-    Instructions, InstructionsLayer, Roots, RootsLayer, Skills, SkillsLayer, Templates,
-    TemplatesLayer, Trust, TrustLayer,
+    Fingerprint, FingerprintLayer, Instructions, InstructionsLayer, Roots, RootsLayer, Skills,
+    SkillsLayer, Templates, TemplatesLayer, Trust, TrustLayer,
 };
 use super::source::{Layer, PolicySource};
 use crate::vocab::origin::RootId;
@@ -36,6 +36,8 @@ pub struct Policy {
     pub skills: Skills,
     /// `[trust]`.
     pub trust: Trust,
+    /// `[fingerprint]`.
+    pub fingerprint: Fingerprint,
     /// `[templates]`.
     pub templates: Templates,
     pub(super) definitions: BTreeMap<&'static str, Definition>,
@@ -198,6 +200,7 @@ impl Policy {
             .chain(InstructionsLayer::KEYS)
             .chain(SkillsLayer::KEYS)
             .chain(TrustLayer::KEYS)
+            .chain(FingerprintLayer::KEYS)
             .chain(TemplatesLayer::KEYS)
             .copied()
     }

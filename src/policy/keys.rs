@@ -14,8 +14,8 @@
 use crate::vocab::reason::Reason;
 
 pub use super::schema::{
-    INSTRUCTIONS, InstructionsKeys, ROOTS, RootsKeys, SKILLS, SkillsKeys, TEMPLATES, TRUST,
-    TemplatesKeys, TrustKeys,
+    FINGERPRINT, FingerprintKeys, INSTRUCTIONS, InstructionsKeys, ROOTS, RootsKeys, SKILLS,
+    SkillsKeys, TEMPLATES, TRUST, TemplatesKeys, TrustKeys,
 };
 
 /// What a [`Reason`] was given for: the key behind one reason word may

@@ -10,7 +10,8 @@ use globset::GlobSetBuilder;
 use super::diagnostic::{PolicyError, ProblemKind};
 use super::keys::{INSTRUCTIONS, ROOTS, SKILLS, TEMPLATES};
 use super::schema::{
-    InstructionsLayer, ROOT_WORDS, RootsLayer, SkillsLayer, TemplatesLayer, TrustLayer,
+    FingerprintLayer, InstructionsLayer, ROOT_WORDS, RootsLayer, SkillsLayer, TemplatesLayer,
+    TrustLayer,
 };
 use super::structure;
 use super::validate::{self};
@@ -44,6 +45,7 @@ impl Policy {
         let mut instructions = InstructionsLayer::default();
         let mut skills = SkillsLayer::default();
         let mut trust = TrustLayer::default();
+        let mut fingerprint = FingerprintLayer::default();
         let mut templates = TemplatesLayer::default();
         // For each dotted key, the index of the source that last set it.
         let mut setters: BTreeMap<&'static str, usize> = BTreeMap::new();
@@ -57,6 +59,7 @@ impl Policy {
             set.extend(instructions.overlay(layer.instructions));
             set.extend(skills.overlay(layer.skills));
             set.extend(trust.overlay(layer.trust));
+            set.extend(fingerprint.overlay(layer.fingerprint));
             set.extend(templates.overlay(layer.templates));
             for key in set {
                 setters.insert(key, index);
@@ -69,6 +72,7 @@ impl Policy {
             .chain(instructions.spans())
             .chain(skills.spans())
             .chain(trust.spans())
+            .chain(fingerprint.spans())
             .chain(templates.spans());
         for (key, span) in spans {
             if let Some((&index, source)) = setters
@@ -95,9 +99,16 @@ impl Policy {
         let instructions = instructions.resolve().map_err(|m| missing.extend(m)).ok();
         let skills = skills.resolve().map_err(|m| missing.extend(m)).ok();
         let trust = trust.resolve().map_err(|m| missing.extend(m)).ok();
+        let fingerprint = fingerprint.resolve().map_err(|m| missing.extend(m)).ok();
         let templates = templates.resolve().map_err(|m| missing.extend(m)).ok();
-        let (Some(roots), Some(instructions), Some(skills), Some(trust), Some(templates)) =
-            (roots, instructions, skills, trust, templates)
+        let (
+            Some(roots),
+            Some(instructions),
+            Some(skills),
+            Some(trust),
+            Some(fingerprint),
+            Some(templates),
+        ) = (roots, instructions, skills, trust, fingerprint, templates)
         else {
             // No layer set these keys, so there is no value to point at: the
             // report names the lowest layer, which should have set them.
@@ -220,6 +231,7 @@ impl Policy {
             instructions,
             skills,
             trust,
+            fingerprint,
             templates,
             definitions,
             layers: sources.iter().map(|s| (s.layer, s.name.clone())).collect(),
@@ -323,6 +335,7 @@ mod tests {
             .chain(InstructionsLayer::KEYS)
             .chain(SkillsLayer::KEYS)
             .chain(TrustLayer::KEYS)
+            .chain(FingerprintLayer::KEYS)
             .chain(TemplatesLayer::KEYS)
         {
             assert!(policy.definition(key).is_some(), "{key}");

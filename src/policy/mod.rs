@@ -21,7 +21,7 @@ mod validate;
 pub use diagnostic::{InvalidPolicy, MAX_REPORTED_PROBLEMS, PolicyError, Problem, ProblemKind};
 pub use effective::{Definition, Policy, VCS_METADATA_NAMES};
 pub use schema::{
-    AccessRoot, BudgetCounts, BudgetOrder, BudgetScope, ChainOrder, Conflict, Fences,
+    AccessRoot, BudgetCounts, BudgetOrder, BudgetScope, ChainOrder, Conflict, Fences, Fingerprint,
     FrontmatterMode, HardLinkRule, HiddenText, ImportFailure, ImportRoot, Instructions, LeadingBom,
     LongDescription, MarkerKind, NameFrom, NamedRoot, Names, PathOrder, Pick, ProjectTrust, Roots,
     Scalars, SkillSource, Skills, SourceLevels, SymlinkRule, Templates, Trim, Trust, Whitespace,

@@ -657,6 +657,18 @@ section! {
 }
 
 section! {
+    /// `[fingerprint]`: what counts as a change of the snapshot.
+    Fingerprint / FingerprintLayer as "fingerprint", keys FINGERPRINT: FingerprintKeys {
+        /// Whether a file's modification time is part of the fingerprint:
+        /// `false` (the content decides: a touch, or an edit undone, leaves
+        /// it as it was); `true` (a touch counts as a change, as in loaders
+        /// that compare `path:mtime` lists: every `touch`, checkout or
+        /// editor save without a change then costs a rebuild).
+        include_mtime: bool => "include-mtime",
+    }
+}
+
+section! {
     /// `[templates]`: every piece of text the loader adds to the prompt.
     ///
     /// Placeholders are written `{name}`; `{{` and `}}` stand for literal braces.
@@ -1186,6 +1198,9 @@ pub(crate) struct PolicyLayer {
     /// `[trust]`.
     #[serde(default)]
     pub trust: TrustLayer,
+    /// `[fingerprint]`.
+    #[serde(default)]
+    pub fingerprint: FingerprintLayer,
     /// `[templates]`.
     #[serde(default)]
     pub templates: TemplatesLayer,
@@ -1199,6 +1214,7 @@ impl PolicyLayer {
         out.extend(self.instructions.constrained());
         out.extend(self.skills.constrained());
         out.extend(self.trust.constrained());
+        out.extend(self.fingerprint.constrained());
         out.extend(self.templates.constrained());
         out
     }
@@ -1234,6 +1250,11 @@ impl PolicyLayer {
         Field {
             key: TrustLayer::NAME,
             shape: Shape::Table(TrustLayer::FIELDS),
+            required: false,
+        },
+        Field {
+            key: FingerprintLayer::NAME,
+            shape: Shape::Table(FingerprintLayer::FIELDS),
             required: false,
         },
         Field {
@@ -1330,6 +1351,10 @@ mod tests {
         assert_eq!(keys(SkillsLayer::FIELDS), serde_names::<SkillsLayer>());
         assert_eq!(keys(TrustLayer::FIELDS), serde_names::<TrustLayer>());
         assert_eq!(
+            keys(FingerprintLayer::FIELDS),
+            serde_names::<FingerprintLayer>()
+        );
+        assert_eq!(
             keys(TemplatesLayer::FIELDS),
             serde_names::<TemplatesLayer>()
         );
@@ -1340,6 +1365,7 @@ mod tests {
             (InstructionsLayer::FIELDS, InstructionsLayer::KEYS),
             (SkillsLayer::FIELDS, SkillsLayer::KEYS),
             (TrustLayer::FIELDS, TrustLayer::KEYS),
+            (FingerprintLayer::FIELDS, FingerprintLayer::KEYS),
             (TemplatesLayer::FIELDS, TemplatesLayer::KEYS),
         ] {
             assert_eq!(layer.len(), keys.len());
@@ -1360,7 +1386,7 @@ mod tests {
             &'static [(&'static str, Rule)],
             &'static str,
         );
-        let sections: [Section; 5] = [
+        let sections: [Section; 6] = [
             (RootsLayer::FIELDS, RootsLayer::RULES, RootsLayer::NAME),
             (
                 InstructionsLayer::FIELDS,
@@ -1369,6 +1395,11 @@ mod tests {
             ),
             (SkillsLayer::FIELDS, SkillsLayer::RULES, SkillsLayer::NAME),
             (TrustLayer::FIELDS, TrustLayer::RULES, TrustLayer::NAME),
+            (
+                FingerprintLayer::FIELDS,
+                FingerprintLayer::RULES,
+                FingerprintLayer::NAME,
+            ),
             (
                 TemplatesLayer::FIELDS,
                 TemplatesLayer::RULES,

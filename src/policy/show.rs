@@ -11,7 +11,9 @@
 use serde::Serialize;
 use toml_edit::{DocumentMut, Item, Table};
 
-use super::{Instructions, Policy, Roots, Skills, Templates, Trust, validate::SUPPORTED_VERSION};
+use super::{
+    Fingerprint, Instructions, Policy, Roots, Skills, Templates, Trust, validate::SUPPORTED_VERSION,
+};
 
 #[derive(Serialize)]
 struct Doc<'a> {
@@ -20,6 +22,7 @@ struct Doc<'a> {
     instructions: &'a Instructions,
     skills: &'a Skills,
     trust: &'a Trust,
+    fingerprint: &'a Fingerprint,
     templates: &'a Templates,
 }
 
@@ -59,6 +62,7 @@ fn doc(policy: &Policy) -> Doc<'_> {
         instructions: &policy.instructions,
         skills: &policy.skills,
         trust: &policy.trust,
+        fingerprint: &policy.fingerprint,
         templates: &policy.templates,
     }
 }

@@ -191,23 +191,38 @@ pub(crate) fn open_roots(
     let mut marker_probes = Vec::new();
     let mut owner_probes = Vec::new();
     let mut warnings = Vec::new();
-    let repo_path = match root {
+    let given = match root {
         Some(r) => {
             let r = normalize(r);
             if !cwd.starts_with(&r) {
                 return Err(RootsError::RootDoesNotContainCwd { root: r, cwd });
             }
+            Some(r)
+        }
+        None => None,
+    };
+    // The search runs even when the caller names the root: when it finds
+    // the same root, the build is the one made without naming it (the same
+    // probes, so the same fingerprint), and a caller that sometimes passes
+    // the root does not rebuild for nothing. Another root named wins, and
+    // what the search saw is dropped: it decided nothing.
+    let found = {
+        let mut search = Search {
+            policy,
+            markers: &mut marker_probes,
+            owners: &mut owner_probes,
+            warnings: &mut warnings,
+        };
+        search.repo_root(&cwd)
+    };
+    let repo_path = match given {
+        Some(r) if r != found => {
+            marker_probes.clear();
+            owner_probes.clear();
+            warnings.clear();
             r
         }
-        None => {
-            let mut search = Search {
-                policy,
-                markers: &mut marker_probes,
-                owners: &mut owner_probes,
-                warnings: &mut warnings,
-            };
-            search.repo_root(&cwd)
-        }
+        _ => found,
     };
     if repo_path != cwd {
         // The search stamped the root it chose (to check its owner): the

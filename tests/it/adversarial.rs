@@ -2492,23 +2492,38 @@ fn explain_and_errors_escape_terminal_sequences() {
 }
 
 /// A file longer than `max-file-bytes` is cut by the file limit, not the
-/// budget: the note says so (and claims no text size it does not know), the
-/// record carries `fileLimitCut`, and `budget.exhausted` stays false.
+/// budget, when the budget still has room after what was read: the note
+/// says so (and claims no text size it does not know), the record carries
+/// `fileLimitCut`, and `budget.exhausted` stays false.
 #[test]
 fn a_file_cut_by_the_file_limit_says_so() {
     let e = Env::new("file_limit_cut");
     let file = e.repo.join("AGENTS.md");
-    // 37,768 bytes: more than the 32,768-byte file limit; the home file and
-    // this one fit the 32,768-byte budget only because the read stops.
-    write(&e.home.join("AGENTS.md"), "");
-    write(&file, "x".repeat(37_768));
-    let c = e.check();
-    let b = block(&c, &file).expect("the file is kept");
-    assert!(b.truncated && b.file_limit_cut, "{b:?}");
-    assert!(!b.budget_cut, "{b:?}");
-    assert_eq!(b.bytes, 37_768);
-    assert!(!c.snap.budget.exhausted, "{:?}", c.snap.budget);
-    let rec = c.json["instructionFiles"]
+    // 20,000 bytes: more than a 10,000-byte file limit, well inside the
+    // 32,768-byte budget.
+    let policy = e.base.join("limit.toml");
+    write(
+        &policy,
+        "version = 1\n[instructions]\nmax-file-bytes = 10000\n",
+    );
+    write(&file, "x".repeat(20_000));
+    let loader = Loader::builder()
+        .home(&e.home)
+        .policy_file(&policy)
+        .env(|_| None)
+        .build()
+        .unwrap();
+    let snap = loader.snapshot(&e.cwd).unwrap();
+    let b = snap
+        .instruction_files
+        .iter()
+        .find(|b| b.path == file)
+        .expect("the file is kept");
+    assert!(b.truncated && b.file_limit_cut && !b.budget_cut);
+    assert_eq!((b.bytes, b.included_bytes), (20_000, 10_000));
+    assert!(!snap.budget.exhausted, "{:?}", snap.budget);
+    let json = serde_json::to_value(&*snap).unwrap();
+    let rec = json["instructionFiles"]
         .as_array()
         .unwrap()
         .iter()
@@ -2516,15 +2531,49 @@ fn a_file_cut_by_the_file_limit_says_so() {
         .unwrap();
     assert_eq!(rec["fileLimitCut"], Value::Bool(true));
     assert_eq!(rec["budgetCut"], Value::Bool(false));
+    assert!(
+        snap.prompt
+            .contains("this file has 20000 bytes; only its first 10000 were read"),
+        "{}",
+        &snap.prompt[snap.prompt.len().saturating_sub(400)..]
+    );
+    assert!(!snap.prompt.contains("the context budget ran out"));
+    let out = e.cli(&[
+        "--policy".as_ref(),
+        policy.as_os_str(),
+        "explain".as_ref(),
+        "--cwd".as_ref(),
+        e.cwd.as_os_str(),
+    ]);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("(file limit)"),
+        "{out:?}"
+    );
+}
+
+/// A file larger than the budget left is a budget cut whatever the per-file
+/// cap, even when the cap equals the budget (Lisa's policy: a single
+/// AGENTS.md of budget + 5,000 bytes is truncated with the budget
+/// exhausted, as Lisa's own loader reports it).
+#[test]
+fn a_file_larger_than_the_budget_left_is_a_budget_cut_whatever_the_cap() {
+    let e = Env::new("budget_cut_at_cap");
+    let file = e.repo.join("AGENTS.md");
+    write(&e.home.join("AGENTS.md"), "");
+    write(&file, "x".repeat(32_768 + 5_000));
+    let c = e.check();
+    let b = block(&c, &file).expect("the file is kept");
+    assert!(
+        b.truncated && b.budget_cut && !b.file_limit_cut,
+        "{:?}",
+        (b.truncated, b.budget_cut, b.file_limit_cut)
+    );
+    assert_eq!(b.included_bytes, 32_768);
+    assert!(c.snap.budget.exhausted, "{:?}", c.snap.budget);
     for prompt in [&c.snap.prompt, &c.text] {
-        assert!(
-            prompt.contains("this file has 37768 bytes; only its first 32768 were read"),
-            "{}",
-            &prompt[prompt.len().saturating_sub(400)..]
-        );
-        assert!(!prompt.contains("the context budget ran out"));
+        assert!(prompt.contains("the context budget ran out after 32768"));
+        assert!(!prompt.contains("only its first"));
     }
-    assert!(c.explain.contains("(file limit)"), "{}", c.explain);
 }
 
 /// A file the budget cuts keeps the budget's note and flags.

@@ -38,6 +38,7 @@ mod dedup_partial;
 mod descriptors;
 mod door;
 mod frontmatter;
+mod fingerprint_rules;
 mod fuzz_regressions;
 mod hidden_text;
 mod imports;
