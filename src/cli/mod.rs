@@ -37,6 +37,7 @@ struct Cli {
         long,
         global = true,
         value_name = "FILE|NAME",
+        env = "LISA_CONTEXT_POLICY",
         help = policy_help(),
         value_parser = PolicyArg,
         hide_possible_values = true
@@ -294,7 +295,8 @@ fn policy_help() -> String {
     format!(
         "A policy file laid over the built-in policy and the home policy; or the name of a \
          shipped policy ({}) that replaces the built-in one. A bare word is a name: write \
-         ./NAME for a file.",
+         ./NAME for a file. Default: $LISA_CONTEXT_POLICY, read the same way by every front \
+         end (serve, the Node package).",
         lisa_context::policy::SHIPPED_NAMES.join(", ")
     )
 }

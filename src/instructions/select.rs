@@ -121,6 +121,8 @@ struct Text {
     size: u64,
     /// Whether the read stopped before the end of the file.
     read_cut: bool,
+    /// How many bytes were read.
+    read_len: u64,
     /// Whether it stopped there because of `max-file-bytes` (rather than
     /// because the budget could not use more).
     file_limit_cut: bool,
@@ -445,7 +447,8 @@ impl<'p> Selector<'p> {
                 return None;
             }
         }
-        let read_cut = (bytes.len() as u64) < size;
+        let read_len = bytes.len() as u64;
+        let read_cut = read_len < size;
         let file_limit_cut = read_cut && read_limit == self.max_file;
         let blank = is_blank(self.policy, &bytes);
         let Some(text) = text::decode(bytes, read_cut) else {
@@ -488,6 +491,7 @@ impl<'p> Selector<'p> {
             report,
             size,
             read_cut,
+            read_len,
             file_limit_cut,
             blank,
         })
@@ -501,6 +505,7 @@ impl<'p> Selector<'p> {
             report,
             size,
             read_cut,
+            read_len,
             file_limit_cut,
             blank,
         } = read;
@@ -546,11 +551,11 @@ impl<'p> Selector<'p> {
             self.skip(i, cand, Reason::BudgetExhausted);
             return;
         }
-        // A file the per-file cap stopped is a budget cut when what was read
-        // filled the budget left: the file was larger than the room, so the
-        // budget, not the cap, decided where it ends (the cap only names the
-        // cut while the budget still had room after it).
-        let fills_budget = charged && cut as u64 >= room;
+        // A file the per-file cap stopped is a budget cut when the bytes
+        // read already reached the budget left: the file is larger than the
+        // room, so the budget, not the cap, decided where it ends (the cap
+        // names the cut only while the budget still had room after it).
+        let fills_budget = charged && read_len >= room;
         let file_limit_cut = file_limit_cut && !fills_budget;
         // A read stopped short because the budget could not use more is a
         // budget cut too, even when what was read happened to fit.

@@ -159,13 +159,23 @@ fn a_loader_with_include_mtime_sees_a_touch_on_refresh() {
         Loader::new(mtime.clone(), Some(t.home.clone())).watched(),
     ] {
         let first = loader.snapshot(&t.deep).unwrap();
-        assert!(loader.refresh(&t.deep, &first.fingerprint).unwrap().is_none());
+        assert!(
+            loader
+                .refresh(&t.deep, &first.fingerprint)
+                .unwrap()
+                .is_none()
+        );
         touch_ahead(&t.home.join("AGENTS.md"), 11);
         let next = loader
             .refresh(&t.deep, &first.fingerprint)
             .unwrap()
             .expect("a touch is a change under include-mtime");
         assert_eq!(next.prompt, first.prompt, "the text is the same");
-        assert!(loader.refresh(&t.deep, &next.fingerprint).unwrap().is_none());
+        assert!(
+            loader
+                .refresh(&t.deep, &next.fingerprint)
+                .unwrap()
+                .is_none()
+        );
     }
 }

@@ -32,8 +32,46 @@ pub struct LoaderOptions {
     pub base_policy: Option<String>,
     /// Whether to read the home's `context-policy.toml` (default true).
     pub home_policy: Option<bool>,
-    /// Most snapshots kept (default 256).
-    pub capacity: Option<u32>,
+    /// Most snapshots kept (default 256): a whole number from 1 to
+    /// `Loader::MAX_CACHE_ENTRIES`. Taken as a JavaScript number and checked
+    /// here, so that -1, 1.5 or 2^32 is a `bad-request`, never a wrapped
+    /// value.
+    pub capacity: Option<f64>,
+}
+
+/// The error thrown by the constructor: its message is the JSON text
+/// `{"code", "message"}`, which the TypeScript layer turns into a
+/// `LisaContextError`.
+fn constructor_error(code: ErrorCode, message: String) -> napi::Error {
+    let body = serde_json::json!({ "code": code, "message": message });
+    napi::Error::new(napi::Status::InvalidArg, body.to_string())
+}
+
+/// A whole number in `1..=max`, or a `bad-request` naming the option.
+fn whole_in_range(name: &str, value: f64, max: usize) -> napi::Result<usize> {
+    let ok = value.is_finite() && value.fract() == 0.0 && value >= 1.0 && value <= max as f64;
+    if ok {
+        // In range and whole: the conversion is exact.
+        Ok(value as usize)
+    } else {
+        Err(constructor_error(
+            ErrorCode::BadRequest,
+            format!("`{name}` must be a whole number from 1 to {max}, not {value}"),
+        ))
+    }
+}
+
+/// A diagnostic as plain text, spans and help included, without colour or
+/// terminal sequences: what `serve` sends for `policy-invalid`.
+fn plain_report(diagnostic: &dyn miette::Diagnostic) -> String {
+    let handler = miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::none())
+        .with_links(false)
+        .with_width(100);
+    let mut out = String::new();
+    match handler.render_report(&mut out, diagnostic) {
+        Ok(()) => out,
+        Err(_) => diagnostic.to_string(),
+    }
 }
 
 /// The result of one call: `value` (JSON text, or absent for "nothing",
@@ -74,7 +112,12 @@ impl Outcome {
     }
 
     fn snapshot_error(e: &SnapshotError) -> Self {
-        Outcome::error(ErrorCode::of(e), error_chain(e))
+        match e {
+            SnapshotError::PolicyInvalid(failure) => {
+                Outcome::error(ErrorCode::PolicyInvalid, plain_report(failure))
+            }
+            _ => Outcome::error(ErrorCode::of(e), error_chain(e)),
+        }
     }
 
     fn trust_error(e: &TrustError) -> Self {
@@ -93,6 +136,8 @@ enum Op {
     Skill(String),
     TrustStatus,
     TrustDiff,
+    /// What Lisa's API needs beyond the snapshot (see `NativeLoader::lisa`).
+    Lisa,
     /// What touching a path adds to a named session.
     Access {
         path: String,
@@ -139,6 +184,10 @@ impl Call {
             Op::TrustDiff => match loader.trust_status(cwd, root) {
                 Ok(s) => Outcome::json(&TrustDiff::of(&s)),
                 Err(e) => Outcome::trust_error(&e),
+            },
+            Op::Lisa => match loader.snapshot_in(cwd, root) {
+                Ok(s) => Outcome::json(&lisa_view(loader, &s, cwd, root)),
+                Err(e) => Outcome::snapshot_error(&e),
             },
             Op::Access { path, session } => {
                 match loader.access_named(session, cwd, root, std::path::Path::new(path)) {
@@ -193,21 +242,15 @@ impl NativeLoader {
                 builder = builder.home_policy(read);
             }
             if let Some(capacity) = o.capacity {
-                builder = builder.capacity(capacity as usize);
+                let max = lisa_context::Loader::MAX_CACHE_ENTRIES;
+                builder = builder.capacity(whole_in_range("capacity", capacity, max)?);
             }
         }
         match builder.build_lenient() {
             Ok(loader) => Ok(NativeLoader {
                 inner: Arc::new(loader),
             }),
-            Err(e) => {
-                let code = e.wire_code();
-                let body = serde_json::json!({
-                    "code": code,
-                    "message": error_chain(&e),
-                });
-                Err(napi::Error::new(napi::Status::InvalidArg, body.to_string()))
-            }
+            Err(e) => Err(constructor_error(e.wire_code(), error_chain(&e))),
         }
     }
 
@@ -262,6 +305,60 @@ impl NativeLoader {
         self.call(cwd, root, Op::TrustDiff)
     }
 
+    /// For `lisa-context/lisa` (Lisa's own API): the snapshot with what it
+    /// leaves out of its JSON, as JSON text `{snapshot, texts,
+    /// instructions, skillFiles}`: each kept block's text (in
+    /// `instructionFiles` order), the instruction part of the prompt, and
+    /// each listed skill's `SKILL.md` (by name; absent when it could not be
+    /// read again).
+    #[napi(ts_return_type = "Promise<Outcome>")]
+    pub fn lisa(&self, cwd: String, root: Option<String>) -> AsyncTask<Call> {
+        self.call(cwd, root, Op::Lisa)
+    }
+
+    /// The policy's skill sources as JSON text, `[{dir, rank, scope, root,
+    /// levels}]` in rank order, `dir` resolved against the home, `root`
+    /// (the repository root), or a named root; a source whose root is
+    /// absent is left out. Synchronous: no disk access beyond the policy
+    /// files' check.
+    #[napi]
+    pub fn skill_sources(&self, root: String) -> napi::Result<String> {
+        let policy = self.inner.policy().map_err(|e| {
+            let o = Outcome::snapshot_error(&e);
+            constructor_error(ErrorCode::PolicyInvalid, o.message.unwrap_or_default())
+        })?;
+        let home = self.inner.home();
+        let named = policy.named_root_paths();
+        let mut sources: Vec<&lisa_context::policy::SkillSource> =
+            policy.skills.sources.iter().collect();
+        sources.sort_by_key(|s| *s.rank.get_ref());
+        let mut out = Vec::new();
+        for s in sources {
+            let name = s.root.get_ref().as_str();
+            let (base, scope) = match name {
+                "home" => (home.clone(), "home"),
+                "repo" => (Some(PathBuf::from(&root)), "project"),
+                other => {
+                    let at = policy
+                        .roots
+                        .named
+                        .iter()
+                        .position(|n| n.name.get_ref() == other);
+                    (at.and_then(|i| named.get(i).cloned().flatten()), "home")
+                }
+            };
+            let Some(base) = base else { continue };
+            out.push(serde_json::json!({
+                "dir": base.join(s.path.get_ref()).to_string_lossy(),
+                "rank": s.rank.get_ref(),
+                "scope": scope,
+                "root": name,
+                "levels": s.levels.word(),
+            }));
+        }
+        serde_json::to_string(&out).map_err(|e| napi::Error::from_reason(e.to_string()))
+    }
+
     /// What touching `path` adds to the session named `session` in `cwd`
     /// (each file once per session).
     #[napi(ts_return_type = "Promise<Outcome>")]
@@ -301,6 +398,32 @@ impl NativeLoader {
     pub fn cached_entries(&self) -> u32 {
         u32::try_from(self.inner.cached_entries()).unwrap_or(u32::MAX)
     }
+}
+
+/// What `NativeLoader::lisa` answers.
+fn lisa_view(
+    loader: &lisa_context::Loader,
+    s: &lisa_context::Snapshot,
+    cwd: &std::path::Path,
+    root: Option<&std::path::Path>,
+) -> serde_json::Value {
+    let texts: Vec<&str> = s
+        .instruction_files
+        .iter()
+        .map(|b| b.text.as_str())
+        .collect();
+    let mut skill_files = serde_json::Map::new();
+    for skill in &s.skills {
+        if let Ok(file) = loader.skill_in(cwd, root, &skill.name) {
+            skill_files.insert(skill.name.clone(), serde_json::Value::String(file.content));
+        }
+    }
+    serde_json::json!({
+        "snapshot": s,
+        "texts": texts,
+        "instructions": s.instructions_prompt(),
+        "skillFiles": skill_files,
+    })
 }
 
 /// What this build speaks, as JSON text: the `hello` answer of `serve`.

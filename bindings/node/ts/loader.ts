@@ -2,6 +2,7 @@ import { createRequire } from "node:module";
 
 import { LisaContextError, type LisaContextErrorCode } from "./errors.js";
 import type { Access, Hello, SkillFile, Snapshot, TrustDiff, TrustStatus } from "./generated/protocol.js";
+import { envPolicy, policyOptions } from "./policy-env.js";
 import type { ContextSource, PlaceOptions } from "./source.js";
 import type * as Native from "../native.cjs";
 
@@ -13,7 +14,12 @@ const native: typeof Native = require("../native.cjs");
 export interface LoaderOptions {
   /** The home root (default: the policy's candidates: `$LISA_HOME`, then `~/.lisa`). */
   home?: string;
-  /** A policy file laid over the built-in and home policies (`--policy FILE`), watched. */
+  /**
+   * A policy file laid over the built-in and home policies (`--policy FILE`),
+   * watched. Default, when neither this nor `basePolicy` is given:
+   * `$LISA_CONTEXT_POLICY` at construction, read as `--policy` reads it (a
+   * bare word names a shipped policy, anything else is a file).
+   */
   policy?: string;
   /** A shipped policy by name (`lisa`, `codex`, `gemini`, `claude-code`) in the built-in one's place (`--policy NAME`). */
   basePolicy?: string;
@@ -50,7 +56,8 @@ export class Loader implements ContextSource {
    */
   constructor(options: LoaderOptions = {}) {
     try {
-      this.#native = new native.NativeLoader(options);
+      const fromEnv = options.policy === undefined && options.basePolicy === undefined;
+      this.#native = new native.NativeLoader(fromEnv ? { ...options, ...policyOptions(envPolicy()) } : options);
     } catch (e) {
       const body = parseNativeThrow(e);
       if (body) throw new LisaContextError(body.code, body.message, { cause: e });
