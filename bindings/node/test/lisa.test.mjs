@@ -270,3 +270,22 @@ test("the binding checks its inputs: numbers in range, whole diagnostics, the sa
   assert.equal(await loader.fingerprint(w.pkg, { root: w.repo }), found);
   assert.equal(await loader.refresh(w.pkg, found, { root: w.repo }), null);
 });
+
+test("a session with no project: home files and skills only", async (t) => {
+  const w = tree();
+  t.after(w.cleanup);
+  write(path.join(w.home, "AGENTS.md"), "home rule");
+  addSkill(path.join(w.home, "skills"), "release", "cut a release");
+  const loader = new Loader({ home: w.home });
+  const cwd = Loader.noProject();
+  assert.equal(Loader.noProject(), cwd, "one folder per process");
+  const snapshot = await loader.snapshot(cwd);
+  assert.equal(snapshot.repoRoot, cwd);
+  assert.deepEqual(
+    snapshot.instructionFiles.map((b) => [b.path, b.origin]),
+    [[path.join(w.home, "AGENTS.md"), "home"]],
+  );
+  assert.deepEqual(snapshot.skills.map((s) => [s.name, s.origin]), [["release", "home"]]);
+  assert.equal(await loader.refresh(cwd, snapshot.fingerprint), null);
+  assert.match((await loader.skill(cwd, "release")).content, /cut a release/);
+});

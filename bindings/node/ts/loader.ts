@@ -1,4 +1,7 @@
+import { mkdtempSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
+import os from "node:os";
+import path from "node:path";
 
 import { LisaContextError, type LisaContextErrorCode } from "./errors.js";
 import type { Access, Hello, SkillFile, Snapshot, TrustDiff, TrustStatus } from "./generated/protocol.js";
@@ -65,6 +68,20 @@ export class Loader implements ContextSource {
     }
   }
 
+  /**
+   * A cwd for a session with no project: home files and home skills only
+   * (a daemon, a chat channel, a heartbeat, which work in no repository).
+   * It is an empty folder of this process's own (mode 0700, under the
+   * temporary directory), created on first use; pass it as the cwd of any
+   * method. It is its own root, so no repository above it is read.
+   */
+  static noProject(): string {
+    if (noProjectDir === undefined || !isDirectory(noProjectDir)) {
+      noProjectDir = mkdtempSync(path.join(os.tmpdir(), "lisa-context-no-project-"));
+    }
+    return noProjectDir;
+  }
+
   /** What this build speaks (no disk access). */
   static hello(): Hello {
     return JSON.parse(native.hello()) as Hello;
@@ -75,19 +92,19 @@ export class Loader implements ContextSource {
   }
 
   async snapshot(cwd: string, options: PlaceOptions = {}): Promise<Snapshot> {
-    return json<Snapshot>(await this.#native.snapshot(cwd, options.root));
+    return json<Snapshot>(await this.#native.snapshot(cwd, rootFor(cwd, options)));
   }
 
   async fingerprint(cwd: string, options: PlaceOptions = {}): Promise<string> {
-    return unwrap(await this.#native.fingerprint(cwd, options.root)) ?? "";
+    return unwrap(await this.#native.fingerprint(cwd, rootFor(cwd, options))) ?? "";
   }
 
   async refresh(cwd: string, fingerprint: string, options: PlaceOptions = {}): Promise<Snapshot | null> {
-    return json<Snapshot | null>(await this.#native.refresh(cwd, fingerprint, options.root));
+    return json<Snapshot | null>(await this.#native.refresh(cwd, fingerprint, rootFor(cwd, options)));
   }
 
   async skill(cwd: string, name: string, options: PlaceOptions = {}): Promise<SkillFile> {
-    return json<SkillFile>(await this.#native.skill(cwd, name, options.root));
+    return json<SkillFile>(await this.#native.skill(cwd, name, rootFor(cwd, options)));
   }
 
   async trustStatus(cwd: string, options: PlaceOptions = {}): Promise<TrustStatus> {
@@ -112,6 +129,21 @@ export class Loader implements ContextSource {
   get cachedEntries(): number {
     return this.#native.cachedEntries;
   }
+}
+
+let noProjectDir: string | undefined;
+
+function isDirectory(dir: string): boolean {
+  try {
+    return statSync(dir).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** The root to name: the one given, or for `Loader.noProject()` the folder itself. */
+function rootFor(cwd: string, options: PlaceOptions): string | undefined {
+  return options.root ?? (noProjectDir !== undefined && cwd === noProjectDir ? cwd : undefined);
 }
 
 function parseNativeThrow(e: unknown): { code: LisaContextErrorCode; message: string } | undefined {
