@@ -289,3 +289,15 @@ test("a session with no project: home files and skills only", async (t) => {
   assert.equal(await loader.refresh(cwd, snapshot.fingerprint), null);
   assert.match((await loader.skill(cwd, "release")).content, /cut a release/);
 });
+
+test("the client checks its numeric options", async () => {
+  const { Client } = await import("../dist/index.js");
+  for (const options of [{ jobs: 0 }, { jobs: 1.5 }, { jobs: -1 }, { timeoutMs: -1 }, { timeoutMs: 2 ** 31 }, { timeoutMs: Number.NaN }]) {
+    assert.throws(
+      () => new Client(options),
+      (e) => e instanceof LisaContextError && e.code === "bad-request",
+      JSON.stringify(options),
+    );
+  }
+  new Client({ jobs: 2, timeoutMs: 0 });
+});

@@ -2,6 +2,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { createInterface } from "node:readline";
 
 import { LisaContextError } from "./errors.js";
+import { defaultBin } from "./platform.js";
 import type {
   Access,
   ErrorCode,
@@ -15,7 +16,11 @@ import type { ContextSource, PlaceOptions } from "./source.js";
 
 /** How to start `lisa-context serve` (every field optional). */
 export interface ClientOptions {
-  /** The binary (default: `lisa-context` found on `PATH`). */
+  /**
+   * The binary (default: the one in this platform's package,
+   * `lisa-context-<platform>`, installed with this one; else `lisa-context`
+   * found on `PATH`).
+   */
   bin?: string;
   /** `--home DIR`. */
   home?: string;
@@ -67,7 +72,14 @@ export class Client implements ContextSource {
   #stopping: ChildProcessWithoutNullStreams | undefined;
   #stderr = "";
 
+  /**
+   * Throws `LisaContextError` (`bad-request`) when `jobs` is not a whole
+   * number from 1 to 1024 or `timeoutMs` not one from 0 to 2^31 - 1 (the
+   * longest timer Node keeps).
+   */
   constructor(options: ClientOptions = {}) {
+    checkWhole("jobs", options.jobs, 1, 1024);
+    checkWhole("timeoutMs", options.timeoutMs, 0, MAX_TIMEOUT_MS);
     this.#options = options;
   }
 
@@ -91,7 +103,7 @@ export class Client implements ContextSource {
     if (o.policy !== undefined) args.push("--policy", o.policy);
     args.push("serve");
     if (o.jobs !== undefined) args.push("--jobs", String(o.jobs));
-    const child = spawn(o.bin ?? "lisa-context", args, {
+    const child = spawn(o.bin ?? defaultBin(), args, {
       stdio: ["pipe", "pipe", "pipe"],
       env: o.env ?? process.env,
     });
@@ -190,6 +202,7 @@ export class Client implements ContextSource {
         return;
       }
       const pending: Pending = { resolve, reject };
+      checkWhole("timeoutMs", options.timeoutMs, 0, MAX_TIMEOUT_MS);
       const timeoutMs = options.timeoutMs ?? this.#options.timeoutMs ?? 30_000;
       if (timeoutMs > 0) {
         pending.timer = setTimeout(() => {
@@ -301,4 +314,15 @@ export class Client implements ContextSource {
 
 function place(cwd: string, options: PlaceOptions): Record<string, unknown> {
   return options.root === undefined ? { cwd } : { cwd, root: options.root };
+}
+
+/** The longest delay `setTimeout` keeps (a longer one fires at once). */
+const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
+/** A numeric option: absent, or a whole number in `min..=max`. */
+function checkWhole(name: string, value: number | undefined, min: number, max: number): void {
+  if (value === undefined) return;
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new LisaContextError("bad-request", `\`${name}\` must be a whole number from ${min} to ${max}, not ${value}`);
+  }
 }

@@ -25,7 +25,6 @@
  */
 
 import { mkdtempSync, statSync } from "node:fs";
-import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 
@@ -33,10 +32,7 @@ import { LisaContextError, type LisaContextErrorCode } from "./errors.js";
 import type { Snapshot } from "./generated/protocol.js";
 import { envPolicy, policyOptions } from "./policy-env.js";
 import type * as Native from "../native.cjs";
-
-const require = createRequire(import.meta.url);
-// The loader napi-rs generates: the addon built here, or a prebuilt one.
-const native: typeof Native = require("../native.cjs");
+import { native } from "./native.js";
 
 /** Filenames honoured at each level, in read order (the built-in policy's `instructions.level-files`). */
 export const INSTRUCTION_FILENAMES = ["AGENTS.md", "CLAUDE.md"] as const;

@@ -1,5 +1,4 @@
 import { mkdtempSync, statSync } from "node:fs";
-import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 
@@ -8,10 +7,7 @@ import type { Access, Hello, SkillFile, Snapshot, TrustDiff, TrustStatus } from 
 import { envPolicy, policyOptions } from "./policy-env.js";
 import type { ContextSource, PlaceOptions } from "./source.js";
 import type * as Native from "../native.cjs";
-
-const require = createRequire(import.meta.url);
-// The loader napi-rs generates: the addon built here, or a prebuilt one.
-const native: typeof Native = require("../native.cjs");
+import { native } from "./native.js";
 
 /** How to set up a `Loader` (every field optional). */
 export interface LoaderOptions {
