@@ -320,14 +320,8 @@ fn skill_advice(name: &str, available: &[String]) -> String {
     if available.is_empty() {
         return "no skill is available from this directory".into();
     }
-    let mut near: Vec<(usize, &String)> = available
-        .iter()
-        .map(|a| (strsim::levenshtein(name, a), a))
-        .filter(|(d, a)| {
-            *d <= 3 && *d < a.len() || a.starts_with(name) || name.starts_with(a.as_str())
-        })
-        .collect();
-    near.sort();
+    let names: Vec<&str> = available.iter().map(String::as_str).collect();
+    let best = crate::vocab::suggest::closest(name, &names);
     // The names come from folders and frontmatter a repository controls:
     // shown terminal-safe, so none can move the cursor or set a title.
     let safe = |n: &str| crate::vocab::unicode::terminal_safe(n).into_owned();
@@ -336,8 +330,8 @@ fn skill_advice(name: &str, available: &[String]) -> String {
         .map(|n| safe(n))
         .collect::<Vec<_>>()
         .join(", ");
-    match near.first() {
-        Some((_, best)) => format!("did you mean `{}`? Available here: {listed}", safe(best)),
+    match best {
+        Some(best) => format!("did you mean `{}`? Available here: {listed}", safe(best)),
         None => format!("available here: {listed}"),
     }
 }

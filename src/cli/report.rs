@@ -33,9 +33,23 @@ impl Color {
 }
 
 /// The report as text: `error[code]: message`, then the details miette
-/// draws (labels on the source, related problems, help), without repeating
-/// the headline.
+/// draws (labels on the source, help), without repeating the headline; each
+/// related problem (a policy file's several mistakes) the same way after it,
+/// so every problem reads `error[code]: message` once, in a terminal or a
+/// pipe alike.
 pub fn render(report: &dyn Diagnostic, color: Color) -> String {
+    let mut out = render_one(&Alone(report), color);
+    if let Some(related) = report.related() {
+        for r in related {
+            out.push('\n');
+            out.push_str(&render(r, color));
+        }
+    }
+    out
+}
+
+/// One diagnostic, its related ones left out.
+fn render_one(report: &dyn Diagnostic, color: Color) -> String {
     let head = match report.code() {
         Some(code) => format!("error[{code}]: {report}"),
         None => format!("error: {report}"),
@@ -47,6 +61,7 @@ pub fn render(report: &dyn Diagnostic, color: Color) -> String {
     };
     let mut drawn = String::new();
     if GraphicalReportHandler::new_themed(theme)
+        .with_width(usize::MAX)
         .render_report(&mut drawn, report)
         .is_err()
     {
@@ -75,6 +90,52 @@ pub fn render(report: &dyn Diagnostic, color: Color) -> String {
         format!("{head}\n")
     } else {
         format!("{head}\n{body}\n")
+    }
+}
+
+/// A diagnostic shown without its related diagnostics (they are rendered
+/// one by one after it).
+struct Alone<'a>(&'a dyn Diagnostic);
+
+impl std::fmt::Debug for Alone<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.0, f)
+    }
+}
+
+impl std::fmt::Display for Alone<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self.0, f)
+    }
+}
+
+impl std::error::Error for Alone<'_> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0.source()
+    }
+}
+
+impl Diagnostic for Alone<'_> {
+    fn code<'b>(&'b self) -> Option<Box<dyn std::fmt::Display + 'b>> {
+        self.0.code()
+    }
+    fn severity(&self) -> Option<miette::Severity> {
+        self.0.severity()
+    }
+    fn help<'b>(&'b self) -> Option<Box<dyn std::fmt::Display + 'b>> {
+        self.0.help()
+    }
+    fn url<'b>(&'b self) -> Option<Box<dyn std::fmt::Display + 'b>> {
+        self.0.url()
+    }
+    fn source_code(&self) -> Option<&dyn miette::SourceCode> {
+        self.0.source_code()
+    }
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = miette::LabeledSpan> + '_>> {
+        self.0.labels()
+    }
+    fn diagnostic_source(&self) -> Option<&dyn Diagnostic> {
+        self.0.diagnostic_source()
     }
 }
 

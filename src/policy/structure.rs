@@ -299,14 +299,10 @@ fn one_of(names: &[&str]) -> String {
     }
 }
 
-/// The candidate nearest to `written`, when it is near enough to be a typo.
+/// The candidate `written` most likely meant (the rule of
+/// [`crate::vocab::suggest`]).
 pub(crate) fn closest<'a>(written: &str, candidates: &[&'a str]) -> Option<&'a str> {
-    candidates
-        .iter()
-        .map(|c| (strsim::levenshtein(written, c), *c))
-        .filter(|(d, c)| *d <= 3 && *d < c.len())
-        .min()
-        .map(|(_, c)| c)
+    crate::vocab::suggest::closest(written, candidates)
 }
 
 /// Puts a stand-in `version` in a document that lost its own (absent, or at

@@ -11,6 +11,7 @@ pub(crate) mod home;
 pub(crate) mod origin;
 pub(crate) mod paths;
 pub(crate) mod reason;
+pub(crate) mod suggest;
 pub(crate) mod text;
 pub(crate) mod unicode;
 pub(crate) mod warning;

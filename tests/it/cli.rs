@@ -149,3 +149,40 @@ fn a_broken_home_policy_names_the_way_around_it() {
     );
     assert!(Path::new(home_s).join("context-policy.toml").exists());
 }
+
+/// Every problem of a policy file reads `error[code]: message` once, then
+/// its source lines and help: no second headline in miette's own form, no
+/// wrapped list of names, the same text whatever the terminal width; the
+/// suggestions prefer a word the mistake begins.
+#[test]
+fn each_policy_problem_is_one_cargo_style_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let policy = tmp.path().join("team.toml");
+    fs::write(
+        &policy,
+        "version = 1\nextends = \"claude\"\n[trust]\nproject = \"pin\"\nsymlinks = \"sometimes\"\n\
+         [instructions]\nbudget-bytes = -4\n",
+    )
+    .unwrap();
+    let out = run(
+        &["policy", "check", policy.to_str().unwrap()],
+        &[("COLUMNS", "40")],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    let heads: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error")).collect();
+    assert_eq!(heads.len(), 5, "{stderr}");
+    assert!(heads[0].starts_with("error[policy::invalid]: "), "{stderr}");
+    for head in &heads[1..] {
+        assert!(head.starts_with("error[policy::"), "{head}");
+    }
+    assert!(!stderr.contains("Error:"), "{stderr}");
+    assert!(!stderr.contains('×'), "{stderr}");
+    assert!(
+        stderr.contains("expected one of `lisa`, `codex`, `gemini`, `claude-code`"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("did you mean \"claude-code\"?"), "{stderr}");
+    assert!(stderr.contains("did you mean \"pinned\"?"), "{stderr}");
+    assert!(stderr.contains("team.toml:4:11"), "{stderr}");
+}
