@@ -2,6 +2,7 @@
 
 mod explain;
 mod json;
+mod man;
 mod report;
 mod serve;
 mod trust;
@@ -512,11 +513,9 @@ fn dispatch(cli: Cli) -> miette::Result<u8> {
             write_out(&mut out, &text)
         }
         Command::Man => {
-            let mut text = Vec::new();
-            clap_mangen::Man::new(Cli::command())
-                .render(&mut text)
-                .map_err(|e| miette::miette!("cannot render the manual page: {e}"))?;
-            write_out(&mut out, &text)
+            let text =
+                man::page().map_err(|e| miette::miette!("cannot render the manual page: {e}"))?;
+            write_out(&mut out, text.as_bytes())
         }
         Command::Serve { jobs } => {
             // The workers write to stdout themselves.

@@ -44,8 +44,34 @@ fn completions_and_man_page_come_from_the_command_definition() {
         "explain",
         "\\-\\-home",
         "\\-\\-no\\-home\\-policy",
+        ".SH COMMANDS",
+        ".SS \"lisa\\-context skill show",
+        ".SH \"EXIT STATUS\"",
+        ".SH ENVIRONMENT",
+        "LISA_HOME",
+        "LISA_CONTEXT_POLICY",
+        "NO_COLOR",
+        ".SH FILES",
+        "context\\-policy.toml",
+        "context\\-nonce.key",
+        "context\\-trust.json",
+        "context\\-frontmatter.memo",
     ] {
         assert!(page.contains(word), "the man page lacks {word}");
+    }
+    // One page: it points to no per-command page that is not installed.
+    assert!(!page.contains("lisa\\-context\\-snapshot(1)"), "{page}");
+    for command in [
+        "snapshot",
+        "explain",
+        "fingerprint",
+        "access",
+        "serve",
+        "trust status",
+        "policy check",
+    ] {
+        let heading = format!(".SS \"lisa\\-context {}", command.replace('-', "\\-"));
+        assert!(page.contains(&heading), "the man page lacks {heading}");
     }
 }
 
