@@ -7,11 +7,40 @@ use std::path::Path;
 use lisa_context::Snapshot;
 use lisa_context::policy::Policy;
 use lisa_context::policy::keys::{self, Subject};
-use lisa_context::snapshot::{Reason, Status, terminal_safe};
+use lisa_context::protocol::{ExplainRow, Explanation};
+use lisa_context::snapshot::{Origin, Reason, Status, terminal_safe};
 
 /// A path as a terminal may show it (see [`terminal_safe`]).
 fn shown(path: &Path) -> String {
     terminal_safe(&path.to_string_lossy()).into_owned()
+}
+
+/// The roots a row's path is shown relative to.
+struct Roots<'a> {
+    home: Option<&'a Path>,
+    repo: &'a Path,
+}
+
+impl Roots<'_> {
+    /// `path` relative to the root `origin` names (home or repository),
+    /// terminal-safe; absolute when it lies outside that root.
+    fn shown(&self, path: &Path, origin: Option<Origin>) -> String {
+        let root = match origin {
+            Some(Origin::Home) => self.home,
+            Some(Origin::Ancestor) => None,
+            _ => Some(self.repo),
+        };
+        match root.and_then(|r| path.strip_prefix(r).ok()) {
+            Some(rel) if rel.as_os_str().is_empty() => ".".to_string(),
+            Some(rel) => shown(rel),
+            None => shown(path),
+        }
+    }
+}
+
+/// The reason word and the key behind it, for the JSON row.
+fn reason_of(reason: Reason, subject: Subject) -> (&'static str, Option<&'static str>) {
+    (reason.as_str(), keys::behind(reason, subject))
 }
 
 /// A reason word, with the policy key behind it and the layer that set
@@ -28,11 +57,18 @@ fn why(reason: Reason, subject: Subject, policy: Option<&Policy>) -> String {
     }
 }
 
-/// Renders the explanation table; with the policy the snapshot was built
-/// under, each reason names the key behind it and the layer that set it.
-pub fn table(s: &Snapshot, policy: Option<&Policy>) -> String {
-    let mut rows: Vec<[String; 4]> = Vec::new();
+/// The explanation's rows: every candidate, import, scoped rule and skill;
+/// with the policy the snapshot was built under, each reason names the key
+/// behind it and the layer that set it.
+pub fn explanation(s: &Snapshot, policy: Option<&Policy>) -> Explanation {
+    let roots = Roots {
+        home: s.home.as_deref(),
+        repo: &s.repo_root,
+    };
+    let abs = |p: &Path| p.to_string_lossy().into_owned();
+    let mut rows: Vec<ExplainRow> = Vec::new();
     for c in &s.considered {
+        let mut reason = None;
         let (status, why) = match &c.status {
             Status::Absent => ("absent", String::new()),
             Status::Included => ("included", String::new()),
@@ -48,46 +84,69 @@ pub fn table(s: &Snapshot, policy: Option<&Policy>) -> String {
                 });
                 ("truncated", why)
             }
-            Status::Deduped(same) => ("deduped", format!("same text as {}", shown(same))),
-            Status::SameFile(same) => ("deduped", format!("same file as {}", shown(same))),
-            Status::Skipped(r) => ("skipped", why(*r, Subject::InstructionFile, policy)),
-            Status::NotPicked(winner) => ("passed", format!("{} took this place", shown(winner))),
+            Status::Deduped(same) => (
+                "deduped",
+                format!("same text as {}", roots.shown(same, None)),
+            ),
+            Status::SameFile(same) => (
+                "deduped",
+                format!("same file as {}", roots.shown(same, None)),
+            ),
+            Status::Skipped(r) => {
+                reason = Some(reason_of(*r, Subject::InstructionFile));
+                ("skipped", why(*r, Subject::InstructionFile, policy))
+            }
+            Status::NotPicked(winner) => (
+                "passed",
+                format!("{} took this place", roots.shown(winner, Some(c.origin))),
+            ),
             _ => ("unknown", String::new()),
         };
-        rows.push([
-            status.to_string(),
-            c.origin.as_str().to_string(),
-            shown(&c.path),
+        let mut row = ExplainRow::new(
+            status,
+            c.origin.as_str(),
+            abs(&c.path),
+            roots.shown(&c.path, Some(c.origin)),
             why,
-        ]);
+        );
+        if let Some((word, key)) = reason {
+            row = row.with_reason(word, key);
+        }
+        rows.push(row);
     }
     // Imports, each under the file that wrote it, indented by depth.
     for i in &s.imports {
         let status = match i.reason {
-            None => "imported".to_string(),
-            Some(_) => "not imported".to_string(),
+            None => "imported",
+            Some(_) => "not imported",
         };
-        let target = i
-            .path
-            .as_deref()
-            .map_or_else(|| format!("@{}", terminal_safe(&i.spec)), shown);
-        let why = match i.reason {
+        let target = i.path.as_deref().map_or_else(
+            || format!("@{}", terminal_safe(&i.spec)),
+            |p| roots.shown(p, None),
+        );
+        let why_text = match i.reason {
             None => format!(
                 "{}@{} in {} ({} bytes)",
                 "  ".repeat(i.depth),
                 terminal_safe(&i.spec),
-                shown(&i.from),
+                roots.shown(&i.from, None),
                 i.bytes
             ),
             Some(r) => format!(
                 "{}@{} in {}: {}",
                 "  ".repeat(i.depth),
                 terminal_safe(&i.spec),
-                shown(&i.from),
+                roots.shown(&i.from, None),
                 why(r, Subject::Import, policy)
             ),
         };
-        rows.push([status, "import".into(), target, why]);
+        let path = i.path.as_deref().map_or_else(|| i.spec.clone(), abs);
+        let mut row = ExplainRow::new(status, "import", path, target, why_text);
+        if let Some(r) = i.reason {
+            let (word, key) = reason_of(r, Subject::Import);
+            row = row.with_reason(word, key);
+        }
+        rows.push(row);
     }
     for r in &s.scoped_rules {
         let globs: Vec<String> = r
@@ -95,12 +154,13 @@ pub fn table(s: &Snapshot, policy: Option<&Policy>) -> String {
             .iter()
             .map(|g| terminal_safe(g).into_owned())
             .collect();
-        rows.push([
-            "scoped".into(),
-            r.origin.as_str().to_string(),
-            shown(&r.path),
+        rows.push(ExplainRow::new(
+            "scoped",
+            r.origin.as_str(),
+            abs(&r.path),
+            roots.shown(&r.path, Some(r.origin)),
             format!("loaded on access to {}", globs.join(", ")),
-        ]);
+        ));
     }
     for k in &s.skills {
         let why = match (k.listed, k.executable) {
@@ -112,33 +172,63 @@ pub fn table(s: &Snapshot, policy: Option<&Policy>) -> String {
             ),
             (true, false) => format!("rank {} from {}", k.rank, terminal_safe(&k.source)),
         };
-        rows.push([
+        rows.push(ExplainRow::new(
             format!("skill {}", terminal_safe(&k.name)),
-            k.origin.as_str().to_string(),
-            shown(&k.path),
+            k.origin.as_str(),
+            abs(&k.path),
+            roots.shown(&k.path, Some(k.origin)),
             why,
-        ]);
+        ));
     }
     for sh in &s.shadowed_project_skills {
-        rows.push([
-            "shadowed".into(),
-            "project".into(),
-            shown(&sh.path),
+        rows.push(ExplainRow::new(
+            "shadowed",
+            "project",
+            abs(&sh.path),
+            roots.shown(&sh.path, Some(Origin::Project)),
             format!(
                 "{} is claimed by {}",
                 terminal_safe(&sh.name),
-                shown(&sh.shadowed_by)
+                roots.shown(&sh.shadowed_by, None)
             ),
-        ]);
+        ));
     }
     for r in &s.rejected_skills {
-        rows.push([
-            "rejected".into(),
-            "skill".into(),
-            shown(&r.path),
-            why(r.reason, Subject::Skill, policy),
-        ]);
+        let (word, key) = reason_of(r.reason, Subject::Skill);
+        rows.push(
+            ExplainRow::new(
+                "rejected",
+                "skill",
+                abs(&r.path),
+                roots.shown(&r.path, None),
+                why(r.reason, Subject::Skill, policy),
+            )
+            .with_reason(word, key),
+        );
     }
+    Explanation::new(s, rows)
+}
+
+/// Renders the explanation table: paths relative to the root their origin
+/// names (see the header for the roots), no trailing blanks.
+pub fn table(s: &Snapshot, policy: Option<&Policy>) -> String {
+    let explained = explanation(s, policy);
+    let roots = Roots {
+        home: s.home.as_deref(),
+        repo: &s.repo_root,
+    };
+    let rows: Vec<[String; 4]> = explained
+        .rows
+        .iter()
+        .map(|r| {
+            [
+                r.status.clone(),
+                r.origin.clone(),
+                r.shown.clone(),
+                r.why.clone(),
+            ]
+        })
+        .collect();
     let header = ["STATUS", "ORIGIN", "PATH", "WHY"];
     let mut widths = header.map(str::len);
     for r in &rows {
@@ -149,8 +239,11 @@ pub fn table(s: &Snapshot, policy: Option<&Policy>) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "repository root: {}\ncwd: {}\nbudget: {} of {} bytes used{}\nfingerprint: {}\n",
+        "repository root: {}\nhome: {}\ncwd: {}\nbudget: {} of {} bytes used{}\nfingerprint: {}\n",
         shown(&s.repo_root),
+        s.home
+            .as_deref()
+            .map_or_else(|| "(none)".to_string(), shown),
         shown(&s.cwd),
         s.budget.used,
         s.budget.limit,
@@ -162,8 +255,7 @@ pub fn table(s: &Snapshot, policy: Option<&Policy>) -> String {
         s.fingerprint
     );
     let line = |out: &mut String, cells: [&str; 4]| {
-        let _ = writeln!(
-            out,
+        let text = format!(
             "{:<w0$}  {:<w1$}  {:<w2$}  {}",
             cells[0],
             cells[1],
@@ -173,6 +265,7 @@ pub fn table(s: &Snapshot, policy: Option<&Policy>) -> String {
             w1 = widths[1],
             w2 = widths[2]
         );
+        let _ = writeln!(out, "{}", text.trim_end());
     };
     line(&mut out, header);
     for r in &rows {
@@ -182,7 +275,7 @@ pub fn table(s: &Snapshot, policy: Option<&Policy>) -> String {
         let _ = writeln!(
             out,
             "hidden text in {}: {} character(s), {} HTML comment(s) ({})",
-            shown(&h.path),
+            roots.shown(&h.path, None),
             h.report.characters,
             h.report.html_comments,
             h.report.kinds.join(", ")
@@ -193,9 +286,75 @@ pub fn table(s: &Snapshot, policy: Option<&Policy>) -> String {
             out,
             "warning ({}) {}: {}",
             w.kind.as_str(),
-            shown(&w.path),
+            roots.shown(&w.path, None),
             terminal_safe(&w.message)
         );
     }
     out.trim_end().to_string() + "\n"
+}
+
+/// `skill list`: the skills that won their names, then those shadowed and
+/// refused, paths relative to their root; no trailing blanks.
+pub fn skill_table(s: &Snapshot, list: &lisa_context::protocol::SkillList) -> String {
+    let roots = Roots {
+        home: s.home.as_deref(),
+        repo: &s.repo_root,
+    };
+    let mut rows: Vec<[String; 4]> = Vec::new();
+    for k in &list.skills {
+        let description = terminal_safe(&k.description)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        let listed = if k.listed { "" } else { " (not listed: cap)" };
+        rows.push([
+            terminal_safe(&k.name).into_owned(),
+            k.origin.as_str().to_string(),
+            roots.shown(&k.path, Some(k.origin)),
+            format!("{description}{listed}"),
+        ]);
+    }
+    let header = ["NAME", "ORIGIN", "PATH", "DESCRIPTION"];
+    let mut widths = header.map(str::len);
+    for r in &rows {
+        for (w, cell) in widths.iter_mut().zip(r) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    if rows.is_empty() {
+        out.push_str("no skill for this directory\n");
+    } else {
+        for cells in std::iter::once(header.map(str::to_string)).chain(rows) {
+            let text = format!(
+                "{:<w0$}  {:<w1$}  {:<w2$}  {}",
+                cells[0],
+                cells[1],
+                cells[2],
+                cells[3],
+                w0 = widths[0],
+                w1 = widths[1],
+                w2 = widths[2]
+            );
+            let _ = writeln!(out, "{}", text.trim_end());
+        }
+    }
+    for sh in &list.shadowed {
+        let _ = writeln!(
+            out,
+            "shadowed: {} at {} (claimed by {})",
+            terminal_safe(&sh.name),
+            roots.shown(&sh.path, None),
+            shown(&sh.shadowed_by)
+        );
+    }
+    for r in &list.rejected {
+        let _ = writeln!(
+            out,
+            "refused: {} ({})",
+            roots.shown(&r.path, None),
+            r.reason.as_str()
+        );
+    }
+    out
 }

@@ -69,10 +69,14 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
     },
-    /// A table of every candidate considered, what happened to it, and why.
+    /// A table of every candidate considered, what happened to it, and why
+    /// (paths relative to the root their origin names).
     Explain {
         #[command(flatten)]
         place: Place,
+        /// Output format (json: `schema/cli.schema.json`, `Explanation`).
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
     },
     /// Print the fingerprint alone (it changes whenever the snapshot would).
     Fingerprint {
@@ -139,6 +143,15 @@ enum PolicyCommand {
 
 #[derive(Subcommand, Debug)]
 enum SkillCommand {
+    /// List the skills for the cwd: those that won their names (and whether
+    /// the prompt lists them), those shadowed, those refused and why.
+    List {
+        #[command(flatten)]
+        place: Place,
+        /// Output format (json: `schema/cli.schema.json`, `SkillList`).
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+    },
     /// Print the SKILL.md of the skill that wins NAME for the cwd.
     Show {
         /// The skill's name.
@@ -415,16 +428,18 @@ fn dispatch(cli: Cli) -> miette::Result<u8> {
                 }
             }
         }
-        Command::Explain { place } => {
+        Command::Explain { place, format } => {
             let loader = loader(&cli)?;
             let cwd = cwd_of(place)?;
             let root = place.root.as_deref().map(absolute);
             let snap = loader.snapshot_in(&cwd, root.as_deref())?;
             let policy = loader.policy().ok();
-            write_out(
-                &mut out,
-                explain::table(&snap, policy.as_deref()).as_bytes(),
-            )
+            let text = match format {
+                Format::Text => explain::table(&snap, policy.as_deref()),
+                Format::Json => json::pretty(&explain::explanation(&snap, policy.as_deref()))
+                    .map_err(|e| miette::miette!("cannot encode the explanation: {e}"))?,
+            };
+            write_out(&mut out, text.as_bytes())
         }
         Command::Fingerprint { place } => {
             let loader = loader(&cli)?;
@@ -472,6 +487,21 @@ fn dispatch(cli: Cli) -> miette::Result<u8> {
         } => {
             let policy = load_policy(&cli)?;
             write_out(&mut out, policy.to_annotated_toml().as_bytes())
+        }
+        Command::Skill {
+            command: SkillCommand::List { place, format },
+        } => {
+            let loader = loader(&cli)?;
+            let cwd = cwd_of(place)?;
+            let root = place.root.as_deref().map(absolute);
+            let snap = loader.snapshot_in(&cwd, root.as_deref())?;
+            let list = lisa_context::protocol::SkillList::of(&snap);
+            let text = match format {
+                Format::Text => explain::skill_table(&snap, &list),
+                Format::Json => json::pretty(&list)
+                    .map_err(|e| miette::miette!("cannot encode the skill list: {e}"))?,
+            };
+            write_out(&mut out, text.as_bytes())
         }
         Command::Skill {
             command: SkillCommand::Show { name, place },

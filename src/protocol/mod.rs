@@ -11,11 +11,13 @@
 //! request fields it does not know, and a client must ignore response
 //! fields it does not know.
 
+mod outputs;
 #[cfg(feature = "schema")]
 mod schema;
 mod wire;
 
 pub use crate::error::ErrorCode;
+pub use outputs::{ExplainRow, Explanation, SkillList};
 #[cfg(feature = "schema")]
 pub use schema::schemas;
 pub use wire::{Hello, POLICIES, PROTOCOL_VERSION, PendingItem, Request, TrustDiff, error_chain};

@@ -27,6 +27,15 @@ struct RequestLine {
     request: Request,
 }
 
+/// What `explain --format json` or `skill list --format json` prints.
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+enum CliOutput {
+    Explanation(super::Explanation),
+    SkillList(super::SkillList),
+}
+
 /// One response line: an answer, or an error.
 #[derive(JsonSchema)]
 #[serde(untagged)]
@@ -179,5 +188,6 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         ("snapshot.schema.json", generate::<Snapshot>(true)),
         ("request.schema.json", generate::<RequestLine>(false)),
         ("response.schema.json", generate::<Response>(true)),
+        ("cli.schema.json", generate::<CliOutput>(true)),
     ]
 }

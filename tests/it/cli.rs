@@ -212,3 +212,60 @@ fn each_policy_problem_is_one_cargo_style_error() {
     assert!(stderr.contains("did you mean \"pinned\"?"), "{stderr}");
     assert!(stderr.contains("team.toml:4:11"), "{stderr}");
 }
+
+/// `skill list` and `explain`, as a table (paths relative to their root, no
+/// trailing blanks) and as JSON matching `schema/cli.schema.json`.
+#[test]
+fn skill_list_and_explain_print_tables_and_json() {
+    let list = run(&[DEMO, &["skill", "list", "--cwd", API]].concat(), &[]);
+    assert!(list.status.success(), "{list:?}");
+    let table = text(&list.stdout);
+    assert!(table.starts_with("NAME"), "{table}");
+    assert!(
+        table.contains("changelog  project  .lisa/skills/changelog/SKILL.md"),
+        "{table}"
+    );
+    assert!(
+        table.contains("release    home     skills/release/SKILL.md"),
+        "{table}"
+    );
+    assert!(
+        table.contains("shadowed: release at .lisa/skills/release/SKILL.md"),
+        "{table}"
+    );
+    let json = run(
+        &[DEMO, &["skill", "list", "--cwd", API, "--format", "json"]].concat(),
+        &[],
+    );
+    let value: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    crate::validate::cli(&value);
+    assert_eq!(value["skills"].as_array().map(Vec::len), Some(2));
+    assert_eq!(value["shadowed"][0]["name"], "release");
+
+    let explain = run(&[DEMO, &["explain", "--cwd", API]].concat(), &[]);
+    let table = text(&explain.stdout);
+    for line in table.lines() {
+        assert_eq!(line, line.trim_end(), "a trailing blank: {line:?}");
+    }
+    assert!(
+        table.contains("included         project  packages/api/AGENTS.md"),
+        "{table}"
+    );
+    for row in table
+        .lines()
+        .filter(|l| l.starts_with("included") || l.starts_with("absent"))
+    {
+        assert!(!row.contains("examples/demo"), "an absolute path: {row}");
+    }
+    let json = run(
+        &[DEMO, &["explain", "--cwd", API, "--format", "json"]].concat(),
+        &[],
+    );
+    let value: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    crate::validate::cli(&value);
+    let rows = value["rows"].as_array().unwrap();
+    assert!(
+        rows.iter()
+            .any(|r| r["shown"] == "packages/api/AGENTS.md" && r["status"] == "included")
+    );
+}

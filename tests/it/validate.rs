@@ -44,6 +44,17 @@ pub fn snapshot(instance: &Value) {
     );
 }
 
+/// Checks what `explain --format json` or `skill list --format json`
+/// prints.
+pub fn cli(instance: &Value) {
+    static V: OnceLock<jsonschema::Validator> = OnceLock::new();
+    check(
+        V.get_or_init(|| load("cli.schema.json")),
+        "CLI output",
+        instance,
+    );
+}
+
 /// Checks one response line of `serve`.
 pub fn response(instance: &Value) {
     static V: OnceLock<jsonschema::Validator> = OnceLock::new();
