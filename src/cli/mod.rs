@@ -185,11 +185,13 @@ enum TrustCommand {
         /// Approve every pending item as it is now (and print each).
         #[arg(long, conflicts_with_all = ["paths", "expect"])]
         all: bool,
-        /// PATH=HASH: approve PATH only if its content still has HASH.
-        #[arg(long, value_name = "PATH=HASH")]
+        /// PATH=HASH: approve PATH only if its content still has HASH (the
+        /// 32 hex digits `trust diff` shows).
+        #[arg(long, value_name = "PATH=HASH", value_parser = trust::expect_arg)]
         expect: Vec<String>,
         /// Items to approve (relative to the cwd; a skill by its SKILL.md
         /// or its folder).
+        #[arg(required_unless_present_any = ["all", "expect"])]
         paths: Vec<PathBuf>,
     },
     /// Drop approvals: of the items named, or of the whole repository.
@@ -456,12 +458,41 @@ fn dispatch(cli: Cli) -> miette::Result<u8> {
         } => {
             let file = absolute(file);
             let shown = lisa_context::snapshot::terminal_safe(&file.to_string_lossy()).into_owned();
-            let source = PolicySource::read(Layer::CommandLine, &file, true)?
+            // A home's policy file (by its name, or because it sits in the
+            // home) is checked as the home layer, with that layer's own
+            // rule; any other file as a --policy file.
+            let home = builder(&cli).resolve().ok().and_then(|(_, home)| home);
+            let named_as_home = file
+                .file_name()
+                .is_some_and(|n| n == lisa_context::policy::HOME_POLICY_FILE);
+            let in_home = home.as_deref().is_some_and(|h| file.parent() == Some(h));
+            let (layer, role) = if named_as_home || in_home {
+                (Layer::Home, "the home's policy (over the built-in one)")
+            } else {
+                (
+                    Layer::CommandLine,
+                    "a --policy file (over the built-in and home policies)",
+                )
+            };
+            let source = PolicySource::read(layer, &file, true)?
                 .ok_or_else(|| miette::miette!("{shown} does not exist"))?;
-            Policy::from_sources(&[PolicySource::builtin(), source])?;
+            let policy = Policy::from_sources(&[PolicySource::builtin(), source])?;
+            let home_key = lisa_context::policy::keys::ROOTS.home;
+            if layer == Layer::Home
+                && policy
+                    .definition(home_key)
+                    .is_some_and(|d| d.layer == Layer::Home)
+            {
+                let invalid = policy.invalid_value(
+                    home_key,
+                    "the home's own policy cannot set `roots.home`: it was read from the home \
+                     those candidates would replace (set it in a --policy file instead)",
+                );
+                return Err(lisa_context::policy::PolicyError::Invalid(invalid).into());
+            }
             write_out(
                 &mut out,
-                format!("ok: {shown} is a valid policy\n").as_bytes(),
+                format!("ok: {shown} is a valid policy, checked as {role}\n").as_bytes(),
             )
         }
         Command::Policy {
@@ -525,7 +556,10 @@ fn dispatch(cli: Cli) -> miette::Result<u8> {
             let root = root.as_deref();
             let text = match command {
                 TrustCommand::Status { .. } => {
-                    trust::status_text(&loader.trust_status(&cwd, root)?)
+                    let open = loader
+                        .policy()
+                        .is_ok_and(|p| p.trust.project == lisa_context::policy::ProjectTrust::Open);
+                    trust::status_text(&loader.trust_status(&cwd, root)?, open)
                 }
                 TrustCommand::Diff { .. } => trust::diff_text(&loader.trust_status(&cwd, root)?),
                 TrustCommand::Approve {

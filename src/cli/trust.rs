@@ -42,8 +42,10 @@ fn note(item: &TrustItem) -> String {
         .unwrap_or_default()
 }
 
-/// `trust status`: one line per item, then the counts.
-pub(super) fn status_text(status: &TrustStatus) -> String {
+/// `trust status`: one line per item (its state, kind, hash and path), then
+/// the counts; under `trust.project = "open"`, a line saying that nothing
+/// is held back.
+pub(super) fn status_text(status: &TrustStatus, open: bool) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -66,9 +68,13 @@ pub(super) fn status_text(status: &TrustStatus) -> String {
                 stale += 1;
                 "stale"
             }
+            TrustState::New => {
+                pending += 1;
+                "new"
+            }
             _ => {
                 pending += 1;
-                "pending"
+                "changed"
             }
         };
         let hash = match item.state {
@@ -77,15 +83,42 @@ pub(super) fn status_text(status: &TrustStatus) -> String {
         };
         let _ = writeln!(
             out,
-            "{word:<9} {:<8} {:<11} {hash} {}{}",
-            item.state.as_str(),
+            "{word:<8} {:<11} {hash} {}{}",
             kind_word(item),
             shown(&status.repo_root, item),
             note(item)
         );
     }
-    let _ = writeln!(out, "{approved} approved, {pending} pending, {stale} stale");
+    let _ = writeln!(
+        out,
+        "{approved} approved, {pending} pending (new or changed), {stale} stale"
+    );
+    if open {
+        out.push_str(
+            "trust.project is \"open\": nothing is held back, every item is in the prompt as it \
+             is on disk; set trust.project = \"pinned\" to take only approved content\n",
+        );
+    }
     out
+}
+
+/// `--expect`'s value, checked when the command line is read (a malformed
+/// one is a usage error): `PATH=HASH`, HASH the 32 hex digits `trust diff`
+/// shows.
+pub(super) fn expect_arg(arg: &str) -> Result<String, String> {
+    match arg.rsplit_once('=') {
+        Some((path, hash)) if !path.is_empty() => {
+            if hash.len() == 32 && hash.bytes().all(|b| b.is_ascii_hexdigit()) {
+                Ok(arg.to_string())
+            } else {
+                Err(format!(
+                    "`{}` is not a content hash: `trust diff` shows each item's, 32 hex digits",
+                    terminal_safe(hash)
+                ))
+            }
+        }
+        _ => Err("expected PATH=HASH (the hash `lisa-context trust diff` shows)".to_string()),
+    }
 }
 
 /// A path as a shell word (single-quoted when it needs it).

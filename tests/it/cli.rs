@@ -269,3 +269,65 @@ fn skill_list_and_explain_print_tables_and_json() {
             .any(|r| r["shown"] == "packages/api/AGENTS.md" && r["status"] == "included")
     );
 }
+
+/// `trust`: an approve with nothing named is a usage error (exit 2), so is
+/// an `--expect` whose hash is not one; `status` under the default `open`
+/// says nothing is held back, and rows read one state each.
+#[test]
+fn trust_usage_errors_and_status_words() {
+    let none = run(&[DEMO, &["trust", "approve", "--cwd", API]].concat(), &[]);
+    assert_eq!(none.status.code(), Some(2), "{none:?}");
+    let bad = run(
+        &[
+            DEMO,
+            &[
+                "trust",
+                "approve",
+                "--cwd",
+                API,
+                "--expect",
+                "AGENTS.md=0000",
+            ],
+        ]
+        .concat(),
+        &[],
+    );
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        text(&bad.stderr).contains("`0000` is not a content hash"),
+        "{bad:?}"
+    );
+    let status = run(&[DEMO, &["trust", "status", "--cwd", API]].concat(), &[]);
+    assert!(status.status.success());
+    let out = text(&status.stdout);
+    assert!(out.contains("nothing is held back"), "{out}");
+    assert!(
+        out.lines().any(|l| l.starts_with("new      instruction ")),
+        "{out}"
+    );
+    assert!(!out.contains("pending  new"), "{out}");
+}
+
+/// `policy check FILE` says under which role it checked the file, and
+/// checks a home's policy file as the home layer.
+#[test]
+fn policy_check_names_the_role_and_checks_a_home_file_as_home() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home_file = tmp.path().join("context-policy.toml");
+    let team = tmp.path().join("team.toml");
+    let text_of = "version = 1\n[roots]\nhome = [\"/somewhere\"]\n";
+    fs::write(&home_file, text_of).unwrap();
+    fs::write(&team, text_of).unwrap();
+    let home = run(&["policy", "check", home_file.to_str().unwrap()], &[]);
+    assert_eq!(home.status.code(), Some(1));
+    assert!(
+        text(&home.stderr).contains("cannot set `roots.home`"),
+        "{home:?}"
+    );
+    let cli = run(&["policy", "check", team.to_str().unwrap()], &[]);
+    assert!(cli.status.success(), "{cli:?}");
+    assert!(
+        text(&cli.stdout).contains("checked as a --policy file"),
+        "{cli:?}"
+    );
+}

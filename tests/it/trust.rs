@@ -157,7 +157,7 @@ fn approve_edit_revert() {
     assert!(!prompt.contains("project items"), "{prompt}");
     assert!(
         t.ok(&["trust", "status"])
-            .contains("2 approved, 0 pending, 0 stale")
+            .contains("2 approved, 0 pending (new or changed), 0 stale")
     );
 
     // An edit: the whole file leaves the prompt, old and new text alike.
@@ -234,7 +234,7 @@ fn rename_is_a_new_item_and_a_stale_approval() {
     assert_eq!(got, want);
     let status = t.ok(&["trust", "status"]);
     assert!(
-        status.contains("0 approved, 2 pending, 2 stale"),
+        status.contains("0 approved, 2 pending (new or changed), 2 stale"),
         "{status}"
     );
     // Approving everything takes the new names and forgets the old ones.
