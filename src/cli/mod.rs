@@ -15,6 +15,38 @@ use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use lisa_context::policy::{Layer, Policy, PolicySource};
 use lisa_context::{Loader, LoaderBuilder};
 
+/// The examples `--help` ends with.
+const EXAMPLES: &str = "\
+Examples:
+  lisa-context snapshot                      the section for the current directory
+  lisa-context snapshot --format json        the same, with every decision recorded
+  lisa-context explain                       every file considered, and why
+  lisa-context --policy codex snapshot       as Codex would load it
+  lisa-context skill list                    the skills, shadowed and refused ones too
+  lisa-context skill show release            one skill's SKILL.md
+  lisa-context policy show                   the effective policy, each value's layer
+  lisa-context trust diff                    what changed since you approved it
+  lisa-context serve                         JSON lines on stdin and stdout";
+
+/// `serve --help`, beyond the one line.
+const SERVE_ABOUT: &str = "\
+Serve JSON-lines requests on stdin, one answer per line on stdout, until stdin
+ends. A request is an object with an `id` (echoed back exactly) and an `op`:
+hello, snapshot, fingerprint, refresh, skill, trust-status, trust-diff, access.
+Each op but hello takes `cwd` (absolute) and may take `root`. An answer holds
+the `id` and the result under the op's name, or `error` with a stable `code`,
+a `message` and, where useful, `help`, `available` (skill-not-found) or
+`problems` (policy-invalid). Requests about one cwd are answered in order.
+The policy files are watched: an edit is used from the next request, and an
+invalid policy makes requests fail with policy-invalid until it is fixed.
+The full protocol and its JSON Schemas: docs/protocol.md, schema/.";
+
+/// The example `serve --help` ends with.
+const SERVE_EXAMPLE: &str = "\
+Example:
+  $ printf '%s\\n' '{\"id\":1,\"op\":\"fingerprint\",\"cwd\":\"/work/app\"}' | lisa-context serve
+  {\"id\":1,\"fingerprint\":\"5ec99db424995aabdb28e28947064fd8\"}";
+
 /// Exit status: success.
 const OK: u8 = 0;
 /// Exit status: the command failed (invalid policy, unusable cwd, no such skill...).
@@ -27,7 +59,7 @@ const FAILED: u8 = 1;
 /// Exit codes: 0 success; 1 failure (invalid policy, unusable cwd or root,
 /// skill not found or invalid name); 2 command-line usage error.
 #[derive(Parser, Debug)]
-#[command(name = "lisa-context", version, about, long_about)]
+#[command(name = "lisa-context", version, about, long_about, after_long_help = EXAMPLES)]
 struct Cli {
     /// The home root (default: the first of the policy's `roots.home` candidates
     /// that is set: $LISA_HOME, else ~/.lisa; an empty variable counts as unset).
@@ -119,6 +151,7 @@ enum Command {
     /// Print the manual page (roff) to stdout.
     Man,
     /// Serve JSON-lines requests on stdin/stdout (see docs/protocol.md).
+    #[command(long_about = SERVE_ABOUT, after_long_help = SERVE_EXAMPLE)]
     Serve {
         /// Worker threads answering requests (default: the number of
         /// available cores). Requests about one cwd keep their order; with
@@ -421,6 +454,15 @@ fn dispatch(cli: Cli) -> miette::Result<u8> {
                 session.cwd().join(path)
             };
             let access = loader.access(&mut session, &path)?;
+            // Nothing printed and exit 0 would read as "nothing below here":
+            // say that the policy loads nothing on access at all.
+            if loader.policy().is_ok_and(|p| !p.instructions.on_access) {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "note: this policy loads nothing on access (instructions.on-access is \
+                     false); --policy gemini or claude-code, or a policy setting it, does"
+                );
+            }
             match format {
                 Format::Text => write_out(&mut out, access.prompt.as_bytes()),
                 Format::Json => {
@@ -617,8 +659,8 @@ fn narrate(cli: &Cli, loader: &Loader, snap: &lisa_context::Snapshot) {
         .unwrap_or_default();
     for (layer, name) in &layers {
         text.push_str(&format!(
-            "  {:?}: {}\n",
-            layer,
+            "  {}: {}\n",
+            layer.as_str(),
             lisa_context::snapshot::terminal_safe(name)
         ));
     }

@@ -73,13 +73,32 @@ fn error(id: &Id, code: ErrorCode, message: impl Into<String>) -> Response {
     )
 }
 
+/// A snapshot error: its code and message, with what a program can use
+/// beside them: `help` (what the command line would advise), for
+/// `skill-not-found` the names `available`, for `policy-invalid` the
+/// `problems` one by one.
 fn snapshot_error(id: &Id, e: &SnapshotError) -> Response {
+    let mut body = serde_json::Map::new();
+    body.insert("code".into(), json!(ErrorCode::of(e)));
     match e {
         SnapshotError::PolicyInvalid(failure) => {
-            error(id, ErrorCode::PolicyInvalid, plain_report(failure))
+            body.insert("message".into(), json!(plain_report(failure)));
+            body.insert(
+                "problems".into(),
+                json!(lisa_context::protocol::policy_problems(e)),
+            );
         }
-        _ => error(id, ErrorCode::of(e), error_chain(e)),
+        _ => {
+            body.insert("message".into(), json!(error_chain(e)));
+            if let Some(help) = miette::Diagnostic::help(e) {
+                body.insert("help".into(), json!(help.to_string()));
+            }
+            if let SnapshotError::SkillNotFound { available, .. } = e {
+                body.insert("available".into(), json!(available));
+            }
+        }
     }
+    Response::new(id, json!({ "error": body }))
 }
 
 /// A diagnostic rendered as plain text, spans and help included, without

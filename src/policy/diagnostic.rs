@@ -129,6 +129,58 @@ impl Problem {
         self.help = Some(help.into());
         self
     }
+
+    /// The file's text.
+    fn text(&self) -> &str {
+        self.src.inner()
+    }
+
+    /// Where the span starts: line and column, both from 1, the column in
+    /// characters.
+    pub fn line_column(&self) -> (usize, usize) {
+        let text = self.text();
+        let at = text.floor_char_boundary(self.span.start.min(text.len()));
+        let before = &text[..at];
+        let line = before.matches('\n').count() + 1;
+        let start = before.rfind('\n').map_or(0, |i| i + 1);
+        (line, before[start..].chars().count() + 1)
+    }
+
+    /// The dotted key the span lies on, as far as the file's text tells
+    /// it: the table header above the span's line and the key written at
+    /// the start of that line (`trust.project`); the table alone when the
+    /// line holds no `key =`; `None` at the top of the file on no key.
+    pub fn key(&self) -> Option<String> {
+        let text = self.text();
+        let at = text.floor_char_boundary(self.span.start.min(text.len()));
+        let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+        let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i);
+        let line = text[line_start..line_end].trim();
+        let table = text[..line_start]
+            .lines()
+            .rev()
+            .map(str::trim)
+            .find(|l| l.starts_with('['))
+            .map(|l| l.trim_matches(|c| c == '[' || c == ']').trim().to_string());
+        let own = if line.starts_with('[') {
+            None
+        } else {
+            line.split_once('=')
+                .map(|(k, _)| k.trim().trim_matches('"').to_string())
+                .filter(|k| !k.is_empty())
+        };
+        match (table, own) {
+            (Some(t), Some(k)) => Some(format!("{t}.{k}")),
+            (None, Some(k)) => Some(k),
+            (Some(t), None) => Some(t),
+            (None, None) if line.starts_with('[') => Some(
+                line.trim_matches(|c| c == '[' || c == ']')
+                    .trim()
+                    .to_string(),
+            ),
+            (None, None) => None,
+        }
+    }
 }
 
 impl fmt::Display for Problem {

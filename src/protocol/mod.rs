@@ -20,4 +20,7 @@ pub use crate::error::ErrorCode;
 pub use outputs::{ExplainRow, Explanation, SkillList};
 #[cfg(feature = "schema")]
 pub use schema::schemas;
-pub use wire::{Hello, POLICIES, PROTOCOL_VERSION, PendingItem, Request, TrustDiff, error_chain};
+pub use wire::{
+    Hello, POLICIES, PROTOCOL_VERSION, PendingItem, PolicyProblem, Request, TrustDiff, error_chain,
+    policy_problems,
+};

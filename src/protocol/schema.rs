@@ -146,6 +146,17 @@ struct ErrorBody {
     /// For a person (for `policy-invalid`, the diagnostic as `policy
     /// check` prints it).
     message: String,
+    /// What to do about it, when the command line would say something
+    /// (for `skill-not-found`: the nearest name and those available).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    help: Option<String>,
+    /// For `skill-not-found`: the skills available from the cwd, in name
+    /// order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    available: Option<Vec<String>>,
+    /// For `policy-invalid`: each problem, for a program.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    problems: Option<Vec<super::PolicyProblem>>,
 }
 
 /// Every object the server writes has exactly the properties the

@@ -112,6 +112,65 @@ impl Request {
     }
 }
 
+/// One problem of an invalid policy, for a program: `policy-invalid`
+/// responses carry the list beside the drawn diagnostic.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct PolicyProblem {
+    /// The policy file's name as the diagnostic shows it.
+    pub file: String,
+    /// The line, from 1 (`null` when the problem is with the whole file).
+    pub line: Option<usize>,
+    /// The column, from 1, in characters.
+    pub column: Option<usize>,
+    /// The dotted key concerned, when the file's text tells it.
+    pub key: Option<String>,
+    /// The problem's code (`policy::unknown-key`, `policy::out-of-range`, ...).
+    pub code: String,
+    /// The one-line message.
+    pub message: String,
+    /// How to fix it, when there is something useful to say.
+    pub help: Option<String>,
+}
+
+/// The problems behind a `policy-invalid` error, one per problem of each
+/// invalid file; a file that could not be read at all is one problem with
+/// no line.
+pub fn policy_problems(e: &crate::SnapshotError) -> Vec<PolicyProblem> {
+    use crate::policy::PolicyError;
+    let crate::SnapshotError::PolicyInvalid(failure) = e else {
+        return Vec::new();
+    };
+    let crate::BootstrapError::Policy(PolicyError::Invalid(invalid)) = failure.error() else {
+        return vec![PolicyProblem {
+            file: String::new(),
+            line: None,
+            column: None,
+            key: None,
+            code: "policy::invalid".into(),
+            message: error_chain(failure.error()),
+            help: None,
+        }];
+    };
+    invalid
+        .problems
+        .iter()
+        .map(|p| {
+            let (line, column) = p.line_column();
+            PolicyProblem {
+                file: invalid.name.clone(),
+                line: Some(line),
+                column: Some(column),
+                key: p.key(),
+                code: p.kind.code().to_string(),
+                message: p.message.clone(),
+                help: p.help.clone(),
+            }
+        })
+        .collect()
+}
+
 /// An error and the errors it wraps, as one line: `outer: inner: …`.
 pub fn error_chain(e: &dyn std::error::Error) -> String {
     let mut message = e.to_string();

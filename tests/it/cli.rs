@@ -111,6 +111,7 @@ fn verbose_narrates_the_decisions_on_stderr_only() {
     let said = text(&loud.stderr);
     for word in [
         "policy layers",
+        "  built-in: ",
         "home root:",
         "STATUS",
         "deduped",

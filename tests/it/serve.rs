@@ -401,6 +401,65 @@ fn skill_matches_skill_show() {
     assert_eq!(run.error_code(5), "skill-not-found");
     assert_eq!(run.error_code(6), "skill-not-found");
     assert_eq!(run.error_code(7), "bad-request");
+    // A miss names what is there, as the command line does.
+    let miss = &run.by_id(5)["error"];
+    assert_eq!(miss["available"], json!(["publish", "release"]));
+    assert!(
+        miss["help"]
+            .as_str()
+            .unwrap()
+            .contains("available here: publish, release"),
+        "{miss}"
+    );
+}
+
+/// A `skill` request a letter off gets the nearest name in `help`; a
+/// `policy-invalid` answer lists each problem with its file, line, column,
+/// key and code beside the drawn diagnostic.
+#[test]
+fn errors_carry_what_a_program_can_use() {
+    let w = world();
+    let run = run_server(
+        &w.home,
+        lines(&[req(1, "skill", &w.path(APP), json!({ "name": "deplo" }))]),
+    );
+    let error = &run.by_id(1)["error"];
+    assert!(
+        error["help"]
+            .as_str()
+            .unwrap()
+            .starts_with("did you mean `deploy`?"),
+        "{error}"
+    );
+    write(
+        &w.home.join("context-policy.toml"),
+        "version = 1\n[trust]\nproject = \"pin\"\n[instructions]\nbudget-bytes = -4\n",
+    );
+    let run = run_server(
+        &w.home,
+        lines(&[req(1, "snapshot", &w.path(APP), json!({}))]),
+    );
+    assert_eq!(run.error_code(1), "policy-invalid");
+    let error = &run.by_id(1)["error"];
+    assert!(
+        error["message"].as_str().unwrap().contains("did you mean"),
+        "{error}"
+    );
+    let problems = error["problems"].as_array().unwrap();
+    assert_eq!(problems.len(), 2, "{error}");
+    assert_eq!(problems[0]["key"], "trust.project");
+    assert_eq!(problems[0]["line"], 3);
+    assert_eq!(problems[0]["column"], 11);
+    assert_eq!(problems[0]["code"], "policy::wrong-type");
+    assert_eq!(problems[0]["help"], "did you mean \"pinned\"?");
+    assert_eq!(problems[1]["key"], "instructions.budget-bytes");
+    assert_eq!(problems[1]["code"], "policy::out-of-range");
+    assert!(
+        problems[1]["file"]
+            .as_str()
+            .unwrap()
+            .ends_with("context-policy.toml")
+    );
 }
 
 /// `hello` needs no cwd and says what the server speaks; fields a request

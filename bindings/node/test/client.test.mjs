@@ -233,3 +233,25 @@ test("access over the server, once per named session", async (t) => {
   assert.equal((await c.access(w.api, "src", { session: "s2" })).instructionFiles.length, 1);
   await rejectsWith(c.access(w.api, "/etc/passwd"), "access-outside-root");
 });
+
+test("a client error carries the server's help, available names and policy problems", async (t) => {
+  const w = world();
+  t.after(w.cleanup);
+  const client = new Client({ bin: BIN, home: w.home });
+  t.after(() => client.close());
+  await assert.rejects(client.skill(w.app, "deplo"), (e) => {
+    assert.ok(e instanceof LisaContextError);
+    assert.equal(e.code, "skill-not-found");
+    assert.match(e.help, /did you mean `deploy`/);
+    assert.deepEqual(e.available, ["deploy", "release"]);
+    return true;
+  });
+  write(path.join(w.home, "context-policy.toml"), 'version = 1\n[trust]\nproject = "pin"\n');
+  await assert.rejects(client.snapshot(w.app), (e) => {
+    assert.equal(e.code, "policy-invalid");
+    assert.equal(e.problems.length, 1);
+    assert.equal(e.problems[0].key, "trust.project");
+    assert.equal(e.problems[0].line, 3);
+    return true;
+  });
+});

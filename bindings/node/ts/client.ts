@@ -6,6 +6,7 @@ import { defaultBin } from "./platform.js";
 import type {
   Access,
   ErrorCode,
+  PolicyProblem,
   Hello,
   SkillFile,
   Snapshot,
@@ -280,9 +281,17 @@ export class Client implements ContextSource {
     this.#pending.delete(id);
     this.#idle();
     if (pending.timer) clearTimeout(pending.timer);
-    const error = body.error as { code?: string; message?: string } | undefined;
+    const error = body.error as
+      | { code?: string; message?: string; help?: string; available?: string[]; problems?: PolicyProblem[] }
+      | undefined;
     if (error) {
-      pending.reject(new LisaContextError((error.code ?? "bad-response") as ErrorCode, error.message ?? ""));
+      pending.reject(
+        new LisaContextError((error.code ?? "bad-response") as ErrorCode, error.message ?? "", {
+          help: error.help,
+          available: error.available,
+          problems: error.problems,
+        }),
+      );
     } else {
       pending.resolve(body);
     }

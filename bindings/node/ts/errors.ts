@@ -1,4 +1,4 @@
-import type { ErrorCode } from "./generated/protocol.js";
+import type { ErrorCode, PolicyProblem } from "./generated/protocol.js";
 
 /**
  * Codes only the JSON-lines client produces (the server never sends them):
@@ -25,10 +25,23 @@ export type LisaContextErrorCode = ErrorCode | ClientErrorCode;
  */
 export class LisaContextError extends Error {
   readonly code: LisaContextErrorCode;
+  /** What to do about it, when there is something to say (the server's `help`). */
+  readonly help?: string;
+  /** For `skill-not-found`: the skills available from the cwd. */
+  readonly available?: string[];
+  /** For `policy-invalid` (from the client): each problem, with its file, line, column and key. */
+  readonly problems?: PolicyProblem[];
 
-  constructor(code: LisaContextErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  constructor(
+    code: LisaContextErrorCode,
+    message: string,
+    options?: { cause?: unknown; help?: string; available?: string[]; problems?: PolicyProblem[] },
+  ) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = "LisaContextError";
     this.code = code;
+    if (options?.help !== undefined) this.help = options.help;
+    if (options?.available !== undefined) this.available = options.available;
+    if (options?.problems !== undefined) this.problems = options.problems;
   }
 }

@@ -887,10 +887,58 @@ export interface ErrorResponse {
  * What went wrong.
  */
 export interface ErrorBody {
+  /**
+   * For `skill-not-found`: the skills available from the cwd, in name
+   * order.
+   */
+  available?: string[] | null;
   code: ErrorCode;
+  /**
+   * What to do about it, when the command line would say something
+   * (for `skill-not-found`: the nearest name and those available).
+   */
+  help?: string | null;
   /**
    * For a person (for `policy-invalid`, the diagnostic as `policy
    * check` prints it).
+   */
+  message: string;
+  /**
+   * For `policy-invalid`: each problem, for a program.
+   */
+  problems?: PolicyProblem[] | null;
+}
+/**
+ * One problem of an invalid policy, for a program: `policy-invalid`
+ * responses carry the list beside the drawn diagnostic.
+ */
+export interface PolicyProblem {
+  /**
+   * The problem's code (`policy::unknown-key`, `policy::out-of-range`, ...).
+   */
+  code: string;
+  /**
+   * The column, from 1, in characters.
+   */
+  column: number | null;
+  /**
+   * The policy file's name as the diagnostic shows it.
+   */
+  file: string;
+  /**
+   * How to fix it, when there is something useful to say.
+   */
+  help: string | null;
+  /**
+   * The dotted key concerned, when the file's text tells it.
+   */
+  key: string | null;
+  /**
+   * The line, from 1 (`null` when the problem is with the whole file).
+   */
+  line: number | null;
+  /**
+   * The one-line message.
    */
   message: string;
 }
