@@ -1,5 +1,6 @@
 //! Argument parsing and the commands.
 
+mod complete;
 mod explain;
 mod json;
 mod man;
@@ -73,7 +74,8 @@ struct Cli {
         env = "LISA_CONTEXT_POLICY",
         help = policy_help(),
         value_parser = PolicyArg,
-        hide_possible_values = true
+        hide_possible_values = true,
+        add = clap_complete::engine::ArgValueCompleter::new(complete::policy)
     )]
     policy: Option<PathBuf>,
     /// Do not read the home's context-policy.toml (to run once past a
@@ -188,6 +190,7 @@ enum SkillCommand {
     /// Print the SKILL.md of the skill that wins NAME for the cwd.
     Show {
         /// The skill's name.
+        #[arg(add = clap_complete::engine::ArgValueCompleter::new(complete::skill))]
         name: String,
         #[command(flatten)]
         place: Place,
@@ -258,6 +261,9 @@ enum Format {
 
 /// Parses the arguments and runs the command.
 pub fn run() -> ExitCode {
+    // `COMPLETE=SHELL lisa-context ...`: a completion request, answered and
+    // exited here (see `complete`).
+    clap_complete::CompleteEnv::with_factory(Cli::command).complete();
     let cli = Cli::parse();
     let color = cli.color;
     let code = match dispatch(cli) {

@@ -332,3 +332,49 @@ fn policy_check_names_the_role_and_checks_a_home_file_as_home() {
         "{cli:?}"
     );
 }
+
+/// Completion that knows the values (`COMPLETE=SHELL lisa-context`):
+/// `--policy` offers the shipped names, `skill show` the skills of the
+/// current directory.
+#[test]
+fn dynamic_completion_offers_policy_and_skill_names() {
+    let complete = |dir: &Path, index: &str, words: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_lisa-context"))
+            .arg("--")
+            .arg("lisa-context")
+            .args(words)
+            .current_dir(dir)
+            .env("COMPLETE", "bash")
+            .env("_CLAP_COMPLETE_INDEX", index)
+            .env("_CLAP_IFS", "\n")
+            .env(
+                "LISA_HOME",
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/demo/home"),
+            )
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        text(&out.stdout)
+            .lines()
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let policies = complete(root, "2", &["--policy", "cl"]);
+    assert!(
+        policies.contains(&"claude-code".to_string()),
+        "{policies:?}"
+    );
+    let api = root.join(API);
+    let skills = complete(&api, "3", &["skill", "show", ""]);
+    assert!(
+        skills.contains(&"changelog".to_string()) && skills.contains(&"release".to_string()),
+        "{skills:?}"
+    );
+    // The registration script itself.
+    let script = Command::new(env!("CARGO_BIN_EXE_lisa-context"))
+        .env("COMPLETE", "bash")
+        .output()
+        .unwrap();
+    assert!(text(&script.stdout).contains("_clap_complete_lisa_context"));
+}
