@@ -463,10 +463,21 @@ fn dispatch(cli: Cli) -> miette::Result<u8> {
             // Nothing printed and exit 0 would read as "nothing below here":
             // say that the policy loads nothing on access at all.
             if loader.policy().is_ok_and(|p| !p.instructions.on_access) {
+                // The shipped policies that do, from their own declarations.
+                let loading: Vec<&str> = lisa_context::policy::SHIPPED_NAMES
+                    .iter()
+                    .copied()
+                    .filter(|name| {
+                        PolicySource::shipped(name)
+                            .and_then(|s| Policy::from_sources(&[s]).ok())
+                            .is_some_and(|p| p.instructions.on_access)
+                    })
+                    .collect();
                 let _ = writeln!(
                     std::io::stderr(),
                     "note: this policy loads nothing on access (instructions.on-access is \
-                     false); --policy gemini or claude-code, or a policy setting it, does"
+                     false); a policy that sets it does (shipped: {})",
+                    loading.join(", ")
                 );
             }
             match format {

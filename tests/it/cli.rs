@@ -378,3 +378,30 @@ fn dynamic_completion_offers_policy_and_skill_names() {
         .unwrap();
     assert!(text(&script.stdout).contains("_clap_complete_lisa_context"));
 }
+
+/// `access` under a policy that loads nothing on access says so, naming
+/// the shipped policies that do.
+#[test]
+fn access_without_on_access_says_so() {
+    let out = run(
+        &[DEMO, &["access", "--cwd", API, "src/main.ts"]].concat(),
+        &[],
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert!(out.stdout.is_empty());
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("loads nothing on access"), "{stderr}");
+    assert!(stderr.contains("gemini"), "{stderr}");
+    let gemini = run(
+        &[
+            DEMO,
+            &["--policy", "gemini", "access", "--cwd", API, "src/main.ts"],
+        ]
+        .concat(),
+        &[],
+    );
+    assert!(
+        !text(&gemini.stderr).contains("loads nothing"),
+        "{gemini:?}"
+    );
+}
