@@ -391,6 +391,24 @@ pub enum BootstrapError {
         /// The name given.
         name: String,
     },
+    /// A home named by a request (`serve`'s `home` field) that the server
+    /// does not serve: no directory of homes was given (`--homes-under`),
+    /// or the home is not a real directory below it, or another user owns
+    /// it.
+    #[error(
+        "the home {} is not served here: {reason}",
+        crate::vocab::paths::shown(path)
+    )]
+    #[diagnostic(
+        code("bootstrap::home-refused"),
+        help("a server serves homes named by requests only below --homes-under DIR")
+    )]
+    HomeRefused {
+        /// The home named.
+        path: PathBuf,
+        /// Why it is refused.
+        reason: String,
+    },
     /// A numeric setting of the builder outside its range.
     #[error("the loader's {setting} must be from {min} to {max}, got {value}")]
     #[diagnostic(code("bootstrap::out-of-range"))]
@@ -415,6 +433,7 @@ impl BootstrapError {
             Self::MissingHome { .. } => ErrorCode::BadHome,
             Self::UnknownPolicy { .. } => ErrorCode::UnknownPolicy,
             Self::OutOfRange { .. } => ErrorCode::BadRequest,
+            Self::HomeRefused { .. } => ErrorCode::HomeRefused,
         }
     }
 }
@@ -538,6 +557,10 @@ pub enum ErrorCode {
     /// An approval would make the trust store larger than it can be read
     /// at; nothing was written.
     TrustStoreFull,
+    /// A request named a `home` the server does not serve (no
+    /// `--homes-under`, or not a real directory below it that this user
+    /// owns).
+    HomeRefused,
 }
 
 impl ErrorCode {

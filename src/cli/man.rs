@@ -4,14 +4,11 @@
 //! EXIT STATUS, ENVIRONMENT and FILES (the file names taken from the
 //! built-in policy, which declares them).
 
-use clap::CommandFactory;
 use clap_mangen::Man;
 
-use super::Cli;
-
-/// The whole page, as roff.
-pub fn page() -> Result<String, std::io::Error> {
-    let cmd = Cli::command();
+/// The whole page of the command `cmd` (the command line's definition), as
+/// roff.
+pub fn page(cmd: clap::Command) -> Result<String, std::io::Error> {
     let man = Man::new(cmd.clone());
     let mut out = Vec::new();
     man.render_title(&mut out)?;

@@ -161,6 +161,12 @@ enum Command {
         #[arg(long, value_name = "N",
               value_parser = clap::value_parser!(u16).range(1..=serve::MAX_JOBS as i64))]
         jobs: Option<u16>,
+        /// Also serve the homes below DIR that requests name (a request's
+        /// `home` field): each a real directory below DIR that this user
+        /// owns, with its own policy, nonce key, trust store and memo.
+        /// Without it, a request naming a home is refused (`home-refused`).
+        #[arg(long, value_name = "DIR")]
+        homes_under: Option<PathBuf>,
     },
 }
 
@@ -223,7 +229,7 @@ enum TrustCommand {
         all: bool,
         /// PATH=HASH: approve PATH only if its content still has HASH (the
         /// 32 hex digits `trust diff` shows).
-        #[arg(long, value_name = "PATH=HASH", value_parser = trust::expect_arg)]
+        #[arg(long, value_name = "PATH=HASH")]
         expect: Vec<String>,
         /// Items to approve (relative to the cwd; a skill by its SKILL.md
         /// or its folder).
@@ -327,19 +333,29 @@ fn absolute(p: &Path) -> PathBuf {
 /// The library's bootstrap, fed from the command line: `--home` (else the
 /// policy's candidates, `$LISA_HOME` first), the home policy, `--policy`.
 fn builder(cli: &Cli) -> LoaderBuilder {
+    layers(
+        cli.home.as_deref(),
+        cli.policy.as_deref(),
+        cli.no_home_policy,
+    )
+}
+
+/// The builder for a home (`None`: the policy's candidates), `--policy`
+/// and `--no-home-policy`.
+fn layers(home: Option<&Path>, policy: Option<&Path>, no_home_policy: bool) -> LoaderBuilder {
     let mut builder = Loader::builder();
-    if let Some(home) = &cli.home {
+    if let Some(home) = home {
         builder = builder.home(absolute(home));
     }
-    match cli.policy.as_deref().and_then(shipped_name) {
+    match policy.and_then(shipped_name) {
         Some(name) => builder = builder.shipped_policy(name),
         None => {
-            if let Some(file) = &cli.policy {
+            if let Some(file) = policy {
                 builder = builder.policy_file(absolute(file));
             }
         }
     }
-    if cli.no_home_policy {
+    if no_home_policy {
         builder = builder.home_policy(false);
     }
     builder
@@ -636,11 +652,11 @@ fn dispatch(cli: Cli) -> miette::Result<u8> {
             write_out(&mut out, &text)
         }
         Command::Man => {
-            let text =
-                man::page().map_err(|e| miette::miette!("cannot render the manual page: {e}"))?;
+            let text = man::page(Cli::command())
+                .map_err(|e| miette::miette!("cannot render the manual page: {e}"))?;
             write_out(&mut out, text.as_bytes())
         }
-        Command::Serve { jobs } => {
+        Command::Serve { jobs, homes_under } => {
             // The workers write to stdout themselves.
             drop(out);
             let jobs = jobs.map_or_else(
@@ -654,8 +670,20 @@ fn dispatch(cli: Cli) -> miette::Result<u8> {
             // An invalid policy does not stop the server: each request gets
             // a `policy-invalid` error until the file is fixed.
             let loader = builder(&cli).build_lenient()?.watched();
+            let policy = cli.policy.clone();
+            let no_home_policy = cli.no_home_policy;
+            let homes = serve::Homes::new(
+                loader,
+                homes_under.as_deref().map(absolute),
+                move |under, home| {
+                    Ok(layers(None, policy.as_deref(), no_home_policy)
+                        .home_below(under, home)?
+                        .build_lenient()?
+                        .watched())
+                },
+            );
             let out = std::sync::Mutex::new(std::io::stdout());
-            serve::serve(&loader, std::io::stdin().lock(), &out, jobs)
+            serve::serve(&homes, std::io::stdin().lock(), &out, jobs)
                 .map_err(|e| miette::miette!("serve: {e}"))?;
             Ok(OK)
         }

@@ -4,11 +4,11 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::io::{self, BufRead, Read, Write};
-use std::path::PathBuf;
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use lisa_context::protocol::{ErrorCode, Hello, Request, TrustDiff, error_chain};
-use lisa_context::{Loader, SnapshotError, TrustError};
+use lisa_context::{BootstrapError, Loader, SnapshotError, TrustError};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
@@ -114,13 +114,78 @@ fn plain_report(diagnostic: &dyn miette::Diagnostic) -> String {
     }
 }
 
+/// The homes a server answers for: its own (the requests that name none),
+/// and, when it was given a directory of homes (`--homes-under`), each home
+/// below it that a request names, with a loader of its own (its own home
+/// policy, nonce key, trust store and memo; nothing shared but the process),
+/// kept while in use, the least recently used dropped past [`MAX_HOMES`].
+pub struct Homes {
+    own: Loader,
+    under: Option<PathBuf>,
+    make: Box<MakeLoader>,
+    named: Mutex<Vec<(PathBuf, Arc<Loader>)>>,
+}
+
+/// Builds the loader of a home below the directory of homes.
+type MakeLoader = dyn Fn(&Path, &Path) -> Result<Loader, BootstrapError> + Send + Sync;
+
+/// The most homes named by requests a server keeps a loader for.
+pub const MAX_HOMES: usize = 256;
+
+impl Homes {
+    /// A server's homes: `own`, and below `under` those `make(under, home)`
+    /// builds a loader for.
+    pub fn new(
+        own: Loader,
+        under: Option<PathBuf>,
+        make: impl Fn(&Path, &Path) -> Result<Loader, BootstrapError> + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            own,
+            under,
+            make: Box::new(make),
+            named: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The loader for a request naming `home` (`None`: the server's own).
+    fn get(&self, home: Option<&Path>) -> Result<Arc<Loader>, (ErrorCode, String)> {
+        let Some(home) = home else {
+            return Err((ErrorCode::BadRequest, String::new()));
+        };
+        let Some(under) = &self.under else {
+            return Err((
+                ErrorCode::HomeRefused,
+                "this server serves only its own home: start it with --homes-under DIR to \
+                 serve the homes below DIR"
+                    .into(),
+            ));
+        };
+        let mut named = self.named.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(at) = named.iter().position(|(h, _)| h == home) {
+            let entry = named.remove(at);
+            let loader = Arc::clone(&entry.1);
+            named.push(entry);
+            return Ok(loader);
+        }
+        // Built under the lock: two requests for a new home build it once.
+        let loader = (self.make)(under, home).map_err(|e| (e.wire_code(), error_chain(&e)))?;
+        let loader = Arc::new(loader);
+        if named.len() >= MAX_HOMES {
+            named.remove(0);
+        }
+        named.push((home.to_path_buf(), Arc::clone(&loader)));
+        Ok(loader)
+    }
+}
+
 /// Parses a request line: the id (null when there is none), and the request
-/// or the error response to send instead.
+/// with the home it names, or the error response to send instead.
 ///
 /// The line is first split into its members as raw JSON text, so the id is
 /// kept exactly as written (a number beyond what `f64` holds included); the
 /// other members are then read as values.
-fn parse(line: &[u8]) -> (Id, Result<Request, Response>) {
+fn parse(line: &[u8]) -> (Id, Result<(Request, Option<PathBuf>), Response>) {
     let null = Id::null();
     let bad = |message: String| {
         let e = error(&null, ErrorCode::BadRequest, message);
@@ -142,6 +207,18 @@ fn parse(line: &[u8]) -> (Id, Result<Request, Response>) {
         return bad("every request needs an \"id\"".into());
     };
     let id = Id(id.to_owned());
+    // `home` is the request's, not the op's: any op may name one.
+    let home = match members
+        .remove("home")
+        .map(|raw| serde_json::from_str::<Value>(raw.get()))
+    {
+        None | Some(Ok(Value::Null)) => None,
+        Some(Ok(Value::String(h))) if Path::new(&h).is_absolute() => Some(PathBuf::from(h)),
+        Some(_) => {
+            let e = error(&id, ErrorCode::BadRequest, "\"home\" is an absolute path");
+            return (id, Err(e));
+        }
+    };
     let mut fields = Map::new();
     for (name, raw) in members {
         match serde_json::from_str::<Value>(raw.get()) {
@@ -163,20 +240,32 @@ fn parse(line: &[u8]) -> (Id, Result<Request, Response>) {
     // Fields a request does not use are ignored, so that clients and
     // servers can evolve apart (see the compatibility promise in docs/protocol.md).
     let request = Request::deserialize(Value::Object(fields))
+        .map(|r| (r, home))
         .map_err(|e| error(&id, ErrorCode::BadRequest, e.to_string()));
     (id, request)
 }
 
 /// Answers one request line.
-pub fn answer(loader: &Loader, line: &[u8]) -> Response {
+pub fn answer(homes: &Homes, line: &[u8]) -> Response {
     match parse(line) {
-        (id, Ok(request)) => run(loader, &id, request),
+        (id, Ok((request, home))) => run(homes, &id, request, home.as_deref()),
         (_, Err(response)) => response,
     }
 }
 
-/// Carries out one parsed request.
-fn run(loader: &Loader, id: &Id, request: Request) -> Response {
+/// Carries out one parsed request, with the loader of the home it names.
+fn run(homes: &Homes, id: &Id, request: Request, home: Option<&Path>) -> Response {
+    let named;
+    let loader = match home {
+        None => &homes.own,
+        Some(_) => match homes.get(home) {
+            Ok(l) => {
+                named = l;
+                &*named
+            }
+            Err((code, message)) => return error(id, code, message),
+        },
+    };
     let result = match request {
         Request::Hello {} => return Response::new(id, json!({ "hello": Hello::new() })),
         Request::Snapshot { cwd, root } => loader
@@ -297,7 +386,7 @@ fn send(out: &Mutex<impl Write>, response: &Response) -> io::Result<()> {
 /// different cwds may be answered in any order, each response carrying its
 /// request's `id`. With one job, every response comes in request order.
 pub fn serve(
-    loader: &Loader,
+    loader: &Homes,
     mut input: impl BufRead,
     out: &Mutex<impl Write + Send>,
     jobs: usize,
@@ -328,7 +417,7 @@ pub fn serve(
                 let job = match incoming {
                     Incoming::Refused(response) => Job::done(response),
                     Incoming::Line(l) => match parse(&l) {
-                        (id, Ok(request)) => Job::todo(id, request, l.len()),
+                        (id, Ok((request, home))) => Job::todo(id, request, home, l.len()),
                         (_, Err(response)) => Job::done(response),
                     },
                 };
@@ -395,7 +484,7 @@ struct Job {
     /// The cwd whose order the request keeps (`None`: answered already).
     key: Option<PathBuf>,
     /// What to do.
-    work: Result<(Id, Request), Response>,
+    work: Result<(Id, Request, Option<PathBuf>), Response>,
     /// The request line's length.
     bytes: usize,
 }
@@ -409,11 +498,11 @@ impl Job {
         }
     }
 
-    fn todo(id: Id, request: Request, bytes: usize) -> Self {
+    fn todo(id: Id, request: Request, home: Option<PathBuf>, bytes: usize) -> Self {
         Job {
             // `hello` is about no cwd: it keeps no order.
             key: request.cwd().map(|c| c.components().collect()),
-            work: Ok((id, request)),
+            work: Ok((id, request, home)),
             bytes,
         }
     }
@@ -500,10 +589,10 @@ impl Queue {
     }
 
     /// A worker: answers jobs until there are none left.
-    fn work(&self, loader: &Loader, out: &Mutex<impl Write>) {
+    fn work(&self, loader: &Homes, out: &Mutex<impl Write>) {
         while let Some(job) = self.take() {
             let response = match job.work {
-                Ok((id, request)) => run(loader, &id, request),
+                Ok((id, request, home)) => run(loader, &id, request, home.as_deref()),
                 Err(response) => response,
             };
             // The response goes out before the cwd is released, so the

@@ -102,25 +102,6 @@ pub(super) fn status_text(status: &TrustStatus, open: bool) -> String {
     out
 }
 
-/// `--expect`'s value, checked when the command line is read (a malformed
-/// one is a usage error): `PATH=HASH`, HASH the 32 hex digits `trust diff`
-/// shows.
-pub(super) fn expect_arg(arg: &str) -> Result<String, String> {
-    match arg.rsplit_once('=') {
-        Some((path, hash)) if !path.is_empty() => {
-            if hash.len() == 32 && hash.bytes().all(|b| b.is_ascii_hexdigit()) {
-                Ok(arg.to_string())
-            } else {
-                Err(format!(
-                    "`{}` is not a content hash: `trust diff` shows each item's, 32 hex digits",
-                    terminal_safe(hash)
-                ))
-            }
-        }
-        _ => Err("expected PATH=HASH (the hash `lisa-context trust diff` shows)".to_string()),
-    }
-}
-
 /// A path as a shell word (single-quoted when it needs it).
 fn shell_word(s: &str) -> String {
     if !s.is_empty()
@@ -180,6 +161,16 @@ pub(super) fn diff_text(status: &TrustStatus) -> String {
 fn parse_expect(arg: &str) -> miette::Result<(String, String)> {
     match arg.rsplit_once('=') {
         Some((path, hash)) if !path.is_empty() && !hash.is_empty() => {
+            // Checked here rather than by clap, whose usage error would
+            // echo the argument (a path a repository named) unescaped.
+            if hash.len() != 32 || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Err(miette::miette!(
+                    "--expect {}: `{}` is not a content hash (32 hex digits, as `lisa-context \
+                     trust diff` shows them)",
+                    terminal_safe(arg),
+                    terminal_safe(hash)
+                ));
+            }
             Ok((path.to_string(), hash.to_string()))
         }
         _ => Err(miette::miette!(

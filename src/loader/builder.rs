@@ -2,7 +2,7 @@
 //! loader built from both.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::bootstrap::{Bootstrap, Loaded};
@@ -104,6 +104,53 @@ impl LoaderBuilder {
     pub fn policy_file(mut self, path: impl Into<PathBuf>) -> Self {
         self.bootstrap.policy_file = Some(path.into());
         self
+    }
+
+    /// Uses `home` as the home root after checking that a server may serve
+    /// it: `home` (absolute, no `.` or `..`) lies below `under` (the
+    /// directory of homes the server was given), every folder from `under`
+    /// down to it is a real directory (not a link), and it belongs to this
+    /// user (or root), as a repository marker must. What `serve` does with a
+    /// request's `home` field.
+    ///
+    /// ```
+    /// let homes = tempfile::tempdir().unwrap();
+    /// std::fs::create_dir(homes.path().join("u1")).unwrap();
+    /// let ok = lisa_context::Loader::builder().home_below(homes.path(), &homes.path().join("u1"));
+    /// assert!(ok.is_ok());
+    /// let out = lisa_context::Loader::builder().home_below(homes.path(), std::path::Path::new("/etc"));
+    /// assert!(out.is_err());
+    /// ```
+    pub fn home_below(self, under: &Path, home: &Path) -> Result<Self, BootstrapError> {
+        let refused = |reason: &str| BootstrapError::HomeRefused {
+            path: home.to_path_buf(),
+            reason: reason.to_string(),
+        };
+        let plain = home.is_absolute()
+            && home.components().all(|c| {
+                matches!(
+                    c,
+                    std::path::Component::RootDir | std::path::Component::Normal(_)
+                )
+            });
+        if !plain {
+            return Err(refused("a home is an absolute path without `.` or `..`"));
+        }
+        let Ok(rel) = home.strip_prefix(under) else {
+            return Err(refused(
+                "it is not below the directory of homes (--homes-under)",
+            ));
+        };
+        if rel.as_os_str().is_empty() {
+            return Err(refused("it is the directory of homes itself"));
+        }
+        let stamp = sandbox::real_directory_below(under, rel)
+            .map_err(|e| refused(&format!("not a real directory below the homes: {e}")))?;
+        match stamp.owner() {
+            Some(uid) if sandbox::is_trusted_owner(uid) => Ok(self.home(home)),
+            Some(uid) => Err(refused(&format!("another user (uid {uid}) owns it"))),
+            None => Err(refused("its owner cannot be told")),
+        }
     }
 
     /// Uses the shipped policy `name` (one of

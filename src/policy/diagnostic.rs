@@ -139,7 +139,7 @@ impl Problem {
     /// characters.
     pub fn line_column(&self) -> (usize, usize) {
         let text = self.text();
-        let at = text.floor_char_boundary(self.span.start.min(text.len()));
+        let at = crate::vocab::text::floor_char_boundary(text, self.span.start.min(text.len()));
         let before = &text[..at];
         let line = before.matches('\n').count() + 1;
         let start = before.rfind('\n').map_or(0, |i| i + 1);
@@ -152,7 +152,7 @@ impl Problem {
     /// line holds no `key =`; `None` at the top of the file on no key.
     pub fn key(&self) -> Option<String> {
         let text = self.text();
-        let at = text.floor_char_boundary(self.span.start.min(text.len()));
+        let at = crate::vocab::text::floor_char_boundary(text, self.span.start.min(text.len()));
         let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
         let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i);
         let line = text[line_start..line_end].trim();

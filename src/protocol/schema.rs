@@ -23,6 +23,11 @@ struct Id(Value);
 struct RequestLine {
     /// Any JSON value; the response carries it back byte for byte.
     id: Id,
+    /// The home root the request is about (absolute), for a server started
+    /// with `--homes-under DIR`: a real directory below DIR that the
+    /// server's user owns. Absent: the server's own home.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    home: Option<std::path::PathBuf>,
     #[serde(flatten)]
     request: Request,
 }

@@ -137,12 +137,13 @@ pub struct PolicyProblem {
 /// The problems behind a `policy-invalid` error, one per problem of each
 /// invalid file; a file that could not be read at all is one problem with
 /// no line.
-pub fn policy_problems(e: &crate::SnapshotError) -> Vec<PolicyProblem> {
+pub fn policy_problems(e: &crate::error::SnapshotError) -> Vec<PolicyProblem> {
     use crate::policy::PolicyError;
-    let crate::SnapshotError::PolicyInvalid(failure) = e else {
+    let crate::error::SnapshotError::PolicyInvalid(failure) = e else {
         return Vec::new();
     };
-    let crate::BootstrapError::Policy(PolicyError::Invalid(invalid)) = failure.error() else {
+    let crate::error::BootstrapError::Policy(PolicyError::Invalid(invalid)) = failure.error()
+    else {
         return vec![PolicyProblem {
             file: String::new(),
             line: None,

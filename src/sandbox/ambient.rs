@@ -34,6 +34,37 @@ pub(crate) fn stat_directory(path: &Path) -> io::Result<Stamp> {
     std::fs::metadata(path).map(|m| Stamp::of_std(&m))
 }
 
+/// A home a request names, below the directory a server serves homes
+/// under (`base`, which the user named and may be a link): every folder
+/// from `base` down to it must be a real directory, not a link, so that a
+/// name below `base` cannot lead out of it. Returns the home's own stamp
+/// (its owner decides whether it is served).
+pub(crate) fn real_directory_below(base: &Path, rel: &Path) -> io::Result<Stamp> {
+    let mut last = std::fs::metadata(base)?;
+    if !last.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::NotADirectory,
+            "not a directory",
+        ));
+    }
+    let mut path = base.to_path_buf();
+    for c in rel.components() {
+        path.push(c);
+        let m = std::fs::symlink_metadata(&path)?;
+        if !m.file_type().is_dir() {
+            return Err(io::Error::new(
+                io::ErrorKind::NotADirectory,
+                format!(
+                    "{} is not a directory (a link is not followed)",
+                    path.display()
+                ),
+            ));
+        }
+        last = m;
+    }
+    Ok(Stamp::of_std(&last))
+}
+
 /// A repository marker (`.git`) in the cwd or one of its ancestors: the
 /// search for the repository root has to look above any root. A marker that
 /// is a symlink counts for what it points at, so a linked marker is stamped

@@ -37,7 +37,7 @@ mod trust_store;
 #[cfg(target_os = "linux")]
 pub(crate) mod watch;
 
-pub(crate) use ambient::{stat_directory, user_file_stamp};
+pub(crate) use ambient::{real_directory_below, stat_directory, user_file_stamp};
 pub(crate) use folder::LookedFolder;
 pub(crate) use handles::{DEFAULT_HANDLE_BUDGET, Handles};
 

@@ -271,8 +271,9 @@ fn skill_list_and_explain_print_tables_and_json() {
     );
 }
 
-/// `trust`: an approve with nothing named is a usage error (exit 2), so is
-/// an `--expect` whose hash is not one; `status` under the default `open`
+/// `trust`: an approve with nothing named is a usage error (exit 2); an
+/// `--expect` whose hash is not one is refused as such (exit 1, the path
+/// shown escaped); `status` under the default `open`
 /// says nothing is held back, and rows read one state each.
 #[test]
 fn trust_usage_errors_and_status_words() {
@@ -293,7 +294,7 @@ fn trust_usage_errors_and_status_words() {
         .concat(),
         &[],
     );
-    assert_eq!(bad.status.code(), Some(2));
+    assert_eq!(bad.status.code(), Some(1));
     assert!(
         text(&bad.stderr).contains("`0000` is not a content hash"),
         "{bad:?}"

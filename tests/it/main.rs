@@ -60,6 +60,7 @@ mod render_guards;
 #[cfg(feature = "schema")]
 mod schema;
 mod serve;
+mod serve_homes;
 mod skills;
 mod trust;
 

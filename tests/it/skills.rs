@@ -368,11 +368,11 @@ fn home_beats_lisa_beats_agents_and_losers_are_recorded_as_shadowed() {
     // explain lists each shadowed skill with its winner.
     let explain = fx.cli_explain(&fx.repo);
     for (name, loser, winner) in &want_shadowed {
-        let row = format!("{name} is claimed by {}", winner.display());
+        let row = format!("{name} is claimed by {}", in_repo(&fx.repo, winner));
         assert!(
             explain
                 .lines()
-                .any(|l| l.contains(&loser.display().to_string()) && l.contains(&row)),
+                .any(|l| l.contains(&in_repo(&fx.repo, loser)) && l.contains(&row)),
             "explain has no shadowed row for {}:\n{explain}",
             loser.display()
         );
@@ -667,7 +667,7 @@ fn rejections_carry_their_reason() {
     assert_eq!(cli["skills"], j["skills"]);
     let explain = fx.cli_explain(&fx.repo);
     for r in rejected(&j) {
-        let path = p(&r["path"]).display().to_string();
+        let path = in_repo(&fx.repo, &p(&r["path"]));
         let reason = r["reason"].as_str().unwrap();
         assert!(
             explain.lines().any(|l| l.starts_with("rejected")
@@ -1691,4 +1691,13 @@ fn strict_frontmatter_rejects_them_all() {
         assert_eq!(reasons_at(&j, file), vec!["bad-frontmatter"], "{folder}");
     }
     assert!(j["warnings"].as_array().unwrap().is_empty());
+}
+
+/// A path as `explain` shows it: relative to the repository root when it
+/// lies there, else absolute.
+fn in_repo(repo: &std::path::Path, path: &std::path::Path) -> String {
+    path.strip_prefix(repo)
+        .unwrap_or(path)
+        .display()
+        .to_string()
 }

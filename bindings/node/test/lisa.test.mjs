@@ -301,3 +301,35 @@ test("the client checks its numeric options", async () => {
   }
   new Client({ jobs: 2, timeoutMs: 0 });
 });
+
+test("per-call homes: a Loader and a Client answer each home as its own", async (t) => {
+  const w = tree();
+  t.after(w.cleanup);
+  const homes = path.join(w.base, "homes");
+  const a = path.join(homes, "a");
+  const b = path.join(homes, "b");
+  write(path.join(a, "AGENTS.md"), "notes of A");
+  write(path.join(b, "AGENTS.md"), "notes of B");
+  write(path.join(b, "context-policy.toml"), 'version = 1\n[templates]\nheading = "# B"\n');
+  write(path.join(w.repo, "AGENTS.md"), "repo rule");
+  const loader = new Loader({ home: w.home });
+  const [sa, sb, own] = await Promise.all([
+    loader.snapshot(w.repo, { home: a }),
+    loader.snapshot(w.repo, { home: b }),
+    loader.snapshot(w.repo),
+  ]);
+  assert.ok(sa.prompt.includes("notes of A") && !sa.prompt.includes("notes of B"));
+  assert.ok(sb.prompt.startsWith("# B") && sb.prompt.includes("notes of B"));
+  assert.equal(own.home, w.home);
+  assert.equal(await loader.fingerprint(w.repo, { home: a }), sa.fingerprint);
+  assert.equal(await new Loader({ home: a }).fingerprint(w.repo), sa.fingerprint, "as a loader of that home");
+  await assert.rejects(loader.snapshot(w.repo, { home: path.join(w.base, "missing") }), (e) => e.code === "bad-home");
+
+  const { Client } = await import("../dist/index.js");
+  const { BIN } = await import("./helpers.mjs");
+  const client = new Client({ bin: BIN, home: w.home, homesUnder: homes });
+  t.after(() => client.close());
+  const served = await client.snapshot(w.repo, { home: b });
+  assert.equal(served.fingerprint, sb.fingerprint);
+  await assert.rejects(client.snapshot(w.repo, { home: w.base }), (e) => e.code === "home-refused");
+});

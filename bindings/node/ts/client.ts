@@ -29,6 +29,11 @@ export interface ClientOptions {
   policy?: string;
   /** `--jobs N`: worker threads (default: the number of cores). */
   jobs?: number;
+  /**
+   * `serve --homes-under DIR`: the server also answers calls naming a
+   * `home` below DIR (each a real directory there that the user owns).
+   */
+  homesUnder?: string;
   /** More arguments, before `serve` (e.g. `["--no-home-policy"]`). */
   args?: string[];
   /** The server's environment (default: this process's). */
@@ -104,6 +109,7 @@ export class Client implements ContextSource {
     if (o.policy !== undefined) args.push("--policy", o.policy);
     args.push("serve");
     if (o.jobs !== undefined) args.push("--jobs", String(o.jobs));
+    if (o.homesUnder !== undefined) args.push("--homes-under", o.homesUnder);
     const child = spawn(o.bin ?? defaultBin(), args, {
       stdio: ["pipe", "pipe", "pipe"],
       env: o.env ?? process.env,
@@ -322,7 +328,10 @@ export class Client implements ContextSource {
 }
 
 function place(cwd: string, options: PlaceOptions): Record<string, unknown> {
-  return options.root === undefined ? { cwd } : { cwd, root: options.root };
+  const fields: Record<string, unknown> = { cwd };
+  if (options.root !== undefined) fields.root = options.root;
+  if (options.home !== undefined) fields.home = options.home;
+  return fields;
 }
 
 /** The longest delay `setTimeout` keeps (a longer one fires at once). */

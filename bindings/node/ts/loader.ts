@@ -46,6 +46,10 @@ function json<T>(outcome: Native.Outcome): T {
  */
 export class Loader implements ContextSource {
   readonly #native: Native.NativeLoader;
+  /** The options this loader was made with (the policy as resolved). */
+  readonly #options: LoaderOptions;
+  /** Loaders for the homes calls named, most recently used last. */
+  readonly #homes = new Map<string, Native.NativeLoader>();
 
   /**
    * Reads the policy files once (later calls watch them). An invalid policy
@@ -56,7 +60,8 @@ export class Loader implements ContextSource {
   constructor(options: LoaderOptions = {}) {
     try {
       const fromEnv = options.policy === undefined && options.basePolicy === undefined;
-      this.#native = new native.NativeLoader(fromEnv ? { ...options, ...policyOptions(envPolicy()) } : options);
+      this.#options = fromEnv ? { ...options, ...policyOptions(envPolicy()) } : { ...options };
+      this.#native = new native.NativeLoader(this.#options);
     } catch (e) {
       const body = parseNativeThrow(e);
       if (body) throw new LisaContextError(body.code, body.message, { cause: e });
@@ -88,27 +93,27 @@ export class Loader implements ContextSource {
   }
 
   async snapshot(cwd: string, options: PlaceOptions = {}): Promise<Snapshot> {
-    return json<Snapshot>(await this.#native.snapshot(cwd, rootFor(cwd, options)));
+    return json<Snapshot>(await this.#for(options).snapshot(cwd, rootFor(cwd, options)));
   }
 
   async fingerprint(cwd: string, options: PlaceOptions = {}): Promise<string> {
-    return unwrap(await this.#native.fingerprint(cwd, rootFor(cwd, options))) ?? "";
+    return unwrap(await this.#for(options).fingerprint(cwd, rootFor(cwd, options))) ?? "";
   }
 
   async refresh(cwd: string, fingerprint: string, options: PlaceOptions = {}): Promise<Snapshot | null> {
-    return json<Snapshot | null>(await this.#native.refresh(cwd, fingerprint, rootFor(cwd, options)));
+    return json<Snapshot | null>(await this.#for(options).refresh(cwd, fingerprint, rootFor(cwd, options)));
   }
 
   async skill(cwd: string, name: string, options: PlaceOptions = {}): Promise<SkillFile> {
-    return json<SkillFile>(await this.#native.skill(cwd, name, rootFor(cwd, options)));
+    return json<SkillFile>(await this.#for(options).skill(cwd, name, rootFor(cwd, options)));
   }
 
   async trustStatus(cwd: string, options: PlaceOptions = {}): Promise<TrustStatus> {
-    return json<TrustStatus>(await this.#native.trustStatus(cwd, options.root));
+    return json<TrustStatus>(await this.#for(options).trustStatus(cwd, options.root));
   }
 
   async trustDiff(cwd: string, options: PlaceOptions = {}): Promise<TrustDiff> {
-    return json<TrustDiff>(await this.#native.trustDiff(cwd, options.root));
+    return json<TrustDiff>(await this.#for(options).trustDiff(cwd, options.root));
   }
 
   /**
@@ -118,7 +123,35 @@ export class Loader implements ContextSource {
    * session, under a policy with on-access loading.
    */
   async access(cwd: string, path: string, options: PlaceOptions & { session?: string } = {}): Promise<Access> {
-    return json<Access>(await this.#native.access(cwd, path, options.session ?? "", options.root));
+    return json<Access>(await this.#for(options).access(cwd, path, options.session ?? "", options.root));
+  }
+
+  /**
+   * The native loader for `options.home` (the own one when absent): one per
+   * home, made with this loader's options, at most `MAX_HOMES` kept.
+   */
+  #for(options: PlaceOptions): Native.NativeLoader {
+    const home = options.home;
+    if (home === undefined) return this.#native;
+    const key = path.resolve(home);
+    let loader = this.#homes.get(key);
+    if (loader) {
+      this.#homes.delete(key);
+    } else {
+      try {
+        loader = new native.NativeLoader({ ...this.#options, home: key });
+      } catch (e) {
+        const body = parseNativeThrow(e);
+        if (body) throw new LisaContextError(body.code, body.message, { cause: e });
+        throw e;
+      }
+      if (this.#homes.size >= MAX_HOMES) {
+        const oldest = this.#homes.keys().next().value;
+        if (oldest !== undefined) this.#homes.delete(oldest);
+      }
+    }
+    this.#homes.set(key, loader);
+    return loader;
   }
 
   /** Snapshots in the cache. */
@@ -128,6 +161,9 @@ export class Loader implements ContextSource {
 }
 
 let noProjectDir: string | undefined;
+
+/** The most homes a `Loader` keeps a native loader for (least recently used dropped). */
+const MAX_HOMES = 256;
 
 function isDirectory(dir: string): boolean {
   try {

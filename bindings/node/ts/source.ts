@@ -4,6 +4,14 @@ import type { Access, Hello, SkillFile, Snapshot, TrustDiff, TrustStatus } from 
 export interface PlaceOptions {
   /** The repository root (it must contain the cwd); default: found from the markers. */
   root?: string;
+  /**
+   * The home root this call is about (absolute); default: the source's own.
+   * A `Loader` keeps one native loader per home named (its own policy,
+   * nonce key, trust store and memo). A `Client`'s server serves it only
+   * when started with `--homes-under DIR` and the home is below DIR
+   * (`home-refused` otherwise).
+   */
+  home?: string;
 }
 
 /**
