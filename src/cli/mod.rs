@@ -167,6 +167,18 @@ enum Command {
         /// Without it, a request naming a home is refused (`home-refused`).
         #[arg(long, value_name = "DIR")]
         homes_under: Option<PathBuf>,
+        /// The most bytes of snapshots each home's cache keeps (texts,
+        /// paths, traces as the loader weighs them; least recently used go
+        /// first). Default 268435456 (256 MiB).
+        #[arg(long, value_name = "N",
+              value_parser = clap::value_parser!(u64).range(
+                  Loader::MIN_CACHE_BYTES as u64..=Loader::MAX_CACHE_BYTES as u64))]
+        cache_bytes: Option<u64>,
+        /// The most snapshots (cwd and root pairs) each home's cache keeps.
+        /// Default 256.
+        #[arg(long, value_name = "N",
+              value_parser = clap::value_parser!(u64).range(1..=Loader::MAX_CACHE_ENTRIES as u64))]
+        cache_entries: Option<u64>,
     },
 }
 
@@ -656,7 +668,12 @@ fn dispatch(cli: Cli) -> miette::Result<u8> {
                 .map_err(|e| miette::miette!("cannot render the manual page: {e}"))?;
             write_out(&mut out, text.as_bytes())
         }
-        Command::Serve { jobs, homes_under } => {
+        Command::Serve {
+            jobs,
+            homes_under,
+            cache_bytes,
+            cache_entries,
+        } => {
             // The workers write to stdout themselves.
             drop(out);
             let jobs = jobs.map_or_else(
@@ -669,17 +686,28 @@ fn dispatch(cli: Cli) -> miette::Result<u8> {
             );
             // An invalid policy does not stop the server: each request gets
             // a `policy-invalid` error until the file is fixed.
-            let loader = builder(&cli).build_lenient()?.watched();
+            let (cache_bytes, cache_entries) = (*cache_bytes, *cache_entries);
+            let sized = move |mut b: LoaderBuilder| {
+                if let Some(n) = cache_bytes {
+                    b = b.cache_bytes(usize::try_from(n).unwrap_or(usize::MAX));
+                }
+                if let Some(n) = cache_entries {
+                    b = b.capacity(usize::try_from(n).unwrap_or(usize::MAX));
+                }
+                b
+            };
+            let loader = sized(builder(&cli)).build_lenient()?.watched();
             let policy = cli.policy.clone();
             let no_home_policy = cli.no_home_policy;
             let homes = serve::Homes::new(
                 loader,
                 homes_under.as_deref().map(absolute),
                 move |under, home| {
-                    Ok(layers(None, policy.as_deref(), no_home_policy)
-                        .home_below(under, home)?
-                        .build_lenient()?
-                        .watched())
+                    Ok(sized(
+                        layers(None, policy.as_deref(), no_home_policy).home_below(under, home)?,
+                    )
+                    .build_lenient()?
+                    .watched())
                 },
             );
             let out = std::sync::Mutex::new(std::io::stdout());

@@ -8,8 +8,8 @@ use std::time::Duration;
 use super::bootstrap::{Bootstrap, Loaded};
 use super::cache::Loader;
 use super::limits::{
-    DEFAULT_CACHE_ENTRIES, DEFAULT_HANDLE_BUDGET, MAX_CACHE_ENTRIES, MAX_HANDLE_BUDGET,
-    PARSE_CACHE_ENTRIES,
+    DEFAULT_CACHE_BYTES, DEFAULT_CACHE_ENTRIES, DEFAULT_HANDLE_BUDGET, MAX_CACHE_BYTES,
+    MAX_CACHE_ENTRIES, MAX_HANDLE_BUDGET, MIN_CACHE_BYTES, PARSE_CACHE_ENTRIES,
 };
 use crate::error::BootstrapError;
 use crate::policy::Policy;
@@ -48,6 +48,7 @@ pub struct LoaderBuilder {
     bootstrap: Bootstrap,
     policy: Option<Policy>,
     capacity: usize,
+    cache_bytes: usize,
     racy_window: Duration,
     handle_budget: usize,
     parse_entries: usize,
@@ -86,6 +87,7 @@ impl LoaderBuilder {
             },
             policy: None,
             capacity: DEFAULT_CACHE_ENTRIES,
+            cache_bytes: DEFAULT_CACHE_BYTES,
             racy_window: sandbox::RACY_WINDOW,
             handle_budget: DEFAULT_HANDLE_BUDGET,
             parse_entries: PARSE_CACHE_ENTRIES,
@@ -193,6 +195,18 @@ impl LoaderBuilder {
         self
     }
 
+    /// Keeps at most `bytes` of snapshots (as [`Loader::cached_bytes`]
+    /// weighs them: texts, paths, traces), the least recently used going
+    /// first; the entry count ([`capacity`](Self::capacity)) stays a second
+    /// bound, and the newest snapshot is kept whatever it weighs. From
+    /// [`Loader::MIN_CACHE_BYTES`] to [`Loader::MAX_CACHE_BYTES`] (default
+    /// [`Loader::DEFAULT_CACHE_BYTES`]), or [`build`](Self::build) refuses
+    /// it.
+    pub fn cache_bytes(mut self, bytes: usize) -> Self {
+        self.cache_bytes = bytes;
+        self
+    }
+
     /// How recent a file's timestamps may be before the loader re-reads it
     /// rather than trust its metadata (default [`Loader::RACY_WINDOW`]).
     /// A zero window trusts any stamp older than the build that took it:
@@ -229,8 +243,14 @@ impl LoaderBuilder {
 
     /// Checks the numeric settings against their ranges.
     fn check_settings(&self) -> Result<(), BootstrapError> {
-        let checks: [(&'static str, usize, usize, usize); 3] = [
+        let checks: [(&'static str, usize, usize, usize); 4] = [
             ("capacity", self.capacity, 1, MAX_CACHE_ENTRIES),
+            (
+                "cache_bytes",
+                self.cache_bytes,
+                MIN_CACHE_BYTES,
+                MAX_CACHE_BYTES,
+            ),
             ("handle_budget", self.handle_budget, 1, MAX_HANDLE_BUDGET),
             ("parse_cache", self.parse_entries, 0, MAX_CACHE_ENTRIES),
         ];
@@ -313,7 +333,8 @@ impl LoaderBuilder {
                 self.racy_window,
                 self.handle_budget,
             )
-            .with_parse_entries(self.parse_entries));
+            .with_parse_entries(self.parse_entries)
+            .with_cache_bytes(self.cache_bytes));
         }
         self.check_explicit_home()?;
         let mut loaded = self.bootstrap.load();
@@ -342,6 +363,7 @@ impl LoaderBuilder {
     /// builder's settings.
     fn watching(self, loaded: Loaded) -> Loader {
         let parse_entries = self.parse_entries;
+        let cache_bytes = self.cache_bytes;
         Loader::watching(
             self.bootstrap,
             loaded,
@@ -350,6 +372,7 @@ impl LoaderBuilder {
             self.handle_budget,
         )
         .with_parse_entries(parse_entries)
+        .with_cache_bytes(cache_bytes)
     }
 }
 

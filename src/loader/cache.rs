@@ -11,8 +11,9 @@ use lru::LruCache;
 use super::bootstrap::{Bootstrap, Loaded};
 use super::key::{Key, SessionKey};
 use super::limits::{
-    DEFAULT_CACHE_ENTRIES, DEFAULT_HANDLE_BUDGET, MAX_CACHE_ENTRIES, MAX_HANDLE_BUDGET,
-    MAX_SESSION_NAME_BYTES, MAX_SESSIONS, PARSE_CACHE_ENTRIES,
+    DEFAULT_CACHE_BYTES, DEFAULT_CACHE_ENTRIES, DEFAULT_HANDLE_BUDGET, MAX_CACHE_BYTES,
+    MAX_CACHE_ENTRIES, MAX_HANDLE_BUDGET, MAX_SESSION_NAME_BYTES, MAX_SESSIONS, MIN_CACHE_BYTES,
+    PARSE_CACHE_ENTRIES,
 };
 use super::policies::{InForce, Policies};
 use super::size;
@@ -34,7 +35,12 @@ use crate::trust::{TrustItem, TrustStatus};
 /// under.
 struct Cache {
     generation: u64,
-    map: LruCache<Key, Arc<Built>>,
+    map: LruCache<Key, (Arc<Built>, usize)>,
+    /// The bytes the entries weigh (their `size::estimate_bytes`).
+    bytes: usize,
+    /// The most bytes kept: past it, the least recently used entries go
+    /// (the newest one always stays).
+    max_bytes: usize,
 }
 
 impl Cache {
@@ -44,15 +50,32 @@ impl Cache {
     fn enter(&mut self, generation: u64) -> bool {
         if generation > self.generation {
             self.map.clear();
+            self.bytes = 0;
             self.generation = generation;
         }
         generation == self.generation
     }
 
+    /// Keeps `built` for `key`, weighed, evicting the least recently used
+    /// entries past the entry count (the map's capacity) or the bytes.
+    fn insert(&mut self, key: Key, built: Arc<Built>) {
+        let weight = size::estimate_bytes(&built);
+        if let Some((_, (_, old))) = self.map.push(key, (built, weight)) {
+            self.bytes = self.bytes.saturating_sub(old);
+        }
+        self.bytes += weight;
+        while self.bytes > self.max_bytes && self.map.len() > 1 {
+            match self.map.pop_lru() {
+                Some((_, (_, old))) => self.bytes = self.bytes.saturating_sub(old),
+                None => break,
+            }
+        }
+    }
+
     /// The cached build for `key`, if it was made under `generation`.
     fn get(&mut self, generation: u64, key: &Key) -> Option<Arc<Built>> {
         if self.enter(generation) {
-            self.map.get(key).cloned()
+            self.map.get(key).map(|(built, _)| built.clone())
         } else {
             None
         }
@@ -115,6 +138,16 @@ impl Loader {
     /// The most (cwd, root) pairs a loader may be asked to keep
     /// ([`LoaderBuilder::capacity`](crate::LoaderBuilder::capacity)).
     pub const MAX_CACHE_ENTRIES: usize = MAX_CACHE_ENTRIES;
+
+    /// The default bound on the bytes the snapshot cache holds
+    /// ([`LoaderBuilder::cache_bytes`](crate::LoaderBuilder::cache_bytes)).
+    pub const DEFAULT_CACHE_BYTES: usize = DEFAULT_CACHE_BYTES;
+
+    /// The least a loader's cache may be bounded to, in bytes.
+    pub const MIN_CACHE_BYTES: usize = MIN_CACHE_BYTES;
+
+    /// The most a loader's cache may be bounded to, in bytes.
+    pub const MAX_CACHE_BYTES: usize = MAX_CACHE_BYTES;
 
     /// The default number of root handles (open directories) a loader
     /// keeps: well under the common soft limits on open files (1024; 256 on
@@ -193,6 +226,12 @@ impl Loader {
         Self::from_parts(policies, capacity, racy_window, handle_budget)
     }
 
+    /// Bounds the snapshot cache to `bytes` (see [`Loader::cached_bytes`]).
+    pub(super) fn with_cache_bytes(self, bytes: usize) -> Self {
+        self.lock().max_bytes = bytes;
+        self
+    }
+
     /// Keeps at most `entries` parsed frontmatters (0: none).
     pub(super) fn with_parse_entries(mut self, entries: usize) -> Self {
         self.parsed = ParseCache::new(entries);
@@ -211,6 +250,8 @@ impl Loader {
             cache: Mutex::new(Cache {
                 generation: 0,
                 map: LruCache::new(capacity),
+                bytes: 0,
+                max_bytes: DEFAULT_CACHE_BYTES,
             }),
             handles: Handles::with_budget(handle_budget),
             parsed: ParseCache::new(PARSE_CACHE_ENTRIES),
@@ -474,13 +515,11 @@ impl Loader {
         self.lock().map.len()
     }
 
-    /// An estimate of the bytes the cache holds (texts and paths).
+    /// An estimate of the bytes the cache holds (texts, paths, traces): what
+    /// [`LoaderBuilder::cache_bytes`](crate::LoaderBuilder::cache_bytes)
+    /// bounds.
     pub fn cached_bytes(&self) -> usize {
-        self.lock()
-            .map
-            .iter()
-            .map(|(_, built)| size::estimate_bytes(built))
-            .sum()
+        self.lock().bytes
     }
 
     fn lock(&self) -> MutexGuard<'_, Cache> {
@@ -614,7 +653,7 @@ impl Loader {
         let built = Arc::new(built?);
         let mut cache = self.lock();
         if cache.enter(force.generation) {
-            cache.map.push(key, built.clone());
+            cache.insert(key, built.clone());
         }
         // Otherwise the policy changed while this was built: answer, but do
         // not keep it.

@@ -17,6 +17,14 @@ pub(super) const MAX_SESSIONS: usize = 1024;
 /// for its capacity up front.
 pub(super) const MAX_CACHE_ENTRIES: usize = 1 << 20;
 
+/// The default bound on the bytes the snapshot cache holds (as
+/// `Loader::cached_bytes` counts them): 256 MiB.
+pub(super) const DEFAULT_CACHE_BYTES: usize = 256 << 20;
+
+/// The least and the most a loader's cache may be bounded to, in bytes.
+pub(super) const MIN_CACHE_BYTES: usize = 1 << 16;
+pub(super) const MAX_CACHE_BYTES: usize = 1 << 40;
+
 /// The most root handles (open directories) a loader may keep.
 pub(super) const MAX_HANDLE_BUDGET: usize = 1 << 16;
 

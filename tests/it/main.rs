@@ -31,6 +31,7 @@ mod adversarial_state;
 mod adversarial_store;
 mod appear;
 mod bootstrap;
+mod cache_bytes;
 mod chain;
 mod cli;
 mod compat;

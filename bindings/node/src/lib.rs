@@ -37,6 +37,9 @@ pub struct LoaderOptions {
     /// here, so that -1, 1.5 or 2^32 is a `bad-request`, never a wrapped
     /// value.
     pub capacity: Option<f64>,
+    /// Most bytes of snapshots kept (default 256 MiB): a whole number from
+    /// `Loader::MIN_CACHE_BYTES` to `Loader::MAX_CACHE_BYTES`.
+    pub cache_bytes: Option<f64>,
 }
 
 /// The error thrown by the constructor: its message is the JSON text
@@ -244,6 +247,22 @@ impl NativeLoader {
             if let Some(capacity) = o.capacity {
                 let max = lisa_context::Loader::MAX_CACHE_ENTRIES;
                 builder = builder.capacity(whole_in_range("capacity", capacity, max)?);
+            }
+            if let Some(bytes) = o.cache_bytes {
+                let (min, max) = (
+                    lisa_context::Loader::MIN_CACHE_BYTES,
+                    lisa_context::Loader::MAX_CACHE_BYTES,
+                );
+                let n = whole_in_range("cacheBytes", bytes, max)?;
+                if n < min {
+                    return Err(constructor_error(
+                        ErrorCode::BadRequest,
+                        format!(
+                            "`cacheBytes` must be a whole number from {min} to {max}, not {bytes}"
+                        ),
+                    ));
+                }
+                builder = builder.cache_bytes(n);
             }
         }
         match builder.build_lenient() {

@@ -253,6 +253,10 @@ test("the binding checks its inputs: numbers in range, whole diagnostics, the sa
     );
   }
   assert.equal((await new Loader({ home: w.home, capacity: 1 }).snapshot(w.repo)).instructionFiles.length, 1);
+  for (const cacheBytes of [0, 1000, 2 ** 41, 1.5]) {
+    assert.throws(() => new Loader({ home: w.home, cacheBytes }), (e) => e.code === "bad-request", String(cacheBytes));
+  }
+  assert.equal((await new Loader({ home: w.home, cacheBytes: 65536 }).snapshot(w.repo)).instructionFiles.length, 1);
 
   const policy = path.join(w.base, "bad.toml");
   write(policy, 'version = 1\n[trust]\nsymlinks = "sometimes"\n');

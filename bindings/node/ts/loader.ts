@@ -26,6 +26,8 @@ export interface LoaderOptions {
   homePolicy?: boolean;
   /** Most snapshots kept in the cache (default 256). */
   capacity?: number;
+  /** Most bytes of snapshots kept (default 256 MiB; from 65,536 to 2^40): least recently used go first. */
+  cacheBytes?: number;
 }
 
 function unwrap(outcome: Native.Outcome): string | undefined {
