@@ -26,6 +26,15 @@ pub fn traced_paths(
     crate::snapshot::traced_paths(policy, home, cwd, root)
 }
 
+/// Makes every inotify watch added on this thread fail as at the per-user
+/// limit (`ENOSPC`), or stops doing so: how the tests show the watched check
+/// falls back to the sweep and stays exact, without touching the machine's
+/// limits.
+#[cfg(target_os = "linux")]
+pub fn fail_watches(fail: bool) {
+    crate::sandbox::watch::FAIL_ADDS.with(|f| f.set(fail));
+}
+
 /// How many named access sessions `loader` keeps, and the bytes of names
 /// and paths they hold.
 pub fn sessions_held(loader: &crate::loader::Loader) -> (usize, usize) {

@@ -266,6 +266,23 @@ fn run(homes: &Homes, id: &Id, request: Request, home: Option<&Path>) -> Respons
             Err((code, message)) => return error(id, code, message),
         },
     };
+    let response = answer_with(loader, id, request);
+    // Said once per process: past the kernel's watch limits, checks are
+    // stat sweeps (exact, dearer), which an operator sizing a server wants
+    // to know.
+    static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if loader.watch_limited() && !SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        eprintln!(
+            "lisa-context serve: the kernel's inotify limits were reached (max_user_watches, \
+             max_user_instances); the sessions it could not watch are checked by stat sweeps \
+             from now on: answers stay exact, each check costs a stat per examined path"
+        );
+    }
+    response
+}
+
+/// Answers a parsed request with `loader`.
+fn answer_with(loader: &Loader, id: &Id, request: Request) -> Response {
     let result = match request {
         Request::Hello {} => return Response::new(id, json!({ "hello": Hello::new() })),
         Request::Snapshot { cwd, root } => loader

@@ -714,6 +714,20 @@ impl Loader {
         self
     }
 
+    /// Whether a [`watched`](Self::watched) loader ran into the kernel's
+    /// limits on watches (`max_user_watches`, `max_user_instances`): the
+    /// builds it could not watch are checked by the stat sweep, which is
+    /// exact but costs a `stat` per examined path. False for a loader that
+    /// does not watch.
+    pub fn watch_limited(&self) -> bool {
+        #[cfg(target_os = "linux")]
+        {
+            self.watch.as_ref().is_some_and(|w| w.limited())
+        }
+        #[cfg(not(target_os = "linux"))]
+        false
+    }
+
     /// How many root handles (open directories) the loader keeps; never
     /// more than its budget ([`LoaderBuilder::handle_budget`](crate::LoaderBuilder::handle_budget)).
     pub fn open_handles(&self) -> usize {

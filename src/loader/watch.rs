@@ -84,6 +84,9 @@ struct State {
     log_floor: u64,
     /// The armed builds.
     builds: HashMap<Key, Armed>,
+    /// A watch could not be added for want of room (the per-user limits):
+    /// some builds are checked by the sweep.
+    limited: bool,
 }
 
 /// A build with its folders watched.
@@ -113,6 +116,7 @@ impl Watch {
                 log: std::collections::VecDeque::new(),
                 log_floor: 0,
                 builds: HashMap::new(),
+                limited: false,
             }),
         })
     }
@@ -127,6 +131,12 @@ impl Watch {
     /// it did, looking only where events say something happened. The
     /// caller has applied the racily-clean rule, and checks descriptor
     /// shortages on `roots` afterwards.
+    /// Whether a watch could not be added for want of room (the per-user
+    /// limits): the builds concerned are checked by the sweep.
+    pub(crate) fn limited(&self) -> bool {
+        self.lock().limited
+    }
+
     pub(crate) fn still_matches(&self, key: &Key, built: &Arc<Built>, roots: &RootSet) -> bool {
         let trace = &built.trace;
         let mut state = self.lock();
@@ -353,7 +363,11 @@ impl State {
                     if e.kind() == std::io::ErrorKind::NotFound && !roots_paths.contains(&dir) => {}
                 // A link (the watch would not see what it leads to), the
                 // watch limit, anything else: this build is swept.
-                Err(_) => {
+                Err(e) => {
+                    if matches!(e.raw_os_error(), Some(code) if code == libc_enospc() || code == libc_emfile())
+                    {
+                        self.limited = true;
+                    }
                     for d in &added {
                         self.release(d);
                     }
@@ -381,4 +395,14 @@ fn add_folders(root: &Path, rel: &Path, dirs: &mut HashSet<PathBuf>) {
             dirs.insert(dir.clone());
         }
     }
+}
+
+/// `ENOSPC`: the per-user watch limit (`max_user_watches`).
+fn libc_enospc() -> i32 {
+    rustix::io::Errno::NOSPC.raw_os_error()
+}
+
+/// `EMFILE`: the per-user instance limit (`max_user_instances`).
+fn libc_emfile() -> i32 {
+    rustix::io::Errno::MFILE.raw_os_error()
 }

@@ -38,6 +38,13 @@ pub(crate) enum Change {
     Overflow,
 }
 
+#[cfg(feature = "internals")]
+thread_local! {
+    /// For the tests: every watch added on this thread fails as at the
+    /// per-user limit (see `internals::fail_watches`).
+    pub(crate) static FAIL_ADDS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 /// One inotify instance.
 #[derive(Debug)]
 pub(crate) struct Watcher {
@@ -78,6 +85,11 @@ impl Watcher {
         reason = "a watch on a folder the build examined; it reads nothing"
     )]
     pub(crate) fn add(&self, dir: &Path) -> io::Result<i32> {
+        #[cfg(feature = "internals")]
+        if FAIL_ADDS.with(std::cell::Cell::get) {
+            // As the kernel answers at the per-user limit.
+            return Err(io::Error::from(Errno::NOSPC));
+        }
         Ok(inotify::add_watch(&self.fd, dir, mask())?)
     }
 

@@ -179,3 +179,58 @@ fn a_loader_with_include_mtime_sees_a_touch_on_refresh() {
         );
     }
 }
+
+/// Past the kernel's watch limits (injected: every watch added on this
+/// thread fails as at `max_user_watches`), a watched loader checks by the
+/// stat sweep, says it is limited, and stays exact.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_watch_limit_falls_back_to_the_sweep_and_stays_exact() {
+    struct Restore;
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            lisa_context::internals::fail_watches(false);
+        }
+    }
+    let _restore = Restore;
+    lisa_context::internals::fail_watches(true);
+    let t = tree();
+    let policy = Policy::builtin().unwrap();
+    // No racy window: a check may trust stamps made just now, so the first
+    // one arms the build (and meets the failing watch).
+    let loader = Loader::builder()
+        .policy(policy.clone())
+        .home(&t.home)
+        .racy_window(Duration::ZERO)
+        .build()
+        .unwrap()
+        .watched();
+    assert!(!loader.watch_limited());
+    // Past the tick the tree was written in: its stamps are not racy.
+    crate::support::next_timestamp_tick(&t.repo);
+    let first = loader.snapshot(&t.deep).unwrap();
+    assert!(
+        loader
+            .refresh(&t.deep, &first.fingerprint)
+            .unwrap()
+            .is_none()
+    );
+    assert!(loader.watch_limited(), "the failed watch is reported");
+    for (i, text) in ["edited rule", "edited rule, again", "repo rule"]
+        .iter()
+        .enumerate()
+    {
+        write(&t.repo.join("AGENTS.md"), text);
+        let fresh = build(&policy, Some(&t.home), &t.deep, None).unwrap();
+        let got = loader.snapshot(&t.deep).unwrap();
+        assert_eq!(got.prompt, fresh.prompt, "edit {i}");
+        assert_eq!(got.fingerprint, fresh.fingerprint, "edit {i}");
+    }
+    // Back where it started, the fingerprint is the first one again.
+    assert!(
+        loader
+            .refresh(&t.deep, &first.fingerprint)
+            .unwrap()
+            .is_none()
+    );
+}
