@@ -222,12 +222,20 @@ enum TrustCommand {
     Status {
         #[command(flatten)]
         place: Place,
+        /// Output format (json: `schema/cli.schema.json`, `TrustStatus`,
+        /// as `serve`'s `trust-status` answers it).
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
     },
     /// A diff, approved text to current text, of every pending item, with
     /// its hash and the command that approves exactly that content.
     Diff {
         #[command(flatten)]
         place: Place,
+        /// Output format (json: `schema/cli.schema.json`, `TrustDiff`, as
+        /// `serve`'s `trust-diff` answers it).
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
     },
     /// Approve items as they are now: PATH takes the current content (and
     /// prints it); --expect PATH=HASH approves only the content with that
@@ -633,8 +641,8 @@ fn dispatch(cli: Cli) -> miette::Result<u8> {
         Command::Trust { command } => {
             let loader = loader(&cli)?;
             let place = match command {
-                TrustCommand::Status { place }
-                | TrustCommand::Diff { place }
+                TrustCommand::Status { place, .. }
+                | TrustCommand::Diff { place, .. }
                 | TrustCommand::Approve { place, .. }
                 | TrustCommand::Revoke { place, .. } => place,
             };
@@ -642,12 +650,24 @@ fn dispatch(cli: Cli) -> miette::Result<u8> {
             let root = place.root.as_deref().map(absolute);
             let root = root.as_deref();
             let text = match command {
+                TrustCommand::Status {
+                    format: Format::Json,
+                    ..
+                } => json::pretty(&loader.trust_status(&cwd, root)?)
+                    .map_err(|e| miette::miette!("cannot encode the trust status: {e}"))?,
                 TrustCommand::Status { .. } => {
                     let open = loader
                         .policy()
                         .is_ok_and(|p| p.trust.project == lisa_context::policy::ProjectTrust::Open);
                     trust::status_text(&loader.trust_status(&cwd, root)?, open)
                 }
+                TrustCommand::Diff {
+                    format: Format::Json,
+                    ..
+                } => json::pretty(&lisa_context::protocol::TrustDiff::of(
+                    &loader.trust_status(&cwd, root)?,
+                ))
+                .map_err(|e| miette::miette!("cannot encode the trust diff: {e}"))?,
                 TrustCommand::Diff { .. } => trust::diff_text(&loader.trust_status(&cwd, root)?),
                 TrustCommand::Approve {
                     all, expect, paths, ..

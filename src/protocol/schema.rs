@@ -32,13 +32,16 @@ struct RequestLine {
     request: Request,
 }
 
-/// What `explain --format json` or `skill list --format json` prints.
+/// What `explain`, `skill list`, `trust status` and `trust diff` print
+/// with `--format json`.
 #[derive(JsonSchema)]
 #[serde(untagged)]
 #[allow(dead_code)]
 enum CliOutput {
     Explanation(super::Explanation),
     SkillList(super::SkillList),
+    TrustStatus(TrustStatus),
+    TrustDiff(TrustDiff),
 }
 
 /// One response line: an answer, or an error.

@@ -308,6 +308,20 @@ fn trust_usage_errors_and_status_words() {
         "{out}"
     );
     assert!(!out.contains("pending  new"), "{out}");
+    // The tables have their JSON, as serve answers the same questions.
+    for command in ["status", "diff"] {
+        let json = run(
+            &[DEMO, &["trust", command, "--cwd", API, "--format", "json"]].concat(),
+            &[],
+        );
+        assert!(json.status.success(), "{json:?}");
+        let value: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+        crate::validate::cli(&value);
+        assert!(
+            value["items"].as_array().is_some_and(|i| !i.is_empty()),
+            "{value}"
+        );
+    }
 }
 
 /// `policy check FILE` says under which role it checked the file, and
