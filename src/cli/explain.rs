@@ -358,3 +358,71 @@ pub fn skill_table(s: &Snapshot, list: &lisa_context::protocol::SkillList) -> St
     }
     out
 }
+
+/// `survey`: a row per policy, then the problems; paths relative to the
+/// repository root the first policy found.
+pub fn survey_table(s: &lisa_context::protocol::Survey) -> String {
+    let root = s.policies.first().map(|p| Path::new(&p.repo_root));
+    let rel = |p: &str| -> String {
+        let path = Path::new(p);
+        let shown_path = root.and_then(|r| path.strip_prefix(r).ok()).unwrap_or(path);
+        shown(shown_path)
+    };
+    let header = ["POLICY", "FILES", "SKILLS", "BUDGET", "READS"];
+    let rows: Vec<[String; 5]> = s
+        .policies
+        .iter()
+        .map(|p| {
+            [
+                p.name.clone(),
+                p.instruction_files.len().to_string(),
+                p.skills.len().to_string(),
+                format!("{}/{}", p.budget_used, p.budget_limit),
+                p.instruction_files
+                    .iter()
+                    .map(|f| rel(f))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            ]
+        })
+        .collect();
+    let mut widths = header.map(str::len);
+    for r in &rows {
+        for (w, cell) in widths.iter_mut().zip(r) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    let _ = writeln!(out, "cwd: {}\n", shown(Path::new(&s.cwd)));
+    for cells in std::iter::once(header.map(str::to_string)).chain(rows) {
+        let text = format!(
+            "{:<w0$}  {:>w1$}  {:>w2$}  {:<w3$}  {}",
+            cells[0],
+            cells[1],
+            cells[2],
+            cells[3],
+            cells[4],
+            w0 = widths[0],
+            w1 = widths[1],
+            w2 = widths[2],
+            w3 = widths[3]
+        );
+        let _ = writeln!(out, "{}", text.trim_end());
+    }
+    if s.problems.is_empty() {
+        out.push_str("\nno problems found\n");
+    } else {
+        let _ = writeln!(out, "\n{} problem(s):", s.problems.len());
+        for p in &s.problems {
+            let _ = writeln!(
+                out,
+                "{} {} ({}): {}",
+                p.kind,
+                rel(&p.path),
+                p.policies.join(", "),
+                terminal_safe(&p.message)
+            );
+        }
+    }
+    out
+}

@@ -145,6 +145,29 @@ enum Command {
         #[command(subcommand)]
         command: TrustCommand,
     },
+    /// Every shipped policy (each harness) side by side for one cwd: what
+    /// each would load, and the problems a repository's author wants to
+    /// know (a budget that cuts a file, hidden text, refused skills, a file
+    /// some harnesses read and others ignore, failed imports). Each policy
+    /// as shipped: the home's context-policy.toml is laid over them only
+    /// with --with-home-policy.
+    Survey {
+        #[command(flatten)]
+        place: Place,
+        /// The policies to survey, comma-separated (default: every shipped
+        /// one).
+        #[arg(long, value_delimiter = ',', value_name = "NAME,...")]
+        policies: Vec<String>,
+        /// Lay the home's context-policy.toml over each surveyed policy.
+        #[arg(long)]
+        with_home_policy: bool,
+        /// Output format (json: `schema/cli.schema.json`, `Survey`).
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+        /// `warnings`: exit 1 when a problem was found (for CI).
+        #[arg(long, value_enum, value_name = "WHAT")]
+        deny: Option<Deny>,
+    },
     /// Print a shell completion script for SHELL to stdout.
     Completions {
         /// The shell.
@@ -277,6 +300,13 @@ struct Place {
     /// The repository root, when the caller knows it (must contain the cwd).
     #[arg(long, value_name = "DIR")]
     root: Option<PathBuf>,
+}
+
+/// What `survey --deny` fails on.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum Deny {
+    /// Any problem found.
+    Warnings,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -687,6 +717,48 @@ fn dispatch(cli: Cli) -> miette::Result<u8> {
             let text = man::page(Cli::command())
                 .map_err(|e| miette::miette!("cannot render the manual page: {e}"))?;
             write_out(&mut out, text.as_bytes())
+        }
+        Command::Survey {
+            place,
+            policies,
+            with_home_policy,
+            format,
+            deny,
+        } => {
+            let cwd = cwd_of(place)?;
+            let root = place.root.as_deref().map(absolute);
+            let names: Vec<String> = if policies.is_empty() {
+                lisa_context::policy::SHIPPED_NAMES
+                    .iter()
+                    .map(|n| (*n).to_string())
+                    .collect()
+            } else {
+                policies.clone()
+            };
+            let mut snapshots = Vec::new();
+            for name in &names {
+                let mut b = Loader::builder()
+                    .shipped_policy(name.clone())
+                    .home_policy(*with_home_policy)
+                    .capacity(1);
+                if let Some(home) = &cli.home {
+                    b = b.home(absolute(home));
+                }
+                let loader = b.build()?;
+                snapshots.push((name.clone(), loader.snapshot_in(&cwd, root.as_deref())?));
+            }
+            let survey = lisa_context::protocol::Survey::of(&cwd, &snapshots);
+            let text = match format {
+                Format::Text => explain::survey_table(&survey),
+                Format::Json => json::pretty(&survey)
+                    .map_err(|e| miette::miette!("cannot encode the survey: {e}"))?,
+            };
+            write_out(&mut out, text.as_bytes())?;
+            Ok(if deny.is_some() && !survey.problems.is_empty() {
+                FAILED
+            } else {
+                OK
+            })
         }
         Command::Serve {
             jobs,

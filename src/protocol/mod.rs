@@ -17,7 +17,7 @@ mod schema;
 mod wire;
 
 pub use crate::error::ErrorCode;
-pub use outputs::{ExplainRow, Explanation, SkillList};
+pub use outputs::{ExplainRow, Explanation, SkillList, Survey, SurveyProblem, SurveyedPolicy};
 #[cfg(feature = "schema")]
 pub use schema::schemas;
 pub use wire::{

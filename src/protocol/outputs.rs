@@ -126,3 +126,178 @@ impl SkillList {
         }
     }
 }
+
+/// `survey --format json`: what each surveyed policy loads for one cwd,
+/// side by side, and the problems a repository's author would want to know.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct Survey {
+    /// The working directory surveyed.
+    pub cwd: String,
+    /// Each policy, in the order asked for.
+    pub policies: Vec<SurveyedPolicy>,
+    /// The problems found, in policy order.
+    pub problems: Vec<SurveyProblem>,
+}
+
+/// What one policy loads.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct SurveyedPolicy {
+    /// The shipped policy's name.
+    pub name: String,
+    /// The repository root it found.
+    pub repo_root: String,
+    /// The instruction files it keeps, in read order (absolute paths).
+    pub instruction_files: Vec<String>,
+    /// The skills that win their names, in name order.
+    pub skills: Vec<String>,
+    /// Bytes of the budget used, and the budget.
+    pub budget_used: u64,
+    /// The budget.
+    pub budget_limit: u64,
+    /// The prompt's size in bytes.
+    pub prompt_bytes: usize,
+}
+
+/// One problem of a survey.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct SurveyProblem {
+    /// `budget-clip` (a policy's budget cuts a file), `hidden-text` (text a
+    /// reader does not see), `rejected-skill` (a skill a policy refuses),
+    /// `read-by-some` (a project file some policies read and others do
+    /// not), `import-failed` (an `@import` a policy could not follow).
+    pub kind: String,
+    /// The policies concerned, in survey order.
+    pub policies: Vec<String>,
+    /// The file concerned (absolute).
+    pub path: String,
+    /// What happens, in words.
+    pub message: String,
+}
+
+impl Survey {
+    /// The survey of `cwd` from each `(policy name, snapshot)`.
+    pub fn of(cwd: &std::path::Path, snapshots: &[(String, std::sync::Arc<Snapshot>)]) -> Self {
+        use std::collections::BTreeMap;
+        let lossy = |p: &std::path::Path| p.to_string_lossy().into_owned();
+        let policies = snapshots
+            .iter()
+            .map(|(name, s)| SurveyedPolicy {
+                name: name.clone(),
+                repo_root: lossy(&s.repo_root),
+                instruction_files: s.instruction_files.iter().map(|b| lossy(&b.path)).collect(),
+                skills: s.skills.iter().map(|k| k.name.clone()).collect(),
+                budget_used: s.budget.used,
+                budget_limit: s.budget.limit,
+                prompt_bytes: s.prompt.len(),
+            })
+            .collect();
+        let mut problems = Vec::new();
+        // Per (kind, path, message): the policies it holds for.
+        let mut grouped: BTreeMap<(usize, String, String, String), Vec<String>> = BTreeMap::new();
+        let mut note = |order: usize, kind: &str, path: String, message: String, policy: &str| {
+            grouped
+                .entry((order, kind.to_string(), path, message))
+                .or_default()
+                .push(policy.to_string());
+        };
+        for (name, s) in snapshots {
+            for b in s.instruction_files.iter().filter(|b| b.budget_cut) {
+                note(
+                    0,
+                    "budget-clip",
+                    lossy(&b.path),
+                    format!(
+                        "the budget ({} bytes) cuts it: {} bytes shown of a {}-byte file",
+                        s.budget.limit, b.included_bytes, b.bytes
+                    ),
+                    name,
+                );
+            }
+            for h in &s.hidden_text {
+                note(
+                    1,
+                    "hidden-text",
+                    lossy(&h.path),
+                    format!(
+                        "{} character(s) and {} HTML comment(s) a reader does not see ({})",
+                        h.report.characters,
+                        h.report.html_comments,
+                        h.report.kinds.join(", ")
+                    ),
+                    name,
+                );
+            }
+            for r in &s.rejected_skills {
+                note(
+                    2,
+                    "rejected-skill",
+                    lossy(&r.path),
+                    format!("refused: {}", r.reason.as_str()),
+                    name,
+                );
+            }
+            for i in s.imports.iter().filter(|i| i.reason.is_some()) {
+                let reason = i.reason.map(|r| r.as_str()).unwrap_or_default();
+                note(
+                    4,
+                    "import-failed",
+                    lossy(&i.from),
+                    format!("@{} is not followed: {reason}", i.spec),
+                    name,
+                );
+            }
+        }
+        // A project file some policies read and others do not.
+        let mut readers: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for (name, s) in snapshots {
+            for b in &s.instruction_files {
+                if b.origin == crate::vocab::origin::Origin::Project {
+                    readers
+                        .entry(lossy(&b.path))
+                        .or_default()
+                        .push(name.clone());
+                }
+            }
+        }
+        for (path, by) in readers {
+            if by.len() < snapshots.len() {
+                let others: Vec<&str> = snapshots
+                    .iter()
+                    .map(|(n, _)| n.as_str())
+                    .filter(|n| !by.iter().any(|b| b == n))
+                    .collect();
+                grouped.insert(
+                    (
+                        3,
+                        "read-by-some".into(),
+                        path,
+                        format!("not read by {}", others.join(", ")),
+                    ),
+                    by,
+                );
+            }
+        }
+        for ((_, kind, path, message), policies) in grouped {
+            problems.push(SurveyProblem {
+                kind,
+                policies,
+                path,
+                message,
+            });
+        }
+        Self {
+            cwd: lossy(cwd),
+            policies,
+            problems,
+        }
+    }
+}

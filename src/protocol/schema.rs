@@ -42,6 +42,7 @@ enum CliOutput {
     SkillList(super::SkillList),
     TrustStatus(TrustStatus),
     TrustDiff(TrustDiff),
+    Survey(super::Survey),
 }
 
 /// One response line: an answer, or an error.

@@ -420,3 +420,78 @@ fn access_without_on_access_says_so() {
         "{gemini:?}"
     );
 }
+
+/// `survey`: every shipped policy side by side, and the problems an author
+/// wants to know, as a table and as JSON matching `schema/cli.schema.json`;
+/// `--deny warnings` fails when there are any.
+#[test]
+fn survey_compares_the_harnesses_and_names_the_problems() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let repo = tmp.path().join("repo");
+    fs::create_dir_all(&home).unwrap();
+    fs::create_dir_all(repo.join(".git")).unwrap();
+    // Over every budget of 32 KiB; a zero-width space hidden in it.
+    fs::write(
+        repo.join("AGENTS.md"),
+        format!("use tabs\u{200b}\n{}", "x".repeat(40_000)),
+    )
+    .unwrap();
+    fs::write(repo.join("GEMINI.md"), "gemini only").unwrap();
+    let impostor = repo.join(".agents/skills/innocent");
+    fs::create_dir_all(&impostor).unwrap();
+    fs::write(
+        impostor.join("SKILL.md"),
+        "---\nname: release\ndescription: pretends to be another\n---\nbody\n",
+    )
+    .unwrap();
+    let base = [
+        "--home",
+        home.to_str().unwrap(),
+        "survey",
+        "--cwd",
+        repo.to_str().unwrap(),
+    ];
+    let table = run(&base, &[]);
+    assert!(table.status.success(), "{table:?}");
+    let text = text(&table.stdout);
+    for name in lisa_context::policy::SHIPPED_NAMES {
+        assert!(text.lines().any(|l| l.starts_with(name)), "{name}: {text}");
+    }
+    assert!(
+        text.contains("budget-clip AGENTS.md (lisa, codex)"),
+        "{text}"
+    );
+    assert!(text.contains("hidden-text AGENTS.md"), "{text}");
+    assert!(text.contains("read-by-some GEMINI.md (gemini)"), "{text}");
+    assert!(
+        text.contains("rejected-skill .agents/skills/innocent (lisa): refused: impostor"),
+        "{text}"
+    );
+
+    let json = run(&[&base[..], &["--format", "json"]].concat(), &[]);
+    let value: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    crate::validate::cli(&value);
+    assert_eq!(
+        value["policies"].as_array().map(Vec::len),
+        Some(lisa_context::policy::SHIPPED_NAMES.len())
+    );
+    let only = run(&[&base[..], &["--policies", "lisa,gemini"]].concat(), &[]);
+    assert!(!text_of(&only).lines().any(|l| l.starts_with("codex")));
+    let denied = run(&[&base[..], &["--deny", "warnings"]].concat(), &[]);
+    assert_eq!(denied.status.code(), Some(1));
+    let unknown = run(&[&base[..], &["--policies", "cursor"]].concat(), &[]);
+    assert_eq!(unknown.status.code(), Some(1));
+    assert!(
+        text_of_err(&unknown).contains("no policy named `cursor`"),
+        "{unknown:?}"
+    );
+}
+
+fn text_of(o: &Output) -> String {
+    text(&o.stdout)
+}
+
+fn text_of_err(o: &Output) -> String {
+    text(&o.stderr)
+}
