@@ -794,9 +794,11 @@ fn dispatch(cli: Cli) -> miette::Result<u8> {
             let homes = serve::Homes::new(
                 loader,
                 homes_under.as_deref().map(absolute),
-                move |under, home| {
+                move |own, under, home| {
                     Ok(sized(
-                        layers(None, policy.as_deref(), no_home_policy).home_below(under, home)?,
+                        layers(None, policy.as_deref(), no_home_policy)
+                            .home_below(under, home)?
+                            .share_handles(own),
                     )
                     .build_lenient()?
                     .watched())

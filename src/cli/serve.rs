@@ -127,18 +127,19 @@ pub struct Homes {
 }
 
 /// Builds the loader of a home below the directory of homes.
-type MakeLoader = dyn Fn(&Path, &Path) -> Result<Loader, BootstrapError> + Send + Sync;
+type MakeLoader = dyn Fn(&Loader, &Path, &Path) -> Result<Loader, BootstrapError> + Send + Sync;
 
 /// The most homes named by requests a server keeps a loader for.
 pub const MAX_HOMES: usize = 256;
 
 impl Homes {
-    /// A server's homes: `own`, and below `under` those `make(under, home)`
-    /// builds a loader for.
+    /// A server's homes: `own`, and below `under` those `make(own, under,
+    /// home)` builds a loader for (sharing `own`'s root handles, so that
+    /// the process keeps one budget of open directories).
     pub fn new(
         own: Loader,
         under: Option<PathBuf>,
-        make: impl Fn(&Path, &Path) -> Result<Loader, BootstrapError> + Send + Sync + 'static,
+        make: impl Fn(&Loader, &Path, &Path) -> Result<Loader, BootstrapError> + Send + Sync + 'static,
     ) -> Self {
         Self {
             own,
@@ -169,7 +170,8 @@ impl Homes {
             return Ok(loader);
         }
         // Built under the lock: two requests for a new home build it once.
-        let loader = (self.make)(under, home).map_err(|e| (e.wire_code(), error_chain(&e)))?;
+        let loader =
+            (self.make)(&self.own, under, home).map_err(|e| (e.wire_code(), error_chain(&e)))?;
         let loader = Arc::new(loader);
         if named.len() >= MAX_HOMES {
             named.remove(0);

@@ -49,6 +49,7 @@ pub struct LoaderBuilder {
     policy: Option<Policy>,
     capacity: usize,
     cache_bytes: usize,
+    handles: Option<std::sync::Arc<crate::sandbox::Handles>>,
     racy_window: Duration,
     handle_budget: usize,
     parse_entries: usize,
@@ -88,6 +89,7 @@ impl LoaderBuilder {
             policy: None,
             capacity: DEFAULT_CACHE_ENTRIES,
             cache_bytes: DEFAULT_CACHE_BYTES,
+            handles: None,
             racy_window: sandbox::RACY_WINDOW,
             handle_budget: DEFAULT_HANDLE_BUDGET,
             parse_entries: PARSE_CACHE_ENTRIES,
@@ -204,6 +206,16 @@ impl LoaderBuilder {
     /// it.
     pub fn cache_bytes(mut self, bytes: usize) -> Self {
         self.cache_bytes = bytes;
+        self
+    }
+
+    /// Opens roots through `other`'s handles: one budget of open
+    /// directories ([`handle_budget`](Self::handle_budget) is then
+    /// `other`'s) for loaders that serve many homes in one process, which
+    /// open the same repositories; a handle is a directory opened by its
+    /// absolute path, the same capability whichever home asks.
+    pub fn share_handles(mut self, other: &Loader) -> Self {
+        self.handles = Some(other.handles());
         self
     }
 
@@ -334,7 +346,8 @@ impl LoaderBuilder {
                 self.handle_budget,
             )
             .with_parse_entries(self.parse_entries)
-            .with_cache_bytes(self.cache_bytes));
+            .with_cache_bytes(self.cache_bytes)
+            .with_handles(self.handles));
         }
         self.check_explicit_home()?;
         let mut loaded = self.bootstrap.load();
@@ -364,6 +377,7 @@ impl LoaderBuilder {
     fn watching(self, loaded: Loaded) -> Loader {
         let parse_entries = self.parse_entries;
         let cache_bytes = self.cache_bytes;
+        let handles = self.handles.clone();
         Loader::watching(
             self.bootstrap,
             loaded,
@@ -373,6 +387,7 @@ impl LoaderBuilder {
         )
         .with_parse_entries(parse_entries)
         .with_cache_bytes(cache_bytes)
+        .with_handles(handles)
     }
 }
 

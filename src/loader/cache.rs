@@ -110,7 +110,7 @@ impl Cache {
 pub struct Loader {
     policies: Policies,
     cache: Mutex<Cache>,
-    handles: Handles,
+    handles: Arc<Handles>,
     parsed: ParseCache,
     racy_window: Duration,
     /// The sessions [`Loader::access_named`] keeps, by (name, cwd, root).
@@ -119,6 +119,10 @@ pub struct Loader {
     /// change.
     #[cfg(target_os = "linux")]
     watch: Option<watch::Watch>,
+    /// Set by [`Loader::watched`] when no inotify instance could be had
+    /// (the per-user `max_user_instances`, or no inotify at all).
+    #[cfg(target_os = "linux")]
+    watch_missing: bool,
 }
 
 impl std::fmt::Debug for Loader {
@@ -226,6 +230,20 @@ impl Loader {
         Self::from_parts(policies, capacity, racy_window, handle_budget)
     }
 
+    /// Opens roots through `handles` (shared with other loaders: one
+    /// budget of open directories for all).
+    pub(super) fn with_handles(mut self, handles: Option<Arc<Handles>>) -> Self {
+        if let Some(h) = handles {
+            self.handles = h;
+        }
+        self
+    }
+
+    /// The loader's root handles, to share.
+    pub(super) fn handles(&self) -> Arc<Handles> {
+        Arc::clone(&self.handles)
+    }
+
     /// Bounds the snapshot cache to `bytes` (see [`Loader::cached_bytes`]).
     pub(super) fn with_cache_bytes(self, bytes: usize) -> Self {
         self.lock().max_bytes = bytes;
@@ -253,7 +271,7 @@ impl Loader {
                 bytes: 0,
                 max_bytes: DEFAULT_CACHE_BYTES,
             }),
-            handles: Handles::with_budget(handle_budget),
+            handles: Arc::new(Handles::with_budget(handle_budget)),
             parsed: ParseCache::new(PARSE_CACHE_ENTRIES),
             racy_window,
             sessions: Mutex::new(LruCache::new(
@@ -261,6 +279,8 @@ impl Loader {
             )),
             #[cfg(target_os = "linux")]
             watch: None,
+            #[cfg(target_os = "linux")]
+            watch_missing: false,
         }
     }
 
@@ -708,6 +728,7 @@ impl Loader {
         {
             let mut this = self;
             this.watch = watch::Watch::new();
+            this.watch_missing = this.watch.is_none();
             this
         }
         #[cfg(not(target_os = "linux"))]
@@ -722,7 +743,7 @@ impl Loader {
     pub fn watch_limited(&self) -> bool {
         #[cfg(target_os = "linux")]
         {
-            self.watch.as_ref().is_some_and(|w| w.limited())
+            self.watch_missing || self.watch.as_ref().is_some_and(|w| w.limited())
         }
         #[cfg(not(target_os = "linux"))]
         false

@@ -63,6 +63,7 @@ mod schema;
 mod serve;
 mod serve_homes;
 mod skills;
+mod soak;
 mod trust;
 
 /// Every `.rs` file in `tests/it/` (but this one) is declared above as a
