@@ -613,7 +613,9 @@ proptest! {
     fn policy_text_keeps_its_invariants(text in policy_text()) {
         match check_policy(&text) {
             PolicyOutcome::Loaded(policy) => {
-                prop_assert!(policy.instructions.budget_bytes >= 1);
+                // 0 is valid: no project instruction file (issue 29).
+                prop_assert!(policy.instructions.budget_bytes >= 0);
+                prop_assert!(policy.instructions.max_file_bytes >= 1);
             }
             PolicyOutcome::Invalid(invalid, report) => {
                 prop_assert!(!invalid.problems.is_empty());
