@@ -15,15 +15,13 @@ use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicBool, AtomicIsize, Ordering};
-
 use criterion::Criterion;
 use lisa_context::Loader;
 use lisa_context::policy::Policy;
 use tempfile::TempDir;
 
 mod common;
+use common::counting::{self, vm_rss_kib};
 use common::*;
 
 // ---------------------------------------------------------------------------
@@ -204,52 +202,8 @@ fn check_session(p: &Policy, w: &World, s: &Session) {
     );
 }
 
-/// Counts live heap bytes while `COUNTING` is on, so the cache's real size
-/// can be set beside `Loader::cached_bytes` (an estimate). Off during the
-/// timed parts, where it only forwards to the system allocator.
-struct Counting;
-
-static COUNTING: AtomicBool = AtomicBool::new(false);
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() && COUNTING.load(Ordering::Relaxed) {
-            LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
-        }
-        p
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        if COUNTING.load(Ordering::Relaxed) {
-            LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
-        }
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() && COUNTING.load(Ordering::Relaxed) {
-            LIVE.fetch_add(
-                new_size as isize - layout.size() as isize,
-                Ordering::Relaxed,
-            );
-        }
-        p
-    }
-}
-
 #[global_allocator]
-static ALLOC: Counting = Counting;
-
-fn vm_rss_kib() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-}
+static ALLOC: counting::Counting = counting::Counting;
 
 fn cache_memory(w: &World) {
     let cwds = thousand_cwds(w);
@@ -257,8 +211,7 @@ fn cache_memory(w: &World) {
     let rss_before = vm_rss_kib();
     // Only memory allocated and freed while counting is seen: everything the
     // loader holds is allocated below, after the switch.
-    COUNTING.store(true, Ordering::SeqCst);
-    let live_before = LIVE.load(Ordering::SeqCst);
+    let live_before = counting::start();
     let loader = Loader::builder()
         .policy(policy())
         .home(&w.home)
@@ -272,7 +225,7 @@ fn cache_memory(w: &World) {
     }
     let elapsed = started.elapsed();
     let rss_after = vm_rss_kib();
-    let live = LIVE.load(Ordering::SeqCst) - live_before;
+    let live = counting::live() - live_before;
     let bytes = loader.cached_bytes();
     let entries = loader.cached_entries();
     assert_eq!(entries, 1000, "every cwd cached");
@@ -290,8 +243,8 @@ fn cache_memory(w: &World) {
         100.0 * bytes as f64 / live as f64
     );
     drop(loader);
-    let freed = live - (LIVE.load(Ordering::SeqCst) - live_before);
-    COUNTING.store(false, Ordering::SeqCst);
+    let freed = live - (counting::live() - live_before);
+    counting::stop();
     println!("MEMORY sessions 1000 cwds: dropping the loader freed {freed} B");
     let rss_dropped = vm_rss_kib();
     if let (Some(a), Some(b), Some(c)) = (rss_before, rss_after, rss_dropped) {

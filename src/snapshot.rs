@@ -70,7 +70,9 @@ pub struct Snapshot {
     /// The instruction budget.
     pub budget: Budget,
     /// Skills that won their name, in name order.
-    pub skills: Vec<Skill>,
+    // A loader holds each skill once, however many of its cached snapshots
+    // list it.
+    pub skills: Vec<Arc<Skill>>,
     /// Skills that lost their name to a lower rank.
     pub shadowed_project_skills: Vec<Shadowed>,
     /// Skill folders and files refused.
@@ -298,7 +300,7 @@ fn build_inner(
         scoped_rules: sel.scoped,
         rule_matcher: sel.rule_matcher,
         budget: sel.budget,
-        skills: set.skills,
+        skills: set.skills.into_iter().map(Arc::new).collect(),
         shadowed_project_skills: set.shadowed,
         rejected_skills: set.rejected,
         hidden_project_skills: set.hidden_project,

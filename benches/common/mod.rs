@@ -7,6 +7,7 @@
 )]
 #![allow(dead_code)]
 
+pub mod counting;
 pub mod tree;
 
 use std::time::{Duration, Instant};

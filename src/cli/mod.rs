@@ -190,18 +190,34 @@ enum Command {
         /// Without it, a request naming a home is refused (`home-refused`).
         #[arg(long, value_name = "DIR")]
         homes_under: Option<PathBuf>,
-        /// The most bytes of snapshots each home's cache keeps (texts,
-        /// paths, traces as the loader weighs them; least recently used go
-        /// first). Default 268435456 (256 MiB).
+        /// The most homes named by requests the server keeps a loader for
+        /// (each holds its policy, nonce key and trust store, a few KiB;
+        /// the least recently used goes, and is loaded again when named).
+        /// Default 1024.
+        #[arg(long, value_name = "N",
+              value_parser = clap::value_parser!(u32).range(1..=serve::MAX_HOMES as i64))]
+        homes_max: Option<u32>,
+        /// The most bytes of snapshots the server's cache keeps, every
+        /// home's together (texts held once, paths, traces as the loader
+        /// weighs them; least recently used go first). Default 268435456
+        /// (256 MiB).
         #[arg(long, value_name = "N",
               value_parser = clap::value_parser!(u64).range(
                   Loader::MIN_CACHE_BYTES as u64..=Loader::MAX_CACHE_BYTES as u64))]
         cache_bytes: Option<u64>,
-        /// The most snapshots (cwd and root pairs) each home's cache keeps.
-        /// Default 256.
+        /// The most snapshots (a cwd and root pair of one home) the
+        /// server's cache keeps, every home's together. Default 16384.
         #[arg(long, value_name = "N",
               value_parser = clap::value_parser!(u64).range(1..=Loader::MAX_CACHE_ENTRIES as u64))]
         cache_entries: Option<u64>,
+        /// The most directories the server keeps open, every home's
+        /// together: each home root and repository root in use is one (the
+        /// least recently used are closed and opened again when needed).
+        /// A server of many homes wants homes + repositories, under the
+        /// open-file limit (`ulimit -n`). Default 128.
+        #[arg(long, value_name = "N",
+              value_parser = clap::value_parser!(u64).range(1..=Loader::MAX_HANDLE_BUDGET as u64))]
+        handle_budget: Option<u64>,
     },
 }
 
@@ -763,8 +779,10 @@ fn dispatch(cli: Cli) -> miette::Result<u8> {
         Command::Serve {
             jobs,
             homes_under,
+            homes_max,
             cache_bytes,
             cache_entries,
+            handle_budget,
         } => {
             // The workers write to stdout themselves.
             drop(out);
@@ -778,30 +796,31 @@ fn dispatch(cli: Cli) -> miette::Result<u8> {
             );
             // An invalid policy does not stop the server: each request gets
             // a `policy-invalid` error until the file is fixed.
-            let (cache_bytes, cache_entries) = (*cache_bytes, *cache_entries);
-            let sized = move |mut b: LoaderBuilder| {
-                if let Some(n) = cache_bytes {
-                    b = b.cache_bytes(usize::try_from(n).unwrap_or(usize::MAX));
-                }
-                if let Some(n) = cache_entries {
-                    b = b.capacity(usize::try_from(n).unwrap_or(usize::MAX));
-                }
-                b
-            };
-            let loader = sized(builder(&cli)).build_lenient()?.watched();
+            // One cache for every home (`LoaderBuilder::share`): the own
+            // loader's bounds are the server's.
+            let mut own =
+                builder(&cli).capacity(cache_entries.map_or(serve::DEFAULT_CACHE_ENTRIES, |n| {
+                    usize::try_from(n).unwrap_or(usize::MAX)
+                }));
+            if let Some(n) = cache_bytes {
+                own = own.cache_bytes(usize::try_from(*n).unwrap_or(usize::MAX));
+            }
+            if let Some(n) = handle_budget {
+                own = own.handle_budget(usize::try_from(*n).unwrap_or(usize::MAX));
+            }
+            let loader = own.build_lenient()?.watched();
             let policy = cli.policy.clone();
             let no_home_policy = cli.no_home_policy;
             let homes = serve::Homes::new(
                 loader,
                 homes_under.as_deref().map(absolute),
+                homes_max.map_or(serve::DEFAULT_HOMES, |n| n as usize),
                 move |own, under, home| {
-                    Ok(sized(
-                        layers(None, policy.as_deref(), no_home_policy)
-                            .home_below(under, home)?
-                            .share_handles(own),
-                    )
-                    .build_lenient()?
-                    .watched())
+                    Ok(layers(None, policy.as_deref(), no_home_policy)
+                        .home_below(under, home)?
+                        .share(own)
+                        .build_lenient()?
+                        .watched())
                 },
             );
             let out = std::sync::Mutex::new(std::io::stdout());

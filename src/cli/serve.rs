@@ -117,35 +117,50 @@ fn plain_report(diagnostic: &dyn miette::Diagnostic) -> String {
 /// The homes a server answers for: its own (the requests that name none),
 /// and, when it was given a directory of homes (`--homes-under`), each home
 /// below it that a request names, with a loader of its own (its own home
-/// policy, nonce key, trust store and memo; nothing shared but the process),
-/// kept while in use, the least recently used dropped past [`MAX_HOMES`].
+/// policy, nonce key, trust store and memo), kept while in use, the least
+/// recently used dropped past the most it keeps. The loaders are one group
+/// (`LoaderBuilder::share`): one cache, each text once, one watch, one
+/// budget of handles; never an answer from another home's build.
 pub struct Homes {
     own: Loader,
     under: Option<PathBuf>,
+    max: usize,
     make: Box<MakeLoader>,
-    named: Mutex<Vec<(PathBuf, Arc<Loader>)>>,
+    /// By home, least recently used first out (a lookup costs the same
+    /// however many homes are kept).
+    named: Mutex<lru::LruCache<PathBuf, Arc<Loader>>>,
 }
 
 /// Builds the loader of a home below the directory of homes.
 type MakeLoader = dyn Fn(&Loader, &Path, &Path) -> Result<Loader, BootstrapError> + Send + Sync;
 
-/// The most homes named by requests a server keeps a loader for.
-pub const MAX_HOMES: usize = 256;
+/// How many homes named by requests a server keeps a loader for, unless
+/// `--homes-max` says.
+pub const DEFAULT_HOMES: usize = 1024;
+
+/// The most `--homes-max` may be.
+pub const MAX_HOMES: usize = 65_536;
+
+/// How many snapshots the server's cache keeps (every home's together),
+/// unless `--cache-entries` says; the bytes (`--cache-bytes`) are the
+/// bound that usually holds first.
+pub const DEFAULT_CACHE_ENTRIES: usize = 16_384;
 
 impl Homes {
-    /// A server's homes: `own`, and below `under` those `make(own, under,
-    /// home)` builds a loader for (sharing `own`'s root handles, so that
-    /// the process keeps one budget of open directories).
+    /// A server's homes: `own`, and below `under` at most `max` of those
+    /// `make(own, under, home)` builds a loader for (in `own`'s group).
     pub fn new(
         own: Loader,
         under: Option<PathBuf>,
+        max: usize,
         make: impl Fn(&Loader, &Path, &Path) -> Result<Loader, BootstrapError> + Send + Sync + 'static,
     ) -> Self {
         Self {
             own,
             under,
+            max: max.clamp(1, MAX_HOMES),
             make: Box::new(make),
-            named: Mutex::new(Vec::new()),
+            named: Mutex::new(lru::LruCache::unbounded()),
         }
     }
 
@@ -163,20 +178,17 @@ impl Homes {
             ));
         };
         let mut named = self.named.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(at) = named.iter().position(|(h, _)| h == home) {
-            let entry = named.remove(at);
-            let loader = Arc::clone(&entry.1);
-            named.push(entry);
-            return Ok(loader);
+        if let Some(loader) = named.get(home) {
+            return Ok(Arc::clone(loader));
         }
         // Built under the lock: two requests for a new home build it once.
         let loader =
             (self.make)(&self.own, under, home).map_err(|e| (e.wire_code(), error_chain(&e)))?;
         let loader = Arc::new(loader);
-        if named.len() >= MAX_HOMES {
-            named.remove(0);
+        if named.len() >= self.max {
+            named.pop_lru();
         }
-        named.push((home.to_path_buf(), Arc::clone(&loader)));
+        named.put(home.to_path_buf(), Arc::clone(&loader));
         Ok(loader)
     }
 }

@@ -2,6 +2,7 @@
 //! skipped, the budget, and one row per candidate for `explain`.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -39,9 +40,10 @@ pub struct Block {
     /// of the file.
     pub file_limit_cut: bool,
     /// The text included (trimmed, line breaks normalised, hidden text
-    /// treated).
+    /// treated). A loader holds each distinct text once, however many of
+    /// its cached snapshots show it.
     #[serde(skip)]
-    pub text: String,
+    pub text: Arc<str>,
     /// Position in read order.
     #[serde(skip)]
     pub(crate) order: usize,

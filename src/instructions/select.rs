@@ -607,7 +607,7 @@ impl<'p> Selector<'p> {
             truncated,
             budget_cut,
             file_limit_cut,
-            text: kept,
+            text: kept.into(),
             order: i,
         });
     }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::bootstrap::{Bootstrap, Loaded};
-use super::cache::Loader;
+use super::cache::{Loader, Membership};
 use super::limits::{
     DEFAULT_CACHE_BYTES, DEFAULT_CACHE_ENTRIES, DEFAULT_HANDLE_BUDGET, MAX_CACHE_BYTES,
     MAX_CACHE_ENTRIES, MAX_HANDLE_BUDGET, MIN_CACHE_BYTES, PARSE_CACHE_ENTRIES,
@@ -49,7 +49,7 @@ pub struct LoaderBuilder {
     policy: Option<Policy>,
     capacity: usize,
     cache_bytes: usize,
-    handles: Option<std::sync::Arc<crate::sandbox::Handles>>,
+    group: Option<Membership>,
     racy_window: Duration,
     handle_budget: usize,
     parse_entries: usize,
@@ -89,7 +89,7 @@ impl LoaderBuilder {
             policy: None,
             capacity: DEFAULT_CACHE_ENTRIES,
             cache_bytes: DEFAULT_CACHE_BYTES,
-            handles: None,
+            group: None,
             racy_window: sandbox::RACY_WINDOW,
             handle_budget: DEFAULT_HANDLE_BUDGET,
             parse_entries: PARSE_CACHE_ENTRIES,
@@ -209,13 +209,45 @@ impl LoaderBuilder {
         self
     }
 
-    /// Opens roots through `other`'s handles: one budget of open
-    /// directories ([`handle_budget`](Self::handle_budget) is then
-    /// `other`'s) for loaders that serve many homes in one process, which
-    /// open the same repositories; a handle is a directory opened by its
-    /// absolute path, the same capability whichever home asks.
-    pub fn share_handles(mut self, other: &Loader) -> Self {
-        self.handles = Some(other.handles());
+    /// Makes the loader one of `other`'s group, as a server of many homes
+    /// wants: the loaders of a group keep their own policies, homes, nonce
+    /// keys, trust stores and memo files, and never answer from each
+    /// other's builds, but share
+    ///
+    /// * one snapshot cache, under one bound of entries and bytes (the
+    ///   [`capacity`](Self::capacity) and [`cache_bytes`](Self::cache_bytes)
+    ///   of the group's first loader; this builder's are not used), the
+    ///   least recently used build going first whichever loader made it;
+    /// * each instruction text once, however many cached builds show it;
+    /// * parsed frontmatter, by content (a parse depends on the bytes and
+    ///   the reading alone);
+    /// * one budget of open directories ([`handle_budget`](Self::handle_budget)
+    ///   is `other`'s): a handle is a directory opened by its absolute
+    ///   path, the same capability whichever home asks;
+    /// * once [`watched`](Loader::watched), one inotify instance (the
+    ///   kernel allows 128 per user by default).
+    ///
+    /// ```
+    /// use lisa_context::Loader;
+    ///
+    /// let homes = tempfile::tempdir().unwrap();
+    /// std::fs::create_dir(homes.path().join("ada")).unwrap();
+    /// std::fs::create_dir(homes.path().join("bob")).unwrap();
+    /// let repo = tempfile::tempdir().unwrap();
+    /// std::fs::create_dir(repo.path().join(".git")).unwrap();
+    /// std::fs::write(repo.path().join("AGENTS.md"), "Run the tests.").unwrap();
+    ///
+    /// let ada = Loader::builder().home(homes.path().join("ada")).build().unwrap();
+    /// let bob = Loader::builder().home(homes.path().join("bob")).share(&ada).build().unwrap();
+    /// let (a, b) = (ada.snapshot(repo.path()).unwrap(), bob.snapshot(repo.path()).unwrap());
+    /// // Each home's own build (framed with its own nonce), one copy of the
+    /// // file's text.
+    /// assert_ne!(a.prompt, b.prompt);
+    /// assert!(std::sync::Arc::ptr_eq(&a.instruction_files[0].text, &b.instruction_files[0].text));
+    /// assert_eq!((ada.cached_entries(), ada.group_cached_entries()), (1, 2));
+    /// ```
+    pub fn share(mut self, other: &Loader) -> Self {
+        self.group = Some(other.membership());
         self
     }
 
@@ -347,7 +379,7 @@ impl LoaderBuilder {
             )
             .with_parse_entries(self.parse_entries)
             .with_cache_bytes(self.cache_bytes)
-            .with_handles(self.handles));
+            .join(self.group));
         }
         self.check_explicit_home()?;
         let mut loaded = self.bootstrap.load();
@@ -377,7 +409,7 @@ impl LoaderBuilder {
     fn watching(self, loaded: Loaded) -> Loader {
         let parse_entries = self.parse_entries;
         let cache_bytes = self.cache_bytes;
-        let handles = self.handles.clone();
+        let group = self.group;
         Loader::watching(
             self.bootstrap,
             loaded,
@@ -387,7 +419,7 @@ impl LoaderBuilder {
         )
         .with_parse_entries(parse_entries)
         .with_cache_bytes(cache_bytes)
-        .with_handles(handles)
+        .join(group)
     }
 }
 

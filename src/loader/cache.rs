@@ -1,14 +1,15 @@
 //! The [`Loader`]: snapshots for many cwds, each cached until something it
 //! examined changes.
 
-use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
+
 use std::time::Duration;
 
 use lru::LruCache;
 
 use super::bootstrap::{Bootstrap, Loaded};
+use super::group::{Cache, Group};
 use super::key::{Key, SessionKey};
 use super::limits::{
     DEFAULT_CACHE_BYTES, DEFAULT_CACHE_ENTRIES, DEFAULT_HANDLE_BUDGET, MAX_CACHE_BYTES,
@@ -16,7 +17,6 @@ use super::limits::{
     PARSE_CACHE_ENTRIES,
 };
 use super::policies::{InForce, Policies};
-use super::size;
 use super::skill_file::SkillFile;
 #[cfg(target_os = "linux")]
 use super::watch;
@@ -31,55 +31,11 @@ use crate::snapshot::{self, Built, Snapshot};
 use crate::trust::Selection;
 use crate::trust::{TrustItem, TrustStatus};
 
-/// The snapshot cache, and the policy generation its snapshots were built
-/// under.
-struct Cache {
-    generation: u64,
-    map: LruCache<Key, (Arc<Built>, usize)>,
-    /// The bytes the entries weigh (their `size::estimate_bytes`).
-    bytes: usize,
-    /// The most bytes kept: past it, the least recently used entries go
-    /// (the newest one always stays).
-    max_bytes: usize,
-}
-
-impl Cache {
-    /// Moves the cache to `generation` when that is newer (dropping every
-    /// snapshot of the older policy); whether the cache now holds that
-    /// generation (false for a call still working under an older one).
-    fn enter(&mut self, generation: u64) -> bool {
-        if generation > self.generation {
-            self.map.clear();
-            self.bytes = 0;
-            self.generation = generation;
-        }
-        generation == self.generation
-    }
-
-    /// Keeps `built` for `key`, weighed, evicting the least recently used
-    /// entries past the entry count (the map's capacity) or the bytes.
-    fn insert(&mut self, key: Key, built: Arc<Built>) {
-        let weight = size::estimate_bytes(&built);
-        if let Some((_, (_, old))) = self.map.push(key, (built, weight)) {
-            self.bytes = self.bytes.saturating_sub(old);
-        }
-        self.bytes += weight;
-        while self.bytes > self.max_bytes && self.map.len() > 1 {
-            match self.map.pop_lru() {
-                Some((_, (_, old))) => self.bytes = self.bytes.saturating_sub(old),
-                None => break,
-            }
-        }
-    }
-
-    /// The cached build for `key`, if it was made under `generation`.
-    fn get(&mut self, generation: u64, key: &Key) -> Option<Arc<Built>> {
-        if self.enter(generation) {
-            self.map.get(key).map(|(built, _)| built.clone())
-        } else {
-            None
-        }
-    }
+/// What a loader joining a group takes from a loader of it.
+pub(super) struct Membership {
+    group: Arc<Group>,
+    handles: Arc<Handles>,
+    parsed: ParseCache,
 }
 
 /// Builds snapshots for any number of cwds, concurrently, caching each one
@@ -109,7 +65,12 @@ impl Cache {
 /// ```
 pub struct Loader {
     policies: Policies,
-    cache: Mutex<Cache>,
+    /// The cache (and watch) this loader shares with the other loaders of
+    /// its group ([`LoaderBuilder::share`](crate::LoaderBuilder::share));
+    /// a group of one otherwise.
+    group: Arc<Group>,
+    /// This loader's number in the group (its builds are keyed by it).
+    owner: u64,
     handles: Arc<Handles>,
     parsed: ParseCache,
     racy_window: Duration,
@@ -118,7 +79,7 @@ pub struct Loader {
     /// Set by [`Loader::watched`]: checks look only where inotify saw a
     /// change.
     #[cfg(target_os = "linux")]
-    watch: Option<watch::Watch>,
+    watch: Option<Arc<watch::Watch>>,
     /// Set by [`Loader::watched`] when no inotify instance could be had
     /// (the per-user `max_user_instances`, or no inotify at all).
     #[cfg(target_os = "linux")]
@@ -230,23 +191,32 @@ impl Loader {
         Self::from_parts(policies, capacity, racy_window, handle_budget)
     }
 
-    /// Opens roots through `handles` (shared with other loaders: one
-    /// budget of open directories for all).
-    pub(super) fn with_handles(mut self, handles: Option<Arc<Handles>>) -> Self {
-        if let Some(h) = handles {
-            self.handles = h;
+    /// What a loader joining this one's group takes from it.
+    pub(super) fn membership(&self) -> Membership {
+        Membership {
+            group: Arc::clone(&self.group),
+            handles: Arc::clone(&self.handles),
+            parsed: ParseCache::beside(&self.parsed),
+        }
+    }
+
+    /// Makes this loader one of a group: its root handles, its snapshot
+    /// cache (and the cache's bounds), its texts held once, its parsed
+    /// frontmatter and, once watched, its watch.
+    pub(super) fn join(mut self, membership: Option<Membership>) -> Self {
+        if let Some(m) = membership {
+            self.group.lock().leave(self.owner);
+            self.group = m.group;
+            self.owner = self.group.join();
+            self.handles = m.handles;
+            self.parsed = m.parsed;
         }
         self
     }
 
-    /// The loader's root handles, to share.
-    pub(super) fn handles(&self) -> Arc<Handles> {
-        Arc::clone(&self.handles)
-    }
-
     /// Bounds the snapshot cache to `bytes` (see [`Loader::cached_bytes`]).
     pub(super) fn with_cache_bytes(self, bytes: usize) -> Self {
-        self.lock().max_bytes = bytes;
+        self.lock().set_max_bytes(bytes);
         self
     }
 
@@ -262,21 +232,19 @@ impl Loader {
         racy_window: Duration,
         handle_budget: usize,
     ) -> Self {
-        let capacity = NonZeroUsize::new(capacity).unwrap_or(NonZeroUsize::MIN);
+        let group = Arc::new(Group::new(capacity, DEFAULT_CACHE_BYTES));
+        let owner = group.join();
         Self {
             policies,
-            cache: Mutex::new(Cache {
-                generation: 0,
-                map: LruCache::new(capacity),
-                bytes: 0,
-                max_bytes: DEFAULT_CACHE_BYTES,
-            }),
+            group,
+            owner,
             handles: Arc::new(Handles::with_budget(handle_budget)),
             parsed: ParseCache::new(PARSE_CACHE_ENTRIES),
             racy_window,
-            sessions: Mutex::new(LruCache::new(
-                NonZeroUsize::new(MAX_SESSIONS).unwrap_or(NonZeroUsize::MIN),
-            )),
+            // Grown as sessions come (a table for every session at once
+            // would cost each loader ~90 KiB, and a server of many homes
+            // has a loader per home); bounded at `MAX_SESSIONS` on insert.
+            sessions: Mutex::new(LruCache::unbounded()),
             #[cfg(target_os = "linux")]
             watch: None,
             #[cfg(target_os = "linux")]
@@ -394,6 +362,9 @@ impl Loader {
         if known || result.is_ok() {
             let mut sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
             sessions.put(key, state);
+            while sessions.len() > MAX_SESSIONS {
+                sessions.pop_lru();
+            }
         }
         result
     }
@@ -530,23 +501,28 @@ impl Loader {
         })
     }
 
-    /// How many snapshots the cache holds.
+    /// How many of this loader's snapshots the cache holds.
     pub fn cached_entries(&self) -> usize {
-        self.lock().map.len()
+        self.lock().entries_of(self.owner)
     }
 
-    /// An estimate of the bytes the cache holds (texts, paths, traces): what
+    /// How many snapshots the cache holds for every loader of this one's
+    /// group ([`LoaderBuilder::share`](crate::LoaderBuilder::share)); for a
+    /// loader alone, [`cached_entries`](Self::cached_entries).
+    pub fn group_cached_entries(&self) -> usize {
+        self.lock().entries()
+    }
+
+    /// An estimate of the bytes the cache holds (texts, paths, traces, each
+    /// shared text once): what
     /// [`LoaderBuilder::cache_bytes`](crate::LoaderBuilder::cache_bytes)
-    /// bounds.
+    /// bounds. For a loader of a group, the whole group's cache.
     pub fn cached_bytes(&self) -> usize {
-        self.lock().bytes
+        self.lock().bytes()
     }
 
     fn lock(&self) -> MutexGuard<'_, Cache> {
-        // A panic while holding the lock cannot leave the map inconsistent
-        // (every update is a single insert or remove), so a poisoned lock is
-        // still usable.
-        self.cache.lock().unwrap_or_else(|p| p.into_inner())
+        self.group.lock()
     }
 
     /// Where every project item seen from `cwd` stands with the user: its
@@ -643,6 +619,7 @@ impl Loader {
             return Err(SnapshotError::RelativeCwd(cwd.to_path_buf()));
         }
         let key: Key = (
+            self.owner,
             crate::vocab::home::normalize(cwd),
             root.map(crate::vocab::home::normalize),
         );
@@ -656,8 +633,8 @@ impl Loader {
             snapshot::build(
                 &force.policy,
                 force.home.as_deref(),
-                &key.0,
-                key.1.as_deref(),
+                &key.1,
+                key.2.as_deref(),
                 &self.handles,
                 &self.parsed,
             )
@@ -670,14 +647,14 @@ impl Loader {
             }
             other => other,
         };
-        let built = Arc::new(built?);
+        let built = built?;
         let mut cache = self.lock();
-        if cache.enter(force.generation) {
-            cache.insert(key, built.clone());
+        if cache.enter(self.owner, force.generation) {
+            return Ok(cache.insert(key, built));
         }
         // Otherwise the policy changed while this was built: answer, but do
         // not keep it.
-        Ok(built)
+        Ok(Arc::new(built))
     }
 
     /// Whether every path a build examined looks as it did, and none of it was
@@ -727,7 +704,7 @@ impl Loader {
         #[cfg(target_os = "linux")]
         {
             let mut this = self;
-            this.watch = watch::Watch::new();
+            this.watch = this.group.watch();
             this.watch_missing = this.watch.is_none();
             this
         }
@@ -753,6 +730,13 @@ impl Loader {
     /// more than its budget ([`LoaderBuilder::handle_budget`](crate::LoaderBuilder::handle_budget)).
     pub fn open_handles(&self) -> usize {
         self.handles.len()
+    }
+}
+
+impl Drop for Loader {
+    /// Leaves the group: the cache drops this loader's builds.
+    fn drop(&mut self) {
+        self.lock().leave(self.owner);
     }
 }
 

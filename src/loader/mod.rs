@@ -7,6 +7,7 @@ mod bootstrap;
 mod builder;
 mod cache;
 mod fresh;
+mod group;
 mod key;
 mod limits;
 mod policies;

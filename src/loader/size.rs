@@ -3,14 +3,12 @@
 use std::mem::size_of;
 use std::path::PathBuf;
 
-use crate::skills::Frontmatter;
+use crate::skills::{Frontmatter, Skill};
 use crate::snapshot::Built;
 
-/// An estimate of the heap bytes a build holds (texts, paths, trace), for
-/// `Loader::cached_bytes`.
-pub(super) fn estimate_bytes(built: &Built) -> usize {
+/// What one skill record holds, its own size included.
+pub(super) fn skill_bytes(k: &Skill) -> usize {
     let path = |p: &PathBuf| p.capacity();
-    let s = &built.snapshot;
     let fm = |f: &Frontmatter| {
         f.name.capacity()
             + f.description.capacity()
@@ -28,6 +26,23 @@ pub(super) fn estimate_bytes(built: &Built) -> usize {
                 .sum::<usize>()
             + f.extra.keys().map(|k| k.capacity() + 128).sum::<usize>()
     };
+    size_of::<Skill>()
+        + k.name.capacity()
+        + k.description.capacity()
+        + k.source.capacity()
+        + k.root.capacity()
+        + path(&k.path)
+        + path(&k.rel)
+        + fm(&k.frontmatter)
+}
+
+/// An estimate of the heap bytes a build holds (texts, paths, trace), for
+/// `Loader::cached_bytes`; its instruction texts and skills left out, since
+/// the cache holds each of them once for all its builds and weighs them
+/// there (a pointer per skill stays).
+pub(super) fn estimate_bytes(built: &Built) -> usize {
+    let path = |p: &PathBuf| p.capacity();
+    let s = &built.snapshot;
     size_of::<Built>()
         + s.prompt.capacity()
         + s.fingerprint.capacity()
@@ -35,20 +50,9 @@ pub(super) fn estimate_bytes(built: &Built) -> usize {
         + path(&s.cwd)
         + s.instruction_files
             .iter()
-            .map(|b| size_of_val(b) + b.text.capacity() + path(&b.path))
+            .map(|b| size_of_val(b) + path(&b.path))
             .sum::<usize>()
-        + s.skills
-            .iter()
-            .map(|k| {
-                size_of_val(k)
-                    + k.name.capacity()
-                    + k.description.capacity()
-                    + k.source.capacity()
-                    + path(&k.path)
-                    + path(&k.rel)
-                    + fm(&k.frontmatter)
-            })
-            .sum::<usize>()
+        + s.skills.len() * size_of::<std::sync::Arc<Skill>>()
         + s.deduped
             .iter()
             .map(|d| size_of_val(d) + path(&d.path) + path(&d.same_as))

@@ -109,7 +109,7 @@ impl Explanation {
 #[non_exhaustive]
 pub struct SkillList {
     /// The skills that won their names, in name order.
-    pub skills: Vec<Skill>,
+    pub skills: Vec<std::sync::Arc<Skill>>,
     /// Skills that lost their name to a lower rank.
     pub shadowed: Vec<Shadowed>,
     /// Skill folders and files refused.

@@ -5,7 +5,7 @@
 //! (see `skills::memo`), which carries parses from one process to the next.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use lru::LruCache;
 
@@ -22,7 +22,9 @@ type Parsed = super::memo::Parsed;
 /// once `capacity` results are held.
 #[derive(Debug)]
 pub(crate) struct ParseCache {
-    map: Mutex<LruCache<Key, Parsed>>,
+    /// The results, shared by the caches made [`beside`](Self::beside)
+    /// this one (a parse depends on the bytes and the reading alone).
+    map: Arc<Mutex<LruCache<Key, Parsed>>>,
     /// At most this many results are held (0: none).
     capacity: usize,
     /// The home's memo file, by its path, once a build attached it.
@@ -37,8 +39,19 @@ impl ParseCache {
             // Grown as results come: `LruCache::new` would set out a table
             // for every entry at once, and a one-shot process would pay the
             // page faults of touching it.
-            map: Mutex::new(LruCache::unbounded()),
+            map: Arc::new(Mutex::new(LruCache::unbounded())),
             capacity,
+            file: Mutex::new(None),
+        }
+    }
+
+    /// A cache that shares `other`'s results (and bound), with no memo
+    /// file of its own yet: what the loaders of many homes in one process
+    /// use, so that a skill every home sees is parsed and held once.
+    pub(crate) fn beside(other: &Self) -> Self {
+        Self {
+            map: Arc::clone(&other.map),
+            capacity: other.capacity,
             file: Mutex::new(None),
         }
     }

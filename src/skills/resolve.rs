@@ -13,7 +13,7 @@ use crate::policy::{Conflict, Policy};
 use crate::vocab::origin::{Origin, RootId};
 
 /// A skill that won its name.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]

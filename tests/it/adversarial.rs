@@ -813,7 +813,7 @@ fn skill_show_output<'a>(c: &'a Checked, name: &str) -> &'a Output {
 }
 
 fn skill_of<'a>(c: &'a Checked, name: &str) -> Option<&'a lisa_context::snapshot::Skill> {
-    c.snap.skills.iter().find(|s| s.name == name)
+    c.snap.skills.iter().find(|s| s.name == name).map(|v| &**v)
 }
 
 // ---------------------------------------------------------------------------

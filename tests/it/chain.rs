@@ -1247,7 +1247,7 @@ fn bom_and_crlf_are_normalised() {
     );
     let snap = w.snap(&w.repo);
     let b = block(&snap, &agents).unwrap();
-    assert_eq!(b.text, "First line.\nSecond line.\n\nThird.");
+    assert_eq!(&*b.text, "First line.\nSecond line.\n\nThird.");
     assert!(!snap.prompt.contains('\u{feff}'));
     assert!(!snap.prompt.contains('\r'));
     assert_eq!(

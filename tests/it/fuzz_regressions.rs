@@ -306,7 +306,7 @@ fn render_escapes_lines_that_look_like_boundaries() {
     assert!(prompt.lines().any(|l| l == "\\<<<"), "{prompt}");
     // BOM dropped, CRLF folded.
     let project = &r.snapshot.instruction_files[1];
-    assert_eq!(project.text, "project\nline two\n\\<<<");
+    assert_eq!(&*project.text, "project\nline two\n\\<<<");
     // Hidden text revealed (the default policy).
     assert_eq!(r.policy.trust.hidden_text, HiddenText::Reveal);
     assert!(prompt.contains("[hidden U+200B]"), "{prompt}");
@@ -325,7 +325,7 @@ fn render_dedups_skips_blanks_and_cuts_to_the_budget() {
     let s = &r.snapshot;
     assert_eq!(s.budget.limit, 5);
     assert_eq!(s.instruction_files.len(), 1);
-    assert_eq!(s.instruction_files[0].text, "same");
+    assert_eq!(&*s.instruction_files[0].text, "same");
     assert_eq!(s.deduped.len(), 1);
     assert_eq!(s.skipped.len(), 1);
     assert_eq!(s.skipped[0].reason, Reason::Empty);
@@ -345,7 +345,7 @@ fn render_cuts_multibyte_text_on_a_character_boundary() {
     assert_eq!(reasons, [Reason::NotText, Reason::NotText]);
     assert_eq!(s.instruction_files.len(), 1);
     let home = &s.instruction_files[0];
-    assert_eq!(home.text, "\u{6f22}");
+    assert_eq!(&*home.text, "\u{6f22}");
     assert_eq!((home.bytes, home.included_bytes), (12, 3));
     assert!(home.truncated);
     assert!(s.budget.exhausted);

@@ -401,3 +401,88 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// Two loaders of one group (`LoaderBuilder::share`: two homes, two
+    /// policies, one cache so small that it evicts, one watch when
+    /// watched), each asked about two cwds: after every step each answers
+    /// what a fresh build with its own home and policy answers, and a text
+    /// both show is held once.
+    #[test]
+    fn a_group_of_loaders_answers_as_each_alone(
+        which in 0..OTHER_POLICIES.len(),
+        watched in any::<bool>(),
+        steps in proptest::collection::vec(proptest::collection::vec(change(), 1..3), 1..6)
+    ) {
+        let tree = tree();
+        let other_home = tree.base.join("other-home");
+        fs::create_dir_all(&other_home).unwrap();
+        fs::write(other_home.join("AGENTS.md"), "the other home's rules").unwrap();
+        let first_policy = Policy::builtin().unwrap();
+        let second_policy = Policy::from_sources(&[
+            lisa_context::policy::PolicySource::builtin(),
+            lisa_context::policy::PolicySource::from_text(
+                lisa_context::policy::Layer::CommandLine,
+                "model.toml",
+                OTHER_POLICIES[which],
+            ),
+        ])
+        .unwrap();
+        let first = Loader::builder()
+            .policy(first_policy.clone())
+            .home(tree.home.clone())
+            .racy_window(Duration::ZERO)
+            .capacity(3)
+            .build()
+            .unwrap();
+        let second = Loader::builder()
+            .policy(second_policy.clone())
+            .home(other_home.clone())
+            .racy_window(Duration::ZERO)
+            .share(&first)
+            .build()
+            .unwrap();
+        let (first, second) = if watched {
+            (first.watched(), second.watched())
+        } else {
+            (first, second)
+        };
+        let cwds = [tree.cwd(), tree.base.join("r/a")];
+        let members = [
+            (&first, &first_policy, &tree.home),
+            (&second, &second_policy, &other_home),
+        ];
+        for (i, changes) in steps.iter().enumerate() {
+            for c in changes {
+                tree.apply(c);
+            }
+            next_timestamp_tick(&tree.base);
+            for cwd in &cwds {
+                let mut texts = Vec::new();
+                for (m, (loader, policy, home)) in members.iter().enumerate() {
+                    let fresh = answer(
+                        lisa_context::build(policy, Some(home.as_path()), cwd, None).map(Box::new),
+                    );
+                    let got = loader.snapshot(cwd);
+                    if let Ok(s) = &got {
+                        texts.push(s.instruction_files.iter().map(|b| b.text.clone()).collect::<Vec<_>>());
+                    }
+                    let cached = answer(got);
+                    prop_assert_eq!(&cached, &fresh, "loader {} cwd {:?} step {} after {:?}", m, cwd, i, changes);
+                }
+                // What one loader shows of a text the other shows too is the
+                // same allocation.
+                if let [a, b] = texts.as_slice() {
+                    for x in a {
+                        if let Some(y) = b.iter().find(|y| ***y == **x && !x.is_empty()) {
+                            prop_assert!(std::sync::Arc::ptr_eq(x, y), "{:?} held twice", x);
+                        }
+                    }
+                }
+            }
+            prop_assert!(first.group_cached_entries() <= 3);
+        }
+    }
+}

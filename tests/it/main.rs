@@ -41,6 +41,7 @@ mod door;
 mod fingerprint_rules;
 mod frontmatter;
 mod fuzz_regressions;
+mod group;
 mod hidden_text;
 mod imports;
 mod load;

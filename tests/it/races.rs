@@ -296,7 +296,7 @@ fn kept_text<'a>(s: &'a Snapshot, path: &Path) -> Option<&'a str> {
     s.instruction_files
         .iter()
         .find(|b| b.path == path)
-        .map(|b| b.text.as_str())
+        .map(|b| &*b.text)
 }
 
 fn reason(s: &Snapshot, path: &Path) -> Option<&'static str> {

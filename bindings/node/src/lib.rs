@@ -20,6 +20,7 @@ use napi_derive::napi;
 
 /// How to set up a loader (all optional).
 #[napi(object)]
+#[derive(Clone)]
 pub struct LoaderOptions {
     /// The home root (default: the policy's candidates, `$LISA_HOME`, then
     /// `~/.lisa`).
@@ -219,6 +220,8 @@ impl Task for Call {
 #[napi(js_name = "NativeLoader")]
 pub struct NativeLoader {
     inner: Arc<lisa_context::Loader>,
+    /// The options it was made with, for the loaders of other homes.
+    options: Option<LoaderOptions>,
 }
 
 #[napi]
@@ -230,7 +233,36 @@ impl NativeLoader {
     /// not a directory.
     #[napi(constructor)]
     pub fn new(options: Option<LoaderOptions>) -> napi::Result<Self> {
+        Self::made(options, None)
+    }
+
+    /// A loader for `home` with this one's other options, in this one's
+    /// group (`LoaderBuilder::share`: one cache under this one's bounds,
+    /// each text held once, one budget of open directories): what a
+    /// `Loader` asked about many homes keeps per home.
+    #[napi]
+    pub fn for_home(&self, home: String) -> napi::Result<NativeLoader> {
+        let mut options = self.options.clone().unwrap_or(LoaderOptions {
+            home: None,
+            policy: None,
+            base_policy: None,
+            home_policy: None,
+            capacity: None,
+            cache_bytes: None,
+        });
+        options.home = Some(home);
+        Self::made(Some(options), Some(&self.inner))
+    }
+
+    fn made(
+        options: Option<LoaderOptions>,
+        group: Option<&lisa_context::Loader>,
+    ) -> napi::Result<Self> {
         let mut builder = lisa_context::Loader::builder();
+        if let Some(first) = group {
+            builder = builder.share(first);
+        }
+        let kept = options.clone();
         if let Some(o) = options {
             if let Some(home) = o.home {
                 builder = builder.home(home);
@@ -268,6 +300,7 @@ impl NativeLoader {
         match builder.build_lenient() {
             Ok(loader) => Ok(NativeLoader {
                 inner: Arc::new(loader),
+                options: kept,
             }),
             Err(e) => Err(constructor_error(e.wire_code(), error_chain(&e))),
         }
@@ -426,11 +459,7 @@ fn lisa_view(
     cwd: &std::path::Path,
     root: Option<&std::path::Path>,
 ) -> serde_json::Value {
-    let texts: Vec<&str> = s
-        .instruction_files
-        .iter()
-        .map(|b| b.text.as_str())
-        .collect();
+    let texts: Vec<&str> = s.instruction_files.iter().map(|b| &*b.text).collect();
     let mut skill_files = serde_json::Map::new();
     for skill in &s.skills {
         if let Ok(file) = loader.skill_in(cwd, root, &skill.name) {

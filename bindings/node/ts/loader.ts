@@ -130,7 +130,9 @@ export class Loader implements ContextSource {
 
   /**
    * The native loader for `options.home` (the own one when absent): one per
-   * home, made with this loader's options, at most `MAX_HOMES` kept.
+   * home, made with this loader's options, at most `MAX_HOMES` kept; all of
+   * them share the own loader's cache (its bounds), each text once, and one
+   * budget of open directories.
    */
   #for(options: PlaceOptions): Native.NativeLoader {
     const home = options.home;
@@ -141,7 +143,7 @@ export class Loader implements ContextSource {
       this.#homes.delete(key);
     } else {
       try {
-        loader = new native.NativeLoader({ ...this.#options, home: key });
+        loader = this.#native.forHome(key);
       } catch (e) {
         const body = parseNativeThrow(e);
         if (body) throw new LisaContextError(body.code, body.message, { cause: e });
@@ -165,7 +167,7 @@ export class Loader implements ContextSource {
 let noProjectDir: string | undefined;
 
 /** The most homes a `Loader` keeps a native loader for (least recently used dropped). */
-const MAX_HOMES = 256;
+const MAX_HOMES = 1024;
 
 function isDirectory(dir: string): boolean {
   try {
