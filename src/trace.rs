@@ -8,7 +8,7 @@
 //! later check decide, with one `stat` per path, that nothing changed.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, SystemTime};
 
 use xxhash_rust::xxh3::Xxh3;
@@ -40,7 +40,7 @@ impl Vouched {
 }
 
 /// One examined path.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct TraceEntry {
     /// Where the path was examined.
     pub(crate) place: Place,
@@ -86,8 +86,10 @@ fn kind_of(stamp: &Stamp) -> (u8, u32) {
 /// Everything a snapshot examined.
 #[derive(Debug)]
 pub(crate) struct Trace {
-    /// The entries, in the order examined.
-    pub(crate) entries: Vec<TraceEntry>,
+    /// The entries, in the order examined. Shared: a loader holds each
+    /// entry once, however many cached builds examined the same path and
+    /// found it the same (the levels above a repository's cwds, its skills).
+    pub(crate) entries: Vec<Arc<TraceEntry>>,
     /// When the examination started (for the racily-clean rule).
     pub(crate) started: SystemTime,
     /// Folders (per root, by its place code) seen to be real directories, not links,
@@ -137,12 +139,12 @@ impl Trace {
 
     /// Records a path.
     pub(crate) fn push(&mut self, place: Place, rel: &Path, stamp: Stamp, content: Option<&[u8]>) {
-        self.entries.push(TraceEntry {
+        self.entries.push(Arc::new(TraceEntry {
             place,
             rel: rel.to_path_buf(),
             stamp,
             content: content.map(xxhash_rust::xxh3::xxh3_128),
-        });
+        }));
     }
 
     /// Whether every traced path looks as it did (see
@@ -168,7 +170,7 @@ impl Trace {
     /// and as a marker's owner) is stamped once.
     pub(crate) fn still_matches(&self, roots: &RootSet) -> bool {
         let deepest = self.deepest_folder();
-        self.check(roots, self.entries.iter(), deepest)
+        self.check(roots, self.entries.iter().map(|e| &**e), deepest)
     }
 
     /// The deepest folder holding a traced path under a root (the cwd's

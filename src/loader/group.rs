@@ -9,6 +9,7 @@
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry as Slot;
+use std::hash::Hash;
 use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
@@ -21,6 +22,7 @@ use super::size;
 use super::watch::Watch;
 use crate::skills::Skill;
 use crate::snapshot::Built;
+use crate::trace::TraceEntry;
 use xxhash_rust::xxh3::xxh3_128;
 
 /// What a group of loaders shares.
@@ -46,6 +48,7 @@ impl Group {
                 max_bytes,
                 texts: Held::default(),
                 skills: Held::default(),
+                paths: Held::default(),
             }),
             next_owner: AtomicU64::new(0),
             #[cfg(target_os = "linux")]
@@ -83,6 +86,8 @@ struct Entry {
     texts: Vec<u128>,
     /// The shared skills it lists, by hash.
     skills: Vec<u128>,
+    /// The shared trace entries it holds, by hash.
+    paths: Vec<u128>,
 }
 
 /// The snapshot cache of a group.
@@ -101,6 +106,9 @@ pub(super) struct Cache {
     /// Skill records, each held once (the same skill listed by every cwd
     /// of a repository, and by every home).
     skills: Held<Skill>,
+    /// Trace entries, each held once (the levels above a repository's
+    /// cwds and its skills, examined by every build of the repository).
+    paths: Held<TraceEntry>,
 }
 
 impl Cache {
@@ -149,6 +157,16 @@ impl Cache {
                 skills.extend(self.skills.share(skill, hash, skill_weight));
             }
         }
+        let paths = built
+            .trace
+            .entries
+            .iter_mut()
+            .filter_map(|e| {
+                let mut h = xxhash_rust::xxh3::Xxh3::new();
+                e.hash(&mut h);
+                self.paths.share(e, h.digest128(), path_weight)
+            })
+            .collect();
         let weight = size::estimate_bytes(&built);
         let built = Arc::new(built);
         let entry = Entry {
@@ -156,6 +174,7 @@ impl Cache {
             weight,
             texts,
             skills,
+            paths,
         };
         self.bytes += weight;
         if let Some((_, old)) = self.map.push(key, entry) {
@@ -178,6 +197,9 @@ impl Cache {
         }
         for hash in entry.skills {
             self.skills.release(hash, skill_weight);
+        }
+        for hash in entry.paths {
+            self.paths.release(hash, path_weight);
         }
     }
 
@@ -215,8 +237,13 @@ impl Cache {
     /// What the group's cache weighs: its entries, and each shared part
     /// once.
     pub(super) fn bytes(&self) -> usize {
-        self.bytes + self.texts.bytes + self.skills.bytes
+        self.bytes + self.texts.bytes + self.skills.bytes + self.paths.bytes
     }
+}
+
+/// What a shared trace entry weighs.
+fn path_weight(e: &TraceEntry) -> usize {
+    size_of::<TraceEntry>() + e.rel.capacity()
 }
 
 /// What a shared text weighs.

@@ -37,9 +37,9 @@ pub(super) fn skill_bytes(k: &Skill) -> usize {
 }
 
 /// An estimate of the heap bytes a build holds (texts, paths, trace), for
-/// `Loader::cached_bytes`; its instruction texts and skills left out, since
-/// the cache holds each of them once for all its builds and weighs them
-/// there (a pointer per skill stays).
+/// `Loader::cached_bytes`; its instruction texts, skills and trace entries
+/// left out, since the cache holds each of them once for all its builds and
+/// weighs them there (a pointer per skill and per entry stays).
 pub(super) fn estimate_bytes(built: &Built) -> usize {
     let path = |p: &PathBuf| p.capacity();
     let s = &built.snapshot;
@@ -87,7 +87,6 @@ pub(super) fn estimate_bytes(built: &Built) -> usize {
         + built
             .trace
             .entries
-            .iter()
-            .map(|e| size_of_val(e) + e.rel.capacity())
-            .sum::<usize>()
+            .len()
+            * size_of::<std::sync::Arc<crate::trace::TraceEntry>>()
 }

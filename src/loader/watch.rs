@@ -185,7 +185,12 @@ impl Watch {
         drop(state);
         look.sort_unstable();
         look.dedup();
-        let clean = trace.entries_match(roots, look.iter().filter_map(|&i| trace.entries.get(i)));
+        let clean = trace.entries_match(
+            roots,
+            look.iter()
+                .filter_map(|&i| trace.entries.get(i))
+                .map(|e| &**e),
+        );
         // A path in a folder with news that has become a link (to nothing,
         // or to a file elsewhere) is watched through the wrong folder from
         // now on: the build is armed again, sorting it among the outside

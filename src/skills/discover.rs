@@ -588,7 +588,7 @@ pub(super) enum Step {
 /// What examining one folder gave.
 type Outcome = (
     Result<Found, (PathBuf, Reason)>,
-    Vec<TraceEntry>,
+    Vec<std::sync::Arc<TraceEntry>>,
     Vec<Warning>,
 );
 
