@@ -77,17 +77,11 @@ impl Group {
     }
 }
 
-/// A cached build, its weight, and the shared texts and skills it holds.
+/// A cached build and its weight.
 struct Entry {
     built: Arc<Built>,
     /// What `size::estimate_bytes` weighed, the shared parts left out.
     weight: usize,
-    /// The shared texts its blocks hold, by hash (one per block that shares).
-    texts: Vec<u128>,
-    /// The shared skills it lists, by hash.
-    skills: Vec<u128>,
-    /// The shared trace entries it holds, by hash.
-    paths: Vec<u128>,
 }
 
 /// The snapshot cache of a group.
@@ -138,43 +132,27 @@ impl Cache {
         }
     }
 
-    /// Keeps `built` for `key` (its texts shared with the builds already
-    /// kept), evicting the least recently used entries past the entry
-    /// count or the bytes; the build as kept.
+    /// Keeps `built` for `key` (its texts, skills and trace entries shared
+    /// with the builds already kept), evicting the least recently used
+    /// entries past the entry count or the bytes; the build as kept.
     pub(super) fn insert(&mut self, key: Key, mut built: Built) -> Arc<Built> {
         // A fresh build's snapshot has no other holder yet.
-        let (mut texts, mut skills) = (Vec::new(), Vec::new());
         if let Some(snapshot) = Arc::get_mut(&mut built.snapshot) {
             for block in &mut snapshot.instruction_files {
-                if block.text.is_empty() {
-                    continue;
-                }
-                let hash = xxh3_128(block.text.as_bytes());
-                texts.extend(self.texts.share(&mut block.text, hash, text_weight));
+                self.texts.share(&mut block.text, text_hash, text_weight);
             }
             for skill in &mut snapshot.skills {
-                let hash = skill_hash(skill);
-                skills.extend(self.skills.share(skill, hash, skill_weight));
+                self.skills.share(skill, skill_hash, skill_weight);
             }
         }
-        let paths = built
-            .trace
-            .entries
-            .iter_mut()
-            .filter_map(|e| {
-                let mut h = xxhash_rust::xxh3::Xxh3::new();
-                e.hash(&mut h);
-                self.paths.share(e, h.digest128(), path_weight)
-            })
-            .collect();
+        for e in &mut built.trace.entries {
+            self.paths.share(e, path_hash, path_weight);
+        }
         let weight = size::estimate_bytes(&built);
         let built = Arc::new(built);
         let entry = Entry {
             built: Arc::clone(&built),
             weight,
-            texts,
-            skills,
-            paths,
         };
         self.bytes += weight;
         if let Some((_, old)) = self.map.push(key, entry) {
@@ -189,17 +167,20 @@ impl Cache {
         built
     }
 
-    /// Forgets an entry: its weight, and its holds on the shared parts.
+    /// Forgets an entry: its weight, and its holds on the shared parts (the
+    /// hashes computed again: a cached build is evicted once, and keeping
+    /// them would cost every entry more than computing them costs once).
     fn release(&mut self, entry: Entry) {
         self.bytes = self.bytes.saturating_sub(entry.weight);
-        for hash in entry.texts {
-            self.texts.release(hash, text_weight);
+        let built = &entry.built;
+        for block in &built.snapshot.instruction_files {
+            self.texts.release(&block.text, text_hash, text_weight);
         }
-        for hash in entry.skills {
-            self.skills.release(hash, skill_weight);
+        for skill in &built.snapshot.skills {
+            self.skills.release(skill, skill_hash, skill_weight);
         }
-        for hash in entry.paths {
-            self.paths.release(hash, path_weight);
+        for e in &built.trace.entries {
+            self.paths.release(e, path_hash, path_weight);
         }
     }
 
@@ -251,6 +232,18 @@ fn text_weight(text: &str) -> usize {
     text.len()
 }
 
+/// A text's hash.
+fn text_hash(text: &str) -> u128 {
+    xxh3_128(text.as_bytes())
+}
+
+/// A trace entry's hash.
+fn path_hash(e: &TraceEntry) -> u128 {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    e.hash(&mut h);
+    h.digest128()
+}
+
 /// What a shared skill weighs.
 fn skill_weight(skill: &Skill) -> usize {
     size::skill_bytes(skill)
@@ -300,35 +293,32 @@ const HELD_OVERHEAD: usize = 64;
 impl<T: ?Sized + PartialEq> Held<T> {
     /// Replaces `value` with the shared copy of an equal value (kept now
     /// when there is none), `hash` telling values apart and `weight`
-    /// weighing one; the hash the entry holds it by. Two values with one
-    /// hash that differ are simply not shared.
-    fn share(
-        &mut self,
-        value: &mut Arc<T>,
-        hash: u128,
-        weight: impl Fn(&T) -> usize,
-    ) -> Option<u128> {
-        match self.map.entry(hash) {
+    /// weighing one. Two values with one hash that differ are simply not
+    /// shared (the later one stays its own).
+    fn share(&mut self, value: &mut Arc<T>, hash: fn(&T) -> u128, weight: fn(&T) -> usize) {
+        match self.map.entry(hash(value)) {
             Slot::Occupied(mut slot) => {
                 let (shared, holds) = slot.get_mut();
-                if **shared != **value {
-                    return None;
+                if **shared == **value {
+                    *value = Arc::clone(shared);
+                    *holds += 1;
                 }
-                *value = Arc::clone(shared);
-                *holds += 1;
             }
             Slot::Vacant(slot) => {
                 self.bytes += weight(value) + HELD_OVERHEAD;
                 slot.insert((Arc::clone(value), 1));
             }
         }
-        Some(hash)
     }
 
-    /// Gives up one hold on the value `hash`; the last one drops it.
-    fn release(&mut self, hash: u128, weight: impl Fn(&T) -> usize) {
-        if let Slot::Occupied(mut slot) = self.map.entry(hash) {
-            let (value, holds) = slot.get_mut();
+    /// Gives up a kept build's hold on `value` (nothing when it is not the
+    /// copy held: it was never shared); the last hold drops it.
+    fn release(&mut self, value: &Arc<T>, hash: fn(&T) -> u128, weight: fn(&T) -> usize) {
+        if let Slot::Occupied(mut slot) = self.map.entry(hash(value)) {
+            let (shared, holds) = slot.get_mut();
+            if !Arc::ptr_eq(shared, value) {
+                return;
+            }
             *holds -= 1;
             if *holds == 0 {
                 self.bytes = self.bytes.saturating_sub(weight(value) + HELD_OVERHEAD);

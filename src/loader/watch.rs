@@ -72,14 +72,14 @@ impl std::fmt::Debug for Watch {
 struct State {
     watcher: Watcher,
     /// Watch descriptor to folder, and folder to (descriptor, users).
-    by_wd: HashMap<i32, PathBuf>,
-    by_dir: HashMap<PathBuf, (i32, usize)>,
+    by_wd: HashMap<i32, Arc<Path>>,
+    by_dir: HashMap<Arc<Path>, (i32, usize)>,
     /// Events counted so far (the clock the records below use).
     seq: u64,
     /// Before this, nothing can be trusted: every build is swept again.
     epoch: u64,
     /// (seq, folder) of every entry event, oldest first, at most MAX_LOG.
-    log: std::collections::VecDeque<(u64, PathBuf)>,
+    log: std::collections::VecDeque<(u64, Arc<Path>)>,
     /// The sequence number of the oldest record ever dropped from `log`.
     log_floor: u64,
     /// The armed builds.
@@ -87,15 +87,20 @@ struct State {
     /// A watch could not be added for want of room (the per-user limits):
     /// some builds are checked by the sweep.
     limited: bool,
+    /// How many armed builds make arming look for the dead ones.
+    sweep_at: usize,
 }
+
+/// The fewest armed builds that make arming look for dead ones.
+const MIN_SWEEP: usize = 64;
 
 /// A build with its folders watched.
 struct Armed {
     built: Weak<Built>,
     /// Every folder it watches.
-    dirs: Vec<PathBuf>,
+    dirs: Vec<Arc<Path>>,
     /// Traced paths inside a root, by the absolute folder holding them.
-    by_dir: HashMap<PathBuf, Vec<usize>>,
+    by_dir: HashMap<Arc<Path>, Vec<usize>>,
     /// The traced paths outside the roots: stat'ed at every check.
     outside: Vec<usize>,
     /// When it was last found clean (a `seq`).
@@ -117,6 +122,7 @@ impl Watch {
                 log_floor: 0,
                 builds: HashMap::new(),
                 limited: false,
+                sweep_at: MIN_SWEEP,
             }),
         })
     }
@@ -176,8 +182,8 @@ impl Watch {
         let mut seen: HashSet<&Path> = HashSet::new();
         let from = state.log.partition_point(|(seq, _)| *seq <= armed.clean_at);
         for (_, dir) in state.log.range(from..) {
-            if seen.insert(dir.as_path())
-                && let Some(ix) = armed.by_dir.get(dir)
+            if seen.insert(&**dir)
+                && let Some(ix) = armed.by_dir.get(&**dir)
             {
                 look.extend_from_slice(ix);
             }
@@ -263,6 +269,20 @@ impl State {
         }
     }
 
+    /// Disarms the builds no longer held by any cache.
+    fn drop_dead(&mut self) {
+        let dead: Vec<Key> = self
+            .builds
+            .iter()
+            .filter(|(_, a)| a.built.strong_count() == 0)
+            .map(|(k, _)| k.clone())
+            .collect();
+        for k in dead {
+            self.disarm(&k);
+        }
+        self.sweep_at = (2 * self.builds.len()).max(MIN_SWEEP);
+    }
+
     /// Drops the build armed under `key`, and the watches only it used.
     fn disarm(&mut self, key: &Key) {
         let Some(armed) = self.builds.remove(key) else {
@@ -288,15 +308,11 @@ impl State {
     /// Watches every folder `built` needs, or none (`None`: this build
     /// is checked by sweeping).
     fn arm(&mut self, built: &Arc<Built>, roots: &RootSet) -> Option<Armed> {
-        // Builds no longer cached give their watches back first.
-        let dead: Vec<Key> = self
-            .builds
-            .iter()
-            .filter(|(_, a)| a.built.strong_count() == 0)
-            .map(|(k, _)| k.clone())
-            .collect();
-        for k in dead {
-            self.disarm(&k);
+        // Builds no longer cached give their watches back first: looked
+        // for once the armed builds have doubled since the last look, so
+        // that arming stays linear however many builds are armed.
+        if self.builds.len() >= self.sweep_at {
+            self.drop_dead();
         }
         let trace = &built.trace;
         let mut by_dir: HashMap<PathBuf, Vec<usize>> = HashMap::new();
@@ -347,19 +363,28 @@ impl State {
             .filter_map(|id| roots.get(id).map(|r| r.path.clone()))
             .collect();
         if self.by_dir.len() + dirs.len() > MAX_WATCHES {
-            return None;
+            // Dead builds may still hold watches: give them back first.
+            self.drop_dead();
+            if self.by_dir.len() + dirs.len() > MAX_WATCHES {
+                return None;
+            }
         }
         let mut added = Vec::new();
         for dir in dirs {
-            if let Some((_, users)) = self.by_dir.get_mut(&dir) {
-                *users += 1;
-                added.push(dir);
+            // One copy of a folder's path for every build watching it.
+            if let Some((shared, _)) = self.by_dir.get_key_value(dir.as_path()) {
+                let shared = Arc::clone(shared);
+                if let Some((_, users)) = self.by_dir.get_mut(dir.as_path()) {
+                    *users += 1;
+                }
+                added.push(shared);
                 continue;
             }
             match self.watcher.add(&dir) {
                 Ok(wd) => {
-                    self.by_wd.insert(wd, dir.clone());
-                    self.by_dir.insert(dir.clone(), (wd, 1));
+                    let dir: Arc<Path> = Arc::from(dir);
+                    self.by_wd.insert(wd, Arc::clone(&dir));
+                    self.by_dir.insert(Arc::clone(&dir), (wd, 1));
                     added.push(dir);
                 }
                 // Not there (yet), below the root: its nearest folder above
@@ -380,6 +405,18 @@ impl State {
                 }
             }
         }
+        // The folders' paths as the watches hold them (a folder not there
+        // yet has a copy of its own).
+        let by_dir = by_dir
+            .into_iter()
+            .map(|(dir, ix)| {
+                let dir = match self.by_dir.get_key_value(dir.as_path()) {
+                    Some((shared, _)) => Arc::clone(shared),
+                    None => Arc::from(dir),
+                };
+                (dir, ix)
+            })
+            .collect();
         Some(Armed {
             built: Arc::downgrade(built),
             dirs: added,
