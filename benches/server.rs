@@ -13,7 +13,8 @@
 //!
 //! Run on demand: `cargo bench --bench server` (about a minute after the
 //! build, most of it writing the tree). `LISA_BENCH_SESSIONS=N` scales it
-//! (N cwds, N/100 repositories, N/10 homes). `cargo test --benches` runs it
+//! (N cwds, N/100 repositories, N/10 homes; `LISA_BENCH_HOMES` sets the
+//! homes). `cargo test --benches` runs it
 //! with 200 sessions and prints no figures.
 #![allow(
     clippy::disallowed_methods,
@@ -103,7 +104,11 @@ fn world(sessions: usize) -> World {
     let tmp = tempfile::tempdir().expect("tempdir");
     let mut rng = Lcg(0x5e4e_7e41);
     let repos = (sessions / 100).max(1);
-    let homes_n = (sessions / 10).max(1);
+    let homes_n = std::env::var("LISA_BENCH_HOMES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(sessions / 10)
+        .max(1);
     let homes: Vec<PathBuf> = (0..homes_n)
         .map(|i| {
             let home = tmp.path().join("homes").join(format!("user{i:04}"));
@@ -138,7 +143,7 @@ fn group(homes: &[PathBuf], sessions: usize) -> Vec<Loader> {
         .home(&homes[0])
         .env(|_| None)
         .racy_window(Duration::ZERO)
-        .capacity(sessions.max(1))
+        .capacity(sessions + 200)
         .cache_bytes(Loader::MAX_CACHE_BYTES)
         // A root handle for every home and repository in use, as
         // `serve --handle-budget` is advised to be set.
@@ -241,6 +246,35 @@ fn main() {
     }
     let watching = counting::live() - base - drawn_bytes - held;
     let rss_held = vm_rss_kib();
+
+    // What one more cwd costs when its blocks are all in the cache already:
+    // a new user (home) in the group, in the folders of 100 sessions held.
+    let newcomer = w.homes[0].with_file_name("newcomer");
+    std::fs::create_dir_all(&newcomer).unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    let extra = Loader::builder()
+        .home(&newcomer)
+        .env(|_| None)
+        .racy_window(Duration::ZERO)
+        .share(&loaders[0])
+        .build()
+        .expect("loader")
+        .watched();
+    extra.snapshot(&w.sessions[0].1).expect("snapshot");
+    let before = counting::live();
+    let mut extra_prompts = 0usize;
+    let picked: Vec<&PathBuf> = w
+        .sessions
+        .iter()
+        .step_by(n / 100)
+        .skip(1)
+        .map(|(_, c)| c)
+        .take(100)
+        .collect();
+    for cwd in &picked {
+        extra_prompts += extra.snapshot(cwd).expect("snapshot").prompt.len();
+    }
+    let marginal = counting::live() - before;
     counting::stop();
     // The small server: the first SMALL sessions, in a group of their own.
     let small_homes: Vec<PathBuf> = w.sessions[..SMALL]
@@ -290,6 +324,7 @@ fn main() {
         }
     }
     let limited = loaders.iter().any(Loader::watch_limited);
+    drop(extra);
     drop(small);
     drop(loaders);
 
@@ -315,6 +350,13 @@ fn main() {
         watching as f64 / 1024.0 / n as f64,
         mib(estimate as f64),
         100.0 * estimate as f64 / (held - empty) as f64
+    );
+    println!(
+        "MEMORY server: a cwd whose blocks are all held already (one more user in {} folders held): {:.1} KiB of prompt, {:.1} KiB more (RATIO to its prompt {:.2}x)",
+        picked.len(),
+        extra_prompts as f64 / 1024.0 / picked.len() as f64,
+        (marginal - extra_prompts as isize) as f64 / 1024.0 / picked.len() as f64,
+        marginal as f64 / extra_prompts as f64
     );
     if let (Some(a), Some(b)) = (rss_before, rss_held) {
         println!(

@@ -163,6 +163,14 @@ pub(crate) struct Built {
     pub(crate) trace: Trace,
 }
 
+/// The skills as the snapshot holds them, in a list of their own size (a
+/// `collect` would keep the records' larger buffer for the pointers).
+fn shared_skills(skills: Vec<Skill>) -> Vec<Arc<Skill>> {
+    let mut out = Vec::with_capacity(skills.len());
+    out.extend(skills.into_iter().map(Arc::new));
+    out
+}
+
 /// Builds a snapshot with the roots already opened, remembering parsed skill
 /// frontmatter in `cache`. A shortage of file descriptors met on the way is
 /// an error: what was read then does not describe the files.
@@ -300,7 +308,7 @@ fn build_inner(
         scoped_rules: sel.scoped,
         rule_matcher: sel.rule_matcher,
         budget: sel.budget,
-        skills: set.skills.into_iter().map(Arc::new).collect(),
+        skills: shared_skills(set.skills),
         shadowed_project_skills: set.shadowed,
         rejected_skills: set.rejected,
         hidden_project_skills: set.hidden_project,
