@@ -231,3 +231,57 @@ fn homes_outside_below_a_link_or_unasked_are_refused() {
     assert_eq!(code(&responses[0]), "home-refused");
     assert!(!t.b.join("context-nonce.key").exists());
 }
+
+#[test]
+fn a_server_keeping_one_home_and_two_snapshots_still_answers_each_home_as_fresh() {
+    let t = tree();
+    let repo = s(&t.repo);
+    let tight = [
+        "--homes-under",
+        s(&t.homes),
+        "--jobs",
+        "1",
+        "--homes-max",
+        "1",
+        "--cache-entries",
+        "2",
+        "--handle-budget",
+        "2",
+    ];
+    let order: [Option<&Path>; 7] = [
+        Some(&t.a),
+        Some(&t.b),
+        Some(&t.a),
+        None,
+        Some(&t.b),
+        Some(&t.a),
+        None,
+    ];
+    let requests: Vec<Value> = order
+        .iter()
+        .enumerate()
+        .map(|(id, home)| {
+            let mut r = json!({ "id": id, "op": "snapshot", "cwd": repo });
+            if let Some(h) = home {
+                r["home"] = json!(s(h));
+            }
+            r
+        })
+        .collect();
+    let responses = serve(&t.own, &tight, &requests);
+    assert_eq!(responses.len(), order.len());
+    for (id, home) in order.iter().enumerate() {
+        let home = home.unwrap_or(&t.own);
+        let fresh: Value =
+            serde_json::from_str(&cli(home, &["snapshot", "--cwd", repo, "--format", "json"]))
+                .unwrap();
+        let got = &responses[id]["snapshot"];
+        assert_eq!(got["prompt"], fresh["prompt"], "request {id}");
+        assert_eq!(got["fingerprint"], fresh["fingerprint"], "request {id}");
+    }
+    // Out of range: a usage error.
+    for bad in [["--homes-max", "0"], ["--handle-budget", "0"]] {
+        let out = Command::new(BIN).arg("serve").args(bad).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+    }
+}
