@@ -3,7 +3,6 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
-
 use std::time::Duration;
 
 use lru::LruCache;

@@ -1,7 +1,8 @@
 //! What the loaders of one server share (`LoaderBuilder::share`): one
 //! snapshot cache under one bound of entries and bytes, the instruction
-//! texts held once however many cached builds show them, and one inotify
-//! watch. A loader alone is a group of one.
+//! texts, skill records and trace entries held once however many cached
+//! builds show them, and one inotify watch. A loader alone is a group of
+//! one.
 //!
 //! Every cached build is keyed by its loader's number in the group as well
 //! as by (cwd, root), so two homes never answer from each other's builds;
