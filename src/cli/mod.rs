@@ -161,9 +161,11 @@ enum Command {
         /// Lay the home's context-policy.toml over each surveyed policy.
         #[arg(long)]
         with_home_policy: bool,
-        /// Output format (json: `schema/cli.schema.json`, `Survey`).
-        #[arg(long, value_enum, default_value_t = Format::Text)]
-        format: Format,
+        /// Output format (json: `schema/cli.schema.json`, `Survey`; sarif:
+        /// a SARIF 2.1.0 log for code scanning, one rule per kind of
+        /// problem, paths relative to the repository root).
+        #[arg(long, value_enum, default_value_t = SurveyFormat::Text)]
+        format: SurveyFormat,
         /// `warnings`: exit 1 when a problem was found (for CI).
         #[arg(long, value_enum, value_name = "WHAT")]
         deny: Option<Deny>,
@@ -329,6 +331,14 @@ enum Deny {
 enum Format {
     Text,
     Json,
+}
+
+/// `survey`'s output formats: those of every table, and SARIF.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum SurveyFormat {
+    Text,
+    Json,
+    Sarif,
 }
 
 /// Parses the arguments and runs the command.
@@ -752,22 +762,32 @@ fn dispatch(cli: Cli) -> miette::Result<u8> {
                 policies.clone()
             };
             let mut snapshots = Vec::new();
+            // One group: the policies share parsed frontmatter, the
+            // trace entries and texts they meet alike, and the handles.
+            let mut first: Option<Loader> = None;
             for name in &names {
                 let mut b = Loader::builder()
                     .shipped_policy(name.clone())
                     .home_policy(*with_home_policy)
-                    .capacity(1);
+                    .capacity(names.len().max(1));
                 if let Some(home) = &cli.home {
                     b = b.home(absolute(home));
                 }
+                if let Some(first) = &first {
+                    b = b.share(first);
+                }
                 let loader = b.build()?;
                 snapshots.push((name.clone(), loader.snapshot_in(&cwd, root.as_deref())?));
+                first.get_or_insert(loader);
             }
             let survey = lisa_context::protocol::Survey::of(&cwd, &snapshots);
+            let encoded = |v: Result<String, serde_json::Error>| {
+                v.map_err(|e| miette::miette!("cannot encode the survey: {e}"))
+            };
             let text = match format {
-                Format::Text => explain::survey_table(&survey),
-                Format::Json => json::pretty(&survey)
-                    .map_err(|e| miette::miette!("cannot encode the survey: {e}"))?,
+                SurveyFormat::Text => explain::survey_table(&survey),
+                SurveyFormat::Json => encoded(json::pretty(&survey))?,
+                SurveyFormat::Sarif => encoded(json::pretty(&survey.sarif()))?,
             };
             write_out(&mut out, text.as_bytes())?;
             Ok(if deny.is_some() && !survey.problems.is_empty() {

@@ -12,12 +12,15 @@
 //! fields it does not know.
 
 mod outputs;
+mod sarif;
 #[cfg(feature = "schema")]
 mod schema;
 mod wire;
 
 pub use crate::error::ErrorCode;
-pub use outputs::{ExplainRow, Explanation, SkillList, Survey, SurveyProblem, SurveyedPolicy};
+pub use outputs::{
+    ExplainRow, Explanation, SURVEY_PROBLEM_KINDS, SkillList, Survey, SurveyProblem, SurveyedPolicy,
+};
 #[cfg(feature = "schema")]
 pub use schema::schemas;
 pub use wire::{

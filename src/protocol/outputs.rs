@@ -164,6 +164,48 @@ pub struct SurveyedPolicy {
     pub prompt_bytes: usize,
 }
 
+/// The kinds of problem a survey reports, in the order it lists them: the
+/// kind, what it means (for a repository's author), and its SARIF level.
+/// The survey, its documentation and its SARIF rules are all read from
+/// here.
+pub const SURVEY_PROBLEM_KINDS: [(&str, &str, &str); 5] = [
+    (
+        "budget-clip",
+        "A harness's instruction budget cuts this file: its model sees only the start.",
+        "warning",
+    ),
+    (
+        "hidden-text",
+        "The file holds text a person reading it does not see (invisible or \
+         bidirectional characters, HTML comments), which a model reads.",
+        "warning",
+    ),
+    (
+        "rejected-skill",
+        "A harness refuses this skill (an impostor, a missing or invalid \
+         frontmatter, a link leaving the repository).",
+        "warning",
+    ),
+    (
+        "read-by-some",
+        "Some harnesses read this instruction file and others ignore it.",
+        "note",
+    ),
+    (
+        "import-failed",
+        "An @import in this file is not followed by a harness that imports.",
+        "warning",
+    ),
+];
+
+/// Where `kind` stands in [`SURVEY_PROBLEM_KINDS`].
+fn kind_order(kind: &str) -> usize {
+    SURVEY_PROBLEM_KINDS
+        .iter()
+        .position(|(k, ..)| *k == kind)
+        .unwrap_or(SURVEY_PROBLEM_KINDS.len())
+}
+
 /// One problem of a survey.
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -203,16 +245,15 @@ impl Survey {
         let mut problems = Vec::new();
         // Per (kind, path, message): the policies it holds for.
         let mut grouped: BTreeMap<(usize, String, String, String), Vec<String>> = BTreeMap::new();
-        let mut note = |order: usize, kind: &str, path: String, message: String, policy: &str| {
+        let mut note = |kind: &str, path: String, message: String, policy: &str| {
             grouped
-                .entry((order, kind.to_string(), path, message))
+                .entry((kind_order(kind), kind.to_string(), path, message))
                 .or_default()
                 .push(policy.to_string());
         };
         for (name, s) in snapshots {
             for b in s.instruction_files.iter().filter(|b| b.budget_cut) {
                 note(
-                    0,
                     "budget-clip",
                     lossy(&b.path),
                     format!(
@@ -224,7 +265,6 @@ impl Survey {
             }
             for h in &s.hidden_text {
                 note(
-                    1,
                     "hidden-text",
                     lossy(&h.path),
                     format!(
@@ -238,7 +278,6 @@ impl Survey {
             }
             for r in &s.rejected_skills {
                 note(
-                    2,
                     "rejected-skill",
                     lossy(&r.path),
                     format!("refused: {}", r.reason.as_str()),
@@ -248,7 +287,6 @@ impl Survey {
             for i in s.imports.iter().filter(|i| i.reason.is_some()) {
                 let reason = i.reason.map(|r| r.as_str()).unwrap_or_default();
                 note(
-                    4,
                     "import-failed",
                     lossy(&i.from),
                     format!("@{} is not followed: {reason}", i.spec),
@@ -277,7 +315,7 @@ impl Survey {
                     .collect();
                 grouped.insert(
                     (
-                        3,
+                        kind_order("read-by-some"),
                         "read-by-some".into(),
                         path,
                         format!("not read by {}", others.join(", ")),

@@ -476,6 +476,71 @@ fn survey_compares_the_harnesses_and_names_the_problems() {
         value["policies"].as_array().map(Vec::len),
         Some(lisa_context::policy::SHIPPED_NAMES.len())
     );
+    // SARIF 2.1.0, valid against the standard's schema: one rule per
+    // declared kind, one result per problem, paths relative to the root.
+    let sarif = run(&[&base[..], &["--format", "sarif"]].concat(), &[]);
+    assert!(sarif.status.success(), "{sarif:?}");
+    let log: serde_json::Value = serde_json::from_slice(&sarif.stdout).unwrap();
+    crate::validate::sarif(&log);
+    // The check bites: a wrong version, a result without a message.
+    let mut wrong = log.clone();
+    wrong["version"] = serde_json::json!("2.2.0");
+    assert!(!crate::validate::is_sarif(&wrong));
+    let mut wrong = log.clone();
+    wrong["runs"][0]["results"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("message");
+    assert!(!crate::validate::is_sarif(&wrong));
+    let run0 = &log["runs"][0];
+    let rules: Vec<&str> = run0["tool"]["driver"]["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    let declared: Vec<&str> = lisa_context::protocol::SURVEY_PROBLEM_KINDS
+        .iter()
+        .map(|(kind, ..)| *kind)
+        .collect();
+    assert_eq!(rules, declared);
+    // The manual's list of kinds is the declared one, in its order.
+    let doc =
+        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/cli.md")).unwrap();
+    let section = doc
+        .split("## Audit your repository")
+        .nth(1)
+        .and_then(|s| s.split("\n## ").next())
+        .unwrap();
+    let documented: Vec<&str> = section
+        .lines()
+        .filter_map(|l| l.strip_prefix("* `")?.split('`').next())
+        .collect();
+    assert_eq!(documented, declared, "docs/cli.md, Audit your repository");
+    let results = run0["results"].as_array().unwrap();
+    assert_eq!(
+        results.len(),
+        value["problems"].as_array().map_or(0, Vec::len)
+    );
+    assert!(!results.is_empty());
+    for r in results {
+        let id = r["ruleId"].as_str().unwrap();
+        assert_eq!(rules[r["ruleIndex"].as_u64().unwrap() as usize], id);
+        let at = &r["locations"][0]["physicalLocation"]["artifactLocation"];
+        if at["uriBaseId"] == "SRCROOT" {
+            assert!(!at["uri"].as_str().unwrap().starts_with('/'), "{r}");
+        }
+    }
+    assert!(results.iter().any(|r| r["ruleId"] == "budget-clip"
+        && r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "AGENTS.md"));
+    let root_uri = run0["originalUriBaseIds"]["SRCROOT"]["uri"]
+        .as_str()
+        .unwrap();
+    assert!(
+        root_uri.starts_with("file:///") && root_uri.ends_with('/'),
+        "{root_uri}"
+    );
+
     let only = run(&[&base[..], &["--policies", "lisa,gemini"]].concat(), &[]);
     assert!(!text_of(&only).lines().any(|l| l.starts_with("codex")));
     let denied = run(&[&base[..], &["--deny", "warnings"]].concat(), &[]);

@@ -55,6 +55,36 @@ pub fn cli(instance: &Value) {
     );
 }
 
+/// Checks a SARIF log (`survey --format sarif`) against the SARIF 2.1.0
+/// schema vendored in `tests/vendor/sarif/`.
+pub fn sarif(instance: &Value) {
+    check(sarif_validator(), "SARIF log", instance);
+}
+
+/// Whether `instance` is a valid SARIF 2.1.0 log (for the tests that show
+/// the check bites).
+pub fn is_sarif(instance: &Value) -> bool {
+    sarif_validator().is_valid(instance)
+}
+
+fn sarif_validator() -> &'static jsonschema::Validator {
+    static V: OnceLock<jsonschema::Validator> = OnceLock::new();
+    V.get_or_init(|| {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/vendor/sarif/sarif-2.1.0-rtm.5.json");
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        // One pattern (a language tag) is written for ECMA-262's regular
+        // expressions, where a `]` with no `[` is a literal; the validator's
+        // engine wants it escaped. The same pattern, escaped here.
+        let ecma = r#""^[a-zA-Z]{2}|^[a-zA-Z]{2}-[a-zA-Z]{2}]?$""#;
+        assert!(text.contains(ecma), "the vendored schema changed");
+        let text = text.replace(ecma, r#""^[a-zA-Z]{2}|^[a-zA-Z]{2}-[a-zA-Z]{2}\\]?$""#);
+        let schema: Value = serde_json::from_str(&text).unwrap();
+        jsonschema::validator_for(&schema).unwrap_or_else(|e| panic!("SARIF schema: {e}"))
+    })
+}
+
 /// Checks one response line of `serve`.
 pub fn response(instance: &Value) {
     static V: OnceLock<jsonschema::Validator> = OnceLock::new();
