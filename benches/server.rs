@@ -70,33 +70,12 @@ fn skill(rng: &mut Lcg, folder: &Path, name: &str) {
 fn repo(base: &Path, index: usize, rng: &mut Lcg) -> Vec<PathBuf> {
     let root = base.join(format!("repo{index:03}"));
     std::fs::create_dir_all(root.join(".git")).unwrap();
-    let mut chain = Vec::new();
-    let mut sides = Vec::new();
-    let mut dir = root.clone();
-    for level in 0..LEVELS {
-        if level > 0 {
-            dir.push(format!("{}{level:02}", WORDS[rng.below(WORDS.len())]));
-            std::fs::create_dir(&dir).unwrap();
-        }
-        std::fs::write(dir.join("AGENTS.md"), text(rng, 800, 1200)).unwrap();
-        if level % 4 == 2 {
-            std::fs::write(dir.join("CLAUDE.md"), text(rng, 800, 1200)).unwrap();
-        }
-        for k in 0..SIDES {
-            let side = dir.join(format!("side{k}"));
-            std::fs::create_dir(&side).unwrap();
-            if k % 2 == 0 {
-                std::fs::write(side.join("AGENTS.md"), text(rng, 800, 1200)).unwrap();
-            }
-            sides.push(side);
-        }
-        chain.push(dir.clone());
-    }
+    let (mut chain, sides) = chain_with_sides(&root, rng, LEVELS, SIDES);
     for i in 0..REPO_SKILLS {
         let name = format!("{}-{i:02}", WORDS[rng.below(WORDS.len())]);
         skill(rng, &root.join(".lisa/skills").join(&name), &name);
     }
-    chain.extend(sides);
+    chain.extend(sides.into_iter().flatten());
     chain
 }
 

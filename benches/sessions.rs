@@ -61,30 +61,7 @@ struct Session {
 fn repo(base: &Path, index: usize, rng: &mut Lcg) -> Repo {
     let root = base.join(format!("repo{index:02}"));
     std::fs::create_dir_all(root.join(".git")).unwrap();
-    let mut chain = Vec::new();
-    let mut sides = Vec::new();
-    let mut dir = root.clone();
-    for level in 0..LEVELS {
-        if level > 0 {
-            dir.push(format!("{}{level:02}", WORDS[rng.below(WORDS.len())]));
-            std::fs::create_dir(&dir).unwrap();
-        }
-        std::fs::write(dir.join("AGENTS.md"), text(rng, 800, 1200)).unwrap();
-        if level % 4 == 2 {
-            std::fs::write(dir.join("CLAUDE.md"), text(rng, 800, 1200)).unwrap();
-        }
-        let mut here = Vec::new();
-        for k in 0..SIDES {
-            let side = dir.join(format!("side{k}"));
-            std::fs::create_dir(&side).unwrap();
-            if k % 2 == 0 {
-                std::fs::write(side.join("AGENTS.md"), text(rng, 800, 1200)).unwrap();
-            }
-            here.push(side);
-        }
-        chain.push(dir.clone());
-        sides.push(here);
-    }
+    let (chain, sides) = chain_with_sides(&root, rng, LEVELS, SIDES);
     let source = root.join(".lisa/skills");
     std::fs::create_dir_all(&source).unwrap();
     let mut skill_files = Vec::new();

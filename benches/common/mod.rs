@@ -162,6 +162,44 @@ pub fn text(rng: &mut Lcg, lo: usize, hi: usize) -> String {
     out
 }
 
+/// A repository's chain of `levels` folders from `root` down (named from
+/// [`WORDS`]), an AGENTS.md at every level and a CLAUDE.md at every fourth
+/// from the third, and `sides` side folders off each level (the even ones
+/// with an AGENTS.md): the chain folders, root first, and each level's
+/// side folders. `root` must exist.
+pub fn chain_with_sides(
+    root: &std::path::Path,
+    rng: &mut Lcg,
+    levels: usize,
+    sides: usize,
+) -> (Vec<std::path::PathBuf>, Vec<Vec<std::path::PathBuf>>) {
+    let mut chain = Vec::new();
+    let mut all_sides = Vec::new();
+    let mut dir = root.to_path_buf();
+    for level in 0..levels {
+        if level > 0 {
+            dir.push(format!("{}{level:02}", WORDS[rng.below(WORDS.len())]));
+            std::fs::create_dir(&dir).unwrap();
+        }
+        std::fs::write(dir.join("AGENTS.md"), text(rng, 800, 1200)).unwrap();
+        if level % 4 == 2 {
+            std::fs::write(dir.join("CLAUDE.md"), text(rng, 800, 1200)).unwrap();
+        }
+        let mut here = Vec::new();
+        for k in 0..sides {
+            let side = dir.join(format!("side{k}"));
+            std::fs::create_dir(&side).unwrap();
+            if k % 2 == 0 {
+                std::fs::write(side.join("AGENTS.md"), text(rng, 800, 1200)).unwrap();
+            }
+            here.push(side);
+        }
+        chain.push(dir.clone());
+        all_sides.push(here);
+    }
+    (chain, all_sides)
+}
+
 /// `read()` syscalls this process has made so far, when /proc says.
 pub fn read_syscalls() -> Option<u64> {
     let io = std::fs::read_to_string("/proc/self/io").ok()?;

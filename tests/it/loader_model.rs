@@ -316,6 +316,19 @@ const OTHER_POLICIES: &[&str] = &[
      import-depth = 2\nimport-root = \"marker\"\nscoped-rules = true\nskip-larger-than = 12\n",
 ];
 
+/// The built-in policy with `OTHER_POLICIES[which]` laid over it.
+fn other_policy(which: usize) -> Policy {
+    Policy::from_sources(&[
+        lisa_context::policy::PolicySource::builtin(),
+        lisa_context::policy::PolicySource::from_text(
+            lisa_context::policy::Layer::CommandLine,
+            "model.toml",
+            OTHER_POLICIES[which],
+        ),
+    ])
+    .unwrap()
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
 
@@ -327,15 +340,7 @@ proptest! {
         steps in proptest::collection::vec(proptest::collection::vec(change(), 1..3), 1..8)
     ) {
         let tree = tree();
-        let policy = Policy::from_sources(&[
-            lisa_context::policy::PolicySource::builtin(),
-            lisa_context::policy::PolicySource::from_text(
-                lisa_context::policy::Layer::CommandLine,
-                "model.toml",
-                OTHER_POLICIES[which],
-            ),
-        ])
-        .unwrap();
+        let policy = other_policy(which);
         let loader = Loader::builder()
             .policy(policy.clone())
             .home(tree.home.clone())
@@ -421,15 +426,7 @@ proptest! {
         fs::create_dir_all(&other_home).unwrap();
         fs::write(other_home.join("AGENTS.md"), "the other home's rules").unwrap();
         let first_policy = Policy::builtin().unwrap();
-        let second_policy = Policy::from_sources(&[
-            lisa_context::policy::PolicySource::builtin(),
-            lisa_context::policy::PolicySource::from_text(
-                lisa_context::policy::Layer::CommandLine,
-                "model.toml",
-                OTHER_POLICIES[which],
-            ),
-        ])
-        .unwrap();
+        let second_policy = other_policy(which);
         let first = Loader::builder()
             .policy(first_policy.clone())
             .home(tree.home.clone())
