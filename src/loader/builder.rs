@@ -218,7 +218,8 @@ impl LoaderBuilder {
     ///   [`capacity`](Self::capacity) and [`cache_bytes`](Self::cache_bytes)
     ///   of the group's first loader; this builder's are not used), the
     ///   least recently used build going first whichever loader made it;
-    /// * each instruction text once, however many cached builds show it;
+    /// * each instruction text, skill record and trace entry once, however
+    ///   many cached builds show it;
     /// * parsed frontmatter, by content (a parse depends on the bytes and
     ///   the reading alone);
     /// * one budget of open directories ([`handle_budget`](Self::handle_budget)

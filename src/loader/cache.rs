@@ -200,11 +200,12 @@ impl Loader {
     }
 
     /// Makes this loader one of a group: its root handles, its snapshot
-    /// cache (and the cache's bounds), its texts held once, its parsed
-    /// frontmatter and, once watched, its watch.
+    /// cache (and the cache's bounds), the texts, skills and trace entries
+    /// it holds once, its parsed frontmatter and, once watched, its watch.
     pub(super) fn join(mut self, membership: Option<Membership>) -> Self {
         if let Some(m) = membership {
-            self.group.lock().leave(self.owner);
+            // The group this loader was made with holds nothing yet: it
+            // goes with its last reference.
             self.group = m.group;
             self.owner = self.group.join();
             self.handles = m.handles;

@@ -198,8 +198,9 @@ pub const SURVEY_PROBLEM_KINDS: [(&str, &str, &str); 5] = [
     ),
 ];
 
-/// Where `kind` stands in [`SURVEY_PROBLEM_KINDS`].
-fn kind_order(kind: &str) -> usize {
+/// Where `kind` stands in [`SURVEY_PROBLEM_KINDS`] (past the end for a
+/// kind not declared).
+pub(super) fn kind_order(kind: &str) -> usize {
     SURVEY_PROBLEM_KINDS
         .iter()
         .position(|(k, ..)| *k == kind)

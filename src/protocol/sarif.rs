@@ -10,7 +10,7 @@ use std::path::Path;
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde_json::{Value, json};
 
-use super::outputs::{SURVEY_PROBLEM_KINDS, Survey};
+use super::outputs::{SURVEY_PROBLEM_KINDS, Survey, kind_order};
 
 /// What a path segment of a URI may hold as it is (RFC 3986 unreserved
 /// characters and `/`); everything else is percent-encoded.
@@ -57,11 +57,10 @@ impl Survey {
             .problems
             .iter()
             .map(|p| {
-                let (index, level) = SURVEY_PROBLEM_KINDS
-                    .iter()
-                    .enumerate()
-                    .find(|(_, (kind, ..))| *kind == p.kind)
-                    .map_or((0, "warning"), |(i, (_, _, level))| (i, *level));
+                let index = kind_order(&p.kind);
+                let level = SURVEY_PROBLEM_KINDS
+                    .get(index)
+                    .map_or("warning", |(_, _, level)| level);
                 json!({
                     "ruleId": p.kind,
                     "ruleIndex": index,

@@ -8,10 +8,7 @@ use std::path::{Path, PathBuf};
 use lisa_context::policy::Policy;
 use lisa_context::{BootstrapError, Loader, build};
 
-fn write(path: &Path, text: &str) {
-    fs::create_dir_all(path.parent().unwrap()).unwrap();
-    fs::write(path, text).unwrap();
-}
+use crate::support::write_file;
 
 /// `n` repositories, each with an AGENTS.md of about 3 KiB of its own text.
 fn repos(base: &Path, n: usize) -> Vec<PathBuf> {
@@ -19,7 +16,7 @@ fn repos(base: &Path, n: usize) -> Vec<PathBuf> {
         .map(|i| {
             let repo = base.join(format!("repo-{i}"));
             fs::create_dir_all(repo.join(".git")).unwrap();
-            write(
+            write_file(
                 &repo.join("AGENTS.md"),
                 &format!("rule {i}: {}\n", "x".repeat(3000)),
             );
@@ -32,7 +29,7 @@ fn repos(base: &Path, n: usize) -> Vec<PathBuf> {
 fn the_cache_stays_under_its_bytes_and_answers_as_fresh_builds() {
     let tmp = tempfile::tempdir().unwrap();
     let home = tmp.path().join("home");
-    write(&home.join("AGENTS.md"), "home rule");
+    write_file(&home.join("AGENTS.md"), "home rule");
     let repos = repos(tmp.path(), 40);
     let bound = Loader::MIN_CACHE_BYTES;
     let loader = Loader::builder()

@@ -9,19 +9,14 @@ use std::time::Duration;
 
 use lisa_context::Loader;
 
-use crate::support::next_timestamp_tick;
-
-fn write(path: &Path, text: &str) {
-    fs::create_dir_all(path.parent().unwrap()).unwrap();
-    fs::write(path, text).unwrap();
-}
+use crate::support::{next_timestamp_tick, write_file};
 
 /// `n` homes below `base/homes`, each with an AGENTS.md of its own.
 fn homes(base: &Path, n: usize) -> Vec<PathBuf> {
     (0..n)
         .map(|i| {
             let home = base.join("homes").join(format!("user-{i:03}"));
-            write(&home.join("AGENTS.md"), &format!("home {i} rules"));
+            write_file(&home.join("AGENTS.md"), &format!("home {i} rules"));
             home
         })
         .collect()
@@ -31,11 +26,11 @@ fn homes(base: &Path, n: usize) -> Vec<PathBuf> {
 fn repo(base: &Path, name: &str, bytes: usize) -> PathBuf {
     let repo = base.join(name);
     fs::create_dir_all(repo.join(".git")).unwrap();
-    write(
+    write_file(
         &repo.join("AGENTS.md"),
         &format!("{name} rules {}", "r".repeat(bytes)),
     );
-    write(
+    write_file(
         &repo.join("pkg/AGENTS.md"),
         &format!("{name} package rules"),
     );
@@ -59,7 +54,7 @@ fn two_hundred_watched_homes_share_one_inotify_instance_and_each_text_once() {
     let tmp = tempfile::tempdir().unwrap();
     let homes = homes(tmp.path(), 200);
     let repo = repo(tmp.path(), "repo", 4000);
-    write(
+    write_file(
         &repo.join(".lisa/skills/deploy/SKILL.md"),
         "---\nname: deploy\ndescription: Ships the service.\n---\nSteps.",
     );
@@ -97,7 +92,7 @@ fn two_hundred_watched_homes_share_one_inotify_instance_and_each_text_once() {
     }
     // One edit is seen by every home, through the one watch.
     next_timestamp_tick(&repo);
-    write(&repo.join("pkg/AGENTS.md"), "edited package rules");
+    write_file(&repo.join("pkg/AGENTS.md"), "edited package rules");
     for (i, l) in loaders.iter().enumerate() {
         let now = l.snapshot(&cwd).unwrap();
         assert!(now.prompt.contains("edited package rules"), "loader {i}");
@@ -199,7 +194,7 @@ fn a_policy_reload_in_one_home_keeps_the_other_homes_builds() {
     first.snapshot(&repo).unwrap();
     assert_eq!(first.group_cached_entries(), 2);
     next_timestamp_tick(&homes[0]);
-    write(
+    write_file(
         &homes[0].join("context-policy.toml"),
         "version = 1\n[instructions]\nbudget-bytes = 5\n",
     );

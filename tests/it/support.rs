@@ -115,6 +115,12 @@ impl World {
     }
 }
 
+/// Writes `text` to `path` (absolute), its folders created.
+pub fn write_file(path: &Path, text: &str) {
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(path, text).unwrap();
+}
+
 /// The built-in policy with `text` laid over it as a layer named `name`.
 pub fn layered(layer: Layer, name: &str, text: impl Into<String>) -> Policy {
     Policy::from_sources(&[

@@ -20,7 +20,7 @@ use napi_derive::napi;
 
 /// How to set up a loader (all optional).
 #[napi(object)]
-#[derive(Clone)]
+#[derive(Clone, Default)]
 pub struct LoaderOptions {
     /// The home root (default: the policy's candidates, `$LISA_HOME`, then
     /// `~/.lisa`).
@@ -242,14 +242,7 @@ impl NativeLoader {
     /// `Loader` asked about many homes keeps per home.
     #[napi]
     pub fn for_home(&self, home: String) -> napi::Result<NativeLoader> {
-        let mut options = self.options.clone().unwrap_or(LoaderOptions {
-            home: None,
-            policy: None,
-            base_policy: None,
-            home_policy: None,
-            capacity: None,
-            cache_bytes: None,
-        });
+        let mut options = self.options.clone().unwrap_or_default();
         options.home = Some(home);
         Self::made(Some(options), Some(&self.inner))
     }
