@@ -7,7 +7,7 @@ use std::io::{self, BufRead, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
-use lisa_context::protocol::{ErrorCode, Hello, Request, TrustDiff, error_chain};
+use lisa_context::protocol::{ErrorCode, Hello, Request, TrustDiff, error_chain, plain_report};
 use lisa_context::{BootstrapError, Loader, SnapshotError, TrustError};
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -99,19 +99,6 @@ fn snapshot_error(id: &Id, e: &SnapshotError) -> Response {
         }
     }
     Response::new(id, json!({ "error": body }))
-}
-
-/// A diagnostic rendered as plain text, spans and help included, without
-/// colour or terminal sequences (a JSON client shows it as it is).
-fn plain_report(diagnostic: &dyn miette::Diagnostic) -> String {
-    let handler = miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::none())
-        .with_links(false)
-        .with_width(100);
-    let mut out = String::new();
-    match handler.render_report(&mut out, diagnostic) {
-        Ok(()) => out,
-        Err(_) => diagnostic.to_string(),
-    }
 }
 
 /// The homes a server answers for: its own (the requests that name none),

@@ -24,6 +24,6 @@ pub use outputs::{
 #[cfg(feature = "schema")]
 pub use schema::schemas;
 pub use wire::{
-    Hello, POLICIES, PROTOCOL_VERSION, PendingItem, PolicyProblem, Request, TrustDiff, error_chain,
-    policy_problems,
+    ErrorReport, Hello, POLICIES, PROTOCOL_VERSION, PendingItem, PolicyProblem, Request, TrustDiff,
+    error_chain, plain_report, policy_problems,
 };

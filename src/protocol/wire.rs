@@ -172,6 +172,58 @@ pub fn policy_problems(e: &crate::error::SnapshotError) -> Vec<PolicyProblem> {
         .collect()
 }
 
+/// A diagnostic rendered as plain text, spans and help included, without
+/// colour or terminal sequences: what a JSON client or a binding shows as it
+/// is (`policy-invalid`'s message).
+pub fn plain_report(diagnostic: &dyn miette::Diagnostic) -> String {
+    let handler = miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::none())
+        .with_links(false)
+        .with_width(100);
+    let mut out = String::new();
+    match handler.render_report(&mut out, diagnostic) {
+        Ok(()) => out,
+        Err(_) => diagnostic.to_string(),
+    }
+}
+
+/// An error as a front end (the bindings, `serve`) reports it: its stable
+/// code and one message, the whole diagnostic for `policy-invalid` and the
+/// chain of causes otherwise.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ErrorReport {
+    /// The code (`error.code` on the wire, the bindings' exception code).
+    pub code: ErrorCode,
+    /// What to show.
+    pub message: String,
+}
+
+impl ErrorReport {
+    /// The report of a snapshot error.
+    pub fn of_snapshot(e: &crate::error::SnapshotError) -> Self {
+        let message = match e {
+            crate::error::SnapshotError::PolicyInvalid(failure) => plain_report(failure),
+            _ => error_chain(e),
+        };
+        ErrorReport {
+            code: ErrorCode::of(e),
+            message,
+        }
+    }
+
+    /// The report of a trust error (a snapshot error inside it as
+    /// [`of_snapshot`](Self::of_snapshot) gives it).
+    pub fn of_trust(e: &crate::review::TrustError) -> Self {
+        match e {
+            crate::review::TrustError::Snapshot(inner) => Self::of_snapshot(inner),
+            other => ErrorReport {
+                code: ErrorCode::of_trust(other),
+                message: error_chain(other),
+            },
+        }
+    }
+}
+
 /// An error and the errors it wraps, as one line: `outer: inner: …`.
 pub fn error_chain(e: &dyn std::error::Error) -> String {
     let mut message = e.to_string();

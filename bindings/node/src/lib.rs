@@ -12,7 +12,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use lisa_context::protocol::{ErrorCode, Hello, TrustDiff, error_chain};
+use lisa_context::protocol::{ErrorCode, ErrorReport, Hello, TrustDiff, error_chain};
 use lisa_context::{SnapshotError, TrustError};
 use napi::bindgen_prelude::AsyncTask;
 use napi::{Env, Task};
@@ -65,19 +65,6 @@ fn whole_in_range(name: &str, value: f64, max: usize) -> napi::Result<usize> {
     }
 }
 
-/// A diagnostic as plain text, spans and help included, without colour or
-/// terminal sequences: what `serve` sends for `policy-invalid`.
-fn plain_report(diagnostic: &dyn miette::Diagnostic) -> String {
-    let handler = miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::none())
-        .with_links(false)
-        .with_width(100);
-    let mut out = String::new();
-    match handler.render_report(&mut out, diagnostic) {
-        Ok(()) => out,
-        Err(_) => diagnostic.to_string(),
-    }
-}
-
 /// The result of one call: `value` (JSON text, or absent for "nothing",
 /// e.g. an unchanged `refresh`), or `code` and `message`.
 #[napi(object)]
@@ -116,19 +103,15 @@ impl Outcome {
     }
 
     fn snapshot_error(e: &SnapshotError) -> Self {
-        match e {
-            SnapshotError::PolicyInvalid(failure) => {
-                Outcome::error(ErrorCode::PolicyInvalid, plain_report(failure))
-            }
-            _ => Outcome::error(ErrorCode::of(e), error_chain(e)),
-        }
+        Outcome::report(ErrorReport::of_snapshot(e))
     }
 
     fn trust_error(e: &TrustError) -> Self {
-        match e {
-            TrustError::Snapshot(e) => Outcome::snapshot_error(e),
-            other => Outcome::error(ErrorCode::of_trust(other), error_chain(other)),
-        }
+        Outcome::report(ErrorReport::of_trust(e))
+    }
+
+    fn report(r: ErrorReport) -> Self {
+        Outcome::error(r.code, r.message)
     }
 }
 
