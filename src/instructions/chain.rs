@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use globset::GlobMatcher;
 
-use crate::policy::{ChainOrder, Names, PathOrder, Policy};
+use crate::policy::{ChainOrder, Names, PathOrder, Policy, SourceLevels};
 use crate::sandbox::Place;
 use crate::sandbox::{Root, Roots};
 use crate::trace::Trace;
@@ -294,7 +294,13 @@ pub(crate) fn candidates(policy: &Policy, roots: &Roots, trace: &mut Trace) -> V
         );
     }
     let level_names = names(&ins.level_files, &ins.extra_level_files);
-    places.levels(&roots.cwd_rel, &level_names, &|_| false, false);
+    // The levels read: down to the cwd, or the root alone, or the cwd alone.
+    let (to, skip): (&Path, &dyn Fn(&Path) -> bool) = match ins.levels {
+        SourceLevels::EveryLevel => (&roots.cwd_rel, &|_| false),
+        SourceLevels::Root => (Path::new(""), &|_| false),
+        SourceLevels::Cwd => (&roots.cwd_rel, &|dir| dir != roots.cwd_rel),
+    };
+    places.levels(to, &level_names, skip, false);
     if !ins.fallback_level_files.is_empty()
         && !any_present(policy, roots, &places.out[first_project..], places.trace)
     {
@@ -304,7 +310,7 @@ pub(crate) fn candidates(policy: &Policy, roots: &Roots, trace: &mut Trace) -> V
             .iter()
             .map(|n| n.get_ref().as_str())
             .collect();
-        places.levels(&roots.cwd_rel, &fallback, &|_| false, false);
+        places.levels(to, &fallback, skip, false);
     }
     let mut out = places.out;
     order(policy, &mut out[first_project..]);
@@ -324,7 +330,9 @@ pub(crate) fn below(
     trace: &mut Trace,
 ) -> Vec<Candidate> {
     let ins = &policy.instructions;
-    if !target.starts_with(&roots.cwd_rel) {
+    // One level read (the root's or the cwd's): no walk for an access to
+    // extend.
+    if !target.starts_with(&roots.cwd_rel) || ins.levels != SourceLevels::EveryLevel {
         return Vec::new();
     }
     let level_names = names(&ins.level_files, &ins.extra_level_files);

@@ -433,6 +433,13 @@ section! {
         /// Glob patterns over repository-relative directory paths (`""` is the
         /// root itself) whose level is not read, e.g. `"**/node_modules/**"`.
         exclude_levels: Names => "exclude-levels" where globs(),
+        /// Which of the repository's levels `level-files` (and
+        /// `fallback-level-files`) are read at: `every-level` (the root,
+        /// then each folder down to the cwd), `root` (the repository root
+        /// only: Zed, Cline) or `cwd` (the cwd only). Under `root` and
+        /// `cwd`, an access loads no level files (there is no walk to
+        /// extend); scoped rules still load on access.
+        levels: SourceLevels => "levels",
         /// Fold a file whose trimmed text equals a block already kept.
         dedup_by_content: bool => "dedup-by-content",
         /// Skip files whose text is only whitespace (white space as `trim`
@@ -1091,7 +1098,8 @@ impl NamedRoot {
 }
 
 words! {
-    /// Where in the repository a skill source's path is looked for.
+    /// Where in the repository a skill source's path, or the level files
+    /// (`instructions.levels`), are looked for.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
     pub enum SourceLevels {
         /// Relative to its root only.

@@ -320,3 +320,73 @@ fn the_command_line_takes_a_shipped_name() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("no policy named `codx`"), "{err}");
 }
+
+/// `instructions.levels`: the root alone (Zed, Cline), the cwd alone, or
+/// every level; the fallback names follow the same levels, and an access
+/// under `root` loads no level file.
+#[test]
+fn levels_read_the_root_alone_the_cwd_alone_or_every_level() {
+    let w = World::new();
+    for dir in ["repo", "repo/a", "repo/a/b", "repo/a/b/c"] {
+        w.write(&format!("{dir}/AGENTS.md"), &format!("{dir}\n"));
+    }
+    w.write("repo/a/b/c/x.txt", "x\n");
+    let each = |levels: &str| {
+        let s = snapshot(
+            &w,
+            "lisa",
+            &format!(
+                "[instructions]\nhome-files = []\nlevel-files = [\"AGENTS.md\"]\nlevels = \"{levels}\"\non-access = true\n"
+            ),
+            "repo/a/b",
+        );
+        files(&w, &s)
+            .into_iter()
+            .map(|(p, _)| p)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        each("every-level"),
+        ["repo/AGENTS.md", "repo/a/AGENTS.md", "repo/a/b/AGENTS.md"]
+    );
+    assert_eq!(each("root"), ["repo/AGENTS.md"]);
+    assert_eq!(each("cwd"), ["repo/a/b/AGENTS.md"]);
+
+    // The fallback names stand in at the root only.
+    fs::remove_file(w.path("repo/AGENTS.md")).unwrap();
+    w.write("repo/.clinerules", "cline root\n");
+    w.write("repo/a/.clinerules", "cline a\n");
+    let s = snapshot(
+        &w,
+        "lisa",
+        "[instructions]\nhome-files = []\nlevel-files = [\"AGENTS.md\"]\nlevels = \"root\"\nfallback-level-files = [\".clinerules\"]\n",
+        "repo/a/b",
+    );
+    assert_eq!(files(&w, &s), [("repo/.clinerules".to_string(), 10)]);
+
+    // An access under `root` adds no level file; under `every-level` it does.
+    let access = |levels: &str| {
+        let file = w.path("policy-access.toml");
+        fs::write(
+            &file,
+            format!("version = 1\n[instructions]\nhome-files = []\nlevel-files = [\"AGENTS.md\"]\nlevels = \"{levels}\"\non-access = true\n"),
+        )
+        .unwrap();
+        let home = w.home.clone();
+        let loader = Loader::builder()
+            .shipped_policy("lisa")
+            .policy_file(&file)
+            .env(move |k| (k == "HOME").then(|| home.clone().into_os_string()))
+            .build()
+            .unwrap();
+        let a = loader
+            .access_named("s", &w.path("repo/a/b"), None, &w.path("repo/a/b/c/x.txt"))
+            .unwrap();
+        a.instruction_files
+            .iter()
+            .map(|b| w.rel(&b.path))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(access("every-level"), ["repo/a/b/c/AGENTS.md"]);
+    assert!(access("root").is_empty());
+}
