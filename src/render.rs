@@ -9,7 +9,7 @@
 //! the nonce, is prefixed with the policy's `forged-line-prefix`, so no file
 //! line can pass for a boundary even to a reader that ignores the nonce.
 
-use crate::instructions::Block;
+use crate::instructions::{Activation, Block, RuleFile};
 use crate::policy::Policy;
 use crate::skills::Skill;
 use crate::vocab::origin::Origin;
@@ -21,7 +21,13 @@ use crate::vocab::unicode::as_seen;
 /// `sandbox::home_key`), so a file cannot carry the real marker; the same
 /// key and content give the same nonce, so the prompt stays byte-stable
 /// while nothing changes.
-pub(crate) fn nonce(key: &[u8; 32], policy: &Policy, blocks: &[Block], skills: &[Skill]) -> String {
+pub(crate) fn nonce(
+    key: &[u8; 32],
+    policy: &Policy,
+    blocks: &[Block],
+    skills: &[Skill],
+    rules: &[RuleFile],
+) -> String {
     // The fields are laid end to end first and hashed in one call: BLAKE3
     // takes a long input a chunk at a time at vector speed, where hundreds
     // of small updates (two per skill) each pay its buffering.
@@ -47,6 +53,11 @@ pub(crate) fn nonce(key: &[u8; 32], policy: &Policy, blocks: &[Block], skills: &
     for s in skills {
         field(s.name.as_bytes());
         field(s.description.as_bytes());
+    }
+    for r in rules.iter().filter(|r| r.mode == Activation::Listed) {
+        field(r.path.as_os_str().as_encoded_bytes());
+        field(r.name.as_bytes());
+        field(r.description.as_deref().unwrap_or("").as_bytes());
     }
     let digest = blake3::keyed_hash(key, &input);
     digest.as_bytes()[..8]
@@ -129,6 +140,7 @@ pub(crate) fn render(
     blocks: &[Block],
     skills: &[Skill],
     hidden_project: usize,
+    rules: &[RuleFile],
     unapproved: usize,
 ) -> (String, usize) {
     let t = &policy.templates;
@@ -197,6 +209,39 @@ pub(crate) fn render(
             t.more_skills
                 .fill_into(&mut out, &[("count", &hidden_project.to_string())]);
             out.push('\n');
+        }
+    }
+    // The listed rules: name, description and path, for the agent to read
+    // the one that applies.
+    let listed_rules: Vec<&RuleFile> = rules
+        .iter()
+        .filter(|r| r.mode == Activation::Listed)
+        .collect();
+    if !listed_rules.is_empty() {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        t.rules_heading
+            .fill_into(&mut out, &[("count", &listed_rules.len().to_string())]);
+        out.push('\n');
+        let label = t.project_skill_label.fill(&[]);
+        let cap = usize::try_from(policy.skills.project_description_chars).unwrap_or(usize::MAX);
+        for r in listed_rules {
+            let one_line = collapse_whitespace(r.description.as_deref().unwrap_or(""));
+            let (description, label) = match r.origin {
+                Origin::Home => (one_line, ""),
+                Origin::Project | Origin::Ancestor => (cut_chars(&one_line, cap), label.as_str()),
+            };
+            let path = crate::vocab::paths::for_prompt(&r.path);
+            let entry = t.rule_entry.fill(&[
+                ("name", &collapse_whitespace(&r.name)),
+                ("description", &description),
+                ("label", label),
+                ("origin", r.origin.as_str()),
+                ("path", &path),
+            ]);
+            let entry = crate::vocab::text::normalize_line_breaks(entry);
+            guard.push_text(&mut out, &entry);
         }
     }
     // Under a pinned policy: how many project items were left out, and

@@ -5,7 +5,7 @@
 
 pub use crate::hidden::{HiddenFinding, HiddenReport};
 pub use crate::instructions::{
-    Block, Budget, Considered, Deduped, Import, ScopedRule, Skipped, Status,
+    Activation, Block, Budget, Considered, Deduped, Import, RuleFile, ScopedRule, Skipped, Status,
 };
 pub use crate::skills::{Frontmatter, FrontmatterError, Rejected, Shadowed, Skill};
 pub use crate::vocab::origin::Origin;
@@ -63,6 +63,11 @@ pub struct Snapshot {
     /// Rules scoped to some paths (`instructions.scoped-rules`), left out
     /// of the prompt until a matching path is accessed.
     pub scoped_rules: Vec<ScopedRule>,
+    /// The rule files (`[rules]`) in read order, each with its mode and
+    /// why: `always` ones are blocks of the chain, `on-access` ones are in
+    /// `scopedRules` too, `listed` ones are listed in the prompt by name
+    /// and description, `manual` ones are left out.
+    pub rules: Vec<RuleFile>,
     /// The scoped rules' globs, compiled once for this build (an access
     /// only matches against them).
     #[serde(skip)]
@@ -259,13 +264,14 @@ fn build_inner(
     let mut hidden_text = sel.hidden;
     hidden_text.extend(set.hidden);
     let key = nonce_key(policy, &roots, &mut trace);
-    let nonce = render::nonce(&key, policy, &sel.blocks, &set.skills);
+    let nonce = render::nonce(&key, policy, &sel.blocks, &set.skills, &sel.rules);
     let (mut prompt, instructions_end) = render::render(
         policy,
         &nonce,
         &sel.blocks,
         &set.skills,
         set.hidden_project,
+        &sel.rules,
         unapproved.len(),
     );
     prompt.shrink_to_fit();
@@ -306,6 +312,7 @@ fn build_inner(
         skipped: sel.skipped,
         imports: sel.imports,
         scoped_rules: sel.scoped,
+        rules: sel.rules,
         rule_matcher: sel.rule_matcher,
         budget: sel.budget,
         skills: shared_skills(set.skills),

@@ -162,6 +162,19 @@ pub fn explanation(s: &Snapshot, policy: Option<&Policy>) -> Explanation {
             format!("loaded on access to {}", globs.join(", ")),
         ));
     }
+    // Each rule's mode, and which frontmatter key gave it.
+    for r in &s.rules {
+        rows.push(
+            ExplainRow::new(
+                format!("rule {}", r.mode.as_str()),
+                r.origin.as_str(),
+                abs(&r.path),
+                roots.shown(&r.path, Some(r.origin)),
+                format!("{}: {}", terminal_safe(&r.name), terminal_safe(&r.why)),
+            )
+            .with_key("rules.files"),
+        );
+    }
     for k in &s.skills {
         let why = match (k.listed, k.executable) {
             (false, _) => "won its name; not listed (project skill cap)".to_string(),

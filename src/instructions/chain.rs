@@ -42,6 +42,18 @@ pub(crate) struct Candidate {
     /// Loaded because a path was accessed: a scoped rule is read as any
     /// file then.
     pub(crate) on_access: bool,
+    /// How many leading components of `rel` are the folder it was found
+    /// in (a level, the home root): the rest is its name there.
+    pub(crate) at: usize,
+}
+
+impl Candidate {
+    /// The path relative to the folder it was found in, `/`-separated:
+    /// what `rules.files` globs are matched against.
+    pub(crate) fn name_in_place(&self) -> String {
+        let name: PathBuf = self.rel.components().skip(self.at).collect();
+        slash_path(&name)
+    }
 }
 
 /// A place's names: the policy's list, then the extra names it does not
@@ -116,6 +128,7 @@ impl Places<'_> {
         let Some(root) = self.roots.set.get(id) else {
             return;
         };
+        let at = dir.components().count();
         let mut add = |rel: PathBuf| {
             self.out.push(Candidate {
                 root: id,
@@ -125,6 +138,7 @@ impl Places<'_> {
                 rel,
                 excluded,
                 on_access: false,
+                at,
             });
         };
         for name in names {

@@ -22,5 +22,5 @@ mod select;
 
 pub use imports::Import;
 pub use records::{Block, Budget, Considered, Deduped, Skipped, Status};
-pub use rules::ScopedRule;
+pub use rules::{Activation, RuleFile, ScopedRule};
 pub(crate) use select::{select, select_within};

@@ -49,10 +49,9 @@ struct RuleMeta {
     paths: Option<Globs>,
 }
 
-/// The `paths:` globs of a file's frontmatter (a `---` block at its very
-/// start), when it has any. A frontmatter that does not parse, or without
-/// `paths`, makes an ordinary file.
-pub(crate) fn scope_of(text: &str) -> Option<Vec<String>> {
+/// The text of a file's frontmatter: the block between a `---` line at the
+/// very start of the file and the next `---` line, when there is one.
+pub(crate) fn frontmatter_of(text: &str) -> Option<&str> {
     let rest = text.strip_prefix("---\n")?;
     let end = if rest.starts_with("---\n") || rest == "---" {
         0
@@ -61,7 +60,14 @@ pub(crate) fn scope_of(text: &str) -> Option<Vec<String>> {
             .map(|e| e + 1)
             .or_else(|| rest.ends_with("\n---").then(|| rest.len() - 3))?
     };
-    let meta: RuleMeta = serde_saphyr::from_str(&rest[..end]).ok()?;
+    Some(&rest[..end])
+}
+
+/// The `paths:` globs of a file's frontmatter (a `---` block at its very
+/// start), when it has any. A frontmatter that does not parse, or without
+/// `paths`, makes an ordinary file.
+pub(crate) fn scope_of(text: &str) -> Option<Vec<String>> {
+    let meta: RuleMeta = serde_saphyr::from_str(frontmatter_of(text)?).ok()?;
     let globs = match meta.paths? {
         Globs::One(g) => vec![g],
         Globs::Many(gs) => gs,
@@ -72,6 +78,241 @@ pub(crate) fn scope_of(text: &str) -> Option<Vec<String>> {
         .filter(|g| !g.is_empty())
         .collect();
     (!globs.is_empty()).then_some(globs)
+}
+
+/// When a rule (`[rules]`) applies: what its frontmatter says, read as the
+/// policy declares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, strum::IntoStaticStr)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
+#[non_exhaustive]
+pub enum Activation {
+    /// A block of the chain, in every prompt.
+    Always,
+    /// Loaded when a touched path matches one of its globs (also listed in
+    /// `scopedRules`).
+    OnAccess,
+    /// Listed in the prompt by name and description; the agent reads it
+    /// when it wants it.
+    Listed,
+    /// Not in the prompt: loaded only when the user names it.
+    Manual,
+}
+
+impl Activation {
+    /// The kebab-case word of the JSON.
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+}
+
+/// A rule file (`[rules]`) and the mode its frontmatter gave it.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct RuleFile {
+    /// The rule's file.
+    #[serde(serialize_with = "crate::vocab::paths::lossy")]
+    pub path: PathBuf,
+    /// Home or project.
+    pub origin: Origin,
+    /// Its mode.
+    pub mode: Activation,
+    /// Its name: the frontmatter's `rules.name-key`, else the file name
+    /// without its extension.
+    pub name: String,
+    /// Its description (`rules.description-key`), when it has one.
+    pub description: Option<String>,
+    /// Its globs (`rules.globs-keys`, `rules.globs-prefix` applied), as
+    /// matched against repository-relative paths.
+    pub globs: Vec<String>,
+    /// Why this mode, in words: which key decided (`alwaysApply: true`,
+    /// `trigger: glob`, `globs`, `no mode key, a description`...).
+    pub why: String,
+}
+
+/// A frontmatter value as the policy's keys read it.
+type Meta = serde_json::Map<String, serde_json::Value>;
+
+/// The first of `keys` present in `meta`, with its key.
+fn first_present<'m>(
+    meta: &'m Meta,
+    keys: &'m [String],
+) -> Option<(&'m str, &'m serde_json::Value)> {
+    keys.iter()
+        .find_map(|k| meta.get(k.as_str()).map(|v| (k.as_str(), v)))
+}
+
+/// Globs from a list of strings, or from one string of comma-separated
+/// globs (a comma inside `{...}` stays in its glob: `*.{ts,tsx}`).
+fn globs_of(value: &serde_json::Value) -> Vec<String> {
+    let parts: Vec<String> = match value {
+        serde_json::Value::String(s) => split_commas(s),
+        serde_json::Value::Array(items) => items
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect(),
+        _ => Vec::new(),
+    };
+    parts
+        .into_iter()
+        .map(|g| g.trim().to_string())
+        .filter(|g| !g.is_empty())
+        .collect()
+}
+
+/// `s` split at the commas outside braces.
+fn split_commas(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut depth = 0usize;
+    let mut start = 0;
+    for (i, c) in s.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                out.push(s[start..i].to_string());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(s[start..].to_string());
+    out
+}
+
+/// A scalar as text (a description or name written as a number stays as
+/// written by YAML's reading).
+fn text_of(value: &serde_json::Value) -> Option<String> {
+    match value {
+        serde_json::Value::String(s) => Some(s.trim().to_string()),
+        serde_json::Value::Number(n) => Some(n.to_string()),
+        serde_json::Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+    .filter(|s| !s.is_empty())
+}
+
+/// The mode of the rule file `path` whose text is `text`, under `rules`.
+///
+/// The order in which the keys decide: the `mode-key` word (unknown words
+/// and `on-access` without globs give `manual`); then `always-key` true
+/// (`always`); then globs (`on-access`); then, with `always-key` false, or
+/// with neither key present, `absent` (by the description, or one mode).
+pub(crate) fn activation(
+    rules: &crate::policy::Rules,
+    text: &str,
+    path: &std::path::Path,
+    origin: Origin,
+) -> RuleFile {
+    use crate::policy::{RuleAbsent, RuleMode};
+    let meta: Meta = frontmatter_of(text)
+        .and_then(|fm| serde_saphyr::from_str::<serde_json::Value>(fm).ok())
+        .and_then(|v| match v {
+            serde_json::Value::Object(m) => Some(m),
+            _ => None,
+        })
+        .unwrap_or_default();
+    let key = |k: &String| (!k.is_empty()).then(|| meta.get(k.as_str())).flatten();
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name = key(&rules.name_key).and_then(text_of).unwrap_or(stem);
+    let description = key(&rules.description_key).and_then(text_of);
+    let keys: Vec<String> = rules
+        .globs_keys
+        .iter()
+        .map(|k| k.get_ref().clone())
+        .collect();
+    let found_globs = first_present(&meta, &keys);
+    let prefix = rules.globs_prefix.as_str();
+    let globs: Vec<String> = found_globs
+        .map(|(_, v)| globs_of(v))
+        .unwrap_or_default()
+        .into_iter()
+        .map(|g| {
+            if prefix.is_empty() || g.starts_with(prefix) {
+                g
+            } else {
+                format!("{prefix}{g}")
+            }
+        })
+        .collect();
+    let globs_word = found_globs.map_or("globs", |(k, _)| k).to_string();
+    let in_list = |list: &crate::policy::Names, w: &str| list.iter().any(|x| x.get_ref() == w);
+    let (mode, why) = 'decide: {
+        if let Some(word) = key(&rules.mode_key) {
+            let shown = text_of(word).unwrap_or_default();
+            let k = &rules.mode_key;
+            let mode = if in_list(&rules.always_words, &shown) {
+                Activation::Always
+            } else if in_list(&rules.on_access_words, &shown) {
+                if globs.is_empty() {
+                    break 'decide (
+                        Activation::Manual,
+                        format!("{k}: {shown}, but no {globs_word}"),
+                    );
+                }
+                Activation::OnAccess
+            } else if in_list(&rules.listed_words, &shown) {
+                Activation::Listed
+            } else if in_list(&rules.manual_words, &shown) {
+                Activation::Manual
+            } else {
+                break 'decide (
+                    Activation::Manual,
+                    format!("{k}: {shown:?} is no mode word"),
+                );
+            };
+            break 'decide (mode, format!("{k}: {shown}"));
+        }
+        let always = key(&rules.always_key);
+        if let Some(serde_json::Value::Bool(true)) = always {
+            break 'decide (Activation::Always, format!("{}: true", rules.always_key));
+        }
+        if !globs.is_empty() {
+            break 'decide (Activation::OnAccess, globs_word.clone());
+        }
+        let by_description = |said: String| {
+            let (mode, has) = match &description {
+                Some(_) => (rules.described, "a description"),
+                None => (rules.undescribed, "no description"),
+            };
+            let mode = match mode {
+                RuleMode::Always => Activation::Always,
+                RuleMode::Listed => Activation::Listed,
+                RuleMode::Manual => Activation::Manual,
+            };
+            (mode, format!("{said}, {has}"))
+        };
+        match always {
+            Some(serde_json::Value::Bool(false)) => {
+                by_description(format!("{}: false, no {globs_word}", rules.always_key))
+            }
+            Some(other) => by_description(format!(
+                "{}: {other} is not a boolean, no {globs_word}",
+                rules.always_key
+            )),
+            None => match rules.absent {
+                RuleAbsent::ByDescription => by_description("no mode in the frontmatter".into()),
+                RuleAbsent::Always => (Activation::Always, "no mode in the frontmatter".into()),
+                RuleAbsent::Listed => (Activation::Listed, "no mode in the frontmatter".into()),
+                RuleAbsent::Manual => (Activation::Manual, "no mode in the frontmatter".into()),
+            },
+        }
+    };
+    RuleFile {
+        path: path.to_path_buf(),
+        origin,
+        mode,
+        name,
+        description,
+        globs,
+        why,
+    }
 }
 
 /// The most `paths:` globs one rule keeps (the first ones, as written).

@@ -8,7 +8,7 @@ use super::chain::{self, Candidate};
 use super::imports::{Import, Importer};
 use super::records::{Block, Budget, Considered, Deduped, Skipped, Status};
 use super::rules;
-use super::rules::ScopedRule;
+use super::rules::{Activation, RuleFile, ScopedRule};
 use crate::hidden::{self, HiddenFinding, HiddenReport};
 use crate::policy::{
     BudgetCounts, BudgetOrder, BudgetScope, ChainOrder, HardLinkRule, LeadingBom, Pick, Policy,
@@ -45,6 +45,8 @@ pub(crate) struct Selection {
     pub(crate) imports: Vec<Import>,
     /// Files whose frontmatter scopes them to some paths (left for access).
     pub(crate) scoped: Vec<ScopedRule>,
+    /// The rule files (`[rules]`) and their modes, in read order.
+    pub(crate) rules: Vec<RuleFile>,
     /// Their globs, compiled once.
     pub(crate) rule_matcher: rules::RuleMatcher,
 }
@@ -175,6 +177,8 @@ struct Selector<'p> {
     imports: Vec<(usize, Import)>,
     /// Scoped rules met, by candidate.
     scoped: Vec<(usize, ScopedRule)>,
+    /// Rule files met, by candidate.
+    rules: Vec<(usize, RuleFile)>,
     /// What is left of the chain's import limits (files, bytes).
     import_left: (u64, u64),
 }
@@ -204,6 +208,7 @@ impl<'p> Selector<'p> {
             picked: FastMap::default(),
             imports: Vec::new(),
             scoped: Vec::new(),
+            rules: Vec::new(),
             import_left: Importer::limits(policy),
         }
     }
@@ -455,9 +460,60 @@ impl<'p> Selector<'p> {
             self.skip(i, cand, Reason::NotText);
             return None;
         };
-        // A scoped rule waits for a path it applies to (unless this is
-        // that access).
-        if self.policy.instructions.scoped_rules
+        // A rule's frontmatter says when it applies (unless this is the
+        // access it waited for): only `always` goes on as a block.
+        if !cand.on_access && self.policy.is_rule_file(&cand.name_in_place()) {
+            let mut rule = rules::activation(&self.policy.rules, &text, &cand.path, cand.origin);
+            let mode = rule.mode;
+            // A listed rule's name and description reach the prompt: the
+            // policy's hidden-text rule holds for them as for file text.
+            if mode == Activation::Listed {
+                let (name, mut report) =
+                    hidden::treat_for(std::mem::take(&mut rule.name), self.policy);
+                rule.name = name;
+                if let Some(d) = rule.description.take() {
+                    let (d, found) = hidden::treat_for(d, self.policy);
+                    report.absorb(found);
+                    rule.description = Some(d);
+                }
+                if !report.is_empty() {
+                    self.hidden.push((
+                        i,
+                        HiddenFinding {
+                            path: cand.path.clone(),
+                            report,
+                        },
+                    ));
+                }
+            }
+            let globs = rule.globs.clone();
+            self.rules.push((i, rule));
+            match mode {
+                Activation::Always => {}
+                Activation::OnAccess => {
+                    self.scoped.push((
+                        i,
+                        ScopedRule {
+                            path: cand.path.clone(),
+                            origin: cand.origin,
+                            globs,
+                            root: cand.root,
+                            rel: cand.rel.clone(),
+                        },
+                    ));
+                    self.skip(i, cand, Reason::Scoped);
+                    return None;
+                }
+                Activation::Listed => {
+                    self.skip(i, cand, Reason::RuleListed);
+                    return None;
+                }
+                Activation::Manual => {
+                    self.skip(i, cand, Reason::RuleManual);
+                    return None;
+                }
+            }
+        } else if self.policy.instructions.scoped_rules
             && !cand.on_access
             && let Some(globs) = rules::scope_of(&text)
         {
@@ -647,6 +703,7 @@ impl<'p> Selector<'p> {
             warnings,
             imports: in_read_order(self.imports),
             scoped,
+            rules: in_read_order(self.rules),
             rule_matcher,
         }
     }

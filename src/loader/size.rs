@@ -78,6 +78,17 @@ pub(super) fn estimate_bytes(built: &Built) -> usize {
                     + r.globs.iter().map(|g| g.capacity() + size_of::<String>()).sum::<usize>()
             })
             .sum::<usize>()
+        + s.rules
+            .iter()
+            .map(|r| {
+                size_of_val(r)
+                    + path(&r.path)
+                    + r.name.capacity()
+                    + r.why.capacity()
+                    + r.description.as_ref().map_or(0, String::capacity)
+                    + r.globs.iter().map(|g| g.capacity() + size_of::<String>()).sum::<usize>()
+            })
+            .sum::<usize>()
         // A compiled glob's automaton, roughly.
         + s.rule_matcher.globs() * 1024
         + s.considered

@@ -11,8 +11,8 @@ use regex::Regex;
 
 use super::diagnostic::{InvalidPolicy, Problem, ProblemKind};
 use super::schema::{
-    Fingerprint, FingerprintLayer, Instructions, InstructionsLayer, Roots, RootsLayer, Skills,
-    SkillsLayer, Templates, TemplatesLayer, Trust, TrustLayer,
+    Fingerprint, FingerprintLayer, Instructions, InstructionsLayer, Roots, RootsLayer, Rules,
+    RulesLayer, Skills, SkillsLayer, Templates, TemplatesLayer, Trust, TrustLayer,
 };
 use super::source::{Layer, PolicySource};
 use crate::vocab::origin::RootId;
@@ -36,6 +36,8 @@ pub struct Policy {
     pub skills: Skills,
     /// `[trust]`.
     pub trust: Trust,
+    /// `[rules]`.
+    pub rules: Rules,
     /// `[fingerprint]`.
     pub fingerprint: Fingerprint,
     /// `[templates]`.
@@ -45,6 +47,8 @@ pub struct Policy {
     pub(super) layers: Vec<(Layer, String)>,
     pub(super) name_rule: Regex,
     pub(super) exclude_levels: GlobSet,
+    /// `rules.files`, compiled.
+    pub(super) rule_files: GlobSet,
     /// `roots.safe-directories`, compiled (`None`: `"*"`, every directory).
     pub(super) safe_directories: Option<GlobSet>,
     /// Where each `[[roots.named]]` entry is, its candidates expanded.
@@ -200,6 +204,7 @@ impl Policy {
             .chain(InstructionsLayer::KEYS)
             .chain(SkillsLayer::KEYS)
             .chain(TrustLayer::KEYS)
+            .chain(RulesLayer::KEYS)
             .chain(FingerprintLayer::KEYS)
             .chain(TemplatesLayer::KEYS)
             .copied()
@@ -256,6 +261,12 @@ impl Policy {
     /// Whether `instructions.exclude-levels` names any level at all.
     pub(crate) fn excludes_levels(&self) -> bool {
         !self.exclude_levels.is_empty()
+    }
+
+    /// Whether a chain file is a rule (`rules.files`): `name` is its path
+    /// relative to the folder it was found in, with `/` separators.
+    pub(crate) fn is_rule_file(&self, name: &str) -> bool {
+        !self.rule_files.is_empty() && self.rule_files.is_match(name)
     }
 
     /// Whether a repository-relative directory (`""` for the root) is excluded

@@ -14,8 +14,8 @@
 use crate::vocab::reason::Reason;
 
 pub use super::schema::{
-    FINGERPRINT, FingerprintKeys, INSTRUCTIONS, InstructionsKeys, ROOTS, RootsKeys, SKILLS,
-    SkillsKeys, TEMPLATES, TRUST, TemplatesKeys, TrustKeys,
+    FINGERPRINT, FingerprintKeys, INSTRUCTIONS, InstructionsKeys, ROOTS, RULES, RootsKeys,
+    RulesKeys, SKILLS, SkillsKeys, TEMPLATES, TRUST, TemplatesKeys, TrustKeys,
 };
 
 /// What a [`Reason`] was given for: the key behind one reason word may
@@ -55,6 +55,7 @@ pub fn behind(reason: Reason, subject: Subject) -> Option<&'static str> {
         (Reason::BudgetExhausted, _) => INSTRUCTIONS.budget_bytes,
         (Reason::Excluded, _) => INSTRUCTIONS.exclude_levels,
         (Reason::Scoped, _) => INSTRUCTIONS.scoped_rules,
+        (Reason::RuleListed | Reason::RuleManual, _) => RULES.files,
         (Reason::ImportOutsideRoot, _) => INSTRUCTIONS.import_root,
         (Reason::ImportTooDeep, _) => INSTRUCTIONS.import_depth,
         (Reason::InvalidName, _) => SKILLS.name_rule,

@@ -8,10 +8,10 @@ use std::sync::Arc;
 use globset::GlobSetBuilder;
 
 use super::diagnostic::{PolicyError, ProblemKind};
-use super::keys::{INSTRUCTIONS, ROOTS, SKILLS, TEMPLATES};
+use super::keys::{INSTRUCTIONS, ROOTS, RULES, SKILLS, TEMPLATES};
 use super::schema::{
-    FingerprintLayer, InstructionsLayer, ROOT_WORDS, RootsLayer, SkillsLayer, TemplatesLayer,
-    TrustLayer,
+    FingerprintLayer, InstructionsLayer, ROOT_WORDS, RootsLayer, RulesLayer, SkillsLayer,
+    TemplatesLayer, TrustLayer,
 };
 use super::structure;
 use super::validate::{self};
@@ -45,6 +45,7 @@ impl Policy {
         let mut instructions = InstructionsLayer::default();
         let mut skills = SkillsLayer::default();
         let mut trust = TrustLayer::default();
+        let mut rules = RulesLayer::default();
         let mut fingerprint = FingerprintLayer::default();
         let mut templates = TemplatesLayer::default();
         // For each dotted key, the index of the source that last set it.
@@ -59,6 +60,7 @@ impl Policy {
             set.extend(instructions.overlay(layer.instructions));
             set.extend(skills.overlay(layer.skills));
             set.extend(trust.overlay(layer.trust));
+            set.extend(rules.overlay(layer.rules));
             set.extend(fingerprint.overlay(layer.fingerprint));
             set.extend(templates.overlay(layer.templates));
             for key in set {
@@ -72,6 +74,7 @@ impl Policy {
             .chain(instructions.spans())
             .chain(skills.spans())
             .chain(trust.spans())
+            .chain(rules.spans())
             .chain(fingerprint.spans())
             .chain(templates.spans());
         for (key, span) in spans {
@@ -99,6 +102,7 @@ impl Policy {
         let instructions = instructions.resolve().map_err(|m| missing.extend(m)).ok();
         let skills = skills.resolve().map_err(|m| missing.extend(m)).ok();
         let trust = trust.resolve().map_err(|m| missing.extend(m)).ok();
+        let rules = rules.resolve().map_err(|m| missing.extend(m)).ok();
         let fingerprint = fingerprint.resolve().map_err(|m| missing.extend(m)).ok();
         let templates = templates.resolve().map_err(|m| missing.extend(m)).ok();
         let (
@@ -106,9 +110,18 @@ impl Policy {
             Some(instructions),
             Some(skills),
             Some(trust),
+            Some(rules),
             Some(fingerprint),
             Some(templates),
-        ) = (roots, instructions, skills, trust, fingerprint, templates)
+        ) = (
+            roots,
+            instructions,
+            skills,
+            trust,
+            rules,
+            fingerprint,
+            templates,
+        )
         else {
             // No layer set these keys, so there is no value to point at: the
             // report names the lowest layer, which should have set them.
@@ -149,6 +162,31 @@ impl Policy {
                 &sources,
                 &definitions,
                 INSTRUCTIONS.exclude_levels,
+                (ProblemKind::InvalidGlob, "invalid glob"),
+                vec![(None, message)],
+            )
+        })?;
+
+        let mut files = GlobSetBuilder::new();
+        for g in &rules.files {
+            let glob = validate::compile_glob(g.get_ref()).map_err(|e| {
+                let message = format!("invalid glob in `{}`: {e}", RULES.files);
+                problems_at(
+                    &sources,
+                    &definitions,
+                    RULES.files,
+                    (ProblemKind::InvalidGlob, "invalid glob"),
+                    vec![(Some(g.span()), message)],
+                )
+            })?;
+            files.add(glob);
+        }
+        let rule_files = files.build().map_err(|e| {
+            let message = format!("`{}` does not compile: {e}", RULES.files);
+            problems_at(
+                &sources,
+                &definitions,
+                RULES.files,
                 (ProblemKind::InvalidGlob, "invalid glob"),
                 vec![(None, message)],
             )
@@ -231,6 +269,7 @@ impl Policy {
             instructions,
             skills,
             trust,
+            rules,
             fingerprint,
             templates,
             definitions,
@@ -238,6 +277,7 @@ impl Policy {
             sources,
             name_rule,
             exclude_levels,
+            rule_files,
             safe_directories,
             named_paths,
             state_place,
@@ -335,6 +375,7 @@ mod tests {
             .chain(InstructionsLayer::KEYS)
             .chain(SkillsLayer::KEYS)
             .chain(TrustLayer::KEYS)
+            .chain(RulesLayer::KEYS)
             .chain(FingerprintLayer::KEYS)
             .chain(TemplatesLayer::KEYS)
         {

@@ -24,7 +24,8 @@ pub use schema::{
     AccessRoot, BudgetCounts, BudgetOrder, BudgetScope, ChainOrder, Conflict, Fences, Fingerprint,
     FrontmatterMode, HardLinkRule, HiddenText, ImportFailure, ImportRoot, Instructions, LeadingBom,
     LongDescription, MarkerKind, NameFrom, NamedRoot, Names, PathOrder, Pick, ProjectTrust, Roots,
-    Scalars, SkillSource, Skills, SourceLevels, SymlinkRule, Templates, Trim, Trust, Whitespace,
+    RuleAbsent, RuleMode, Rules, Scalars, SkillSource, Skills, SourceLevels, SymlinkRule,
+    Templates, Trim, Trust, Whitespace,
 };
 pub use shipped::{BUILTIN_POLICY, SHIPPED, SHIPPED_NAMES};
 pub use source::{HOME_POLICY_FILE, Layer, MAX_POLICY_BYTES, PolicySource};

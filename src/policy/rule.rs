@@ -52,6 +52,9 @@ pub(crate) enum Rule {
     Candidates,
     /// A regular expression that compiles.
     Regex,
+    /// A list of words (frontmatter keys, the words of a mode): each
+    /// non-empty, on one line.
+    Words,
     /// `[[skills.sources]]`: ranks, depths, paths.
     SkillSources,
     /// `[[roots.named]]`: names, candidates, file names.
@@ -116,6 +119,9 @@ pub(crate) const fn absolute_globs<T: List>() -> Rule {
 }
 pub(crate) const fn candidates<T: List>() -> Rule {
     Rule::Candidates
+}
+pub(crate) const fn words<T: List>() -> Rule {
+    Rule::Words
 }
 /// Only for `Vec<SkillSource>`.
 pub(crate) trait Sources {}

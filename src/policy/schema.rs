@@ -664,6 +664,66 @@ section! {
 }
 
 section! {
+    /// `[rules]`: which chain files are rules whose frontmatter says when
+    /// they apply (Cursor's `.mdc` rules, Windsurf's `trigger`, Kiro's
+    /// `inclusion`, Continue's `alwaysApply`, Copilot's `applyTo`), and how
+    /// that frontmatter is read. A rule's mode is `always` (a block of the
+    /// chain), `on-access` (loaded when a touched path matches its globs, as
+    /// a scoped rule), `listed` (its name and description are listed in the
+    /// prompt; the agent reads it when it wants it) or `manual` (loaded only
+    /// when the user names it: not in the prompt). See `docs/policy.md`,
+    /// "Rules and their modes", for the order in which the keys decide.
+    Rules / RulesLayer as "rules", keys RULES: RulesKeys {
+        /// Globs over a chain file's path relative to the folder it was
+        /// found in (a level, the home root): the files that are rules. A
+        /// file must be a chain file first (`instructions.level-files`,
+        /// `home-files`); `[]`: no rules.
+        files: Names => "files" where relative_paths(),
+        /// The frontmatter key naming the mode in a word of its own
+        /// (Windsurf's `trigger`, Kiro's `inclusion`); `""`: none.
+        mode_key: String => "mode-key" where text(),
+        /// The `mode-key` words meaning `always`.
+        always_words: Names => "always-words" where words(),
+        /// The `mode-key` words meaning `on-access` (the rule's globs decide
+        /// which touched paths load it).
+        on_access_words: Names => "on-access-words" where words(),
+        /// The `mode-key` words meaning `listed`.
+        listed_words: Names => "listed-words" where words(),
+        /// The `mode-key` words meaning `manual`. A word in no list makes the
+        /// rule `manual`, with the word in its `why`.
+        manual_words: Names => "manual-words" where words(),
+        /// The frontmatter key of a boolean that makes the rule `always`
+        /// when true (Cursor's and Continue's `alwaysApply`); `""`: none. A
+        /// value that is not a YAML boolean (`"true"` quoted) is not taken.
+        always_key: String => "always-key" where text(),
+        /// The frontmatter keys holding the rule's globs, the first present
+        /// taken (aliases). A value is a list of strings or one string of
+        /// comma-separated globs (commas inside `{}` stay in their glob).
+        globs_keys: Names => "globs-keys" where words(),
+        /// Put before every glob that does not already start with it (Amp's
+        /// implicit `**/`); `""`: none. Globs are relative to the
+        /// repository root.
+        globs_prefix: String => "globs-prefix" where text(),
+        /// The frontmatter key of the rule's description (listed rules show
+        /// it).
+        description_key: String => "description-key" where text(),
+        /// The frontmatter key of the rule's name (`""`, or absent in the
+        /// file: its file name without the extension).
+        name_key: String => "name-key" where text(),
+        /// The mode when neither `mode-key` nor `always-key` is in the
+        /// frontmatter and no globs are: `by-description` (then `described`
+        /// or `undescribed` decides), `always`, `listed` or `manual`.
+        absent: RuleAbsent => "absent",
+        /// The mode of a rule that nothing above decided and that has a
+        /// description (Cursor: `listed`, the agent asks for it).
+        described: RuleMode => "described",
+        /// The mode of a rule that nothing above decided and that has no
+        /// description (Cursor: `manual`).
+        undescribed: RuleMode => "undescribed",
+    }
+}
+
+section! {
     /// `[fingerprint]`: what counts as a change of the snapshot.
     Fingerprint / FingerprintLayer as "fingerprint", keys FINGERPRINT: FingerprintKeys {
         /// Whether a file's modification time is part of the fingerprint:
@@ -718,6 +778,13 @@ section! {
         /// One skill in the list. Placeholders: `{name}`, `{description}`,
         /// `{label}`, `{origin}`.
         skill_entry: Template => "skill-entry" where template(allowed: [name, description, label, origin]),
+        /// The heading of the listed rules (`[rules]`, mode `listed`), after
+        /// the skills. Placeholders: `{count}`.
+        rules_heading: Template => "rules-heading" where template(allowed: [count]),
+        /// One listed rule. Placeholders: `{name}`, `{description}`,
+        /// `{label}` (`project-skill-label` for a project rule), `{origin}`,
+        /// `{path}` (where the agent reads it).
+        rule_entry: Template => "rule-entry" where template(allowed: [name, description, label, origin, path]),
         /// The `{label}` of a project skill (home skills get an empty label).
         /// Placeholders: none.
         project_skill_label: Template => "project-skill-label" where template(allowed: []),
@@ -943,6 +1010,37 @@ words! {
         Marker => "marker",
         /// The working directory.
         Cwd => "cwd",
+    }
+}
+
+words! {
+    /// A rule's mode, where the policy names one (`rules.described`,
+    /// `rules.undescribed`): on-access needs globs, so it is not a choice
+    /// here.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum RuleMode {
+        /// A block of the chain.
+        Always => "always",
+        /// Listed by name and description; read when the agent asks.
+        Listed => "listed",
+        /// Not in the prompt: loaded only when the user names it.
+        Manual => "manual",
+    }
+}
+
+words! {
+    /// What a rule's frontmatter without a mode says (`rules.absent`).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum RuleAbsent {
+        /// `rules.described` or `rules.undescribed`, by whether the rule
+        /// has a description.
+        ByDescription => "by-description",
+        /// A block of the chain (Kiro, Continue, Amp).
+        Always => "always",
+        /// Listed by name and description.
+        Listed => "listed",
+        /// Not in the prompt (Copilot's instructions without `applyTo`).
+        Manual => "manual",
     }
 }
 
@@ -1206,6 +1304,9 @@ pub(crate) struct PolicyLayer {
     /// `[trust]`.
     #[serde(default)]
     pub trust: TrustLayer,
+    /// `[rules]`.
+    #[serde(default)]
+    pub rules: RulesLayer,
     /// `[fingerprint]`.
     #[serde(default)]
     pub fingerprint: FingerprintLayer,
@@ -1222,6 +1323,7 @@ impl PolicyLayer {
         out.extend(self.instructions.constrained());
         out.extend(self.skills.constrained());
         out.extend(self.trust.constrained());
+        out.extend(self.rules.constrained());
         out.extend(self.fingerprint.constrained());
         out.extend(self.templates.constrained());
         out
@@ -1258,6 +1360,11 @@ impl PolicyLayer {
         Field {
             key: TrustLayer::NAME,
             shape: Shape::Table(TrustLayer::FIELDS),
+            required: false,
+        },
+        Field {
+            key: RulesLayer::NAME,
+            shape: Shape::Table(RulesLayer::FIELDS),
             required: false,
         },
         Field {
@@ -1358,6 +1465,7 @@ mod tests {
         );
         assert_eq!(keys(SkillsLayer::FIELDS), serde_names::<SkillsLayer>());
         assert_eq!(keys(TrustLayer::FIELDS), serde_names::<TrustLayer>());
+        assert_eq!(keys(RulesLayer::FIELDS), serde_names::<RulesLayer>());
         assert_eq!(
             keys(FingerprintLayer::FIELDS),
             serde_names::<FingerprintLayer>()
@@ -1373,6 +1481,7 @@ mod tests {
             (InstructionsLayer::FIELDS, InstructionsLayer::KEYS),
             (SkillsLayer::FIELDS, SkillsLayer::KEYS),
             (TrustLayer::FIELDS, TrustLayer::KEYS),
+            (RulesLayer::FIELDS, RulesLayer::KEYS),
             (FingerprintLayer::FIELDS, FingerprintLayer::KEYS),
             (TemplatesLayer::FIELDS, TemplatesLayer::KEYS),
         ] {
@@ -1394,7 +1503,7 @@ mod tests {
             &'static [(&'static str, Rule)],
             &'static str,
         );
-        let sections: [Section; 6] = [
+        let sections: [Section; 7] = [
             (RootsLayer::FIELDS, RootsLayer::RULES, RootsLayer::NAME),
             (
                 InstructionsLayer::FIELDS,
@@ -1403,6 +1512,7 @@ mod tests {
             ),
             (SkillsLayer::FIELDS, SkillsLayer::RULES, SkillsLayer::NAME),
             (TrustLayer::FIELDS, TrustLayer::RULES, TrustLayer::NAME),
+            (RulesLayer::FIELDS, RulesLayer::RULES, RulesLayer::NAME),
             (
                 FingerprintLayer::FIELDS,
                 FingerprintLayer::RULES,
@@ -1437,7 +1547,8 @@ mod tests {
                         | Rule::RelativePaths
                         | Rule::Globs
                         | Rule::AbsolutePaths { .. }
-                        | Rule::Candidates,
+                        | Rule::Candidates
+                        | Rule::Words,
                     ) => true,
                     (Shape::Boolean | Shape::Word(_), Rule::Shape) => true,
                     (Shape::Tables(_), Rule::SkillSources | Rule::NamedRoots) => true,

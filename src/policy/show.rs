@@ -12,7 +12,8 @@ use serde::Serialize;
 use toml_edit::{DocumentMut, Item, Table};
 
 use super::{
-    Fingerprint, Instructions, Policy, Roots, Skills, Templates, Trust, validate::SUPPORTED_VERSION,
+    Fingerprint, Instructions, Policy, Roots, Rules, Skills, Templates, Trust,
+    validate::SUPPORTED_VERSION,
 };
 
 #[derive(Serialize)]
@@ -22,6 +23,7 @@ struct Doc<'a> {
     instructions: &'a Instructions,
     skills: &'a Skills,
     trust: &'a Trust,
+    rules: &'a Rules,
     fingerprint: &'a Fingerprint,
     templates: &'a Templates,
 }
@@ -62,6 +64,7 @@ fn doc(policy: &Policy) -> Doc<'_> {
         instructions: &policy.instructions,
         skills: &policy.skills,
         trust: &policy.trust,
+        rules: &policy.rules,
         fingerprint: &policy.fingerprint,
         templates: &policy.templates,
     }

@@ -115,6 +115,7 @@ impl Checker<'_> {
             (Rule::FileName { empty, help }, Value::Text(v)) => self.file_name(key, v, empty, help),
             (Rule::Regex, Value::Text(v)) => self.regex(key, v),
             (Rule::FileNames, Value::Names(v)) => self.file_names(key, v),
+            (Rule::Words, Value::Names(v)) => self.words(key, v),
             (Rule::RelativePaths, Value::Names(v)) => self.relative_names(key, v.get_ref()),
             (Rule::Globs, Value::Names(v)) => self.globs(key, v),
             (Rule::AbsolutePaths { globs }, Value::Names(v)) => self.absolute_paths(key, v, globs),
@@ -222,6 +223,23 @@ impl Checker<'_> {
                     format!("`{key}` entry {n:?} is not a plain file name"),
                     "not a plain name",
                     "use a single path component, such as \"AGENTS.md\"".into(),
+                );
+            }
+        }
+    }
+
+    /// Words: each non-empty and on one line (a frontmatter key, a mode's
+    /// word).
+    fn words(&mut self, key: &str, list: &Spanned<Names>) {
+        for word in list.get_ref() {
+            let w = word.get_ref();
+            if w.trim().is_empty() || w.contains(['\n', '\r', '\0']) {
+                self.push_help(
+                    ProblemKind::InvalidValue,
+                    word.span(),
+                    format!("`{key}` entry {w:?} is not a word"),
+                    "not a word",
+                    "write the frontmatter key or word as it appears, such as \"globs\"".into(),
                 );
             }
         }

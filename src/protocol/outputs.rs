@@ -38,8 +38,9 @@ pub struct Explanation {
 #[non_exhaustive]
 pub struct ExplainRow {
     /// What happened: `included`, `truncated`, `deduped`, `skipped`,
-    /// `passed`, `absent`, `imported`, `not imported`, `scoped`, `skill
-    /// NAME`, `shadowed`, `rejected`.
+    /// `passed`, `absent`, `imported`, `not imported`, `scoped`, `rule
+    /// MODE` (`always`, `on-access`, `listed`, `manual`), `skill NAME`,
+    /// `shadowed`, `rejected`.
     pub status: String,
     /// `home`, `project`, `ancestor`, `import` or `skill`.
     pub origin: String,
@@ -81,6 +82,12 @@ impl ExplainRow {
     pub fn with_reason(mut self, reason: &str, key: Option<&str>) -> Self {
         self.reason = Some(reason.to_string());
         self.key = key.map(str::to_string);
+        self
+    }
+
+    /// The row with the policy key that decided it, and no reason word.
+    pub fn with_key(mut self, key: &str) -> Self {
+        self.key = Some(key.to_string());
         self
     }
 }

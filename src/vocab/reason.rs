@@ -100,6 +100,13 @@ pub enum Reason {
     /// space other than the plain space...): refused under every policy,
     /// whatever its name rule allows.
     HiddenTextInName,
+    /// A rule (`[rules]`) whose mode is `listed`: not a block of the chain;
+    /// its name and description are listed for the agent to ask for it
+    /// (`rules` in the snapshot).
+    RuleListed,
+    /// A rule (`[rules]`) whose mode is `manual`: not in the prompt; loaded
+    /// only when the user names it.
+    RuleManual,
 }
 
 impl Reason {
@@ -128,7 +135,7 @@ mod tests {
 
     #[test]
     fn words_match_their_json() {
-        assert_eq!(Reason::ALL.len(), 31);
+        assert_eq!(Reason::ALL.len(), 33);
         for r in Reason::ALL {
             let json = serde_json::to_string(r).unwrap_or_default();
             assert_eq!(json, format!("\"{}\"", r.as_str()));

@@ -59,6 +59,7 @@ mod races;
 mod read_bounds;
 mod readme;
 mod render_guards;
+mod rules;
 #[cfg(feature = "schema")]
 mod schema;
 mod serve;

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import keyword
 import os
+import re
 import sys
 import threading
 from pathlib import Path
-from typing import Any, List
+from typing import Any, List, Tuple
 
 import pytest
 
@@ -236,3 +238,50 @@ def test_the_wheel_is_the_abi3_one() -> None:
     native = Path(lisa_context._native.__file__)
     assert native.name.endswith(".abi3.so"), native.name
     assert os.access(native, os.R_OK)
+
+
+def _uncovered(raw: Any, typed: Any, at: str) -> List[str]:
+    """The JSON keys under `raw` that the dataclass `typed` has no field
+    for (a field the schema lacks: the dataclasses would drop it)."""
+    import dataclasses
+
+    missing: List[str] = []
+    if dataclasses.is_dataclass(typed):
+        fields = {f.name for f in dataclasses.fields(typed)}
+        for key, value in raw.items():
+            name = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", key).lower()
+            name = name + "_" if keyword.iskeyword(name) else name
+            if name not in fields:
+                missing.append(f"{at}.{key}")
+            else:
+                missing += _uncovered(value, getattr(typed, name), f"{at}.{key}")
+    elif isinstance(typed, list):
+        for i, (r, t) in enumerate(zip(raw, typed)):
+            missing += _uncovered(r, t, f"{at}[{i}]")
+    return missing
+
+
+def test_every_field_the_library_sends_is_typed(tree: Tree, tmp_path: Path) -> None:
+    """The raw answers of the extension, walked key by key against the
+    dataclasses made from them: nothing the library sends is dropped."""
+    import json
+
+    from lisa_context import _native, types
+
+    write(tree.repo / "CLAUDE.md", "see @missing.md\n")
+    (tree.sub / "CLAUDE.md").symlink_to(tmp_path / "outside.md")  # a `skipped` entry
+    write(tmp_path / "outside.md", "outside the roots\n")
+    native = _native.NativeLoader(home=str(tree.home), home_policy=False, base_policy="claude-code")
+    cases: List[Tuple[str, Any]] = [
+        (native.snapshot(str(tree.sub)), types.Snapshot),
+        (native.skill(str(tree.sub), "release"), types.SkillFile),
+        (native.trust_status(str(tree.sub)), types.TrustStatus),
+        (native.trust_diff(str(tree.sub)), types.TrustDiff),
+        (native.access(str(tree.repo), str(tree.sub / "file.txt"), "s"), types.Access),
+        (_native.hello(), types.Hello),
+    ]
+    snapshot = json.loads(cases[0][0])
+    assert snapshot["skipped"] and snapshot["imports"], "the tree gives every list an entry"
+    for text, kind in cases:
+        raw = json.loads(text)
+        assert _uncovered(raw, kind._from_json(raw), kind.__name__) == []

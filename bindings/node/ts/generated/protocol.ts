@@ -36,7 +36,8 @@ export type ErrorCode =
   | "bad-home"
   | "access-outside-root"
   | "unknown-policy"
-  | "trust-store-full";
+  | "trust-store-full"
+  | "home-refused";
 /**
  * A request's `id`: any JSON value, echoed exactly as written.
  */
@@ -79,7 +80,9 @@ export type Reason =
   | "foreign-owner"
   | "import-from-ancestor"
   | "vcs-metadata"
-  | "hidden-text-in-name";
+  | "hidden-text-in-name"
+  | "rule-listed"
+  | "rule-manual";
 
 /**
  * The answer to `hello`.
@@ -178,6 +181,13 @@ export interface Snapshot {
    * The repository root.
    */
   repoRoot: string;
+  /**
+   * The rule files (`[rules]`) in read order, each with its mode and
+   * why: `always` ones are blocks of the chain, `on-access` ones are in
+   * `scopedRules` too, `listed` ones are listed in the prompt by name
+   * and description, `manual` ones are left out.
+   */
+  rules: RuleFile[];
   /**
    * Rules scoped to some paths (`instructions.scoped-rules`), left out
    * of the prompt until a matching path is accessed.
@@ -395,7 +405,45 @@ export interface Rejected {
     | "foreign-owner"
     | "import-from-ancestor"
     | "vcs-metadata"
-    | "hidden-text-in-name";
+    | "hidden-text-in-name"
+    | "rule-listed"
+    | "rule-manual";
+}
+/**
+ * A rule file (`[rules]`) and the mode its frontmatter gave it.
+ */
+export interface RuleFile {
+  /**
+   * Its description (`rules.description-key`), when it has one.
+   */
+  description: string | null;
+  /**
+   * Its globs (`rules.globs-keys`, `rules.globs-prefix` applied), as
+   * matched against repository-relative paths.
+   */
+  globs: string[];
+  /**
+   * Its mode.
+   */
+  mode: "always" | "on-access" | "listed" | "manual";
+  /**
+   * Its name: the frontmatter's `rules.name-key`, else the file name
+   * without its extension.
+   */
+  name: string;
+  /**
+   * Home or project.
+   */
+  origin: "home" | "project" | "ancestor";
+  /**
+   * The rule's file.
+   */
+  path: string;
+  /**
+   * Why this mode, in words: which key decided (`alwaysApply: true`,
+   * `trigger: glob`, `globs`, `no mode key, a description`...).
+   */
+  why: string;
 }
 /**
  * A rule that applies only to some paths.
@@ -571,7 +619,9 @@ export interface Skipped {
     | "foreign-owner"
     | "import-from-ancestor"
     | "vcs-metadata"
-    | "hidden-text-in-name";
+    | "hidden-text-in-name"
+    | "rule-listed"
+    | "rule-manual";
 }
 /**
  * A project item left out of the prompt, or an approval whose item is gone.

@@ -5,6 +5,12 @@
  * One request line.
  */
 export type RequestLine = {
+  /**
+   * The home root the request is about (absolute), for a server started
+   * with `--homes-under DIR`: a real directory below DIR that the
+   * server's user owns. Absent: the server's own home.
+   */
+  home?: string | null;
   id: Id;
 } & (
   | {

@@ -10,6 +10,7 @@ from typing import Any, Dict, List, Literal, Optional
 __all__ = [
     "Access",
     "AccessResponse",
+    "Activation",
     "Block",
     "Budget",
     "Change",
@@ -33,6 +34,7 @@ __all__ = [
     "PolicyProblem",
     "Reason",
     "Rejected",
+    "RuleFile",
     "ScopedRule",
     "Shadowed",
     "Skill",
@@ -147,7 +149,7 @@ class Deduped:
             same_as=d["sameAs"],
         )
 
-Reason = Literal["symlink-escape", "symlink-refused", "not-regular-file", "unreadable", "too-large", "empty", "not-text", "budget-exhausted", "excluded", "invalid-name", "dot-folder", "missing-skill-file", "not-a-directory", "bad-frontmatter", "missing-name", "missing-description", "description-too-long", "impostor", "scan-limit", "hard-link", "unapproved", "import-outside-root", "import-cycle", "import-limit", "import-missing", "import-too-deep", "scoped", "foreign-owner", "import-from-ancestor", "vcs-metadata", "hidden-text-in-name"]
+Reason = Literal["symlink-escape", "symlink-refused", "not-regular-file", "unreadable", "too-large", "empty", "not-text", "budget-exhausted", "excluded", "invalid-name", "dot-folder", "missing-skill-file", "not-a-directory", "bad-frontmatter", "missing-name", "missing-description", "description-too-long", "impostor", "scan-limit", "hard-link", "unapproved", "import-outside-root", "import-cycle", "import-limit", "import-missing", "import-too-deep", "scoped", "foreign-owner", "import-from-ancestor", "vcs-metadata", "hidden-text-in-name", "rule-listed", "rule-manual"]
 """Why a candidate was not used.
 
 Declaration order is part of every fingerprint (a traced path that could
@@ -259,6 +261,11 @@ class AccessResponse:
             id=d["id"],
         )
 
+Activation = Literal["always", "on-access", "listed", "manual"]
+"""When a rule (`[rules]`) applies: what its frontmatter says, read as the
+policy declares.
+"""
+
 Change = Literal["new", "changed", "removed"]
 """Why a project item is not in the prompt under `pinned` (`unapproved[].kind`)."""
 
@@ -324,6 +331,45 @@ class Rejected:
         return cls(
             path=d["path"],
             reason=d["reason"],
+        )
+
+
+@dataclass(frozen=True)
+class RuleFile:
+    """A rule file (`[rules]`) and the mode its frontmatter gave it."""
+
+    description: Optional[str]
+    """Its description (`rules.description-key`), when it has one."""
+    globs: List[str]
+    """Its globs (`rules.globs-keys`, `rules.globs-prefix` applied), as
+    matched against repository-relative paths.
+    """
+    mode: Activation
+    """Its mode."""
+    name: str
+    """Its name: the frontmatter's `rules.name-key`, else the file name
+    without its extension.
+    """
+    origin: Origin
+    """Home or project."""
+    path: str
+    """The rule's file."""
+    why: str
+    """Why this mode, in words: which key decided (`alwaysApply: true`,
+    `trigger: glob`, `globs`, `no mode key, a description`...).
+    """
+
+    @classmethod
+    def _from_json(cls, d: Dict[str, Any]) -> RuleFile:
+        """From the JSON object (fields this version does not know are ignored)."""
+        return cls(
+            description=d["description"],
+            globs=list(d["globs"]),
+            mode=d["mode"],
+            name=d["name"],
+            origin=d["origin"],
+            path=d["path"],
+            why=d["why"],
         )
 
 
@@ -565,6 +611,12 @@ class Snapshot:
     """Skill folders and files refused."""
     repo_root: str
     """The repository root."""
+    rules: List[RuleFile]
+    """The rule files (`[rules]`) in read order, each with its mode and
+    why: `always` ones are blocks of the chain, `on-access` ones are in
+    `scopedRules` too, `listed` ones are listed in the prompt by name
+    and description, `manual` ones are left out.
+    """
     scoped_rules: List[ScopedRule]
     """Rules scoped to some paths (`instructions.scoped-rules`), left out
     of the prompt until a matching path is accessed.
@@ -603,6 +655,7 @@ class Snapshot:
             prompt=d["prompt"],
             rejected_skills=[Rejected._from_json(x0) for x0 in d["rejectedSkills"]],
             repo_root=d["repoRoot"],
+            rules=[RuleFile._from_json(x0) for x0 in d["rules"]],
             scoped_rules=[ScopedRule._from_json(x0) for x0 in d["scopedRules"]],
             shadowed_project_skills=[Shadowed._from_json(x0) for x0 in d["shadowedProjectSkills"]],
             skills=[Skill._from_json(x0) for x0 in d["skills"]],

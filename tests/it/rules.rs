@@ -1,0 +1,311 @@
+//! Rules and their modes (`[rules]`): real trees, a policy laid over the
+//! built-in one, and what the snapshot, the prompt and an access say.
+
+use std::fs;
+use std::sync::Arc;
+
+use lisa_context::snapshot::{Activation, Reason};
+use lisa_context::{Loader, Snapshot};
+
+use crate::support::World;
+
+/// A loader for `w` under the built-in policy with `extra` laid over it.
+fn loader(w: &World, extra: &str) -> Loader {
+    let file = w.path("policy.toml");
+    fs::write(&file, format!("version = 1\n{extra}")).unwrap();
+    Loader::builder()
+        .home(&w.home)
+        .home_policy(false)
+        .policy_file(&file)
+        .build()
+        .unwrap()
+}
+
+/// Cursor's reading: `.mdc` files under `.cursor/rules`, `alwaysApply`,
+/// `globs`, and a description making a rule listed.
+const CURSOR_LIKE: &str = r#"
+[instructions]
+level-files = ["AGENTS.md", ".cursor/rules/**/*.mdc"]
+home-files = []
+on-access = true
+[rules]
+files = [".cursor/rules/**/*.mdc"]
+always-key = "alwaysApply"
+globs-keys = ["globs"]
+"#;
+
+fn modes(s: &Snapshot) -> Vec<(String, Activation, String)> {
+    s.rules
+        .iter()
+        .map(|r| (r.name.clone(), r.mode, r.why.clone()))
+        .collect()
+}
+
+fn cursor_tree(w: &World) {
+    w.write("repo/AGENTS.md", "plain agents file\n");
+    w.write(
+        "repo/.cursor/rules/always.mdc",
+        "---\nalwaysApply: true\n---\nALWAYS-RULE\n",
+    );
+    w.write(
+        "repo/.cursor/rules/ts.mdc",
+        "---\nglobs: src/**/*.ts, src/**/*.{tsx,jsx}\nalwaysApply: false\n---\nTS-RULE\n",
+    );
+    w.write(
+        "repo/.cursor/rules/review.mdc",
+        "---\ndescription: How to review a pull request\nalwaysApply: false\n---\nREVIEW-RULE\n",
+    );
+    w.write(
+        "repo/.cursor/rules/manual.mdc",
+        "---\nalwaysApply: false\n---\nMANUAL-RULE\n",
+    );
+    w.write(
+        "repo/.cursor/rules/quoted.mdc",
+        "---\nalwaysApply: \"true\"\n---\nQUOTED-RULE\n",
+    );
+    w.write("repo/src/deep/view.tsx", "x\n");
+}
+
+#[test]
+fn cursor_like_modes_come_from_the_frontmatter() {
+    let w = World::new();
+    cursor_tree(&w);
+    let l = loader(&w, CURSOR_LIKE);
+    let s: Arc<Snapshot> = l.snapshot(&w.repo).unwrap();
+    let got = modes(&s);
+    let want = [
+        ("always", Activation::Always, "alwaysApply: true"),
+        (
+            "manual",
+            Activation::Manual,
+            "alwaysApply: false, no globs, no description",
+        ),
+        (
+            "quoted",
+            Activation::Manual,
+            "alwaysApply: \"true\" is not a boolean, no globs, no description",
+        ),
+        (
+            "review",
+            Activation::Listed,
+            "alwaysApply: false, no globs, a description",
+        ),
+        ("ts", Activation::OnAccess, "globs"),
+    ];
+    assert_eq!(got, want.map(|(n, m, w)| (n.to_string(), m, w.to_string())));
+    // Globs: a comma string split outside braces.
+    let ts = s.rules.iter().find(|r| r.name == "ts").unwrap();
+    assert_eq!(ts.globs, ["src/**/*.ts", "src/**/*.{tsx,jsx}"]);
+    // The prompt: the always rule as a block, the listed one as an entry,
+    // the others nowhere.
+    assert!(s.prompt.contains("ALWAYS-RULE"));
+    assert!(s.prompt.contains("plain agents file"));
+    assert!(s.prompt.contains("# Rules to read when they apply (1)"));
+    assert!(
+        s.prompt.contains("- review (from this project"),
+        "{}",
+        s.prompt
+    );
+    assert!(s.prompt.contains("How to review a pull request (in "));
+    for absent in ["REVIEW-RULE", "TS-RULE", "MANUAL-RULE", "QUOTED-RULE"] {
+        assert!(!s.prompt.contains(absent), "{absent}");
+    }
+    let reasons: Vec<(String, Reason)> = s
+        .skipped
+        .iter()
+        .map(|k| (w.rel(&k.path), k.reason))
+        .collect();
+    assert!(reasons.contains(&("repo/.cursor/rules/review.mdc".into(), Reason::RuleListed)));
+    assert!(reasons.contains(&("repo/.cursor/rules/manual.mdc".into(), Reason::RuleManual)));
+    assert!(reasons.contains(&("repo/.cursor/rules/ts.mdc".into(), Reason::Scoped)));
+    // The on-access rule is a scoped rule, loaded by a matching access.
+    assert_eq!(s.scoped_rules.len(), 1);
+    let a = l
+        .access_named("s", &w.repo, None, &w.path("repo/src/deep/view.tsx"))
+        .unwrap();
+    assert!(a.prompt.contains("TS-RULE"), "{}", a.prompt);
+    let again = l
+        .access_named("s", &w.repo, None, &w.path("repo/src/deep/view.tsx"))
+        .unwrap();
+    assert!(again.instruction_files.is_empty());
+}
+
+#[test]
+fn an_edit_that_changes_a_mode_moves_the_fingerprint() {
+    let w = World::new();
+    cursor_tree(&w);
+    let l = loader(&w, CURSOR_LIKE);
+    let before = l.snapshot(&w.repo).unwrap();
+    w.write(
+        "repo/.cursor/rules/manual.mdc",
+        "---\nalwaysApply: true\n---\nMANUAL-RULE, now always\n",
+    );
+    let after = l.snapshot(&w.repo).unwrap();
+    assert_ne!(before.fingerprint, after.fingerprint);
+    assert!(after.prompt.contains("MANUAL-RULE, now always"));
+    // A fresh loader agrees with the cached answer.
+    let fresh = loader(&w, CURSOR_LIKE).snapshot(&w.repo).unwrap();
+    assert_eq!(fresh.prompt, after.prompt);
+}
+
+#[test]
+fn a_mode_word_decides_first_and_unknown_words_are_manual() {
+    let w = World::new();
+    let policy = r#"
+[instructions]
+level-files = [".windsurf/rules/*.md"]
+home-files = []
+[rules]
+files = [".windsurf/rules/*.md"]
+mode-key = "trigger"
+always-words = ["always_on"]
+on-access-words = ["glob"]
+listed-words = ["model_decision"]
+manual-words = ["manual"]
+globs-keys = ["globs"]
+absent = "manual"
+"#;
+    let rules = [
+        ("a", "trigger: always_on\nalwaysApply: false"),
+        ("b", "trigger: glob\nglobs: \"*.py\""),
+        ("c", "trigger: glob"),
+        ("d", "trigger: model_decision\ndescription: Deploys"),
+        ("e", "trigger: sometimes"),
+        ("f", "description: no trigger at all"),
+    ];
+    for (name, fm) in rules {
+        w.write(
+            &format!("repo/.windsurf/rules/{name}.md"),
+            &format!("---\n{fm}\n---\nbody {name}\n"),
+        );
+    }
+    let s = loader(&w, policy).snapshot(&w.repo).unwrap();
+    let got: Vec<(String, Activation, String)> = modes(&s);
+    assert_eq!(
+        got,
+        [
+            ("a", Activation::Always, "trigger: always_on"),
+            ("b", Activation::OnAccess, "trigger: glob"),
+            ("c", Activation::Manual, "trigger: glob, but no globs"),
+            ("d", Activation::Listed, "trigger: model_decision"),
+            (
+                "e",
+                Activation::Manual,
+                "trigger: \"sometimes\" is no mode word"
+            ),
+            ("f", Activation::Manual, "no mode in the frontmatter"),
+        ]
+        .map(|(n, m, w)| (n.to_string(), m, w.to_string()))
+    );
+}
+
+#[test]
+fn continue_like_absent_is_not_false_and_names_come_from_the_frontmatter() {
+    let w = World::new();
+    let policy = r#"
+[instructions]
+level-files = [".continue/rules/*.md"]
+home-files = []
+[rules]
+files = [".continue/rules/*.md"]
+always-key = "alwaysApply"
+globs-keys = ["globs"]
+name-key = "name"
+absent = "always"
+described = "listed"
+undescribed = "manual"
+"#;
+    w.write(
+        "repo/.continue/rules/01.md",
+        "---\nname: Style\n---\nSTYLE\n",
+    );
+    w.write(
+        "repo/.continue/rules/02.md",
+        "---\nname: Deploy\nalwaysApply: false\ndescription: Deploying\n---\nDEPLOY\n",
+    );
+    w.write("repo/.continue/rules/03.md", "no frontmatter at all\n");
+    w.write(
+        "repo/.continue/rules/04.md",
+        "---\n: not yaml [\n---\nBROKEN\n",
+    );
+    let s = loader(&w, policy).snapshot(&w.repo).unwrap();
+    assert_eq!(
+        modes(&s),
+        [
+            ("Style", Activation::Always, "no mode in the frontmatter"),
+            (
+                "Deploy",
+                Activation::Listed,
+                "alwaysApply: false, no globs, a description"
+            ),
+            ("03", Activation::Always, "no mode in the frontmatter"),
+            ("04", Activation::Always, "no mode in the frontmatter"),
+        ]
+        .map(|(n, m, w)| (n.to_string(), m, w.to_string()))
+    );
+    assert!(s.prompt.contains("STYLE") && s.prompt.contains("BROKEN"));
+    assert!(s.prompt.contains("- Deploy"));
+}
+
+#[test]
+fn a_globs_prefix_and_aliases() {
+    let w = World::new();
+    let policy = r#"
+[instructions]
+level-files = ["rules/*.md"]
+home-files = []
+[rules]
+files = ["rules/*.md"]
+globs-keys = ["applyTo", "globs"]
+globs-prefix = "**/"
+absent = "always"
+"#;
+    w.write(
+        "repo/rules/a.md",
+        "---\nglobs:\n  - \"*.rs\"\n  - \"**/*.toml\"\n---\nA\n",
+    );
+    w.write(
+        "repo/rules/b.md",
+        "---\napplyTo: \"*.go\"\nglobs: ignored\n---\nB\n",
+    );
+    let s = loader(&w, policy).snapshot(&w.repo).unwrap();
+    let globs: Vec<Vec<String>> = s.rules.iter().map(|r| r.globs.clone()).collect();
+    assert_eq!(globs, [vec!["**/*.rs", "**/*.toml"], vec!["**/*.go"]]);
+    assert_eq!(s.rules[1].why, "applyTo");
+}
+
+#[test]
+fn hidden_text_in_a_listed_rule_is_treated_and_reported() {
+    let w = World::new();
+    w.write(
+        "repo/.cursor/rules/sneaky.mdc",
+        "---\ndescription: \"Review\u{200b} code\u{202e}\"\n---\nbody\n",
+    );
+    let s = loader(&w, CURSOR_LIKE).snapshot(&w.repo).unwrap();
+    assert_eq!(s.rules[0].mode, Activation::Listed);
+    assert!(!s.prompt.contains('\u{200b}') && !s.prompt.contains('\u{202e}'));
+    assert!(s.prompt.contains("[hidden U+200B]"), "{}", s.prompt);
+    assert!(
+        s.hidden_text
+            .iter()
+            .any(|h| h.path.ends_with(".cursor/rules/sneaky.mdc"))
+    );
+}
+
+#[test]
+fn a_rule_that_is_not_a_chain_file_is_not_read() {
+    let w = World::new();
+    // `rules.files` names the files; only `level-files` reads them.
+    w.write(
+        "repo/.cursor/rules/x.mdc",
+        "---\nalwaysApply: true\n---\nX\n",
+    );
+    let s = loader(
+        &w,
+        "[rules]\nfiles = [\".cursor/rules/*.mdc\"]\nalways-key = \"alwaysApply\"\n",
+    )
+    .snapshot(&w.repo)
+    .unwrap();
+    assert!(s.rules.is_empty());
+    assert!(!s.prompt.contains('X'));
+}
