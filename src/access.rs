@@ -199,7 +199,7 @@ pub(crate) fn access(
             path: r.path.clone(),
             excluded: false,
             on_access: true,
-            at: 0,
+            at: r.at,
         });
     let candidates: Vec<_> = chain::below(policy, &roots, &target, &mut trace)
         .into_iter()

@@ -381,15 +381,33 @@ pub fn survey_table(s: &lisa_context::protocol::Survey) -> String {
         let shown_path = root.and_then(|r| path.strip_prefix(r).ok()).unwrap_or(path);
         shown(shown_path)
     };
-    let header = ["POLICY", "FILES", "SKILLS", "BUDGET", "READS"];
-    let rows: Vec<[String; 5]> = s
+    let header = ["POLICY", "FILES", "SKILLS", "RULES", "BUDGET", "READS"];
+    let rows: Vec<[String; 6]> = s
         .policies
         .iter()
         .map(|p| {
+            // The rules by mode: "2 always, 1 listed", or "-".
+            let mut by_mode: Vec<(&str, usize)> = Vec::new();
+            for r in &p.rules {
+                match by_mode.iter_mut().find(|(m, _)| *m == r.mode) {
+                    Some((_, n)) => *n += 1,
+                    None => by_mode.push((&r.mode, 1)),
+                }
+            }
+            let rules = if by_mode.is_empty() {
+                "-".to_string()
+            } else {
+                by_mode
+                    .iter()
+                    .map(|(m, n)| format!("{n} {m}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
             [
                 p.name.clone(),
                 p.instruction_files.len().to_string(),
                 p.skills.len().to_string(),
+                rules,
                 format!("{}/{}", p.budget_used, p.budget_limit),
                 p.instruction_files
                     .iter()
@@ -409,16 +427,18 @@ pub fn survey_table(s: &lisa_context::protocol::Survey) -> String {
     let _ = writeln!(out, "cwd: {}\n", shown(Path::new(&s.cwd)));
     for cells in std::iter::once(header.map(str::to_string)).chain(rows) {
         let text = format!(
-            "{:<w0$}  {:>w1$}  {:>w2$}  {:<w3$}  {}",
+            "{:<w0$}  {:>w1$}  {:>w2$}  {:<w3$}  {:<w4$}  {}",
             cells[0],
             cells[1],
             cells[2],
             cells[3],
             cells[4],
+            cells[5],
             w0 = widths[0],
             w1 = widths[1],
             w2 = widths[2],
-            w3 = widths[3]
+            w3 = widths[3],
+            w4 = widths[4]
         );
         let _ = writeln!(out, "{}", text.trim_end());
     }

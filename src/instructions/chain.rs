@@ -196,9 +196,14 @@ impl Places<'_> {
 
 /// Sorts the project's candidates by path under `sorted-paths`.
 fn order(policy: &Policy, project: &mut [Candidate]) {
-    if policy.instructions.order == ChainOrder::SortedPaths {
-        let utf16 = policy.instructions.path_order == PathOrder::Utf16;
-        project.sort_by(|a, b| compare_paths(&a.path, &b.path, utf16));
+    match policy.instructions.order {
+        ChainOrder::SortedPaths => {
+            let utf16 = policy.instructions.path_order == PathOrder::Utf16;
+            project.sort_by(|a, b| compare_paths(&a.path, &b.path, utf16));
+        }
+        // Stable: the names of one level keep the policy's order.
+        ChainOrder::CwdToRoot => project.sort_by_key(|c| std::cmp::Reverse(c.level)),
+        ChainOrder::RootToCwd => {}
     }
 }
 

@@ -32,6 +32,11 @@ pub struct ScopedRule {
     /// The rule's path relative to its root.
     #[serde(skip)]
     pub(crate) rel: PathBuf,
+    /// How many leading components of `rel` are the folder it was found
+    /// in (see `Candidate::at`): a `[rules]` file is known again by its
+    /// name there when an access loads it.
+    #[serde(skip)]
+    pub(crate) at: usize,
 }
 
 /// `paths:` as a string or a list of strings.
@@ -61,6 +66,19 @@ pub(crate) fn frontmatter_of(text: &str) -> Option<&str> {
             .or_else(|| rest.ends_with("\n---").then(|| rest.len() - 3))?
     };
     Some(&rest[..end])
+}
+
+/// Where the body of a file with a frontmatter starts (after the closing
+/// `---` line), when it has one.
+pub(crate) fn body_start(text: &str) -> Option<usize> {
+    let fm = frontmatter_of(text)?;
+    let close = "---\n".len() + fm.len();
+    let rest = text.get(close..)?.strip_prefix("---")?;
+    if rest.is_empty() {
+        Some(text.len())
+    } else {
+        rest.starts_with('\n').then_some(close + 4)
+    }
 }
 
 /// The `paths:` globs of a file's frontmatter (a `---` block at its very
@@ -129,8 +147,13 @@ pub struct RuleFile {
     /// matched against repository-relative paths.
     pub globs: Vec<String>,
     /// Why this mode, in words: which key decided (`alwaysApply: true`,
-    /// `trigger: glob`, `globs`, `no mode key, a description`...).
+    /// `trigger: glob`, `globs`, `no mode in the frontmatter, a
+    /// description`...).
     pub why: String,
+    /// What in the frontmatter this reading does not take as its author
+    /// likely meant (a quoted boolean, a mode word the harness does not
+    /// know, an on-access mode without globs): `null` when nothing.
+    pub misread: Option<String>,
 }
 
 /// A frontmatter value as the policy's keys read it.
@@ -243,6 +266,7 @@ pub(crate) fn activation(
         .collect();
     let globs_word = found_globs.map_or("globs", |(k, _)| k).to_string();
     let in_list = |list: &crate::policy::Names, w: &str| list.iter().any(|x| x.get_ref() == w);
+    let mut misread = None;
     let (mode, why) = 'decide: {
         if let Some(word) = key(&rules.mode_key) {
             let shown = text_of(word).unwrap_or_default();
@@ -292,10 +316,16 @@ pub(crate) fn activation(
             Some(serde_json::Value::Bool(false)) => {
                 by_description(format!("{}: false, no {globs_word}", rules.always_key))
             }
-            Some(other) => by_description(format!(
-                "{}: {other} is not a boolean, no {globs_word}",
-                rules.always_key
-            )),
+            Some(other) => {
+                misread = Some(format!(
+                    "`{}: {other}` is not a boolean (write true or false unquoted)",
+                    rules.always_key
+                ));
+                by_description(format!(
+                    "{}: {other} is not a boolean, no {globs_word}",
+                    rules.always_key
+                ))
+            }
             None => match rules.absent {
                 RuleAbsent::ByDescription => by_description("no mode in the frontmatter".into()),
                 RuleAbsent::Always => (Activation::Always, "no mode in the frontmatter".into()),
@@ -312,6 +342,7 @@ pub(crate) fn activation(
         description,
         globs,
         why,
+        misread,
     }
 }
 
@@ -440,6 +471,18 @@ mod tests {
         assert_eq!(scope_of("---\npaths: [unclosed\n---\n"), None);
     }
 
+    #[test]
+    fn the_body_starts_after_the_closing_fence() {
+        fn at(t: &str) -> Option<&str> {
+            body_start(t).map(|i| &t[i..])
+        }
+        assert_eq!(at("---\na: 1\n---\nbody\n"), Some("body\n"));
+        assert_eq!(at("---\n---\nbody"), Some("body"));
+        assert_eq!(at("---\na: 1\n---"), Some(""));
+        assert_eq!(at("no frontmatter\n"), None);
+        assert_eq!(at("---\na: 1\n---x\n"), None);
+    }
+
     fn rule(globs: &[&str]) -> ScopedRule {
         ScopedRule {
             path: PathBuf::from("/r/.claude/rules/a.md"),
@@ -447,6 +490,7 @@ mod tests {
             globs: globs.iter().map(|g| g.to_string()).collect(),
             root: crate::vocab::origin::RootId::Repo,
             rel: PathBuf::from(".claude/rules/a.md"),
+            at: 0,
         }
     }
 

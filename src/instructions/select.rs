@@ -455,7 +455,7 @@ impl<'p> Selector<'p> {
         let read_len = bytes.len() as u64;
         let read_cut = read_len < size;
         let file_limit_cut = read_cut && read_limit == self.max_file;
-        let blank = is_blank(self.policy, &bytes);
+        let mut blank = is_blank(self.policy, &bytes);
         let Some(text) = text::decode(bytes, read_cut) else {
             self.skip(i, cand, Reason::NotText);
             return None;
@@ -499,6 +499,7 @@ impl<'p> Selector<'p> {
                             globs,
                             root: cand.root,
                             rel: cand.rel.clone(),
+                            at: cand.at,
                         },
                     ));
                     self.skip(i, cand, Reason::Scoped);
@@ -525,10 +526,22 @@ impl<'p> Selector<'p> {
                     globs,
                     root: cand.root,
                     rel: cand.rel.clone(),
+                    at: cand.at,
                 },
             ));
             self.skip(i, cand, Reason::Scoped);
             return None;
+        }
+        // A rule's frontmatter is what it says about itself, not text for
+        // the prompt: a rule goes in as its body (also when an access
+        // loads it).
+        let mut text = text;
+        if self.policy.is_rule_file(&cand.name_in_place())
+            && let Some(start) = rules::body_start(&text)
+        {
+            text.drain(..start);
+            // A rule of frontmatter alone is blank.
+            blank = is_blank(self.policy, text.as_bytes());
         }
         // Each file's own text is treated before imports are inlined, so
         // that the policy's import frames are never taken for hidden text.

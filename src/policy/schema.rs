@@ -878,6 +878,9 @@ words! {
         RootToCwd => "root-to-cwd",
         /// By path, compared as strings (Gemini CLI's order).
         SortedPaths => "sorted-paths",
+        /// Level by level from the cwd up to the repository root (OpenCode's
+        /// nearest-first order); within a level, the policy's name order.
+        CwdToRoot => "cwd-to-root",
     }
 }
 

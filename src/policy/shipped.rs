@@ -1,5 +1,5 @@
-//! The policies shipped in the binary: the built-in one (Lisa's) and the
-//! compat policies, by name.
+//! The policies shipped in the binary: the built-in one (Lisa's), the
+//! compat policies and the other harnesses' policies, by name.
 
 /// The default policy, reproducing Lisa's loader.
 pub const BUILTIN_POLICY: &str = include_str!("../../policies/lisa.toml");
@@ -15,6 +15,15 @@ pub const SHIPPED: &[(&str, &str)] = &[
         "claude-code",
         include_str!("../../policies/claude-code.toml"),
     ),
+    ("cursor", include_str!("../../policies/cursor.toml")),
+    ("copilot", include_str!("../../policies/copilot.toml")),
+    ("windsurf", include_str!("../../policies/windsurf.toml")),
+    ("cline", include_str!("../../policies/cline.toml")),
+    ("opencode", include_str!("../../policies/opencode.toml")),
+    ("amp", include_str!("../../policies/amp.toml")),
+    ("zed", include_str!("../../policies/zed.toml")),
+    ("kiro", include_str!("../../policies/kiro.toml")),
+    ("continue", include_str!("../../policies/continue.toml")),
 ];
 
 /// The names of [`SHIPPED`], in order, read from it: the one list of

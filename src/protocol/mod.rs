@@ -19,7 +19,8 @@ mod wire;
 
 pub use crate::error::ErrorCode;
 pub use outputs::{
-    ExplainRow, Explanation, SURVEY_PROBLEM_KINDS, SkillList, Survey, SurveyProblem, SurveyedPolicy,
+    ExplainRow, Explanation, SURVEY_PROBLEM_KINDS, SkillList, Survey, SurveyProblem,
+    SurveyedPolicy, SurveyedRule,
 };
 #[cfg(feature = "schema")]
 pub use schema::schemas;

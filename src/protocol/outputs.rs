@@ -169,13 +169,27 @@ pub struct SurveyedPolicy {
     pub budget_limit: u64,
     /// The prompt's size in bytes.
     pub prompt_bytes: usize,
+    /// Its rule files (`[rules]`) and their modes, in read order.
+    pub rules: Vec<SurveyedRule>,
+}
+
+/// A rule file as a surveyed policy reads it.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct SurveyedRule {
+    /// The rule's file (absolute).
+    pub path: String,
+    /// Its mode: `always`, `on-access`, `listed` or `manual`.
+    pub mode: String,
 }
 
 /// The kinds of problem a survey reports, in the order it lists them: the
 /// kind, what it means (for a repository's author), and its SARIF level.
 /// The survey, its documentation and its SARIF rules are all read from
 /// here.
-pub const SURVEY_PROBLEM_KINDS: [(&str, &str, &str); 5] = [
+pub const SURVEY_PROBLEM_KINDS: [(&str, &str, &str); 6] = [
     (
         "budget-clip",
         "A harness's instruction budget cuts this file: its model sees only the start.",
@@ -203,6 +217,13 @@ pub const SURVEY_PROBLEM_KINDS: [(&str, &str, &str); 5] = [
         "An @import in this file is not followed by a harness that imports.",
         "warning",
     ),
+    (
+        "rule-misread",
+        "A harness reads this rule's frontmatter otherwise than it seems to \
+         mean (a quoted boolean, a mode word it does not know, a glob mode \
+         without globs).",
+        "warning",
+    ),
 ];
 
 /// Where `kind` stands in [`SURVEY_PROBLEM_KINDS`] (past the end for a
@@ -223,7 +244,9 @@ pub struct SurveyProblem {
     /// `budget-clip` (a policy's budget cuts a file), `hidden-text` (text a
     /// reader does not see), `rejected-skill` (a skill a policy refuses),
     /// `read-by-some` (a project file some policies read and others do
-    /// not), `import-failed` (an `@import` a policy could not follow).
+    /// not), `import-failed` (an `@import` a policy could not follow),
+    /// `rule-misread` (a rule's frontmatter a policy reads otherwise than
+    /// it seems to mean).
     pub kind: String,
     /// The policies concerned, in survey order.
     pub policies: Vec<String>,
@@ -248,6 +271,14 @@ impl Survey {
                 budget_used: s.budget.used,
                 budget_limit: s.budget.limit,
                 prompt_bytes: s.prompt.len(),
+                rules: s
+                    .rules
+                    .iter()
+                    .map(|r| SurveyedRule {
+                        path: lossy(&r.path),
+                        mode: r.mode.as_str().to_string(),
+                    })
+                    .collect(),
             })
             .collect();
         let mut problems = Vec::new();
@@ -291,6 +322,16 @@ impl Survey {
                     format!("refused: {}", r.reason.as_str()),
                     name,
                 );
+            }
+            for r in &s.rules {
+                if let Some(m) = &r.misread {
+                    note(
+                        "rule-misread",
+                        lossy(&r.path),
+                        format!("{m}; read as {}", r.mode.as_str()),
+                        name,
+                    );
+                }
             }
             for i in s.imports.iter().filter(|i| i.reason.is_some()) {
                 let reason = i.reason.map(|r| r.as_str()).unwrap_or_default();

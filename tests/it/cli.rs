@@ -545,10 +545,10 @@ fn survey_compares_the_harnesses_and_names_the_problems() {
     assert!(!text_of(&only).lines().any(|l| l.starts_with("codex")));
     let denied = run(&[&base[..], &["--deny", "warnings"]].concat(), &[]);
     assert_eq!(denied.status.code(), Some(1));
-    let unknown = run(&[&base[..], &["--policies", "cursor"]].concat(), &[]);
+    let unknown = run(&[&base[..], &["--policies", "cursorr"]].concat(), &[]);
     assert_eq!(unknown.status.code(), Some(1));
     assert!(
-        text_of_err(&unknown).contains("no policy named `cursor`"),
+        text_of_err(&unknown).contains("no policy named `cursorr`"),
         "{unknown:?}"
     );
 }

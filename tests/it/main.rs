@@ -42,6 +42,7 @@ mod fingerprint_rules;
 mod frontmatter;
 mod fuzz_regressions;
 mod group;
+mod harnesses;
 mod hidden_text;
 mod imports;
 mod load;

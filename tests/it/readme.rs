@@ -154,6 +154,8 @@ fn markdown_files() -> Vec<String> {
         "CONTRIBUTING.md",
         "CHANGELOG.md",
         "bindings/node/README.md",
+        "bindings/python/README.md",
+        "bindings/python/ADAPTERS.md",
     ]
     .map(String::from)
     .to_vec();

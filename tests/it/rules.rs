@@ -99,6 +99,8 @@ fn cursor_like_modes_come_from_the_frontmatter() {
     // The prompt: the always rule as a block, the listed one as an entry,
     // the others nowhere.
     assert!(s.prompt.contains("ALWAYS-RULE"));
+    // A rule goes in as its body: its frontmatter is not prompt text.
+    assert!(!s.prompt.contains("alwaysApply"), "{}", s.prompt);
     assert!(s.prompt.contains("plain agents file"));
     assert!(s.prompt.contains("# Rules to read when they apply (1)"));
     assert!(
@@ -124,6 +126,7 @@ fn cursor_like_modes_come_from_the_frontmatter() {
         .access_named("s", &w.repo, None, &w.path("repo/src/deep/view.tsx"))
         .unwrap();
     assert!(a.prompt.contains("TS-RULE"), "{}", a.prompt);
+    assert!(!a.prompt.contains("globs:"), "{}", a.prompt);
     let again = l
         .access_named("s", &w.repo, None, &w.path("repo/src/deep/view.tsx"))
         .unwrap();

@@ -501,10 +501,18 @@ fn hello_reports_the_protocol_and_capabilities() {
             "access"
         ]
     );
+    // The shipped list, declared once.
     assert_eq!(
         hello["policies"],
-        json!(["lisa", "codex", "gemini", "claude-code"])
+        json!(lisa_context::policy::SHIPPED_NAMES)
     );
+    let names: Vec<&str> = hello["policies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|v| v.as_str())
+        .collect();
+    assert_eq!(names[..4], ["lisa", "codex", "gemini", "claude-code"]);
     let codes = hello["errorCodes"].as_array().unwrap();
     for code in [
         "bad-request",

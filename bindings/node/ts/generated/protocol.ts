@@ -423,6 +423,12 @@ export interface RuleFile {
    */
   globs: string[];
   /**
+   * What in the frontmatter this reading does not take as its author
+   * likely meant (a quoted boolean, a mode word the harness does not
+   * know, an on-access mode without globs): `null` when nothing.
+   */
+  misread: string | null;
+  /**
    * Its mode.
    */
   mode: "always" | "on-access" | "listed" | "manual";
@@ -441,7 +447,8 @@ export interface RuleFile {
   path: string;
   /**
    * Why this mode, in words: which key decided (`alwaysApply: true`,
-   * `trigger: glob`, `globs`, `no mode key, a description`...).
+   * `trigger: glob`, `globs`, `no mode in the frontmatter, a
+   * description`...).
    */
   why: string;
 }

@@ -344,6 +344,11 @@ class RuleFile:
     """Its globs (`rules.globs-keys`, `rules.globs-prefix` applied), as
     matched against repository-relative paths.
     """
+    misread: Optional[str]
+    """What in the frontmatter this reading does not take as its author
+    likely meant (a quoted boolean, a mode word the harness does not
+    know, an on-access mode without globs): `null` when nothing.
+    """
     mode: Activation
     """Its mode."""
     name: str
@@ -356,7 +361,8 @@ class RuleFile:
     """The rule's file."""
     why: str
     """Why this mode, in words: which key decided (`alwaysApply: true`,
-    `trigger: glob`, `globs`, `no mode key, a description`...).
+    `trigger: glob`, `globs`, `no mode in the frontmatter, a
+    description`...).
     """
 
     @classmethod
@@ -365,6 +371,7 @@ class RuleFile:
         return cls(
             description=d["description"],
             globs=list(d["globs"]),
+            misread=d["misread"],
             mode=d["mode"],
             name=d["name"],
             origin=d["origin"],

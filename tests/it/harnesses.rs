@@ -1,0 +1,217 @@
+//! The policies of the harnesses that cannot be recorded here (Cursor,
+//! Copilot, Windsurf, Cline, OpenCode, Amp, Zed, Kiro, Continue), held to
+//! what each harness does as its source or its documentation says:
+//! `tests/compat/harnesses/<policy>.json` gives the sources (commits and
+//! paths, or pages and the date they were read) and one tree per rule, with
+//! what the harness loads at the start and on each access, and the mode of
+//! each rule. Where the policy differs on purpose, the case says what the
+//! policy does instead (`ours`) and why; the two must differ, so the list of
+//! differences stays true.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use lisa_context::Loader;
+use serde::Deserialize;
+
+#[derive(Debug, Deserialize)]
+struct Harness {
+    policy: String,
+    evidence: String,
+    sources: Vec<String>,
+    cases: Vec<Case>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Case {
+    name: String,
+    about: String,
+    tree: Vec<Entry>,
+    cwd: String,
+    expect: Outcome,
+    #[serde(default)]
+    ours: Option<Outcome>,
+    #[serde(default)]
+    why: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Entry {
+    path: String,
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    dir: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+struct Outcome {
+    instructions: Vec<String>,
+    #[serde(default)]
+    rules: Option<Vec<RuleMode>>,
+    #[serde(default)]
+    accesses: Option<Vec<Accessed>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
+struct RuleMode {
+    path: String,
+    mode: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+struct Accessed {
+    path: String,
+    instructions: Vec<String>,
+}
+
+fn dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/compat/harnesses")
+}
+
+fn harnesses() -> Vec<Harness> {
+    let mut files: Vec<PathBuf> = fs::read_dir(dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .map(|p| {
+            let text = fs::read_to_string(p).unwrap();
+            serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+        })
+        .collect()
+}
+
+/// What the policy loads on `case`'s tree, in the shape of its expectation
+/// (rules and accesses only where the expectation has them).
+fn run(policy: &str, case: &Case, want: &Outcome) -> Outcome {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    fs::create_dir_all(root.join("home")).unwrap();
+    fs::create_dir_all(root.join("repo")).unwrap();
+    for e in &case.tree {
+        let path = root.join(&e.path);
+        if e.dir {
+            fs::create_dir_all(&path).unwrap();
+        } else {
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            let text = e.text.clone().unwrap_or_else(|| format!("[{}]\n", e.path));
+            fs::write(&path, text).unwrap();
+        }
+    }
+    let home = root.join("home");
+    let loader = Loader::builder()
+        .shipped_policy(policy)
+        .home_policy(false)
+        .env(move |k| (k == "HOME").then(|| home.clone().into_os_string()))
+        .build()
+        .unwrap();
+    let rel = |p: &Path| {
+        p.strip_prefix(&root)
+            .unwrap_or(p)
+            .to_string_lossy()
+            .into_owned()
+    };
+    let cwd = root.join(&case.cwd);
+    fs::create_dir_all(&cwd).unwrap();
+    let s = loader
+        .snapshot(&cwd)
+        .unwrap_or_else(|e| panic!("{policy}/{}: {e}", case.name));
+    let rules = want.rules.as_ref().map(|_| {
+        let mut rules: Vec<RuleMode> = s
+            .rules
+            .iter()
+            .map(|r| RuleMode {
+                path: rel(&r.path),
+                mode: r.mode.as_str().to_string(),
+            })
+            .collect();
+        rules.sort();
+        rules
+    });
+    let accesses = want.accesses.as_ref().map(|list| {
+        list.iter()
+            .map(|a| {
+                let got = loader
+                    .access_named("session", &cwd, None, &root.join(&a.path))
+                    .unwrap_or_else(|e| panic!("{policy}/{}: access: {e}", case.name));
+                Accessed {
+                    path: a.path.clone(),
+                    instructions: got.instruction_files.iter().map(|b| rel(&b.path)).collect(),
+                }
+            })
+            .collect()
+    });
+    Outcome {
+        instructions: s.instruction_files.iter().map(|b| rel(&b.path)).collect(),
+        rules,
+        accesses,
+    }
+}
+
+#[test]
+fn each_harness_policy_loads_what_its_harness_does_or_says_why_not() {
+    let mut failures = Vec::new();
+    let mut cases = 0;
+    for h in harnesses() {
+        assert!(
+            !h.sources.is_empty() && !h.evidence.is_empty(),
+            "{}",
+            h.policy
+        );
+        for case in &h.cases {
+            cases += 1;
+            assert!(!case.about.is_empty(), "{}/{}", h.policy, case.name);
+            let want = case.ours.as_ref().unwrap_or(&case.expect);
+            let got = run(&h.policy, case, want);
+            if &got != want {
+                failures.push(format!(
+                    "{}/{} ({}):\n  want {want:?}\n  got  {got:?}",
+                    h.policy, case.name, case.about
+                ));
+            }
+            if let Some(ours) = &case.ours {
+                assert!(
+                    case.why.as_deref().is_some_and(|w| !w.is_empty()),
+                    "{}/{}: an intended difference says why",
+                    h.policy,
+                    case.name
+                );
+                assert_ne!(
+                    ours, &case.expect,
+                    "{}/{}: listed as a difference, but the policy does what the harness does",
+                    h.policy, case.name
+                );
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(cases >= 30, "only {cases} cases");
+}
+
+/// Every shipped policy is judged: by the recorded differential suite
+/// (the peers that run here) or by a file of cases here.
+#[test]
+fn every_shipped_policy_has_its_evidence() {
+    let recorded = ["codex", "gemini", "claude-code"];
+    let here: BTreeSet<String> = harnesses().into_iter().map(|h| h.policy).collect();
+    for name in lisa_context::policy::SHIPPED_NAMES {
+        if *name == "lisa" || recorded.contains(name) {
+            continue;
+        }
+        assert!(
+            here.contains(*name),
+            "policy `{name}` has no tests/compat/harnesses/{name}.json"
+        );
+    }
+    for name in &here {
+        assert!(
+            lisa_context::policy::SHIPPED_NAMES.contains(&name.as_str()),
+            "tests/compat/harnesses/{name}.json names no shipped policy"
+        );
+    }
+}
