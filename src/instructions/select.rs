@@ -462,7 +462,9 @@ impl<'p> Selector<'p> {
         };
         // A rule's frontmatter says when it applies (unless this is the
         // access it waited for): only `always` goes on as a block.
-        if !cand.on_access && self.policy.is_rule_file(&cand.name_in_place()) {
+        let is_rule =
+            self.policy.has_rule_files() && self.policy.is_rule_file(&cand.name_in_place());
+        if !cand.on_access && is_rule {
             let mut rule = rules::activation(&self.policy.rules, &text, &cand.path, cand.origin);
             let mode = rule.mode;
             // A listed rule's name and description reach the prompt: the
@@ -536,9 +538,7 @@ impl<'p> Selector<'p> {
         // the prompt: a rule goes in as its body (also when an access
         // loads it).
         let mut text = text;
-        if self.policy.is_rule_file(&cand.name_in_place())
-            && let Some(start) = rules::body_start(&text)
-        {
+        if is_rule && let Some(start) = rules::body_start(&text) {
             text.drain(..start);
             // A rule of frontmatter alone is blank.
             blank = is_blank(self.policy, text.as_bytes());

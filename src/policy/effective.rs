@@ -263,6 +263,11 @@ impl Policy {
         !self.exclude_levels.is_empty()
     }
 
+    /// Whether the policy has rules at all (`rules.files` not empty).
+    pub(crate) fn has_rule_files(&self) -> bool {
+        !self.rule_files.is_empty()
+    }
+
     /// Whether a chain file is a rule (`rules.files`): `name` is its path
     /// relative to the folder it was found in, with `/` separators.
     pub(crate) fn is_rule_file(&self, name: &str) -> bool {

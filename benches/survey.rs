@@ -1,0 +1,131 @@
+//! `survey`'s cost: every shipped policy on the 12-level, 200-skill tree
+//! (benches/common/tree.rs), built as the command builds them (one group of
+//! loaders, one snapshot each, then `Survey::of`), beside its floor: one
+//! `--policy lisa` snapshot by a fresh loader. Both sides run with the
+//! frontmatter memo warm (written by a first run), as every run after the
+//! first has it. The target of issue 31 is a ratio of at most 3.
+//!
+//! Also prints, once, each policy's own cold snapshot time (a fresh loader
+//! alone), to show where the survey's time goes.
+//!
+//! `cargo bench --bench survey`; without `--bench` (as `cargo test
+//! --benches` runs it) each side runs once and no ratio is measured.
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "examples and benches build their demo trees on the real disk"
+)]
+
+use std::ffi::OsString;
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use criterion::Criterion;
+use lisa_context::{Loader, Snapshot};
+
+mod common;
+use common::*;
+
+/// The environment every loader sees: `$HOME` is the fixture's home (the
+/// compat policies keep their state under `~/.local/state`), nothing else
+/// is set.
+fn builder(policy: &str, home: &Path) -> lisa_context::LoaderBuilder {
+    let env_home: OsString = home.as_os_str().to_owned();
+    Loader::builder()
+        .shipped_policy(policy.to_string())
+        .home(home)
+        .home_policy(false)
+        .env(move |k| (k == "HOME").then(|| env_home.clone()))
+}
+
+/// One `--policy lisa` snapshot by a fresh loader.
+fn one_lisa(home: &Path, cwd: &Path) -> Arc<Snapshot> {
+    builder("lisa", home)
+        .build()
+        .expect("loader")
+        .snapshot(cwd)
+        .expect("snapshot")
+}
+
+/// What `lisa-context survey` does: every shipped policy, one group.
+fn survey(home: &Path, cwd: &Path) -> lisa_context::protocol::Survey {
+    let names = lisa_context::policy::SHIPPED_NAMES;
+    let mut first: Option<Loader> = None;
+    let mut snapshots = Vec::with_capacity(names.len());
+    for name in names {
+        let mut b = builder(name, home).capacity(names.len());
+        if let Some(first) = &first {
+            b = b.share(first);
+        }
+        let loader = b.build().expect("loader");
+        snapshots.push((name.to_string(), loader.snapshot(cwd).expect("snapshot")));
+        first.get_or_insert(loader);
+    }
+    lisa_context::protocol::Survey::of(cwd, &snapshots)
+}
+
+fn main() {
+    let quick = !bench_mode();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let tree = tree::write(tmp.path(), 12, 200, 31).expect("tree");
+    let (home, cwd): (PathBuf, PathBuf) = (tree.home.clone(), tree.cwd.clone());
+
+    // Warm the memos (each policy's state root), and check both sides.
+    let s = survey(&home, &cwd);
+    assert_eq!(s.policies.len(), lisa_context::policy::SHIPPED_NAMES.len());
+    let lisa = one_lisa(&home, &cwd);
+    assert!(!lisa.instruction_files.is_empty() && lisa.skills.len() >= 50);
+    eprintln!(
+        "survey: {} policies, {} problems; lisa alone: {} files, {} skills",
+        s.policies.len(),
+        s.problems.len(),
+        lisa.instruction_files.len(),
+        lisa.skills.len()
+    );
+
+    if !quick {
+        // Each policy alone, a fresh loader, the median of 9.
+        for name in lisa_context::policy::SHIPPED_NAMES {
+            let mut times: Vec<f64> = (0..9)
+                .map(|_| {
+                    let t = Instant::now();
+                    let loader = builder(name, &home).build().expect("loader");
+                    black_box(loader.snapshot(&cwd).expect("snapshot"));
+                    t.elapsed().as_secs_f64() * 1e9
+                })
+                .collect();
+            eprintln!("alone {name:<12} {}", fmt_ns(median(&mut times)));
+        }
+    }
+
+    let mut crit = Criterion::default()
+        .sample_size(20)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(4))
+        .configure_from_args();
+    {
+        let mut g = crit.benchmark_group("survey_12x200");
+        g.bench_function("every_shipped_policy", |b| {
+            b.iter(|| black_box(survey(&home, &cwd)))
+        });
+        g.bench_function("floor_one_lisa_snapshot", |b| {
+            b.iter(|| black_box(one_lisa(&home, &cwd)))
+        });
+        g.finish();
+    }
+    ratio(
+        quick,
+        "survey 12x200",
+        "every shipped policy",
+        "one lisa snapshot",
+        &mut || {
+            black_box(survey(&home, &cwd));
+        },
+        &mut || {
+            black_box(one_lisa(&home, &cwd));
+        },
+    );
+    crit.final_summary();
+}
