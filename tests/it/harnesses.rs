@@ -43,6 +43,9 @@ struct Entry {
     text: Option<String>,
     #[serde(default)]
     dir: bool,
+    /// A link with this target, written as given.
+    #[serde(default)]
+    symlink: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -97,6 +100,9 @@ fn run(policy: &str, case: &Case, want: &Outcome) -> Outcome {
         let path = root.join(&e.path);
         if e.dir {
             fs::create_dir_all(&path).unwrap();
+        } else if let Some(target) = &e.symlink {
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::os::unix::fs::symlink(target, &path).unwrap();
         } else {
             fs::create_dir_all(path.parent().unwrap()).unwrap();
             let text = e.text.clone().unwrap_or_else(|| format!("[{}]\n", e.path));
