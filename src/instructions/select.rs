@@ -409,6 +409,23 @@ impl<'p> Selector<'p> {
         self.keep(i, cand, stamp, text);
     }
 
+    /// Leaves a rule out of the chain until an access to a path its `globs`
+    /// match (`scopedRules`).
+    fn wait_for_access(&mut self, i: usize, cand: &Candidate, globs: Vec<String>) {
+        self.scoped.push((
+            i,
+            ScopedRule {
+                path: cand.path.clone(),
+                origin: cand.origin,
+                globs,
+                root: cand.root,
+                rel: cand.rel.clone(),
+                at: cand.at,
+            },
+        ));
+        self.skip(i, cand, Reason::Scoped);
+    }
+
     /// Reads and decodes a candidate, as far as the budget can still use it;
     /// skips it (and says why) when it is not text.
     #[allow(clippy::too_many_arguments)]
@@ -493,18 +510,7 @@ impl<'p> Selector<'p> {
             match mode {
                 Activation::Always => {}
                 Activation::OnAccess => {
-                    self.scoped.push((
-                        i,
-                        ScopedRule {
-                            path: cand.path.clone(),
-                            origin: cand.origin,
-                            globs,
-                            root: cand.root,
-                            rel: cand.rel.clone(),
-                            at: cand.at,
-                        },
-                    ));
-                    self.skip(i, cand, Reason::Scoped);
+                    self.wait_for_access(i, cand, globs);
                     return None;
                 }
                 Activation::Listed => {
@@ -520,18 +526,7 @@ impl<'p> Selector<'p> {
             && !cand.on_access
             && let Some(globs) = rules::scope_of(&text)
         {
-            self.scoped.push((
-                i,
-                ScopedRule {
-                    path: cand.path.clone(),
-                    origin: cand.origin,
-                    globs,
-                    root: cand.root,
-                    rel: cand.rel.clone(),
-                    at: cand.at,
-                },
-            ));
-            self.skip(i, cand, Reason::Scoped);
+            self.wait_for_access(i, cand, globs);
             return None;
         }
         // A rule's frontmatter is what it says about itself, not text for

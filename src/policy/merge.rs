@@ -142,83 +142,35 @@ impl Policy {
                 vec![(None, message)],
             )
         })?;
-        let mut globs = GlobSetBuilder::new();
-        for g in &instructions.exclude_levels {
-            let glob = validate::compile_glob(g.get_ref()).map_err(|e| {
-                let message = format!("invalid glob in `{}`: {e}", INSTRUCTIONS.exclude_levels);
+        // A list of globs compiled into one set, a bad glob reported at its
+        // value in the file that set it.
+        let glob_set = |key: &'static str, list: &super::schema::Names| {
+            let invalid = |span, message| {
                 problems_at(
                     &sources,
                     &definitions,
-                    INSTRUCTIONS.exclude_levels,
+                    key,
                     (ProblemKind::InvalidGlob, "invalid glob"),
-                    vec![(Some(g.span()), message)],
+                    vec![(span, message)],
                 )
-            })?;
-            globs.add(glob);
-        }
-        let exclude_levels = globs.build().map_err(|e| {
-            let message = format!("`{}` does not compile: {e}", INSTRUCTIONS.exclude_levels);
-            problems_at(
-                &sources,
-                &definitions,
-                INSTRUCTIONS.exclude_levels,
-                (ProblemKind::InvalidGlob, "invalid glob"),
-                vec![(None, message)],
-            )
-        })?;
-
-        let mut files = GlobSetBuilder::new();
-        for g in &rules.files {
-            let glob = validate::compile_glob(g.get_ref()).map_err(|e| {
-                let message = format!("invalid glob in `{}`: {e}", RULES.files);
-                problems_at(
-                    &sources,
-                    &definitions,
-                    RULES.files,
-                    (ProblemKind::InvalidGlob, "invalid glob"),
-                    vec![(Some(g.span()), message)],
-                )
-            })?;
-            files.add(glob);
-        }
-        let rule_files = files.build().map_err(|e| {
-            let message = format!("`{}` does not compile: {e}", RULES.files);
-            problems_at(
-                &sources,
-                &definitions,
-                RULES.files,
-                (ProblemKind::InvalidGlob, "invalid glob"),
-                vec![(None, message)],
-            )
-        })?;
-
-        let safe_directories = if roots.safe_directories.iter().any(|g| g.get_ref() == "*") {
-            None
-        } else {
+            };
             let mut globs = GlobSetBuilder::new();
-            for g in &roots.safe_directories {
+            for g in list {
                 let glob = validate::compile_glob(g.get_ref()).map_err(|e| {
-                    let message = format!("invalid glob in `{}`: {e}", ROOTS.safe_directories);
-                    problems_at(
-                        &sources,
-                        &definitions,
-                        ROOTS.safe_directories,
-                        (ProblemKind::InvalidGlob, "invalid glob"),
-                        vec![(Some(g.span()), message)],
-                    )
+                    invalid(Some(g.span()), format!("invalid glob in `{key}`: {e}"))
                 })?;
                 globs.add(glob);
             }
-            Some(globs.build().map_err(|e| {
-                let message = format!("`{}` does not compile: {e}", ROOTS.safe_directories);
-                problems_at(
-                    &sources,
-                    &definitions,
-                    ROOTS.safe_directories,
-                    (ProblemKind::InvalidGlob, "invalid glob"),
-                    vec![(None, message)],
-                )
-            })?)
+            globs
+                .build()
+                .map_err(|e| invalid(None, format!("`{key}` does not compile: {e}")))
+        };
+        let exclude_levels = glob_set(INSTRUCTIONS.exclude_levels, &instructions.exclude_levels)?;
+        let rule_files = glob_set(RULES.files, &rules.files)?;
+        let safe_directories = if roots.safe_directories.iter().any(|g| g.get_ref() == "*") {
+            None
+        } else {
+            Some(glob_set(ROOTS.safe_directories, &roots.safe_directories)?)
         };
 
         // Every skill source names a root this policy has.
