@@ -150,6 +150,35 @@ pub enum SnapshotError {
         /// Why.
         reason: SkillReadError,
     },
+    /// No rule (`[rules]`) of that name is in the snapshot for this cwd.
+    #[error(
+        "no rule named {name:?} is available from {}",
+        crate::vocab::paths::shown(cwd)
+    )]
+    RuleNotFound {
+        /// The name asked for (cut to a bounded length for display).
+        name: String,
+        /// The cwd it was resolved for.
+        cwd: PathBuf,
+        /// The rules' names available from that cwd, in name order, each
+        /// once.
+        available: Vec<String>,
+    },
+    /// The rule's file is not served: it went through the same steps as
+    /// a chain file and one refused it (not approved under
+    /// `trust.project = "pinned"`, a link the policy refuses, gone, blank,
+    /// not text...).
+    #[error(
+        "cannot serve rule file {}: {}",
+        crate::vocab::paths::shown(path),
+        reason.as_str()
+    )]
+    RuleUnreadable {
+        /// The rule's file.
+        path: PathBuf,
+        /// Why, as a snapshot's `skipped[].reason` says it.
+        reason: Reason,
+    },
 }
 
 /// Why the winning skill's `SKILL.md` could not be read in full
@@ -221,6 +250,8 @@ impl SnapshotError {
                 (Some("access::outside-root"), ErrorCode::AccessOutsideRoot)
             }
             Self::SkillUnreadable { .. } => (Some("skill::unreadable"), ErrorCode::SkillUnreadable),
+            Self::RuleNotFound { .. } => (Some("rule::not-found"), ErrorCode::RuleNotFound),
+            Self::RuleUnreadable { .. } => (Some("rule::unreadable"), ErrorCode::RuleUnreadable),
             Self::SessionNameTooLong { .. } => {
                 (Some("access::session-name-too-long"), ErrorCode::BadRequest)
             }
@@ -257,6 +288,9 @@ impl Diagnostic for SnapshotError {
             Self::SkillNotFound {
                 name, available, ..
             } => Some(Box::new(skill_advice(name, available))),
+            Self::RuleNotFound {
+                name, available, ..
+            } => Some(Box::new(rule_advice(name, available))),
             Self::AccessOutsideRoot { .. } => Some(Box::new(
                 "only paths under the repository root load instruction files on access",
             )),
@@ -267,6 +301,7 @@ impl Diagnostic for SnapshotError {
             | Self::OpenRoot { .. }
             | Self::InvalidSkillName(_)
             | Self::SkillUnreadable { .. }
+            | Self::RuleUnreadable { .. }
             | Self::SessionNameTooLong { .. }
             | Self::AccessPathTooLong { .. } => None,
         }
@@ -317,8 +352,18 @@ impl Diagnostic for SnapshotError {
 
 /// "did you mean" for a skill name, and the names available.
 fn skill_advice(name: &str, available: &[String]) -> String {
+    name_advice("skill", name, available)
+}
+
+/// The help of [`SnapshotError::RuleNotFound`].
+fn rule_advice(name: &str, available: &[String]) -> String {
+    name_advice("rule", name, available)
+}
+
+/// The nearest of `available` names of a `kind` to `name`, and the list.
+fn name_advice(kind: &str, name: &str, available: &[String]) -> String {
     if available.is_empty() {
-        return "no skill is available from this directory".into();
+        return format!("no {kind} is available from this directory");
     }
     let names: Vec<&str> = available.iter().map(String::as_str).collect();
     let best = crate::vocab::suggest::closest(name, &names);
@@ -561,6 +606,10 @@ pub enum ErrorCode {
     /// `--homes-under`, or not a real directory below it that this user
     /// owns).
     HomeRefused,
+    /// No rule of that name is in the snapshot for the cwd.
+    RuleNotFound,
+    /// The rule's file is not served (see `SnapshotError::RuleUnreadable`).
+    RuleUnreadable,
 }
 
 impl ErrorCode {

@@ -3,7 +3,8 @@
 //! completions come from the program itself at each TAB, through
 //! clap_complete's env-based engine (its `unstable-dynamic` feature, pinned
 //! to one version): `--policy` offers the shipped policy names and files,
-//! `skill show` the skills available from the current directory.
+//! `skill show` the skills available from the current directory, `rule
+//! show` its rules.
 
 use std::ffi::OsStr;
 
@@ -48,4 +49,41 @@ pub fn skill(current: &OsStr) -> Vec<CompletionCandidate> {
             CompletionCandidate::new(s.name.clone()).help(Some(help.into()))
         })
         .collect()
+}
+
+/// Completes a rule name: the rules of the snapshot for the current
+/// directory whose name starts with what was typed, with the description
+/// (cut) as help.
+pub fn rule(current: &OsStr) -> Vec<CompletionCandidate> {
+    let typed = current.to_string_lossy();
+    let Ok(cwd) = std::env::current_dir() else {
+        return Vec::new();
+    };
+    let Ok(loader) = lisa_context::Loader::builder().capacity(1).build() else {
+        return Vec::new();
+    };
+    let Ok(snap) = loader.snapshot(&cwd) else {
+        return Vec::new();
+    };
+    let mut names: Vec<CompletionCandidate> = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for r in snap
+        .rules
+        .iter()
+        .filter(|r| r.name.starts_with(typed.as_ref()))
+    {
+        if !seen.insert(r.name.clone()) {
+            continue;
+        }
+        let help = r
+            .description
+            .as_deref()
+            .unwrap_or_default()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        let help: String = help.chars().take(60).collect();
+        names.push(CompletionCandidate::new(r.name.clone()).help(Some(help.into())));
+    }
+    names
 }

@@ -140,6 +140,11 @@ enum Command {
         #[command(subcommand)]
         command: SkillCommand,
     },
+    /// Read rules (`[rules]`) by name.
+    Rule {
+        #[command(subcommand)]
+        command: RuleCommand,
+    },
     /// Review and approve project content (for `trust.project = "pinned"`).
     Trust {
         #[command(subcommand)]
@@ -253,6 +258,25 @@ enum SkillCommand {
         name: String,
         #[command(flatten)]
         place: Place,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum RuleCommand {
+    /// Print the body of the rule named NAME for the cwd (a `listed` rule
+    /// the prompt offers, a `manual` one), read as a chain file is read:
+    /// sandbox, per-file cap, approval under `pinned`, hidden text,
+    /// imports.
+    Show {
+        /// The rule's name (the snapshot's `rules[].name`).
+        #[arg(add = clap_complete::engine::ArgValueCompleter::new(complete::rule))]
+        name: String,
+        #[command(flatten)]
+        place: Place,
+        /// Output format (text: the body; json: `schema/cli.schema.json`,
+        /// `RuleText`, with the nonce-framed `prompt`).
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
     },
 }
 
@@ -693,6 +717,29 @@ fn dispatch(cli: Cli) -> miette::Result<u8> {
             let root = place.root.as_deref().map(absolute);
             let skill = loader.skill_in(&cwd, root.as_deref(), name)?;
             write_out(&mut out, skill.content.as_bytes())
+        }
+        Command::Rule {
+            command:
+                RuleCommand::Show {
+                    name,
+                    place,
+                    format,
+                },
+        } => {
+            let loader = loader(&cli)?;
+            let cwd = cwd_of(place)?;
+            let root = place.root.as_deref().map(absolute);
+            let rule = loader.rule_in(&cwd, root.as_deref(), name)?;
+            let text = match format {
+                Format::Text => {
+                    let mut body = rule.content;
+                    body.push('\n');
+                    body
+                }
+                Format::Json => json::pretty(&rule)
+                    .map_err(|e| miette::miette!("cannot encode the rule: {e}"))?,
+            };
+            write_out(&mut out, text.as_bytes())
         }
         Command::Trust { command } => {
             let loader = loader(&cli)?;

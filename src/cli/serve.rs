@@ -305,6 +305,9 @@ fn answer_with(loader: &Loader, id: &Id, request: Request) -> Response {
         Request::Skill { cwd, root, name } => loader
             .skill_in(&cwd, root.as_deref(), &name)
             .map(|s| Response::new(id, json!({ "skill": s }))),
+        Request::Rule { cwd, root, name } => loader
+            .rule_in(&cwd, root.as_deref(), &name)
+            .map(|r| Response::new(id, json!({ "rule": r }))),
         Request::TrustStatus { cwd, root } => {
             return match loader.trust_status(&cwd, root.as_deref()) {
                 Ok(status) => Response::new(id, json!({ "trust": status })),

@@ -154,6 +154,19 @@ pub struct RuleFile {
     /// likely meant (a quoted boolean, a mode word the harness does not
     /// know, an on-access mode without globs): `null` when nothing.
     pub misread: Option<String>,
+    /// Where the rule lives, for reading it when it is asked for by name.
+    #[serde(skip)]
+    pub(crate) root: crate::vocab::origin::RootId,
+    /// Its path relative to that root.
+    #[serde(skip)]
+    pub(crate) rel: PathBuf,
+    /// How many leading components of `rel` are the folder it was found in.
+    #[serde(skip)]
+    pub(crate) at: usize,
+    /// Its level (0 for home, 1 for the repository root, one more per
+    /// folder below): of two rules of one name, the deeper one is served.
+    #[serde(skip)]
+    pub(crate) level: usize,
 }
 
 /// A frontmatter value as the policy's keys read it.
@@ -218,7 +231,7 @@ fn text_of(value: &serde_json::Value) -> Option<String> {
     .filter(|s| !s.is_empty())
 }
 
-/// The mode of the rule file `path` whose text is `text`, under `rules`.
+/// The mode of the rule file `cand` whose text is `text`, under `rules`.
 ///
 /// The order in which the keys decide: the `mode-key` word (unknown words
 /// and `on-access` without globs give `manual`); then `always-key` true
@@ -227,9 +240,9 @@ fn text_of(value: &serde_json::Value) -> Option<String> {
 pub(crate) fn activation(
     rules: &crate::policy::Rules,
     text: &str,
-    path: &std::path::Path,
-    origin: Origin,
+    cand: &super::chain::Candidate,
 ) -> RuleFile {
+    let path = cand.path.as_path();
     use crate::policy::{RuleAbsent, RuleMode};
     let meta: Meta = frontmatter_of(text)
         .and_then(|fm| serde_saphyr::from_str::<serde_json::Value>(fm).ok())
@@ -336,13 +349,17 @@ pub(crate) fn activation(
     };
     RuleFile {
         path: path.to_path_buf(),
-        origin,
+        origin: cand.origin,
         mode,
         name,
         description,
         globs,
         why,
         misread,
+        root: cand.root,
+        rel: cand.rel.clone(),
+        at: cand.at,
+        level: cand.level,
     }
 }
 

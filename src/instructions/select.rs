@@ -482,7 +482,7 @@ impl<'p> Selector<'p> {
         let is_rule =
             self.policy.has_rule_files() && self.policy.is_rule_file(&cand.name_in_place());
         if !cand.on_access && is_rule {
-            let mut rule = rules::activation(&self.policy.rules, &text, &cand.path, cand.origin);
+            let mut rule = rules::activation(&self.policy.rules, &text, cand);
             let mode = rule.mode;
             // A listed rule's name and description reach the prompt: the
             // policy's hidden-text rule holds for them as for file text.

@@ -501,6 +501,55 @@ impl Loader {
         })
     }
 
+    /// The text of the rule (`[rules]`) named `name` for `cwd`: what a
+    /// `listed` rule's entry in the prompt offers the agent, or what the
+    /// user names for a `manual` one. Read now, as a chain file is read
+    /// (sandbox, per-file cap, approval under `pinned`, hidden text,
+    /// imports), and framed with the session's nonce. Of two rules of one
+    /// name, the home's wins, then the deepest folder's.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let home = tempfile::tempdir()?;
+    /// let repo = tempfile::tempdir()?;
+    /// std::fs::create_dir_all(repo.path().join(".git"))?;
+    /// std::fs::create_dir_all(repo.path().join(".cursor/rules"))?;
+    /// std::fs::write(
+    ///     repo.path().join(".cursor/rules/db.mdc"),
+    ///     "---\ndescription: Database conventions\n---\nUse migrations.\n",
+    /// )?;
+    /// let loader = lisa_context::Loader::builder()
+    ///     .home(home.path())
+    ///     .env(|_| None)
+    ///     .shipped_policy("cursor")
+    ///     .build()?;
+    /// let rule = loader.rule(repo.path(), "db")?;
+    /// assert_eq!(rule.content, "Use migrations.");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn rule(&self, cwd: &Path, name: &str) -> Result<crate::RuleText, SnapshotError> {
+        self.rule_in(cwd, None, name)
+    }
+
+    /// [`rule`](Self::rule) with an explicit root.
+    pub fn rule_in(
+        &self,
+        cwd: &Path,
+        root: Option<&Path>,
+        name: &str,
+    ) -> Result<crate::RuleText, SnapshotError> {
+        let force = self.policies.in_force()?;
+        let built = self.current_under(&force, cwd, root)?;
+        crate::on_request::rule(
+            &force.policy,
+            force.home.as_deref(),
+            &self.handles,
+            &built.snapshot,
+            name,
+        )
+    }
+
     /// How many of this loader's snapshots the cache holds.
     pub fn cached_entries(&self) -> usize {
         self.lock().entries_of(self.owner)

@@ -32,7 +32,7 @@ struct RequestLine {
     request: Request,
 }
 
-/// What `explain`, `skill list`, `trust status` and `trust diff` print
+/// What `explain`, `skill list`, `rule show`, `trust status` and `trust diff` print
 /// with `--format json`.
 #[derive(JsonSchema)]
 #[serde(untagged)]
@@ -40,6 +40,7 @@ struct RequestLine {
 enum CliOutput {
     Explanation(super::Explanation),
     SkillList(super::SkillList),
+    RuleText(crate::RuleText),
     TrustStatus(TrustStatus),
     TrustDiff(TrustDiff),
     Survey(super::Survey),
@@ -56,6 +57,7 @@ enum Response {
     Unchanged(UnchangedResponse),
     Changed(ChangedResponse),
     Skill(SkillResponse),
+    Rule(RuleResponse),
     Trust(TrustResponse),
     TrustDiff(TrustDiffResponse),
     Access(AccessResponse),
@@ -112,6 +114,14 @@ struct ChangedResponse {
 struct SkillResponse {
     id: Id,
     skill: SkillFile,
+}
+
+/// The answer to `rule`.
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+struct RuleResponse {
+    id: Id,
+    rule: crate::RuleText,
 }
 
 /// The answer to `trust-status`.

@@ -23,6 +23,11 @@ pub(crate) fn lossy_opt<S: Serializer>(path: &Option<PathBuf>, s: S) -> Result<S
     }
 }
 
+/// Serializes a list of paths as (lossy) UTF-8 strings.
+pub(crate) fn lossy_list<S: Serializer>(paths: &[PathBuf], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(paths.iter().map(|p| p.to_string_lossy()))
+}
+
 /// A path for a human-readable message: lossy UTF-8, with everything a
 /// terminal would act on or not show escaped (see [`crate::terminal_safe`]).
 pub(crate) fn shown(path: &Path) -> String {

@@ -60,6 +60,7 @@ mod races;
 mod read_bounds;
 mod readme;
 mod render_guards;
+mod rule_show;
 mod rules;
 #[cfg(feature = "schema")]
 mod schema;

@@ -121,6 +121,7 @@ enum Op {
     Fingerprint,
     Refresh(String),
     Skill(String),
+    Rule(String),
     TrustStatus,
     TrustDiff,
     /// What Lisa's API needs beyond the snapshot (see `NativeLoader::lisa`).
@@ -162,6 +163,10 @@ impl Call {
             },
             Op::Skill(name) => match loader.skill_in(cwd, root, name) {
                 Ok(s) => Outcome::json(&s),
+                Err(e) => Outcome::snapshot_error(&e),
+            },
+            Op::Rule(name) => match loader.rule_in(cwd, root, name) {
+                Ok(r) => Outcome::json(&r),
                 Err(e) => Outcome::snapshot_error(&e),
             },
             Op::TrustStatus => match loader.trust_status(cwd, root) {
@@ -319,6 +324,14 @@ impl NativeLoader {
     #[napi(ts_return_type = "Promise<Outcome>")]
     pub fn skill(&self, cwd: String, name: String, root: Option<String>) -> AsyncTask<Call> {
         self.call(cwd, root, Op::Skill(name))
+    }
+
+    /// The text of the rule (`[rules]`) named `name`, read now: `{name,
+    /// origin, mode, path, content, truncated, hiddenText, imports, prompt,
+    /// shadowed}`.
+    #[napi(ts_return_type = "Promise<Outcome>")]
+    pub fn rule(&self, cwd: String, name: String, root: Option<String>) -> AsyncTask<Call> {
+        self.call(cwd, root, Op::Rule(name))
     }
 
     /// The cwd's project items and their approvals (read-only).

@@ -75,6 +75,23 @@ test("refresh after an edit, and a skill lookup", async (t) => {
   assertSchema("TrustDiff", await c.trustDiff(w.api));
 });
 
+test("a rule by name over the server", async (t) => {
+  const w = world();
+  write(
+    path.join(w.app, ".cursor", "rules", "db.mdc"),
+    "---\ndescription: Database conventions\nalwaysApply: false\n---\nUse migrations.\n",
+  );
+  const c = client(w, { policy: "cursor" });
+  t.after(async () => {
+    await c.close();
+    w.cleanup();
+  });
+  const rule = await c.rule(w.app, "db");
+  assertSchema("RuleText", rule);
+  assert.equal(rule.content, "Use migrations.");
+  await rejectsWith(c.rule(w.app, "dbb"), "rule-not-found");
+});
+
 test("every error code the server sends, and the client's own", async (t) => {
   const w = world();
   const c = client(w);

@@ -84,6 +84,30 @@ test("skill lookup finds the winner for the cwd", async (t) => {
   await rejectsWith(loader.skill(w.lib, "deploy"), "skill-not-found");
 });
 
+test("a listed rule is served by name, framed with the session's nonce", async (t) => {
+  const w = world();
+  t.after(w.cleanup);
+  write(
+    path.join(w.app, ".cursor", "rules", "db.mdc"),
+    "---\ndescription: Database conventions\nalwaysApply: false\n---\nUse migrations.\n",
+  );
+  write(path.join(w.app, "AGENTS.md"), "app notes");
+  const loader = new Loader({ home: w.home, basePolicy: "cursor" });
+  const snapshot = await loader.snapshot(w.app);
+  assert.deepEqual(
+    snapshot.rules.map((r) => [r.name, r.mode]),
+    [["db", "listed"]],
+  );
+  assert.ok(!snapshot.prompt.includes("Use migrations."));
+  const rule = await loader.rule(w.app, "db");
+  assertSchema("RuleText", rule);
+  assert.equal(rule.content, "Use migrations.");
+  assert.equal(rule.mode, "listed");
+  const nonce = rule.prompt.slice(3, 19);
+  assert.ok(snapshot.prompt.includes(`<<<${nonce} `), rule.prompt);
+  await rejectsWith(loader.rule(w.app, "nope"), "rule-not-found");
+});
+
 test("trust status and diff", async (t) => {
   const w = world();
   t.after(w.cleanup);

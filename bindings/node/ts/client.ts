@@ -8,6 +8,7 @@ import type {
   ErrorCode,
   PolicyProblem,
   Hello,
+  RuleText,
   SkillFile,
   Snapshot,
   TrustDiff,
@@ -248,6 +249,10 @@ export class Client implements ContextSource {
 
   async skill(cwd: string, name: string, options: PlaceOptions & RequestOptions = {}): Promise<SkillFile> {
     return (await this.request("skill", { ...place(cwd, options), name }, options)).skill as SkillFile;
+  }
+
+  async rule(cwd: string, name: string, options: PlaceOptions & RequestOptions = {}): Promise<RuleText> {
+    return (await this.request("rule", { ...place(cwd, options), name }, options)).rule as RuleText;
   }
 
   async trustStatus(cwd: string, options: PlaceOptions & RequestOptions = {}): Promise<TrustStatus> {

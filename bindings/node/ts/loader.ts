@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 
 import { LisaContextError, type LisaContextErrorCode } from "./errors.js";
-import type { Access, Hello, SkillFile, Snapshot, TrustDiff, TrustStatus } from "./generated/protocol.js";
+import type { Access, Hello, RuleText, SkillFile, Snapshot, TrustDiff, TrustStatus } from "./generated/protocol.js";
 import { envPolicy, policyOptions } from "./policy-env.js";
 import type { ContextSource, PlaceOptions } from "./source.js";
 import type * as Native from "../native.cjs";
@@ -108,6 +108,15 @@ export class Loader implements ContextSource {
 
   async skill(cwd: string, name: string, options: PlaceOptions = {}): Promise<SkillFile> {
     return json<SkillFile>(await this.#for(options).skill(cwd, name, rootFor(cwd, options)));
+  }
+
+  /**
+   * The text of the rule named `name` (a `listed` rule the agent asks for,
+   * a `manual` one the user names), read now under the policy's rules and
+   * framed with the session's nonce (`prompt`).
+   */
+  async rule(cwd: string, name: string, options: PlaceOptions = {}): Promise<RuleText> {
+    return json<RuleText>(await this.#for(options).rule(cwd, name, rootFor(cwd, options)));
   }
 
   async trustStatus(cwd: string, options: PlaceOptions = {}): Promise<TrustStatus> {

@@ -1,4 +1,4 @@
-import type { Access, Hello, SkillFile, Snapshot, TrustDiff, TrustStatus } from "./generated/protocol.js";
+import type { Access, Hello, RuleText, SkillFile, Snapshot, TrustDiff, TrustStatus } from "./generated/protocol.js";
 
 /** Where a session works: the repository root, when the caller knows it. */
 export interface PlaceOptions {
@@ -30,6 +30,11 @@ export interface ContextSource {
   refresh(cwd: string, fingerprint: string, options?: PlaceOptions): Promise<Snapshot | null>;
   /** The `SKILL.md` of the skill that wins `name` for the cwd. */
   skill(cwd: string, name: string, options?: PlaceOptions): Promise<SkillFile>;
+  /**
+   * The body of the rule named `name` (`listed` or `manual`), read now as a
+   * chain file is, and framed with the session's nonce (`prompt`).
+   */
+  rule(cwd: string, name: string, options?: PlaceOptions): Promise<RuleText>;
   /** The cwd's project items and their approvals (read-only). */
   trustStatus(cwd: string, options?: PlaceOptions): Promise<TrustStatus>;
   /** The pending project items, each with its diff (read-only). */

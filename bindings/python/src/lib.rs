@@ -247,6 +247,22 @@ impl NativeLoader {
         }
     }
 
+    /// The text of the rule (`[rules]`) named `name`, read now, as JSON
+    /// text.
+    #[pyo3(signature = (cwd, name, root=None))]
+    fn rule(
+        &self,
+        py: Python<'_>,
+        cwd: PathBuf,
+        name: String,
+        root: Option<PathBuf>,
+    ) -> PyResult<String> {
+        match self.run(py, |l| l.rule_in(&cwd, root.as_deref(), &name)) {
+            Ok(r) => json(py, &r),
+            Err(e) => Err(raise_report(py, ErrorReport::of_snapshot(&e))),
+        }
+    }
+
     /// The cwd's project items and their approvals, as JSON text.
     #[pyo3(signature = (cwd, root=None))]
     fn trust_status(

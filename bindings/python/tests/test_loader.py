@@ -61,6 +61,22 @@ def test_skill_and_its_errors(tree: Tree) -> None:
     assert e.value.code == "skill-not-found"
 
 
+def test_a_listed_rule_by_name(tree: Tree) -> None:
+    write(
+        tree.repo / ".cursor" / "rules" / "db.mdc",
+        "---\ndescription: Database conventions\nalwaysApply: false\n---\nUse migrations.\n",
+    )
+    l = loader(tree, base_policy="cursor")
+    s = l.snapshot(tree.repo)
+    assert [(r.name, r.mode) for r in s.rules] == [("db", "listed")]
+    r = l.rule(tree.repo, "db")
+    assert r.content == "Use migrations." and r.mode == "listed"
+    assert r.prompt.startswith("<<<") and "Use migrations." in r.prompt
+    with pytest.raises(LisaContextError) as e:
+        l.rule(tree.repo, "nope")
+    assert e.value.code == "rule-not-found"
+
+
 def test_access_loads_the_files_on_the_way_once(tree: Tree) -> None:
     l = loader(tree, base_policy="gemini")
     a = l.access(tree.repo, tree.sub / "file.txt", session="s1")
@@ -269,12 +285,15 @@ def test_every_field_the_library_sends_is_typed(tree: Tree, tmp_path: Path) -> N
     from lisa_context import _native, types
 
     write(tree.repo / "CLAUDE.md", "see @missing.md\n")
+    write(tree.repo / ".cursor" / "rules" / "db.mdc", "---\ndescription: d\n---\nbody \u200b\n")
+    cursor = _native.NativeLoader(home=str(tree.home), home_policy=False, base_policy="cursor")
     (tree.sub / "CLAUDE.md").symlink_to(tmp_path / "outside.md")  # a `skipped` entry
     write(tmp_path / "outside.md", "outside the roots\n")
     native = _native.NativeLoader(home=str(tree.home), home_policy=False, base_policy="claude-code")
     cases: List[Tuple[str, Any]] = [
         (native.snapshot(str(tree.sub)), types.Snapshot),
         (native.skill(str(tree.sub), "release"), types.SkillFile),
+        (cursor.rule(str(tree.repo), "db"), types.RuleText),
         (native.trust_status(str(tree.sub)), types.TrustStatus),
         (native.trust_diff(str(tree.sub)), types.TrustDiff),
         (native.access(str(tree.repo), str(tree.sub / "file.txt"), "s"), types.Access),

@@ -11,6 +11,7 @@ export type Response =
   | UnchangedResponse
   | ChangedResponse
   | SkillResponse
+  | RuleResponse
   | TrustResponse
   | TrustDiffResponse
   | AccessResponse
@@ -37,7 +38,9 @@ export type ErrorCode =
   | "access-outside-root"
   | "unknown-policy"
   | "trust-store-full"
-  | "home-refused";
+  | "home-refused"
+  | "rule-not-found"
+  | "rule-unreadable";
 /**
  * A request's `id`: any JSON value, echoed exactly as written.
  */
@@ -743,6 +746,80 @@ export interface SkillFile {
  * mode, `keep` included.
  */
 export interface HiddenReport {
+  /**
+   * Number of hidden characters (invisible/bidi/tag) found.
+   */
+  characters: number;
+  /**
+   * Number of HTML comments found.
+   */
+  htmlComments: number;
+  /**
+   * Distinct kinds found, stable kebab-case words in a fixed order:
+   * "zero-width", "bidi-control", "tag-character", "html-comment", "control-character".
+   */
+  kinds: string[];
+}
+/**
+ * The answer to `rule`.
+ */
+export interface RuleResponse {
+  id: Id;
+  rule: RuleText;
+}
+/**
+ * A rule's text, as [`Loader::rule`](crate::Loader::rule) serves it.
+ */
+export interface RuleText {
+  /**
+   * Its body as it enters the prompt: the frontmatter left out,
+   * trimmed, hidden text treated under the policy's rule, imports
+   * inlined.
+   */
+  content: string;
+  hiddenText: HiddenReport1;
+  /**
+   * The `@path` imports the body met, in read order.
+   */
+  imports: Import[];
+  /**
+   * Its mode in the snapshot (`listed` or `manual` for the rules this
+   * is for; any rule can be asked for).
+   */
+  mode: "always" | "on-access" | "listed" | "manual";
+  /**
+   * The rule's name, as the snapshot's `rules` gives it.
+   */
+  name: string;
+  /**
+   * Home or project.
+   */
+  origin: "home" | "project" | "ancestor";
+  /**
+   * The rule's file, absolute.
+   */
+  path: string;
+  /**
+   * The text framed with the session's nonce, to put where the agent
+   * sees the answer: it reads as more of the section it already has.
+   */
+  prompt: string;
+  /**
+   * Other rules of the same name that lost to this one (a home rule
+   * wins over a project one, then the deepest folder): their files.
+   */
+  shadowed: string[];
+  /**
+   * Whether `instructions.max-file-bytes` stopped the read before the
+   * end of the file.
+   */
+  truncated: boolean;
+}
+/**
+ * What hidden text the file (and its imports) held: empty counts
+ * when none.
+ */
+export interface HiddenReport1 {
   /**
    * Number of hidden characters (invisible/bidi/tag) found.
    */

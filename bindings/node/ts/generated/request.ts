@@ -74,6 +74,21 @@ export type RequestLine = {
        * The session's working directory (absolute).
        */
       cwd: string;
+      /**
+       * The rule's name, as the snapshot's `rules[].name` gives it.
+       */
+      name: string;
+      op: "rule";
+      /**
+       * The repository root, when the caller knows it.
+       */
+      root?: string | null;
+    }
+  | {
+      /**
+       * The session's working directory (absolute).
+       */
+      cwd: string;
       op: "trust-status";
       /**
        * The repository root, when the caller knows it.

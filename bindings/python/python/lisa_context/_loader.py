@@ -12,7 +12,7 @@ from typing import Any, Dict, Optional, Union
 
 from . import _native
 from ._errors import LisaContextError
-from ._types import Access, Hello, SkillFile, Snapshot, TrustDiff, TrustStatus
+from ._types import Access, Hello, RuleText, SkillFile, Snapshot, TrustDiff, TrustStatus
 
 __all__ = ["Loader", "MAX_HOMES"]
 
@@ -176,6 +176,14 @@ class Loader:
         cwd_s = _path(cwd, "cwd")
         text = self._for(home).skill(cwd_s, _text(name, "name"), self._root(cwd_s, root))
         return SkillFile._from_json(_load(text))
+
+    def rule(self, cwd: PathArg, name: str, root: Optional[PathArg] = None, *, home: Optional[PathArg] = None) -> RuleText:
+        """The body of the rule named `name` (a `listed` rule the agent asks
+        for, a `manual` one the user names), read now as a chain file is, with
+        its nonce-framed `prompt` (`rule-not-found` when none has the name)."""
+        cwd_s = _path(cwd, "cwd")
+        text = self._for(home).rule(cwd_s, _text(name, "name"), self._root(cwd_s, root))
+        return RuleText._from_json(_load(text))
 
     def trust_status(self, cwd: PathArg, root: Optional[PathArg] = None, *, home: Optional[PathArg] = None) -> TrustStatus:
         """The cwd's project items and their approvals (read-only)."""

@@ -35,6 +35,8 @@ __all__ = [
     "Reason",
     "Rejected",
     "RuleFile",
+    "RuleResponse",
+    "RuleText",
     "ScopedRule",
     "Shadowed",
     "Skill",
@@ -692,7 +694,7 @@ class ChangedResponse:
             snapshot=Snapshot._from_json(d["snapshot"]),
         )
 
-ErrorCode = Literal["bad-request", "unknown-op", "line-too-long", "bad-cwd", "relative-cwd", "root-outside", "invalid-skill-name", "skill-not-found", "skill-unreadable", "policy-invalid", "resource-exhausted", "trust-store-invalid", "trust-unavailable", "bad-home", "access-outside-root", "unknown-policy", "trust-store-full", "home-refused"]
+ErrorCode = Literal["bad-request", "unknown-op", "line-too-long", "bad-cwd", "relative-cwd", "root-outside", "invalid-skill-name", "skill-not-found", "skill-unreadable", "policy-invalid", "resource-exhausted", "trust-store-invalid", "trust-unavailable", "bad-home", "access-outside-root", "unknown-policy", "trust-store-full", "home-refused", "rule-not-found", "rule-unreadable"]
 """Why a request failed: the `error.code` of a response, and the `code` of
 the Node binding's exceptions. The words are stable.
 """
@@ -911,6 +913,79 @@ class PendingItem:
             path=d["path"],
             state=d["state"],
             note=d.get("note"),
+        )
+
+
+@dataclass(frozen=True)
+class RuleText:
+    """A rule's text, as [`Loader::rule`](crate::Loader::rule) serves it."""
+
+    content: str
+    """Its body as it enters the prompt: the frontmatter left out,
+    trimmed, hidden text treated under the policy's rule, imports
+    inlined.
+    """
+    hidden_text: HiddenReport
+    """What hidden text the file (and its imports) held: empty counts
+    when none.
+    """
+    imports: List[Import]
+    """The `@path` imports the body met, in read order."""
+    mode: Activation
+    """Its mode in the snapshot (`listed` or `manual` for the rules this
+    is for; any rule can be asked for).
+    """
+    name: str
+    """The rule's name, as the snapshot's `rules` gives it."""
+    origin: Origin
+    """Home or project."""
+    path: str
+    """The rule's file, absolute."""
+    prompt: str
+    """The text framed with the session's nonce, to put where the agent
+    sees the answer: it reads as more of the section it already has.
+    """
+    shadowed: List[str]
+    """Other rules of the same name that lost to this one (a home rule
+    wins over a project one, then the deepest folder): their files.
+    """
+    truncated: bool
+    """Whether `instructions.max-file-bytes` stopped the read before the
+    end of the file.
+    """
+
+    @classmethod
+    def _from_json(cls, d: Dict[str, Any]) -> RuleText:
+        """From the JSON object (fields this version does not know are ignored)."""
+        return cls(
+            content=d["content"],
+            hidden_text=HiddenReport._from_json(d["hiddenText"]),
+            imports=[Import._from_json(x0) for x0 in d["imports"]],
+            mode=d["mode"],
+            name=d["name"],
+            origin=d["origin"],
+            path=d["path"],
+            prompt=d["prompt"],
+            shadowed=list(d["shadowed"]),
+            truncated=d["truncated"],
+        )
+
+
+@dataclass(frozen=True)
+class RuleResponse:
+    """The answer to `rule`."""
+
+    id: Id
+    """id"""
+    rule: RuleText
+    """rule"""
+
+    @classmethod
+    def _from_json(cls, d: Dict[str, Any]) -> RuleResponse:
+        """From the JSON object (fields this version does not know are ignored)."""
+        return cls(
+            id=d["id"],
+            rule=RuleText._from_json(d["rule"]),
         )
 
 

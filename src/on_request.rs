@@ -1,0 +1,164 @@
+//! A rule served by name: the text of a `[rules]` file the prompt lists
+//! (`listed`, the agent asks for it when its description fits the task) or
+//! leaves out (`manual`, the user names it), read when it is asked for.
+//!
+//! The read is the one a chain file gets, not a raw one: the sandbox (links
+//! the policy refuses, other owners, hard links, FIFOs), the per-file cap,
+//! the approval gate under `trust.project = "pinned"` (a rule whose text
+//! changed since it was approved is refused, as a skill's would be), the
+//! hidden-text rule, imports, and the session's nonce around the text. The
+//! rule's frontmatter is what it says about itself and is left out.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::error::SnapshotError;
+use crate::hidden::HiddenReport;
+use crate::instructions::{self, Activation, Import, RuleFile, chain};
+use crate::policy::Policy;
+use crate::render;
+use crate::sandbox::{Handles, open_roots};
+use crate::snapshot::Snapshot;
+use crate::trace::Trace;
+use crate::trust::Gate;
+use crate::vocab::origin::Origin;
+
+/// The most bytes of an asked-for name an error repeats: a name is
+/// compared whole, but one a client made huge is not echoed back whole.
+const SHOWN_NAME_BYTES: usize = 256;
+
+/// A rule's text, as [`Loader::rule`](crate::Loader::rule) serves it.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct RuleText {
+    /// The rule's name, as the snapshot's `rules` gives it.
+    pub name: String,
+    /// Home or project.
+    pub origin: Origin,
+    /// Its mode in the snapshot (`listed` or `manual` for the rules this
+    /// is for; any rule can be asked for).
+    pub mode: Activation,
+    /// The rule's file, absolute.
+    #[serde(serialize_with = "crate::vocab::paths::lossy")]
+    pub path: PathBuf,
+    /// Its body as it enters the prompt: the frontmatter left out,
+    /// trimmed, hidden text treated under the policy's rule, imports
+    /// inlined.
+    pub content: String,
+    /// Whether `instructions.max-file-bytes` stopped the read before the
+    /// end of the file.
+    pub truncated: bool,
+    /// What hidden text the file (and its imports) held: empty counts
+    /// when none.
+    pub hidden_text: HiddenReport,
+    /// The `@path` imports the body met, in read order.
+    pub imports: Vec<Import>,
+    /// The text framed with the session's nonce, to put where the agent
+    /// sees the answer: it reads as more of the section it already has.
+    pub prompt: String,
+    /// Other rules of the same name that lost to this one (a home rule
+    /// wins over a project one, then the deepest folder): their files.
+    #[serde(serialize_with = "crate::vocab::paths::lossy_list")]
+    pub shadowed: Vec<PathBuf>,
+}
+
+/// The rule of `name` in `snap`, read now under `policy`.
+///
+/// Of several rules of one name, the user's own (home) wins, so that no
+/// repository can answer in its place; then the deepest folder, then read
+/// order.
+pub(crate) fn rule(
+    policy: &Policy,
+    home: Option<&Path>,
+    handles: &Handles,
+    snap: &Snapshot,
+    name: &str,
+) -> Result<RuleText, SnapshotError> {
+    let mut named: Vec<&RuleFile> = snap.rules.iter().filter(|r| r.name == name).collect();
+    named.sort_by_key(|r| (r.origin != Origin::Home, std::cmp::Reverse(r.level)));
+    let Some((&winner, losers)) = named.split_first() else {
+        let mut available: Vec<String> = snap.rules.iter().map(|r| r.name.clone()).collect();
+        available.sort();
+        available.dedup();
+        return Err(SnapshotError::RuleNotFound {
+            name: shown_name(name),
+            cwd: snap.cwd.clone(),
+            available,
+        });
+    };
+    let roots = open_roots(policy, home, &snap.cwd, Some(&snap.repo_root), handles)?;
+    let candidate = chain::Candidate {
+        root: winner.root,
+        origin: winner.origin,
+        level: winner.level,
+        rel: winner.rel.clone(),
+        path: winner.path.clone(),
+        excluded: false,
+        // Read as the access a scoped rule waits for is: the body, not
+        // the mode again.
+        on_access: true,
+        at: winner.at,
+    };
+    let mut trace = Trace::default();
+    let mut gate = Gate::load(policy, &roots, &mut trace, false);
+    let limit = u64::try_from(policy.instructions.max_file_bytes).unwrap_or(u64::MAX);
+    let sel = instructions::select_within(
+        policy,
+        &roots,
+        std::slice::from_ref(&candidate),
+        &mut trace,
+        &mut gate,
+        limit,
+        Vec::new(),
+    );
+    if let Some(source) = roots.set.shortage() {
+        return Err(SnapshotError::ResourceExhausted {
+            path: roots.set.repo.path.clone(),
+            source,
+        });
+    }
+    let Some(block) = sel.blocks.first() else {
+        let reason = sel
+            .skipped
+            .first()
+            .map_or(crate::vocab::reason::Reason::Unreadable, |s| s.reason);
+        return Err(SnapshotError::RuleUnreadable {
+            path: winner.path.clone(),
+            reason,
+        });
+    };
+    let hidden_text = sel
+        .hidden
+        .iter()
+        .fold(HiddenReport::default(), |mut all, found| {
+            all.absorb(found.report.clone());
+            all
+        });
+    Ok(RuleText {
+        name: winner.name.clone(),
+        origin: winner.origin,
+        mode: winner.mode,
+        path: winner.path.clone(),
+        content: block.text.to_string(),
+        truncated: block.truncated,
+        hidden_text,
+        imports: sel.imports.clone(),
+        prompt: render::render_blocks(policy, &snap.nonce, &sel.blocks),
+        shadowed: losers.iter().map(|r| r.path.clone()).collect(),
+    })
+}
+
+/// `name` cut at a character boundary to [`SHOWN_NAME_BYTES`].
+fn shown_name(name: &str) -> String {
+    if name.len() <= SHOWN_NAME_BYTES {
+        return name.to_string();
+    }
+    let mut end = SHOWN_NAME_BYTES;
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &name[..end])
+}
