@@ -116,6 +116,18 @@ fn render_block(policy: &Policy, nonce: &str, b: &Block, guard: &Guard, out: &mu
             ],
         );
         out.push('\n');
+    } else if b.char_limit_cut {
+        let unit = policy.instructions.char_unit;
+        t.char_limit_note.fill_into(
+            out,
+            &[
+                ("path", &path),
+                ("chars", &b.text_chars.to_string()),
+                ("limit", &policy.instructions.max_file_chars.to_string()),
+                ("unit", unit.word()),
+            ],
+        );
+        out.push('\n');
     } else if b.truncated {
         t.truncation_note.fill_into(
             out,

@@ -75,9 +75,11 @@ pub fn explanation(s: &Snapshot, policy: Option<&Policy>) -> Explanation {
             Status::Truncated => {
                 let b = s.instruction_files.iter().find(|b| b.path == c.path);
                 let why = b.map_or(String::new(), |b| {
-                    let cause = match (b.file_limit_cut, b.budget_cut) {
-                        (true, true) => "file limit and budget",
-                        (true, false) => "file limit",
+                    let cause = match (b.file_limit_cut, b.budget_cut, b.char_limit_cut) {
+                        (true, true, _) => "file limit and budget",
+                        (true, false, _) => "file limit",
+                        (false, false, true) => "character limit",
+                        (false, true, true) => "character limit and budget",
                         _ => "budget",
                     };
                     format!("{} of {} bytes ({cause})", b.included_bytes, b.bytes)

@@ -39,6 +39,11 @@ pub struct Block {
     /// Whether `instructions.max-file-bytes` stopped the read before the end
     /// of the file.
     pub file_limit_cut: bool,
+    /// Whether `instructions.max-file-chars` cut the text.
+    pub char_limit_cut: bool,
+    /// When it did: how many characters (`char-unit`s) the text had.
+    #[serde(skip)]
+    pub(crate) text_chars: u64,
     /// The text included (trimmed, line breaks normalised, hidden text
     /// treated). A loader holds each distinct text once, however many of
     /// its cached snapshots show it.

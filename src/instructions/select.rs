@@ -11,8 +11,8 @@ use super::rules;
 use super::rules::{Activation, RuleFile, ScopedRule};
 use crate::hidden::{self, HiddenFinding, HiddenReport};
 use crate::policy::{
-    BudgetCounts, BudgetOrder, BudgetScope, ChainOrder, HardLinkRule, LeadingBom, Pick, Policy,
-    Trim,
+    BudgetCounts, BudgetOrder, BudgetScope, ChainOrder, CharUnit, HardLinkRule, LeadingBom, Pick,
+    Policy, Trim,
 };
 use crate::sandbox::Place;
 use crate::sandbox::{OpenFile, Opened, Roots, Stamp};
@@ -128,6 +128,9 @@ struct Text {
     /// Whether it stopped there because of `max-file-bytes` (rather than
     /// because the budget could not use more).
     file_limit_cut: bool,
+    /// When `max-file-chars` cut the text: how many characters (in the
+    /// policy's `char-unit`) it had.
+    chars_cut: Option<u64>,
     /// Whether the file holds only white space, as the policy's `trim`
     /// and `leading-bom` define it (judged on the bytes as read, before
     /// line breaks are normalised).
@@ -538,6 +541,12 @@ impl<'p> Selector<'p> {
             // A rule of frontmatter alone is blank.
             blank = is_blank(self.policy, text.as_bytes());
         }
+        // A cap counted in characters: over the text that enters the
+        // prompt, before hidden text is treated and imports are inlined.
+        let chars_cut = cut_chars(self.policy, &mut text);
+        if chars_cut.is_some() {
+            blank = is_blank(self.policy, text.as_bytes());
+        }
         // Each file's own text is treated before imports are inlined, so
         // that the policy's import frames are never taken for hidden text.
         let (mut text, mut report) = hidden::treat_for(text, self.policy);
@@ -557,6 +566,7 @@ impl<'p> Selector<'p> {
             read_cut,
             read_len,
             file_limit_cut,
+            chars_cut,
             blank,
         })
     }
@@ -571,8 +581,11 @@ impl<'p> Selector<'p> {
             read_cut,
             read_len,
             file_limit_cut,
+            chars_cut,
             blank,
         } = read;
+        // Only a text read whole and shown whole stands for the file.
+        let partial = read_cut || chars_cut.is_some();
         let start = text.len() - text.trim_start().len();
         let trimmed = text.trim();
         // Step 2: blank. A file that is not blank by the policy's `trim`
@@ -589,7 +602,7 @@ impl<'p> Selector<'p> {
         // cannot be shown equal to anything.
         let text_key = xxhash_rust::xxh3::xxh3_128(trimmed.as_bytes());
         if ins.dedup_by_content
-            && !read_cut
+            && !partial
             && let Some(same) = self.kept_by_text.get(&text_key).cloned()
         {
             self.fold(i, cand, same.clone(), Status::Deduped(same));
@@ -642,13 +655,13 @@ impl<'p> Selector<'p> {
                 },
             ));
         }
-        let truncated = budget_cut || read_cut;
+        let truncated = budget_cut || partial;
         if let Some(id) = stamp.identity() {
             self.kept_by_identity.insert(id, cand.path.clone());
         }
         // Only a file read whole can stand for its text: a later file equal
         // to the prefix of a cut one is not a copy of it.
-        if !read_cut {
+        if !partial {
             self.kept_by_text.insert(text_key, cand.path.clone());
             self.longest_kept = self.longest_kept.max(size);
         }
@@ -671,6 +684,8 @@ impl<'p> Selector<'p> {
             truncated,
             budget_cut,
             file_limit_cut,
+            char_limit_cut: chars_cut.is_some(),
+            text_chars: chars_cut.unwrap_or(0),
             text: kept.into(),
             order: i,
         });
@@ -715,4 +730,31 @@ impl<'p> Selector<'p> {
             rule_matcher,
         }
     }
+}
+
+/// Cuts `text` to the policy's `max-file-chars`, counted in its
+/// `char-unit`; returns how many units the whole text had when it was cut.
+/// A UTF-16 cap never splits a surrogate pair: a character that would
+/// cross it is left out whole.
+fn cut_chars(policy: &Policy, text: &mut String) -> Option<u64> {
+    let limit = u64::try_from(policy.instructions.max_file_chars).unwrap_or(0);
+    if limit == 0 {
+        return None;
+    }
+    let width = |c: char| match policy.instructions.char_unit {
+        CharUnit::Scalar => 1,
+        CharUnit::Utf16 => c.len_utf16() as u64,
+    };
+    let mut count = 0u64;
+    let mut end = None;
+    for (i, c) in text.char_indices() {
+        let next = count + width(c);
+        if next > limit && end.is_none() {
+            end = Some(i);
+        }
+        count = next;
+    }
+    let end = end?;
+    text.truncate(end);
+    Some(count)
 }

@@ -463,6 +463,18 @@ section! {
         budget_bytes: i64 => "budget-bytes" where range(0, MAX_BUDGET_BYTES),
         /// The most bytes read from any one instruction file.
         max_file_bytes: i64 => "max-file-bytes" where range(1, MAX_FILE_BYTES),
+        /// The most characters (in `char-unit`s) of one instruction file
+        /// that enter the prompt, counted over the file's decoded text (a
+        /// rule's frontmatter left out) before hidden text is treated and
+        /// imports are inlined: the rest is cut,
+        /// with `templates.char-limit-note` (0: no such cap; Windsurf caps a
+        /// rule file at 12,000 characters).
+        max_file_chars: i64 => "max-file-chars" where range(0, MAX_FILE_BYTES),
+        /// What `max-file-chars` counts: Unicode `scalar` values (Rust's
+        /// `char`, Python's `str` length) or `utf-16` code units (a
+        /// JavaScript string's `length`: a character beyond U+FFFF counts
+        /// two).
+        char_unit: CharUnit => "char-unit",
         /// In which order the budget is granted: `outermost-first` or
         /// `nearest-first`. Blocks are rendered outermost-first either way.
         budget_order: BudgetOrder => "budget-order",
@@ -771,6 +783,11 @@ section! {
         /// (the file's size on disk), `{limit}` (the bytes read at most),
         /// `{included}` (the bytes shown).
         file_limit_note: Template => "file-limit-note" where template(allowed: [path, bytes, limit, included]),
+        /// Added after a block that `instructions.max-file-chars` cut.
+        /// Placeholders: `{path}`, `{chars}` (the characters of the file's
+        /// text, in `char-unit`s), `{limit}` (the cap), `{unit}` (the
+        /// `char-unit` word).
+        char_limit_note: Template => "char-limit-note" where template(allowed: [path, chars, limit, unit]),
         /// Put where hidden text was revealed. Placeholders: `{codepoint}`.
         hidden_marker: Template => "hidden-marker" where template(allowed: [codepoint]),
         /// The heading of the skills list. Placeholders: `{count}`.
@@ -967,6 +984,17 @@ words! {
         Drop => "drop",
         /// A character of the text, like any other.
         Text => "text",
+    }
+}
+
+words! {
+    /// What a cap counted in characters counts.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum CharUnit {
+        /// Unicode scalar values.
+        Scalar => "scalar",
+        /// UTF-16 code units (JavaScript's `length`).
+        Utf16 => "utf-16",
     }
 }
 
@@ -1651,6 +1679,7 @@ mod tests {
         check_words::<Trim>();
         check_words::<LeadingBom>();
         check_words::<PathOrder>();
+        check_words::<CharUnit>();
         check_words::<Whitespace>();
         check_words::<ImportFailure>();
         check_words::<ImportRoot>();

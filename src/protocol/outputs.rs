@@ -192,7 +192,8 @@ pub struct SurveyedRule {
 pub const SURVEY_PROBLEM_KINDS: [(&str, &str, &str); 6] = [
     (
         "budget-clip",
-        "A harness's instruction budget cuts this file: its model sees only the start.",
+        "A harness's instruction budget, or its cap on one file (in bytes or \
+         characters), cuts this file: its model sees only the start.",
         "warning",
     ),
     (
@@ -291,16 +292,26 @@ impl Survey {
                 .push(policy.to_string());
         };
         for (name, s) in snapshots {
-            for b in s.instruction_files.iter().filter(|b| b.budget_cut) {
-                note(
-                    "budget-clip",
-                    lossy(&b.path),
+            for b in &s.instruction_files {
+                let message = if b.budget_cut {
                     format!(
                         "the budget ({} bytes) cuts it: {} bytes shown of a {}-byte file",
                         s.budget.limit, b.included_bytes, b.bytes
-                    ),
-                    name,
-                );
+                    )
+                } else if b.char_limit_cut {
+                    format!(
+                        "its cap on one file's characters cuts it: {} bytes shown of a {}-byte file",
+                        b.included_bytes, b.bytes
+                    )
+                } else if b.file_limit_cut {
+                    format!(
+                        "its cap on one file's bytes cuts it: {} bytes shown of a {}-byte file",
+                        b.included_bytes, b.bytes
+                    )
+                } else {
+                    continue;
+                };
+                note("budget-clip", lossy(&b.path), message, name);
             }
             for h in &s.hidden_text {
                 note(

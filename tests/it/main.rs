@@ -33,6 +33,7 @@ mod appear;
 mod bootstrap;
 mod cache_bytes;
 mod chain;
+mod char_caps;
 mod cli;
 mod compat;
 mod dedup_partial;

@@ -316,6 +316,10 @@ export interface Block {
    */
   bytes: number;
   /**
+   * Whether `instructions.max-file-chars` cut the text.
+   */
+  charLimitCut: boolean;
+  /**
    * Whether `instructions.max-file-bytes` stopped the read before the end
    * of the file.
    */

@@ -74,6 +74,8 @@ class Block:
     """Whether the budget cut the text (`budget.exhausted` is then true)."""
     bytes: int
     """The file's size on disk."""
+    char_limit_cut: bool
+    """Whether `instructions.max-file-chars` cut the text."""
     file_limit_cut: bool
     """Whether `instructions.max-file-bytes` stopped the read before the end
     of the file.
@@ -103,6 +105,7 @@ class Block:
         return cls(
             budget_cut=d["budgetCut"],
             bytes=d["bytes"],
+            char_limit_cut=d["charLimitCut"],
             file_limit_cut=d["fileLimitCut"],
             included_bytes=d["includedBytes"],
             origin=d["origin"],
