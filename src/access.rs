@@ -186,11 +186,20 @@ pub(crate) fn access(
     };
     let mut trace = Trace::default();
     let accessed = chain::slash_path(&rel);
-    let rules = snap
+    // A rule with content patterns also wants the touched file's first
+    // bytes: read once, through the sandbox, only when such a rule's globs
+    // matched.
+    let mut head: Option<Option<Vec<u8>>> = None;
+    let mut content_matches = |set: &regex::bytes::RegexSet| {
+        let bytes = head.get_or_insert_with(|| head_of(policy, &roots.set.repo, &rel));
+        bytes.as_deref().is_some_and(|b| set.is_match(b))
+    };
+    let rules: Vec<_> = snap
         .rule_matcher
         .matching(&accessed)
         .into_iter()
         .filter_map(|i| snap.scoped_rules.get(i))
+        .filter(|r| r.content.as_ref().is_none_or(&mut content_matches))
         .map(|r| chain::Candidate {
             root: r.root,
             origin: r.origin,
@@ -200,7 +209,8 @@ pub(crate) fn access(
             excluded: false,
             on_access: true,
             at: r.at,
-        });
+        })
+        .collect();
     let candidates: Vec<_> = chain::below(policy, &roots, &target, &mut trace)
         .into_iter()
         .chain(rules)
@@ -269,6 +279,20 @@ pub(crate) fn access(
         exhausted: sel.budget.exhausted,
     };
     Ok(outcome)
+}
+
+/// The first `rules.regex-scan-bytes` of the touched file `rel`, read through
+/// the repository's sandbox under the policy's link rule; `None` when it is
+/// not a regular file there, is refused, or cannot be read.
+fn head_of(policy: &Policy, repo: &crate::sandbox::Root, rel: &Path) -> Option<Vec<u8>> {
+    let limit = u64::try_from(policy.rules.regex_scan_bytes).unwrap_or(0);
+    if limit == 0 {
+        return None;
+    }
+    match repo.open_file(rel, policy.trust.symlinks) {
+        crate::sandbox::Opened::File(f) => f.read_at_most(limit).ok(),
+        _ => None,
+    }
 }
 
 /// The error for a path past [`MAX_PATH_BYTES`] or [`MAX_PATH_DEPTH`].

@@ -8,6 +8,7 @@
 use std::path::PathBuf;
 
 use globset::{GlobSet, GlobSetBuilder};
+use regex::bytes::{RegexBuilder, RegexSet, RegexSetBuilder};
 use serde::{Deserialize, Serialize};
 
 use crate::vocab::origin::Origin;
@@ -37,6 +38,11 @@ pub struct ScopedRule {
     /// name there when an access loads it.
     #[serde(skip)]
     pub(crate) at: usize,
+    /// Its content patterns (`rules.regex-keys`), compiled: when present,
+    /// a touched file must also match one of them (an empty set: none
+    /// compiled, so the rule never loads).
+    #[serde(skip)]
+    pub(crate) content: Option<RegexSet>,
 }
 
 /// `paths:` as a string or a list of strings.
@@ -146,6 +152,9 @@ pub struct RuleFile {
     /// Its globs (`rules.globs-keys`, `rules.globs-prefix` applied), as
     /// matched against repository-relative paths.
     pub globs: Vec<String>,
+    /// Its patterns over a touched file's content (`rules.regex-keys`), as
+    /// written; empty when none.
+    pub regex: Vec<String>,
     /// Why this mode, in words: which key decided (`alwaysApply: true`,
     /// `trigger: glob`, `globs`, `no mode in the frontmatter, a
     /// description`...).
@@ -167,6 +176,9 @@ pub struct RuleFile {
     /// folder below): of two rules of one name, the deeper one is served.
     #[serde(skip)]
     pub(crate) level: usize,
+    /// `regex`, compiled (see [`ScopedRule::content`]).
+    #[serde(skip)]
+    pub(crate) content: Option<RegexSet>,
 }
 
 /// A frontmatter value as the policy's keys read it.
@@ -231,6 +243,92 @@ fn text_of(value: &serde_json::Value) -> Option<String> {
     .filter(|s| !s.is_empty())
 }
 
+/// The most content patterns one rule keeps.
+pub(crate) const MAX_PATTERNS_PER_RULE: usize = 16;
+
+/// The most content patterns one build compiles, every rule together: a
+/// repository of many rules cannot make a build compile without end.
+pub(crate) const MAX_PATTERNS: usize = 256;
+
+/// The compiled size one pattern may reach (the `regex` crate's
+/// `size_limit`): matching is linear in the text, and this bounds the
+/// automaton a pattern builds.
+const PATTERN_SIZE_LIMIT: usize = 1 << 20;
+
+/// Patterns from one string (one pattern: commas are the pattern's) or a
+/// list of strings.
+fn patterns_of(value: &serde_json::Value) -> Vec<String> {
+    match value {
+        serde_json::Value::String(s) => vec![s.clone()],
+        serde_json::Value::Array(items) => items
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// `written` compiled into one set, within the bounds: each pattern at most
+/// `max_bytes` long, [`MAX_PATTERNS_PER_RULE`] per rule, `left` in the
+/// build. A pattern that is too long, past a count, or that this engine
+/// does not read (look-around, backreferences: the `regex` crate matches
+/// in linear time and has neither) is left out, and the second value says
+/// so. `None` when nothing was written; an empty set (never matching) when
+/// nothing compiled.
+fn compile_patterns(
+    written: &[String],
+    max_bytes: usize,
+    left: &mut usize,
+) -> (Option<RegexSet>, Option<String>) {
+    if written.is_empty() {
+        return (None, None);
+    }
+    let mut kept = Vec::new();
+    let mut problems = Vec::new();
+    for (n, p) in written.iter().enumerate() {
+        let shown: String = p.chars().take(40).collect();
+        if n >= MAX_PATTERNS_PER_RULE || *left == 0 {
+            problems.push(format!(
+                "{} pattern(s) past the first {MAX_PATTERNS_PER_RULE} of a rule ({MAX_PATTERNS}                  in a build) are not used",
+                written.len() - n
+            ));
+            break;
+        }
+        if p.len() > max_bytes {
+            problems.push(format!(
+                "the pattern {shown:?}... is longer than {max_bytes} bytes (rules.regex-max-bytes)"
+            ));
+            continue;
+        }
+        *left -= 1;
+        match RegexBuilder::new(p)
+            .size_limit(PATTERN_SIZE_LIMIT)
+            .dfa_size_limit(PATTERN_SIZE_LIMIT)
+            .build()
+        {
+            Ok(_) => kept.push(p.as_str()),
+            Err(_) => problems.push(format!(
+                "the pattern {shown:?} does not compile here (no look-around or backreferences)"
+            )),
+        }
+    }
+    let set = RegexSetBuilder::new(&kept)
+        .size_limit(PATTERN_SIZE_LIMIT * MAX_PATTERNS_PER_RULE)
+        .dfa_size_limit(PATTERN_SIZE_LIMIT)
+        .build()
+        .unwrap_or_else(|_| RegexSet::empty());
+    let misread = (!problems.is_empty()).then(|| {
+        let mut m = problems.join("; ");
+        if set.is_empty() {
+            m.push_str(": the rule never loads");
+        } else {
+            m.push_str(": it never matches");
+        }
+        m
+    });
+    (Some(set), misread)
+}
+
 /// The mode of the rule file `cand` whose text is `text`, under `rules`.
 ///
 /// The order in which the keys decide: the `mode-key` word (unknown words
@@ -241,6 +339,7 @@ pub(crate) fn activation(
     rules: &crate::policy::Rules,
     text: &str,
     cand: &super::chain::Candidate,
+    patterns_left: &mut usize,
 ) -> RuleFile {
     let path = cand.path.as_path();
     use crate::policy::{RuleAbsent, RuleMode};
@@ -277,9 +376,24 @@ pub(crate) fn activation(
             }
         })
         .collect();
-    let globs_word = found_globs.map_or("globs", |(k, _)| k).to_string();
+    let regex_keys: Vec<String> = rules
+        .regex_keys
+        .iter()
+        .map(|k| k.get_ref().clone())
+        .collect();
+    let found_patterns = first_present(&meta, &regex_keys);
+    let regex: Vec<String> = found_patterns
+        .map(|(_, v)| patterns_of(v))
+        .unwrap_or_default();
+    let max_bytes = usize::try_from(rules.regex_max_bytes).unwrap_or(0);
+    let (content, mut misread) = compile_patterns(&regex, max_bytes, patterns_left);
+    let triggered = !globs.is_empty() || content.is_some();
+    let globs_word = match (found_globs, found_patterns) {
+        (Some((g, _)), Some((r, _))) if content.is_some() => format!("{g} and {r}"),
+        (_, Some((r, _))) if globs.is_empty() && content.is_some() => r.to_string(),
+        (g, _) => g.map_or("globs", |(k, _)| k).to_string(),
+    };
     let in_list = |list: &crate::policy::Names, w: &str| list.iter().any(|x| x.get_ref() == w);
-    let mut misread = None;
     let (mode, why) = 'decide: {
         if let Some(word) = key(&rules.mode_key) {
             let shown = text_of(word).unwrap_or_default();
@@ -287,7 +401,7 @@ pub(crate) fn activation(
             let mode = if in_list(&rules.always_words, &shown) {
                 Activation::Always
             } else if in_list(&rules.on_access_words, &shown) {
-                if globs.is_empty() {
+                if !triggered {
                     break 'decide (
                         Activation::Manual,
                         format!("{k}: {shown}, but no {globs_word}"),
@@ -310,7 +424,7 @@ pub(crate) fn activation(
         if let Some(serde_json::Value::Bool(true)) = always {
             break 'decide (Activation::Always, format!("{}: true", rules.always_key));
         }
-        if !globs.is_empty() {
+        if triggered {
             break 'decide (Activation::OnAccess, globs_word.clone());
         }
         let by_description = |said: String| {
@@ -330,7 +444,7 @@ pub(crate) fn activation(
                 by_description(format!("{}: false, no {globs_word}", rules.always_key))
             }
             Some(other) => {
-                misread = Some(format!(
+                misread.get_or_insert(format!(
                     "`{}: {other}` is not a boolean (write true or false unquoted)",
                     rules.always_key
                 ));
@@ -354,8 +468,10 @@ pub(crate) fn activation(
         name,
         description,
         globs,
+        regex,
         why,
         misread,
+        content,
         root: cand.root,
         rel: cand.rel.clone(),
         at: cand.at,
@@ -381,6 +497,9 @@ pub(crate) struct RuleMatcher {
     set: GlobSet,
     /// For each glob of `set`, the index of its rule.
     owner: Vec<usize>,
+    /// The rules with content patterns and no globs: every path is theirs
+    /// (their patterns decide).
+    anywhere: Vec<usize>,
 }
 
 impl RuleMatcher {
@@ -392,7 +511,11 @@ impl RuleMatcher {
         }
         let mut set = GlobSetBuilder::new();
         let mut owner = Vec::new();
+        let mut anywhere = Vec::new();
         for (i, rule) in rules.iter().enumerate() {
+            if rule.globs.is_empty() && rule.content.is_some() {
+                anywhere.push(i);
+            }
             for g in &rule.globs {
                 if let Ok(glob) = crate::policy::compile_glob(g.trim_start_matches("./")) {
                     set.add(glob);
@@ -404,8 +527,15 @@ impl RuleMatcher {
         bump(Counter::ScopedGlobSets);
         add(Counter::ScopedGlobs, owner.len() as u64);
         match set.build() {
-            Ok(set) => Self { set, owner },
-            Err(_) => Self::default(),
+            Ok(set) => Self {
+                set,
+                owner,
+                anywhere,
+            },
+            Err(_) => Self {
+                anywhere,
+                ..Self::default()
+            },
         }
     }
 
@@ -418,7 +548,7 @@ impl RuleMatcher {
     /// root-relative path with `/` separators), in rule order.
     pub(crate) fn matching(&self, path: &str) -> Vec<usize> {
         if self.owner.is_empty() {
-            return Vec::new();
+            return self.anywhere.clone();
         }
         crate::vocab::counters::bump(crate::vocab::counters::Counter::ScopedMatches);
         let mut rules: Vec<usize> = self
@@ -426,6 +556,7 @@ impl RuleMatcher {
             .matches(path)
             .into_iter()
             .filter_map(|g| self.owner.get(g).copied())
+            .chain(self.anywhere.iter().copied())
             .collect();
         rules.sort_unstable();
         rules.dedup();
@@ -508,6 +639,7 @@ mod tests {
             root: crate::vocab::origin::RootId::Repo,
             rel: PathBuf::from(".claude/rules/a.md"),
             at: 0,
+            content: None,
         }
     }
 

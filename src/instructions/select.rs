@@ -184,6 +184,8 @@ struct Selector<'p> {
     rules: Vec<(usize, RuleFile)>,
     /// What is left of the chain's import limits (files, bytes).
     import_left: (u64, u64),
+    /// Content patterns this build may still compile.
+    patterns_left: usize,
 }
 
 impl<'p> Selector<'p> {
@@ -212,6 +214,7 @@ impl<'p> Selector<'p> {
             imports: Vec::new(),
             scoped: Vec::new(),
             rules: Vec::new(),
+            patterns_left: rules::MAX_PATTERNS,
             import_left: Importer::limits(policy),
         }
     }
@@ -414,7 +417,13 @@ impl<'p> Selector<'p> {
 
     /// Leaves a rule out of the chain until an access to a path its `globs`
     /// match (`scopedRules`).
-    fn wait_for_access(&mut self, i: usize, cand: &Candidate, globs: Vec<String>) {
+    fn wait_for_access(
+        &mut self,
+        i: usize,
+        cand: &Candidate,
+        globs: Vec<String>,
+        content: Option<regex::bytes::RegexSet>,
+    ) {
         self.scoped.push((
             i,
             ScopedRule {
@@ -424,6 +433,7 @@ impl<'p> Selector<'p> {
                 root: cand.root,
                 rel: cand.rel.clone(),
                 at: cand.at,
+                content,
             },
         ));
         self.skip(i, cand, Reason::Scoped);
@@ -485,7 +495,8 @@ impl<'p> Selector<'p> {
         let is_rule =
             self.policy.has_rule_files() && self.policy.is_rule_file(&cand.name_in_place());
         if !cand.on_access && is_rule {
-            let mut rule = rules::activation(&self.policy.rules, &text, cand);
+            let mut rule =
+                rules::activation(&self.policy.rules, &text, cand, &mut self.patterns_left);
             let mode = rule.mode;
             // A listed rule's name and description reach the prompt: the
             // policy's hidden-text rule holds for them as for file text.
@@ -509,11 +520,12 @@ impl<'p> Selector<'p> {
                 }
             }
             let globs = rule.globs.clone();
+            let content = rule.content.clone();
             self.rules.push((i, rule));
             match mode {
                 Activation::Always => {}
                 Activation::OnAccess => {
-                    self.wait_for_access(i, cand, globs);
+                    self.wait_for_access(i, cand, globs, content);
                     return None;
                 }
                 Activation::Listed => {
@@ -529,7 +541,7 @@ impl<'p> Selector<'p> {
             && !cand.on_access
             && let Some(globs) = rules::scope_of(&text)
         {
-            self.wait_for_access(i, cand, globs);
+            self.wait_for_access(i, cand, globs, None);
             return None;
         }
         // A rule's frontmatter is what it says about itself, not text for

@@ -716,6 +716,19 @@ section! {
         /// implicit `**/`); `""`: none. Globs are relative to the
         /// repository root.
         globs_prefix: String => "globs-prefix" where text(),
+        /// The frontmatter keys holding patterns tested against a touched
+        /// file's content (Continue's `regex`), the first present taken: a
+        /// string (one pattern) or a list. A rule with patterns is
+        /// `on-access` like one with globs; it loads when a touched path
+        /// matches its globs (every path, without globs) and the start of
+        /// that file matches one of its patterns. `[]`: none.
+        regex_keys: Names => "regex-keys" where words(),
+        /// The longest pattern taken, in bytes; a longer one never matches
+        /// (the rule's `misread` says so).
+        regex_max_bytes: i64 => "regex-max-bytes" where range(1, 65_536),
+        /// How many bytes from the start of a touched file the patterns are
+        /// tested on (0: none, so a rule with patterns never loads).
+        regex_scan_bytes: i64 => "regex-scan-bytes" where range(0, 16 << 20),
         /// The frontmatter key of the rule's description (listed rules show
         /// it).
         description_key: String => "description-key" where text(),

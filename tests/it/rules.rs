@@ -312,3 +312,190 @@ fn a_rule_that_is_not_a_chain_file_is_not_read() {
     assert!(s.rules.is_empty());
     assert!(!s.prompt.contains('X'));
 }
+
+/// Continue's reading of `regex`: patterns over a touched file's content.
+const REGEX_RULES: &str = r#"
+[instructions]
+level-files = [".continue/rules/*.md"]
+home-files = []
+on-access = true
+[rules]
+files = [".continue/rules/*.md"]
+always-key = "alwaysApply"
+globs-keys = ["globs"]
+regex-keys = ["regex"]
+regex-max-bytes = 64
+regex-scan-bytes = 32
+absent = "always"
+"#;
+
+/// What accessing `rel` (in a fresh session) loads: the rules' names.
+fn loaded(l: &Loader, w: &World, session: &str, rel: &str) -> Vec<String> {
+    l.access_named(session, &w.repo, None, &w.path(rel))
+        .unwrap()
+        .instruction_files
+        .iter()
+        .map(|b| w.rel(&b.path))
+        .collect()
+}
+
+#[test]
+fn content_patterns_load_a_rule_for_a_matching_file_only() {
+    let w = World::new();
+    w.write(
+        "repo/.continue/rules/hooks.md",
+        "---\nglobs: \"**/*.tsx\"\nregex: useEffect\n---\nHOOKS\n",
+    );
+    w.write(
+        "repo/.continue/rules/todo.md",
+        "---\nregex:\n  - \"TODO\\\\(\\\\w+\\\\)\"\n  - FIXME\n---\nTODO-RULE\n",
+    );
+    w.write("repo/src/a.tsx", "const x = 1;\n");
+    w.write("repo/src/b.tsx", "useEffect(() => {});\n");
+    w.write("repo/src/b.ts", "useEffect(() => {});\n");
+    w.write("repo/notes.md", "FIXME later\n");
+    // The pattern only past the bytes scanned: not seen.
+    w.write("repo/late.md", &format!("{}TODO(me)\n", " ".repeat(40)));
+    let l = loader(&w, REGEX_RULES);
+    let s = l.snapshot(&w.repo).unwrap();
+    let json = serde_json::to_value(&*s).unwrap();
+    crate::validate::snapshot(&json);
+    let modes: Vec<(String, Activation, String, Vec<String>)> = s
+        .rules
+        .iter()
+        .map(|r| (r.name.clone(), r.mode, r.why.clone(), r.regex.clone()))
+        .collect();
+    assert_eq!(
+        modes,
+        [
+            (
+                "hooks".into(),
+                Activation::OnAccess,
+                "globs and regex".into(),
+                vec!["useEffect".into()]
+            ),
+            (
+                "todo".into(),
+                Activation::OnAccess,
+                "regex".into(),
+                vec!["TODO\\(\\w+\\)".into(), "FIXME".into()]
+            ),
+        ]
+    );
+    assert!(loaded(&l, &w, "1", "repo/src/a.tsx").is_empty());
+    assert!(
+        loaded(&l, &w, "2", "repo/src/b.ts").is_empty(),
+        "globs hold"
+    );
+    assert_eq!(
+        loaded(&l, &w, "3", "repo/src/b.tsx"),
+        ["repo/.continue/rules/hooks.md"]
+    );
+    assert_eq!(
+        loaded(&l, &w, "4", "repo/notes.md"),
+        ["repo/.continue/rules/todo.md"]
+    );
+    assert!(
+        loaded(&l, &w, "5", "repo/late.md").is_empty(),
+        "past regex-scan-bytes"
+    );
+    // A folder has no content: nothing.
+    assert!(loaded(&l, &w, "6", "repo/src").is_empty());
+}
+
+#[test]
+fn patterns_this_engine_cannot_bound_never_match_and_say_why() {
+    let w = World::new();
+    // Look-around (JavaScript has it; a linear-time engine does not).
+    w.write(
+        "repo/.continue/rules/look.md",
+        "---\nregex: \"(?<=use)Effect\"\n---\nLOOK\n",
+    );
+    // Longer than regex-max-bytes (64).
+    w.write(
+        "repo/.continue/rules/long.md",
+        &format!("---\nregex: \"{}\"\n---\nLONG\n", "a".repeat(65)),
+    );
+    // One bad pattern beside a good one: the good one still counts.
+    w.write(
+        "repo/.continue/rules/mixed.md",
+        "---\nregex: [\"(a)\\\\1\", \"useEffect\"]\n---\nMIXED\n",
+    );
+    w.write("repo/x.ts", &format!("useEffect {}\n", "a".repeat(70)));
+    let l = loader(&w, REGEX_RULES);
+    let s = l.snapshot(&w.repo).unwrap();
+    let misread = |name: &str| {
+        s.rules
+            .iter()
+            .find(|r| r.name == name)
+            .and_then(|r| r.misread.clone())
+            .unwrap_or_default()
+    };
+    assert!(
+        misread("look").contains("does not compile here"),
+        "{}",
+        misread("look")
+    );
+    assert!(misread("look").ends_with("the rule never loads"));
+    assert!(
+        misread("long").contains("longer than 64 bytes"),
+        "{}",
+        misread("long")
+    );
+    assert!(
+        misread("mixed").ends_with("it never matches"),
+        "{}",
+        misread("mixed")
+    );
+    assert_eq!(
+        loaded(&l, &w, "s", "repo/x.ts"),
+        ["repo/.continue/rules/mixed.md"]
+    );
+}
+
+#[test]
+fn a_touched_link_out_of_the_root_or_a_fifo_is_not_read_for_patterns() {
+    let w = World::new();
+    w.write(
+        "repo/.continue/rules/secret.md",
+        "---\nregex: PRIVATE KEY\n---\nKEY-RULE\n",
+    );
+    let outside = w.write("outside/id_rsa", "-----BEGIN PRIVATE KEY-----\n");
+    std::os::unix::fs::symlink(&outside, w.path("repo/key")).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(w.path("repo/pipe"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let l = loader(&w, REGEX_RULES);
+    assert!(loaded(&l, &w, "1", "repo/key").is_empty());
+    assert!(loaded(&l, &w, "2", "repo/pipe").is_empty());
+}
+
+#[test]
+fn a_build_compiles_a_bounded_number_of_patterns() {
+    let w = World::new();
+    // 40 rules of 16 patterns each: 640 written, at most 256 compiled.
+    for i in 0..40 {
+        let list: Vec<String> = (0..16).map(|k| format!("\"p{i}x{k}\"")).collect();
+        w.write(
+            &format!("repo/.continue/rules/r{i:02}.md"),
+            &format!("---\nregex: [{}]\n---\nR{i}\n", list.join(", ")),
+        );
+    }
+    let s = loader(&w, REGEX_RULES).snapshot(&w.repo).unwrap();
+    let cut = s
+        .rules
+        .iter()
+        .filter(|r| {
+            r.misread
+                .as_deref()
+                .is_some_and(|m| m.contains("are not used"))
+        })
+        .count();
+    assert_eq!(
+        cut,
+        40 - 256 / 16,
+        "rules past the build's patterns are told"
+    );
+}

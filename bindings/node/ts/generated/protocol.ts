@@ -453,6 +453,11 @@ export interface RuleFile {
    */
   path: string;
   /**
+   * Its patterns over a touched file's content (`rules.regex-keys`), as
+   * written; empty when none.
+   */
+  regex: string[];
+  /**
    * Why this mode, in words: which key decided (`alwaysApply: true`,
    * `trigger: glob`, `globs`, `no mode in the frontmatter, a
    * description`...).

@@ -364,6 +364,10 @@ class RuleFile:
     """Home or project."""
     path: str
     """The rule's file."""
+    regex: List[str]
+    """Its patterns over a touched file's content (`rules.regex-keys`), as
+    written; empty when none.
+    """
     why: str
     """Why this mode, in words: which key decided (`alwaysApply: true`,
     `trigger: glob`, `globs`, `no mode in the frontmatter, a
@@ -381,6 +385,7 @@ class RuleFile:
             name=d["name"],
             origin=d["origin"],
             path=d["path"],
+            regex=list(d["regex"]),
             why=d["why"],
         )
 
