@@ -18,6 +18,10 @@
 //! policy's markers and `instructions.import-excluded-names`), named in
 //! the path or reached through a link (`vcs-metadata`).
 //!
+//! Kiro's syntax (`instructions.import-syntax = "file-reference"`) is
+//! `#[[file:path]]` on one line, the path relative to the importing file's
+//! root rather than its folder; everything else here holds for it alike.
+//!
 //! Every outcome is recorded ([`Import`]); a failure leaves the `@path`
 //! as written or puts the policy's `import-failed` comment in its place,
 //! never nothing. Each imported file is traced (the fingerprint moves when
@@ -29,7 +33,7 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::policy::{ImportFailure, ImportRoot, Policy};
+use crate::policy::{ImportFailure, ImportRoot, ImportSyntax, Policy};
 use crate::sandbox::Place;
 use crate::sandbox::{Opened, Root, Stamp};
 use crate::trace::Trace;
@@ -82,6 +86,46 @@ pub(crate) struct Importer<'a> {
 /// Whether `c` ends an import path (and may precede an `@`).
 fn is_space(c: u8) -> bool {
     matches!(c, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+/// The import references of `text` in `syntax`: (start of the reference,
+/// its end, the path it names).
+pub(crate) fn find_references(text: &str, syntax: ImportSyntax) -> Vec<(usize, usize, &str)> {
+    match syntax {
+        ImportSyntax::AtPath => find_imports(text),
+        ImportSyntax::FileReference => find_file_references(text),
+    }
+}
+
+/// The opening of a Kiro file reference.
+const FILE_REFERENCE_OPEN: &str = "#[[file:";
+
+/// The `#[[file:path]]` references of `text`: (start of the `#`, end of the
+/// `]]`, the path trimmed). A reference runs on one line; one with an
+/// empty path, or not closed on its line, is text.
+pub(crate) fn find_file_references(text: &str) -> Vec<(usize, usize, &str)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    let finder = memchr::memmem::Finder::new(FILE_REFERENCE_OPEN);
+    while let Some(k) = finder.find(&text.as_bytes()[i..]) {
+        let start = i + k;
+        let from = start + FILE_REFERENCE_OPEN.len();
+        let line_end =
+            memchr::memchr(b'\n', &text.as_bytes()[from..]).map_or(text.len(), |e| from + e);
+        // The ASCII `]]` and `#[[file:` make every index here a boundary.
+        match text[from..line_end].find("]]") {
+            Some(close) => {
+                let spec = text[from..from + close].trim();
+                let end = from + close + 2;
+                if !spec.is_empty() {
+                    out.push((start, end, spec));
+                }
+                i = end;
+            }
+            None => i = from,
+        }
+    }
+    out
 }
 
 /// The `@path` tokens of `text`: (start of the `@`, end of the path, path).
@@ -235,7 +279,11 @@ impl<'a> Importer<'a> {
         // Resolved as an absolute path, lexically (`a/../../repo/x` that
         // leaves the root and comes back in is inside), then taken back
         // under the root and the bound.
-        let base = self.root.path.join(from.parent().unwrap_or(Path::new("")));
+        let base = match self.policy.instructions.import_syntax {
+            ImportSyntax::AtPath => self.root.path.join(from.parent().unwrap_or(Path::new(""))),
+            // Kiro names files from the workspace root.
+            ImportSyntax::FileReference => self.root.path.clone(),
+        };
         let absolute = crate::vocab::home::normalize(&base.join(spec));
         let rel = absolute.strip_prefix(&self.root.path).ok()?;
         if rel.components().any(|c| !matches!(c, Component::Normal(_)))
@@ -269,10 +317,11 @@ impl<'a> Importer<'a> {
         self.records.len() - 1
     }
 
-    /// What stands in the text for an import that failed.
-    fn failed(&self, spec: &str, reason: Reason) -> String {
+    /// What stands in the text for an import that failed: the reference
+    /// as `written`, or the policy's comment.
+    fn failed(&self, written: &str, spec: &str, reason: Reason) -> String {
         match self.policy.instructions.import_failure {
-            ImportFailure::Literal => format!("@{spec}"),
+            ImportFailure::Literal => written.to_string(),
             ImportFailure::Comment => {
                 self.policy
                     .templates
@@ -295,7 +344,7 @@ impl<'a> Importer<'a> {
         trace: &mut Trace,
         gate: &mut Gate,
     ) -> String {
-        let tokens = find_imports(text);
+        let tokens = find_references(text, self.policy.instructions.import_syntax);
         if tokens.is_empty() {
             return text.to_string();
         }
@@ -316,7 +365,7 @@ impl<'a> Importer<'a> {
             }
             match self.inline(spec, from, depth, inside, trace, gate) {
                 Ok(inlined) => out.push_str(&inlined),
-                Err(reason) => out.push_str(&self.failed(spec, reason)),
+                Err(reason) => out.push_str(&self.failed(&text[start..end], spec, reason)),
             }
         }
         out.push_str(&text[last..]);
@@ -432,6 +481,18 @@ mod tests {
         let text = "@a.md x@b.md @./c.md\t@/d.md @1e.md @@f @\n@g";
         let found: Vec<&str> = find_imports(text).into_iter().map(|t| t.2).collect();
         assert_eq!(found, ["a.md", "./c.md", "/d.md", "g"]);
+    }
+
+    #[test]
+    fn file_references_close_on_their_line_and_name_a_path() {
+        let text = "#[[file:a.md]] x#[[file: b/c.md ]] #[[file:]] #[[file:open\n]] #[[file:d.md]]";
+        let found: Vec<&str> = find_file_references(text)
+            .into_iter()
+            .map(|t| t.2)
+            .collect();
+        assert_eq!(found, ["a.md", "b/c.md", "d.md"]);
+        let (start, end, _) = find_file_references("see #[[file:x.md]].")[0];
+        assert_eq!(&"see #[[file:x.md]]."[start..end], "#[[file:x.md]]");
     }
 
     #[test]

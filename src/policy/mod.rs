@@ -23,9 +23,9 @@ pub use effective::{Definition, Policy, VCS_METADATA_NAMES};
 pub use schema::{
     AccessRoot, BudgetCounts, BudgetOrder, BudgetScope, ChainOrder, CharUnit, Conflict, Fences,
     Fingerprint, FrontmatterMode, HardLinkRule, HiddenText, ImportFailure, ImportRoot,
-    Instructions, LeadingBom, LongDescription, MarkerKind, NameFrom, NamedRoot, Names, PathOrder,
-    Pick, ProjectTrust, Roots, RuleAbsent, RuleMode, Rules, Scalars, SkillSource, Skills,
-    SourceLevels, SymlinkRule, Templates, Trim, Trust, Whitespace,
+    ImportSyntax, Instructions, LeadingBom, LongDescription, MarkerKind, NameFrom, NamedRoot,
+    Names, PathOrder, Pick, ProjectTrust, Roots, RuleAbsent, RuleMode, Rules, Scalars, SkillSource,
+    Skills, SourceLevels, SymlinkRule, Templates, Trim, Trust, Whitespace,
 };
 pub use shipped::{BUILTIN_POLICY, SHIPPED, SHIPPED_NAMES};
 pub use source::{HOME_POLICY_FILE, Layer, MAX_POLICY_BYTES, PolicySource};

@@ -517,9 +517,14 @@ section! {
         /// `@` is plain text). 1 inlines the files a chain file names; more
         /// follows their imports too.
         import_depth: i64 => "import-depth" where range(0, 16),
-        /// What stands where an import failed: `literal` (the `@path` as
+        /// What stands where an import failed: `literal` (the reference as
         /// written) or `comment` (`templates.import-failed`).
         import_failure: ImportFailure => "import-failure",
+        /// How a file names another to import: `at-path` (`@path`, relative
+        /// to the importing file's folder: Gemini CLI, Claude Code) or
+        /// `file-reference` (`#[[file:path]]`, relative to the importing
+        /// file's root: Kiro's steering files).
+        import_syntax: ImportSyntax => "import-syntax",
         /// Where imports must stay: `root` (the importing file's root),
         /// `marker` (the nearest folder at or above the chain file's own
         /// that holds a `roots.repo-markers` entry, else that folder:
@@ -997,6 +1002,18 @@ words! {
         Drop => "drop",
         /// A character of the text, like any other.
         Text => "text",
+    }
+}
+
+words! {
+    /// How an instruction file names a file to import.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum ImportSyntax {
+        /// `@path` at the start of the text or after white space, relative
+        /// to the importing file's folder.
+        AtPath => "at-path",
+        /// `#[[file:path]]`, relative to the importing file's root.
+        FileReference => "file-reference",
     }
 }
 
@@ -1693,6 +1710,7 @@ mod tests {
         check_words::<LeadingBom>();
         check_words::<PathOrder>();
         check_words::<CharUnit>();
+        check_words::<ImportSyntax>();
         check_words::<Whitespace>();
         check_words::<ImportFailure>();
         check_words::<ImportRoot>();

@@ -259,3 +259,61 @@ fn hidden_text_is_treated_per_file_and_the_frames_stay() {
     assert_eq!((found.characters, found.html_comments), (1, 2));
     assert_eq!(found.kinds, ["zero-width", "html-comment"]);
 }
+
+/// Kiro's `#[[file:path]]` (`import-syntax = "file-reference"`): paths from
+/// the importing file's root, the same bounds as `@path`, and a failed
+/// reference left as written.
+#[test]
+fn file_references_are_named_from_the_root_and_held_to_it() {
+    let w = World::new();
+    w.write("outside/secret.md", "SECRET\n");
+    w.write(
+        "repo/.kiro/steering/api.md",
+        "API rules.\n#[[file:docs/openapi.md]]\nNot `#[[file:docs/openapi.md]]` here.\n\
+         @docs/openapi.md stays text.\n#[[file:../outside/secret.md]] #[[file:missing.md]]\n",
+    );
+    w.write("repo/docs/openapi.md", "OPENAPI BODY\n");
+    let policy = support::layered(
+        Layer::CommandLine,
+        "kiro-like.toml",
+        "version = 1\n[instructions]\nimport-depth = 5\nimport-failure = \"literal\"\n\
+         import-syntax = \"file-reference\"\nlevel-files = [\"AGENTS.md\", \".kiro/steering/*.md\"]\n",
+    );
+    let s = w.loader_on(policy).snapshot(&w.repo).unwrap();
+    assert_eq!(
+        outcomes(&s),
+        pairs(&[
+            ("docs/openapi.md", "inlined"),
+            ("../outside/secret.md", "import-outside-root"),
+            ("missing.md", "import-missing"),
+        ])
+    );
+    let text = &s.instruction_files[0].text;
+    assert!(text.contains("OPENAPI BODY"), "{text}");
+    assert!(text.contains("`#[[file:docs/openapi.md]]`"), "{text}");
+    assert!(text.contains("@docs/openapi.md stays text."), "{text}");
+    assert!(
+        text.contains("#[[file:../outside/secret.md]] #[[file:missing.md]]"),
+        "{text}"
+    );
+    assert!(!s.prompt.contains("SECRET"));
+}
+
+#[test]
+fn the_kiro_policy_follows_file_references() {
+    let w = World::new();
+    w.write(
+        "repo/.kiro/steering/tech.md",
+        "Stack notes.\n#[[file:package.json]]\n",
+    );
+    w.write("repo/package.json", "{\"name\": \"demo\"}\n");
+    let l = Loader::builder()
+        .home(&w.home)
+        .home_policy(false)
+        .shipped_policy("kiro")
+        .build()
+        .unwrap();
+    let s = l.snapshot(&w.repo).unwrap();
+    assert!(s.prompt.contains("{\"name\": \"demo\"}"), "{}", s.prompt);
+    assert_eq!(outcomes(&s), pairs(&[("package.json", "inlined")]));
+}
