@@ -289,13 +289,56 @@ pub(crate) fn candidates(policy: &Policy, roots: &Roots, trace: &mut Trace) -> V
         out: Vec::new(),
     };
     // The named roots' files, then the home's: the user's and an
-    // administrator's own files, before any project file.
+    // administrator's own files, before any project file. A named root
+    // with `unless-found` stands in for roots that hold none of their
+    // files: it comes after the home's place, once those are known.
+    let files_of = |i: usize| -> Vec<&str> {
+        policy.roots.named[i]
+            .files
+            .iter()
+            .map(|n| n.get_ref().as_str())
+            .collect()
+    };
+    // Where each root's candidates are in `places.out`.
+    let mut spans: Vec<(RootId, std::ops::Range<usize>)> = Vec::new();
     for (i, named) in policy.roots.named.iter().enumerate() {
-        let files: Vec<&str> = named.files.iter().map(|n| n.get_ref().as_str()).collect();
-        places.push(RootId::Named(i), 0, Path::new(""), &files, false);
+        if named.unless_found.is_empty() {
+            let start = places.out.len();
+            places.push(RootId::Named(i), 0, Path::new(""), &files_of(i), false);
+            spans.push((RootId::Named(i), start..places.out.len()));
+        }
     }
     let home_names = names(&ins.home_files, &ins.extra_home_files);
+    let start = places.out.len();
     places.push(RootId::Home, 0, Path::new(""), &home_names, false);
+    spans.push((RootId::Home, start..places.out.len()));
+    for (i, named) in policy.roots.named.iter().enumerate() {
+        if named.unless_found.is_empty() {
+            continue;
+        }
+        let found = named.unless_found.iter().any(|other| {
+            let id = match other.get_ref().as_str() {
+                "home" => Some(RootId::Home),
+                name => policy
+                    .roots
+                    .named
+                    .iter()
+                    .position(|n| n.name.get_ref() == name)
+                    .map(RootId::Named),
+            };
+            spans
+                .iter()
+                .filter(|(root, _)| Some(*root) == id)
+                .any(|(_, range)| {
+                    any_present(policy, roots, &places.out[range.clone()], places.trace)
+                })
+        });
+        let start = places.out.len();
+        if !found {
+            places.push(RootId::Named(i), 0, Path::new(""), &files_of(i), false);
+        }
+        spans.push((RootId::Named(i), start..places.out.len()));
+    }
     let first_project = places.out.len();
     // The folders above the repository root, root-most first.
     let ancestor_names: Vec<&str> = ins

@@ -1233,6 +1233,14 @@ pub struct NamedRoot {
     /// names; empty by default.
     #[serde(rename = "files", default)]
     pub files: Names,
+    /// A conditional source: this root's `files` are read only when none
+    /// of the files of these roots (`home`: `instructions.home-files` and
+    /// `extra-home-files`; a named root listed before this one: its
+    /// `files`) is there, and then in the home's place, after it
+    /// (OpenCode reads `~/.claude/CLAUDE.md` only without its own global
+    /// `AGENTS.md`). Empty by default: always read, before the home's.
+    #[serde(rename = "unless-found", default)]
+    pub unless_found: Names,
 }
 
 impl NamedRoot {
@@ -1250,6 +1258,11 @@ impl NamedRoot {
         },
         Field {
             key: "files",
+            shape: <Names as Shaped>::SHAPE,
+            required: false,
+        },
+        Field {
+            key: "unless-found",
             shape: <Names as Shaped>::SHAPE,
             required: false,
         },

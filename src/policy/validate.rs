@@ -492,6 +492,21 @@ impl Checker<'_> {
                 );
             }
             self.relative_names(&format!("{}.files", ROOTS.named), &root.files);
+            for other in &root.unless_found {
+                let o = other.get_ref().as_str();
+                let known = o == "home" || (o != name && seen.contains_key(o));
+                if !known {
+                    self.push_help(
+                        ProblemKind::InvalidValue,
+                        other.span(),
+                        format!(
+                            "`unless-found` names `{o}`, which is not a root read before `{name}`"
+                        ),
+                        "not an earlier root",
+                        "name `home` or a named root listed above this one".into(),
+                    );
+                }
+            }
         }
     }
 }

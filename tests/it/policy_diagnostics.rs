@@ -970,3 +970,17 @@ fn annotated_toml_reads_back_and_names_every_layer() {
     assert_eq!(parsed["templates"]["preamble"].as_str(), Some(preamble));
     insta::assert_snapshot!("annotated_toml", shown);
 }
+
+#[test]
+fn unless_found_names_only_home_or_an_earlier_root() {
+    let text = "version = 1\n[[roots.named]]\nname = \"a\"\ncandidates = [\"~/a\"]\nunless-found = [\"b\"]\n\
+                [[roots.named]]\nname = \"b\"\ncandidates = [\"~/b\"]\nunless-found = [\"home\", \"a\", \"nope\"]\n";
+    let err = error(text);
+    let found = problems(&err);
+    let labelled: Vec<&str> = found
+        .iter()
+        .map(|p| text.get(p.span.clone()).unwrap_or(""))
+        .collect();
+    assert_eq!(labelled, ["\"b\"", "\"nope\""], "{}", render(&err));
+    assert!(render(&err).contains("not a root read before"));
+}

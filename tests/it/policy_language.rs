@@ -390,3 +390,85 @@ fn levels_read_the_root_alone_the_cwd_alone_or_every_level() {
     assert_eq!(access("every-level"), ["repo/a/b/c/AGENTS.md"]);
     assert!(access("root").is_empty());
 }
+
+/// A conditional source (`[[roots.named]]` with `unless-found`): the
+/// named root's files stand in for the home's only when none is there.
+const FALLBACK_HOME: &str = r#"
+[instructions]
+home-files = ["AGENTS.md"]
+[[roots.named]]
+name = "claude"
+candidates = ["~/.claude"]
+files = ["CLAUDE.md"]
+unless-found = ["home"]
+"#;
+
+#[test]
+fn a_named_root_unless_found_stands_in_only_for_a_missing_home_file() {
+    let w = World::new();
+    w.write("home/.claude/CLAUDE.md", "FALLBACK\n");
+    w.write("repo/AGENTS.md", "PROJECT\n");
+    // The lisa home root is ~/.lisa. No home file: the fallback is read,
+    // in the home's place.
+    let s = snapshot(&w, "lisa", FALLBACK_HOME, "repo");
+    assert_eq!(
+        files(&w, &s).into_iter().map(|f| f.0).collect::<Vec<_>>(),
+        ["home/.claude/CLAUDE.md", "repo/AGENTS.md"]
+    );
+    // A home file, even a blank one, turns the fallback off.
+    w.write("home/.lisa/AGENTS.md", "  \n");
+    let s = snapshot(&w, "lisa", FALLBACK_HOME, "repo");
+    assert_eq!(
+        files(&w, &s).into_iter().map(|f| f.0).collect::<Vec<_>>(),
+        ["repo/AGENTS.md"]
+    );
+    // So does a home file the sandbox refuses (a link out of the home):
+    // the fallback never becomes a way around a refusal.
+    fs::remove_file(w.path("home/.lisa/AGENTS.md")).unwrap();
+    w.write("outside/AGENTS.md", "OUTSIDE\n");
+    std::os::unix::fs::symlink(w.path("outside/AGENTS.md"), w.path("home/.lisa/AGENTS.md"))
+        .unwrap();
+    let s = snapshot(&w, "lisa", FALLBACK_HOME, "repo");
+    let got = files(&w, &s);
+    assert!(
+        got.iter().all(|(p, _)| p != "home/.claude/CLAUDE.md"),
+        "{got:?}"
+    );
+    assert!(!s.prompt.contains("OUTSIDE"));
+}
+
+#[test]
+fn a_home_file_appearing_turns_the_fallback_off_at_the_next_refresh() {
+    let w = World::new();
+    w.write("home/.claude/CLAUDE.md", "FALLBACK\n");
+    let file = w.path("policy.toml");
+    fs::write(&file, format!("version = 1\n{FALLBACK_HOME}")).unwrap();
+    let home = w.home.clone();
+    let l = Loader::builder()
+        .home(&w.home)
+        .home_policy(false)
+        .policy_file(&file)
+        .env(move |k| (k == "HOME").then(|| home.clone().into_os_string()))
+        .build()
+        .unwrap();
+    let first = l.snapshot(&w.repo).unwrap();
+    assert!(first.prompt.contains("FALLBACK"));
+    w.write("home/AGENTS.md", "MINE\n");
+    let next = l
+        .refresh(&w.repo, &first.fingerprint)
+        .unwrap()
+        .expect("the home file moves the fingerprint");
+    assert!(next.prompt.contains("MINE") && !next.prompt.contains("FALLBACK"));
+}
+
+#[test]
+fn the_opencode_policy_falls_back_to_claudes_global_file() {
+    let w = World::new();
+    w.write("home/.claude/CLAUDE.md", "CLAUDE GLOBAL\n");
+    let s = snapshot(&w, "opencode", "", "repo");
+    assert!(s.prompt.contains("CLAUDE GLOBAL"), "{}", s.prompt);
+    w.write("home/.config/opencode/AGENTS.md", "OPENCODE GLOBAL\n");
+    let s = snapshot(&w, "opencode", "", "repo");
+    assert!(s.prompt.contains("OPENCODE GLOBAL"));
+    assert!(!s.prompt.contains("CLAUDE GLOBAL"));
+}
