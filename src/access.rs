@@ -304,3 +304,121 @@ fn too_long(length: usize, depth: usize) -> SnapshotError {
         max_depth: MAX_PATH_DEPTH,
     }
 }
+
+/// The most entries [`reach`] lists in one repository, every folder
+/// together: past it the walk stops and says it is not complete.
+pub(crate) const REACH_ENTRIES: usize = 50_000;
+
+/// How deep below the repository root [`reach`] walks.
+const REACH_DEPTH: usize = 32;
+
+/// Which on-access rules some file of the repository would load (see
+/// [`Loader::rule_reach`](crate::Loader::rule_reach)).
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct RuleReach {
+    /// The on-access rules (`scopedRules`) whose globs match no path of
+    /// the repository, in read order. Only a complete walk names any: a
+    /// rule not met in part of a tree may match in the rest.
+    #[serde(serialize_with = "crate::vocab::paths::lossy_list")]
+    pub unmatched: Vec<PathBuf>,
+    /// How many entries the walk listed.
+    pub entries: usize,
+    /// Whether the walk saw the whole repository (under 50,000 entries and
+    /// 32 levels, version-control folders and what links lead to aside).
+    pub complete: bool,
+}
+
+/// Walks the repository of `snap` through its sandbox (links are not
+/// followed, version-control metadata and `import-excluded-names` folders
+/// are not entered) and tells which of its scoped rules no path matches.
+/// Content patterns are not tested: a path their globs match is enough.
+pub(crate) fn reach(
+    policy: &Policy,
+    home: Option<&Path>,
+    handles: &Handles,
+    snap: &Snapshot,
+) -> Result<RuleReach, SnapshotError> {
+    let mut outcome = RuleReach {
+        unmatched: Vec::new(),
+        entries: 0,
+        complete: true,
+    };
+    let total = snap.scoped_rules.len();
+    if total == 0 {
+        return Ok(outcome);
+    }
+    let roots = open_roots(policy, home, &snap.cwd, Some(&snap.repo_root), handles)?;
+    let repo = &roots.set.repo;
+    let mut matched = vec![false; total];
+    let mut left = total;
+    let mut queue = std::collections::VecDeque::from([(PathBuf::new(), 0usize)]);
+    'walk: while let Some((folder, depth)) = queue.pop_front() {
+        // The root itself is `.` to the sandbox; paths below it are
+        // matched without a leading `./`.
+        let at = if folder.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            folder.as_path()
+        };
+        let looked = repo.look_folder(at);
+        if !looked.stamp.is_dir() {
+            continue;
+        }
+        let room = REACH_ENTRIES - outcome.entries;
+        let Ok(Some(mut entries)) = looked.list(repo, at, room) else {
+            continue;
+        };
+        outcome.entries += entries.len();
+        if entries.len() >= room {
+            outcome.complete = false;
+        }
+        entries.sort_by(|a, b| a.name.cmp(&b.name));
+        for entry in entries {
+            if policy.is_import_excluded(&entry.name) {
+                continue;
+            }
+            let rel = folder.join(&entry.name);
+            for i in snap.rule_matcher.matching(&chain::slash_path(&rel)) {
+                if let Some(m) = matched.get_mut(i)
+                    && !*m
+                {
+                    *m = true;
+                    left -= 1;
+                }
+            }
+            if left == 0 {
+                break 'walk;
+            }
+            if entry.is_link {
+                continue;
+            }
+            if depth + 1 < REACH_DEPTH {
+                queue.push_back((rel, depth + 1));
+            } else {
+                outcome.complete = false;
+            }
+        }
+        if !outcome.complete {
+            break;
+        }
+    }
+    if let Some(source) = roots.set.shortage() {
+        return Err(SnapshotError::ResourceExhausted {
+            path: roots.set.repo.path.clone(),
+            source,
+        });
+    }
+    if outcome.complete {
+        outcome.unmatched = snap
+            .scoped_rules
+            .iter()
+            .zip(&matched)
+            .filter(|(_, m)| !**m)
+            .map(|(r, _)| r.path.clone())
+            .collect();
+    }
+    Ok(outcome)
+}

@@ -57,7 +57,7 @@ pub mod trust;
 #[doc(hidden)]
 pub mod internals;
 
-pub use access::{Access, Session};
+pub use access::{Access, RuleReach, Session};
 pub use error::{BootstrapError, PolicyFailure, SkillReadError, SnapshotError};
 pub use loader::{Loader, LoaderBuilder, SkillFile, build};
 pub use on_request::RuleText;

@@ -809,6 +809,7 @@ fn dispatch(cli: Cli) -> miette::Result<u8> {
                 policies.clone()
             };
             let mut snapshots = Vec::new();
+            let mut reaches = Vec::new();
             // One group: the policies share parsed frontmatter, the
             // trace entries and texts they meet alike, and the handles.
             let mut first: Option<Loader> = None;
@@ -825,9 +826,13 @@ fn dispatch(cli: Cli) -> miette::Result<u8> {
                 }
                 let loader = b.build()?;
                 snapshots.push((name.clone(), loader.snapshot_in(&cwd, root.as_deref())?));
+                reaches.push(loader.rule_reach(&cwd, root.as_deref())?);
                 first.get_or_insert(loader);
             }
-            let survey = lisa_context::protocol::Survey::of(&cwd, &snapshots);
+            let mut survey = lisa_context::protocol::Survey::of(&cwd, &snapshots);
+            for ((name, _), reach) in snapshots.iter().zip(&reaches) {
+                survey.note_reach(name, reach);
+            }
             let encoded = |v: Result<String, serde_json::Error>| {
                 v.map_err(|e| miette::miette!("cannot encode the survey: {e}"))
             };

@@ -88,6 +88,13 @@ fn expand(root: &Root, id: RootId, dir: &Path, name: &str, trace: &mut Trace) ->
     let mut listed = 0usize;
     while let Some((sub, depth)) = queue.pop_front() {
         let folder = dir.join(&sub);
+        // The root itself is `.` to the sandbox (a glob at the top of a
+        // root, `*.instructions.md`, lists the root).
+        let folder = if folder.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            folder
+        };
         // One open stamps the folder and lists it.
         let looked = root.look_folder(&folder);
         trace.push(Place::Within(id), &folder, looked.stamp, None);

@@ -550,6 +550,26 @@ impl Loader {
         )
     }
 
+    /// Which on-access rules of the snapshot for `cwd` no path of the
+    /// repository would load: a walk of the repository through the
+    /// sandbox (at most 50,000 entries, 32 levels deep), each path tested
+    /// against the rules' globs. What `survey` reports as
+    /// `rule-unmatched`.
+    pub fn rule_reach(
+        &self,
+        cwd: &Path,
+        root: Option<&Path>,
+    ) -> Result<crate::access::RuleReach, SnapshotError> {
+        let force = self.policies.in_force()?;
+        let built = self.current_under(&force, cwd, root)?;
+        crate::access::reach(
+            &force.policy,
+            force.home.as_deref(),
+            &self.handles,
+            &built.snapshot,
+        )
+    }
+
     /// How many of this loader's snapshots the cache holds.
     pub fn cached_entries(&self) -> usize {
         self.lock().entries_of(self.owner)

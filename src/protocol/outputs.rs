@@ -189,7 +189,7 @@ pub struct SurveyedRule {
 /// kind, what it means (for a repository's author), and its SARIF level.
 /// The survey, its documentation and its SARIF rules are all read from
 /// here.
-pub const SURVEY_PROBLEM_KINDS: [(&str, &str, &str); 6] = [
+pub const SURVEY_PROBLEM_KINDS: [(&str, &str, &str); 7] = [
     (
         "budget-clip",
         "A harness's instruction budget, or its cap on one file (in bytes or \
@@ -215,7 +215,8 @@ pub const SURVEY_PROBLEM_KINDS: [(&str, &str, &str); 6] = [
     ),
     (
         "import-failed",
-        "An @import in this file is not followed by a harness that imports.",
+        "An import in this file (`@path`, `#[[file:path]]`) is not followed by a \
+         harness that imports.",
         "warning",
     ),
     (
@@ -223,6 +224,12 @@ pub const SURVEY_PROBLEM_KINDS: [(&str, &str, &str); 6] = [
         "A harness reads this rule's frontmatter otherwise than it seems to \
          mean (a quoted boolean, a mode word it does not know, a glob mode \
          without globs).",
+        "warning",
+    ),
+    (
+        "rule-unmatched",
+        "A harness loads this rule only when a file its globs match is touched, \
+         and no path of the repository matches them: it never loads.",
         "warning",
     ),
 ];
@@ -247,7 +254,8 @@ pub struct SurveyProblem {
     /// `read-by-some` (a project file some policies read and others do
     /// not), `import-failed` (an `@import` a policy could not follow),
     /// `rule-misread` (a rule's frontmatter a policy reads otherwise than
-    /// it seems to mean).
+    /// it seems to mean), `rule-unmatched` (an on-access rule whose globs
+    /// match no path of the repository).
     pub kind: String,
     /// The policies concerned, in survey order.
     pub policies: Vec<String>,
@@ -349,7 +357,7 @@ impl Survey {
                 note(
                     "import-failed",
                     lossy(&i.from),
-                    format!("@{} is not followed: {reason}", i.spec),
+                    format!("{} is not followed: {reason}", i.spec),
                     name,
                 );
             }
@@ -397,5 +405,31 @@ impl Survey {
             policies,
             problems,
         }
+    }
+
+    /// Adds what the walk of the repository found for the policy `name`
+    /// ([`Loader::rule_reach`](crate::Loader::rule_reach)): a
+    /// `rule-unmatched` problem per rule no path matches (a rule several
+    /// policies leave unmatched is one problem naming them all). Call it in
+    /// survey order.
+    pub fn note_reach(&mut self, name: &str, reach: &crate::RuleReach) {
+        for path in &reach.unmatched {
+            let path = path.to_string_lossy().into_owned();
+            match self
+                .problems
+                .iter_mut()
+                .find(|p| p.kind == "rule-unmatched" && p.path == path)
+            {
+                Some(p) => p.policies.push(name.to_string()),
+                None => self.problems.push(SurveyProblem {
+                    kind: "rule-unmatched".into(),
+                    policies: vec![name.to_string()],
+                    path,
+                    message: "its globs match no path of the repository: it never loads".into(),
+                }),
+            }
+        }
+        self.problems
+            .sort_by(|a, b| (kind_order(&a.kind), &a.path).cmp(&(kind_order(&b.kind), &b.path)));
     }
 }

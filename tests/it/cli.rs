@@ -560,3 +560,63 @@ fn text_of(o: &Output) -> String {
 fn text_of_err(o: &Output) -> String {
     text(&o.stderr)
 }
+
+/// `survey`'s `rule-unmatched`: an on-access rule whose globs match no path
+/// of the repository, found by a walk through the sandbox.
+#[test]
+fn survey_names_the_rules_no_path_would_load() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let repo = tmp.path().join("repo");
+    fs::create_dir_all(&home).unwrap();
+    fs::create_dir_all(repo.join(".git")).unwrap();
+    fs::create_dir_all(repo.join(".cursor/rules")).unwrap();
+    fs::create_dir_all(repo.join("src/deep")).unwrap();
+    fs::write(repo.join("src/deep/x.ts"), "x").unwrap();
+    // A link out of the repository is not followed: its files are not the
+    // repository's.
+    fs::create_dir_all(tmp.path().join("outside")).unwrap();
+    fs::write(tmp.path().join("outside/y.zig"), "y").unwrap();
+    std::os::unix::fs::symlink(tmp.path().join("outside"), repo.join("linked")).unwrap();
+    fs::write(
+        repo.join(".cursor/rules/ts.mdc"),
+        "---\nglobs: src/**/*.ts\n---\nts\n",
+    )
+    .unwrap();
+    fs::write(
+        repo.join(".cursor/rules/zig.mdc"),
+        "---\nglobs: \"**/*.zig\"\n---\nzig\n",
+    )
+    .unwrap();
+    let out = run(
+        &[
+            "--home",
+            home.to_str().unwrap(),
+            "survey",
+            "--policies",
+            "cursor,lisa",
+            "--format",
+            "json",
+            "--cwd",
+            repo.to_str().unwrap(),
+        ],
+        &[],
+    );
+    let value: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    crate::validate::cli(&value);
+    let unmatched: Vec<(String, serde_json::Value)> = value["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["kind"] == "rule-unmatched")
+        .map(|p| {
+            (
+                p["path"].as_str().unwrap().to_string(),
+                p["policies"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(unmatched.len(), 1, "{value}");
+    assert!(unmatched[0].0.ends_with(".cursor/rules/zig.mdc"));
+    assert_eq!(unmatched[0].1, serde_json::json!(["cursor"]));
+}

@@ -472,3 +472,35 @@ fn the_opencode_policy_falls_back_to_claudes_global_file() {
     assert!(s.prompt.contains("OPENCODE GLOBAL"));
     assert!(!s.prompt.contains("CLAUDE GLOBAL"));
 }
+
+/// A glob name at the top of a root (`*.instructions.md` at the repository
+/// root, or in the home) lists that root itself; it once listed nothing
+/// there, loading only the matches of the levels below.
+#[test]
+fn a_glob_at_the_top_of_a_root_matches_there() {
+    let w = World::new();
+    w.write("repo/a.instructions.md", "ROOT-GLOB\n");
+    w.write("repo/sub/b.instructions.md", "SUB-GLOB\n");
+    w.write("home/.lisa/h.instructions.md", "HOME-GLOB\n");
+    let extra = "[instructions]\nlevel-files = [\"*.instructions.md\"]\nhome-files = [\"*.instructions.md\"]\n";
+    let s = snapshot(&w, "lisa", extra, "repo/sub");
+    assert_eq!(
+        files(&w, &s).into_iter().map(|f| f.0).collect::<Vec<_>>(),
+        [
+            "home/.lisa/h.instructions.md",
+            "repo/a.instructions.md",
+            "repo/sub/b.instructions.md"
+        ]
+    );
+    // A new file at the top moves the fingerprint.
+    let l = Loader::builder()
+        .shipped_policy("lisa")
+        .policy_file(w.path("policy.toml"))
+        .home(w.path("home/.lisa"))
+        .build()
+        .unwrap();
+    let first = l.snapshot(&w.path("repo/sub")).unwrap();
+    w.write("repo/c.instructions.md", "NEW\n");
+    let next = l.refresh(&w.path("repo/sub"), &first.fingerprint).unwrap();
+    assert!(next.is_some_and(|s| s.prompt.contains("NEW")));
+}
