@@ -579,8 +579,8 @@ mod tests {
     use super::compile_name_rule;
     use crate::policy::rule::Rule;
     use crate::policy::schema::{
-        InstructionsLayer, RootsLayer, SKILLS, Shape, SkillsLayer, TRUST, TemplatesLayer,
-        TrustLayer,
+        InstructionsLayer, RootsLayer, RulesLayer, SKILLS, Shape, SkillsLayer, TRUST,
+        TemplatesLayer, TrustLayer,
     };
     use crate::policy::{Layer, PolicySource, ProblemKind};
 
@@ -645,7 +645,8 @@ mod tests {
             .iter()
             .chain(InstructionsLayer::RULES)
             .chain(SkillsLayer::RULES)
-            .chain(TrustLayer::RULES);
+            .chain(TrustLayer::RULES)
+            .chain(RulesLayer::RULES);
         let mut ranges = 0;
         for (key, rule) in rules {
             let Rule::Range(lo, hi) = rule else { continue };
@@ -669,13 +670,14 @@ mod tests {
             InstructionsLayer::FIELDS,
             SkillsLayer::FIELDS,
             TrustLayer::FIELDS,
+            RulesLayer::FIELDS,
         ]
         .concat()
         .iter()
         .filter(|f| matches!(f.shape, Shape::Integer))
         .count();
         assert_eq!(ranges, integers);
-        assert_eq!(ranges, 14);
+        assert_eq!(ranges, 17);
     }
 
     /// The four plain-file-name keys, each with its own rule for `""`.
