@@ -62,17 +62,6 @@ pub enum Request {
         /// The skill's name.
         name: String,
     },
-    /// The text of the rule (`[rules]`) of a name: a `listed` rule the
-    /// agent asks for, a `manual` one the user names (see
-    /// [`Loader::rule`](crate::Loader::rule)).
-    Rule {
-        /// The session's working directory (absolute).
-        cwd: PathBuf,
-        /// The repository root, when the caller knows it.
-        root: Option<PathBuf>,
-        /// The rule's name, as the snapshot's `rules[].name` gives it.
-        name: String,
-    },
     /// Where the cwd's project items stand with the user (read-only).
     TrustStatus {
         /// The session's working directory (absolute).
@@ -101,6 +90,17 @@ pub enum Request {
         path: PathBuf,
         /// The client's name for the session.
         session: Option<String>,
+    },
+    /// The text of the rule (`[rules]`) of a name: a `listed` rule the
+    /// agent asks for, a `manual` one the user names (see
+    /// [`Loader::rule`](crate::Loader::rule)).
+    Rule {
+        /// The session's working directory (absolute).
+        cwd: PathBuf,
+        /// The repository root, when the caller knows it.
+        root: Option<PathBuf>,
+        /// The rule's name, as the snapshot's `rules[].name` gives it.
+        name: String,
     },
 }
 

@@ -498,7 +498,8 @@ fn hello_reports_the_protocol_and_capabilities() {
             "skill",
             "trust-status",
             "trust-diff",
-            "access"
+            "access",
+            "rule"
         ]
     );
     // The shipped list, declared once.

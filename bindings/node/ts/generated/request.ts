@@ -74,21 +74,6 @@ export type RequestLine = {
        * The session's working directory (absolute).
        */
       cwd: string;
-      /**
-       * The rule's name, as the snapshot's `rules[].name` gives it.
-       */
-      name: string;
-      op: "rule";
-      /**
-       * The repository root, when the caller knows it.
-       */
-      root?: string | null;
-    }
-  | {
-      /**
-       * The session's working directory (absolute).
-       */
-      cwd: string;
       op: "trust-status";
       /**
        * The repository root, when the caller knows it.
@@ -124,6 +109,21 @@ export type RequestLine = {
        * The client's name for the session.
        */
       session?: string | null;
+    }
+  | {
+      /**
+       * The session's working directory (absolute).
+       */
+      cwd: string;
+      /**
+       * The rule's name, as the snapshot's `rules[].name` gives it.
+       */
+      name: string;
+      op: "rule";
+      /**
+       * The repository root, when the caller knows it.
+       */
+      root?: string | null;
     }
 );
 /**
