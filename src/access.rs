@@ -208,6 +208,7 @@ pub(crate) fn access(
             path: r.path.clone(),
             excluded: false,
             on_access: true,
+            accessed: false,
             at: r.at,
         })
         .collect();

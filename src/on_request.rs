@@ -100,6 +100,7 @@ pub(crate) fn rule(
         // Read as the access a scoped rule waits for is: the body, not
         // the mode again.
         on_access: true,
+        accessed: false,
         at: winner.at,
     };
     let mut trace = Trace::default();

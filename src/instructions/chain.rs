@@ -42,6 +42,9 @@ pub(crate) struct Candidate {
     /// Loaded because a path was accessed: a scoped rule is read as any
     /// file then.
     pub(crate) on_access: bool,
+    /// A level file below the cwd that an access found (`below`): its
+    /// level picks by `access-level-pick` when `access-level-files` is set.
+    pub(crate) accessed: bool,
     /// How many leading components of `rel` are the folder it was found
     /// in (a level, the home root): the rest is its name there.
     pub(crate) at: usize,
@@ -145,6 +148,7 @@ impl Places<'_> {
                 rel,
                 excluded,
                 on_access: false,
+                accessed: false,
                 at,
             });
         };
@@ -404,7 +408,14 @@ pub(crate) fn below(
     if !target.starts_with(&roots.cwd_rel) || ins.levels != SourceLevels::EveryLevel {
         return Vec::new();
     }
-    let level_names = names(&ins.level_files, &ins.extra_level_files);
+    let level_names = if ins.access_level_files.is_empty() {
+        names(&ins.level_files, &ins.extra_level_files)
+    } else {
+        ins.access_level_files
+            .iter()
+            .map(|n| n.get_ref().as_str())
+            .collect()
+    };
     let mut places = Places {
         policy,
         roots,
@@ -413,6 +424,9 @@ pub(crate) fn below(
     };
     let cwd_rel = roots.cwd_rel.clone();
     places.levels(target, &level_names, &|dir| cwd_rel.starts_with(dir), true);
+    for c in &mut places.out {
+        c.accessed = true;
+    }
     places.out
 }
 

@@ -221,9 +221,17 @@ impl<'p> Selector<'p> {
 
     /// How a candidate's place picks among its names.
     fn pick(&self, cand: &Candidate) -> Pick {
+        let ins = &self.policy.instructions;
         match cand.origin {
-            Origin::Home => self.policy.instructions.home_pick,
-            Origin::Project | Origin::Ancestor => self.policy.instructions.level_pick,
+            Origin::Home => ins.home_pick,
+            // The scoped rules an access loads share no place (they are
+            // at level 0 of the repository, which no level file is): each
+            // is its own.
+            Origin::Project if cand.on_access && cand.level == 0 => Pick::All,
+            Origin::Project if cand.accessed && !ins.access_level_files.is_empty() => {
+                ins.access_level_pick
+            }
+            Origin::Project | Origin::Ancestor => ins.level_pick,
         }
     }
 

@@ -548,6 +548,16 @@ section! {
         /// the root and it (`Loader::access`, `serve` op `access`). When
         /// false, an access loads nothing.
         on_access: bool => "on-access",
+        /// Names read at each level below the cwd when a touched path
+        /// loads it, in place of `level-files` (`[]`: the `level-files`,
+        /// picked by `level-pick`). OpenCode looks for `AGENTS.md`, else
+        /// `CLAUDE.md`, folder by folder on access, while its chain falls
+        /// back to `CLAUDE.md` only when no `AGENTS.md` is on it.
+        access_level_files: Names => "access-level-files" where relative_paths(),
+        /// Which of `access-level-files` a level uses: `all`, `first-file`
+        /// or `first-non-blank` (unused while `access-level-files` is
+        /// empty).
+        access_level_pick: Pick => "access-level-pick",
         /// Which touched paths load anything: those anywhere in the
         /// repository (`root`) or only those inside the cwd (`cwd`: Claude
         /// Code loads nothing for a path outside it).

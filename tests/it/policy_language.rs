@@ -504,3 +504,34 @@ fn a_glob_at_the_top_of_a_root_matches_there() {
     let next = l.refresh(&w.path("repo/sub"), &first.fingerprint).unwrap();
     assert!(next.is_some_and(|s| s.prompt.contains("NEW")));
 }
+
+/// `access-level-files` and `access-level-pick`: a folder below the cwd,
+/// loaded by an access, picks among its own names (OpenCode: `AGENTS.md`,
+/// else `CLAUDE.md`), while the chain keeps its fallback rule.
+#[test]
+fn an_access_picks_each_folders_file_by_its_own_names() {
+    let w = World::new();
+    w.write("repo/AGENTS.md", "ROOT\n");
+    w.write("repo/a/AGENTS.md", "A-AGENTS\n");
+    w.write("repo/a/CLAUDE.md", "A-CLAUDE\n");
+    w.write("repo/a/b/CLAUDE.md", "B-CLAUDE\n");
+    w.write("repo/a/b/x.ts", "x\n");
+    let file = w.path("policy.toml");
+    fs::write(
+        &file,
+        "version = 1\n[instructions]\nlevel-files = [\"AGENTS.md\"]\non-access = true\n\
+         access-level-files = [\"AGENTS.md\", \"CLAUDE.md\"]\naccess-level-pick = \"first-file\"\n",
+    )
+    .unwrap();
+    let l = Loader::builder()
+        .home(&w.home)
+        .home_policy(false)
+        .policy_file(&file)
+        .build()
+        .unwrap();
+    let a = l
+        .access_named("s", &w.repo, None, &w.path("repo/a/b/x.ts"))
+        .unwrap();
+    let got: Vec<String> = a.instruction_files.iter().map(|b| w.rel(&b.path)).collect();
+    assert_eq!(got, ["repo/a/AGENTS.md", "repo/a/b/CLAUDE.md"]);
+}
