@@ -1,7 +1,7 @@
 //! `survey`'s cost: every shipped policy on the 12-level, 200-skill tree
 //! (benches/common/tree.rs), built as the command builds them (one group of
-//! loaders, one snapshot each, then `Survey::of`), beside its floor: one
-//! `--policy lisa` snapshot by a fresh loader. Both sides run with the
+//! loaders, one snapshot and one `rule_reach` each, then `Survey::of`),
+//! beside its floor: one `--policy lisa` snapshot by a fresh loader. Both sides run with the
 //! frontmatter memo warm (written by a first run), as every run after the
 //! first has it. The target of issue 31 is a ratio of at most 3.
 //!
@@ -54,6 +54,7 @@ fn survey(home: &Path, cwd: &Path) -> lisa_context::protocol::Survey {
     let names = lisa_context::policy::SHIPPED_NAMES;
     let mut first: Option<Loader> = None;
     let mut snapshots = Vec::with_capacity(names.len());
+    let mut reaches = Vec::with_capacity(names.len());
     for name in names {
         let mut b = builder(name, home).capacity(names.len());
         if let Some(first) = &first {
@@ -61,9 +62,14 @@ fn survey(home: &Path, cwd: &Path) -> lisa_context::protocol::Survey {
         }
         let loader = b.build().expect("loader");
         snapshots.push((name.to_string(), loader.snapshot(cwd).expect("snapshot")));
+        reaches.push(loader.rule_reach(cwd, None).expect("reach"));
         first.get_or_insert(loader);
     }
-    lisa_context::protocol::Survey::of(cwd, &snapshots)
+    let mut survey = lisa_context::protocol::Survey::of(cwd, &snapshots);
+    for ((name, _), reach) in snapshots.iter().zip(&reaches) {
+        survey.note_reach(name, reach);
+    }
+    survey
 }
 
 fn main() {

@@ -113,6 +113,45 @@ impl PolicySource {
 
     /// Parses and checks this layer on its own (see [`check`](Self::check)).
     pub(crate) fn parse(&self) -> Result<PolicyLayer, InvalidPolicy> {
+        // A shipped policy's text is part of the binary: parsed and checked
+        // once per process (a survey builds thirteen loaders, most of them
+        // over `lisa`).
+        if let Some(name) = self.shipped_name() {
+            static PARSED: std::sync::OnceLock<
+                std::sync::Mutex<std::collections::HashMap<&'static str, PolicyLayer>>,
+            > = std::sync::OnceLock::new();
+            let memo = PARSED.get_or_init(Default::default);
+            if let Some(layer) = memo.lock().unwrap_or_else(|p| p.into_inner()).get(name) {
+                return Ok(layer.clone());
+            }
+            let layer = self.parse_text()?;
+            memo.lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(name, layer.clone());
+            return Ok(layer);
+        }
+        self.parse_text()
+    }
+
+    /// The shipped policy this source is, unchanged: its name, when its
+    /// layer, name and text are a shipped policy's.
+    fn shipped_name(&self) -> Option<&'static str> {
+        if self.layer != Layer::Builtin || self.path.is_some() {
+            return None;
+        }
+        SHIPPED.iter().find_map(|(n, text)| {
+            (self
+                .name
+                .strip_prefix("<built-in policies/")?
+                .strip_suffix(".toml>")?
+                == *n
+                && self.text == *text)
+                .then_some(*n)
+        })
+    }
+
+    /// Parses and checks the text.
+    fn parse_text(&self) -> Result<PolicyLayer, InvalidPolicy> {
         let src = super::diagnostic::source(&self.name, &self.text);
         let invalid = |problems| InvalidPolicy::new(self.name.clone(), problems);
         let version_text = SUPPORTED_VERSION.to_string();
