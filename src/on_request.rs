@@ -77,7 +77,12 @@ pub(crate) fn rule(
     snap: &Snapshot,
     name: &str,
 ) -> Result<RuleText, SnapshotError> {
-    let mut named: Vec<&RuleFile> = snap.rules.iter().filter(|r| r.name == name).collect();
+    // A rule another replaced (`rules.one-per-name`) answers to no name.
+    let mut named: Vec<&RuleFile> = snap
+        .rules
+        .iter()
+        .filter(|r| r.name == name && r.replaced_by.is_none())
+        .collect();
     named.sort_by_key(|r| (r.origin != Origin::Home, std::cmp::Reverse(r.level)));
     let Some((&winner, losers)) = named.split_first() else {
         let mut available: Vec<String> = snap.rules.iter().map(|r| r.name.clone()).collect();

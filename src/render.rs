@@ -54,7 +54,10 @@ pub(crate) fn nonce(
         field(s.name.as_bytes());
         field(s.description.as_bytes());
     }
-    for r in rules.iter().filter(|r| r.mode == Activation::Listed) {
+    for r in rules
+        .iter()
+        .filter(|r| r.mode == Activation::Listed && r.replaced_by.is_none())
+    {
         field(r.path.as_os_str().as_encoded_bytes());
         field(r.name.as_bytes());
         field(r.description.as_deref().unwrap_or("").as_bytes());
@@ -227,7 +230,7 @@ pub(crate) fn render(
     // the one that applies.
     let listed_rules: Vec<&RuleFile> = rules
         .iter()
-        .filter(|r| r.mode == Activation::Listed)
+        .filter(|r| r.mode == Activation::Listed && r.replaced_by.is_none())
         .collect();
     if !listed_rules.is_empty() {
         if !out.is_empty() {

@@ -172,9 +172,21 @@ pub fn explanation(s: &Snapshot, policy: Option<&Policy>) -> Explanation {
                 r.origin.as_str(),
                 abs(&r.path),
                 roots.shown(&r.path, Some(r.origin)),
-                format!("{}: {}", terminal_safe(&r.name), terminal_safe(&r.why)),
+                match &r.replaced_by {
+                    None => format!("{}: {}", terminal_safe(&r.name), terminal_safe(&r.why)),
+                    Some(by) => format!(
+                        "{}: {}; replaced by {} (one per name)",
+                        terminal_safe(&r.name),
+                        terminal_safe(&r.why),
+                        roots.shown(by, None)
+                    ),
+                },
             )
-            .with_key("rules.files"),
+            .with_key(if r.replaced_by.is_some() {
+                "rules.one-per-name"
+            } else {
+                "rules.files"
+            }),
         );
     }
     for k in &s.skills {

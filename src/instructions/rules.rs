@@ -163,6 +163,11 @@ pub struct RuleFile {
     /// likely meant (a quoted boolean, a mode word the harness does not
     /// know, an on-access mode without globs): `null` when nothing.
     pub misread: Option<String>,
+    /// The rule of the same name that replaces this one
+    /// (`rules.one-per-name`): this one is then left out whatever its
+    /// mode. `null` when it stands.
+    #[serde(serialize_with = "crate::vocab::paths::lossy_opt")]
+    pub replaced_by: Option<PathBuf>,
     /// Where the rule lives, for reading it when it is asked for by name.
     #[serde(skip)]
     pub(crate) root: crate::vocab::origin::RootId,
@@ -471,6 +476,7 @@ pub(crate) fn activation(
         regex,
         why,
         misread,
+        replaced_by: None,
         content,
         root: cand.root,
         rel: cand.rel.clone(),

@@ -186,6 +186,9 @@ struct Selector<'p> {
     import_left: (u64, u64),
     /// Content patterns this build may still compile.
     patterns_left: usize,
+    /// What each kept block charged the budget, by read order (a block
+    /// taken out later gives it back).
+    charged_bytes: FastMap<usize, u64>,
 }
 
 impl<'p> Selector<'p> {
@@ -215,6 +218,7 @@ impl<'p> Selector<'p> {
             scoped: Vec::new(),
             rules: Vec::new(),
             patterns_left: rules::MAX_PATTERNS,
+            charged_bytes: FastMap::default(),
             import_left: Importer::limits(policy),
         }
     }
@@ -659,11 +663,13 @@ impl<'p> Selector<'p> {
         let budget_cut = cut < trimmed.len() || (read_cut && !file_limit_cut);
         self.exhausted |= budget_cut;
         if charged {
-            self.used += if by_file {
+            let cost = if by_file {
                 size.min(remaining)
             } else {
                 cut as u64
             };
+            self.used += cost;
+            self.charged_bytes.insert(i, cost);
         }
         let text_bytes = trimmed.len() as u64;
         if !report.is_empty() {
@@ -711,8 +717,66 @@ impl<'p> Selector<'p> {
         });
     }
 
+    /// `rules.one-per-name`: of the rules sharing a name (trimmed,
+    /// lower-cased), the home's wins over the project's, and among one
+    /// side's the one read last; the others are taken out of the
+    /// selection whatever their mode: a kept block goes (giving its budget
+    /// back, with its imports and hidden-text findings), a scoped rule
+    /// stops waiting for an access, a listed rule leaves the list. Each
+    /// loser's `replaced_by` names the winner.
+    fn one_per_name(&mut self) {
+        if !self.policy.rules.one_per_name || self.rules.len() < 2 {
+            return;
+        }
+        let key = |n: &str| n.trim().to_lowercase();
+        let mut by_order: Vec<usize> = (0..self.rules.len()).collect();
+        by_order.sort_by_key(|&k| self.rules[k].0);
+        let mut winner: FastMap<String, usize> = FastMap::default();
+        for k in by_order {
+            let name = key(&self.rules[k].1.name);
+            let home = self.rules[k].1.origin == Origin::Home;
+            let take = match winner.get(&name) {
+                None => true,
+                // A later rule wins unless it would take a home rule's
+                // place from the project.
+                Some(&w) => home || self.rules[w].1.origin != Origin::Home,
+            };
+            if take {
+                winner.insert(name, k);
+            }
+        }
+        for k in 0..self.rules.len() {
+            let w = winner[&key(&self.rules[k].1.name)];
+            if w == k {
+                continue;
+            }
+            let by = self.rules[w].1.path.clone();
+            let (i, rule) = &mut self.rules[k];
+            let i = *i;
+            rule.replaced_by = Some(by);
+            let path = rule.path.clone();
+            if let Some(pos) = self.blocks.iter().position(|b| b.order == i) {
+                self.blocks.remove(pos);
+                self.used -= self.charged_bytes.remove(&i).unwrap_or(0);
+            }
+            self.scoped.retain(|(j, _)| *j != i);
+            self.hidden.retain(|(j, _)| *j != i);
+            self.imports.retain(|(j, _)| *j != i);
+            self.skipped.retain(|(j, _)| *j != i);
+            self.skipped.push((
+                i,
+                Skipped {
+                    path,
+                    reason: Reason::RuleReplaced,
+                },
+            ));
+            self.statuses[i] = Some(Status::Skipped(Reason::RuleReplaced));
+        }
+    }
+
     /// Puts every record in read order.
     fn finish(mut self, candidates: &[Candidate]) -> Selection {
+        self.one_per_name();
         self.blocks.sort_by_key(|b| b.order);
         fn in_read_order<T>(mut v: Vec<(usize, T)>) -> Vec<T> {
             v.sort_by_key(|(i, _)| *i);

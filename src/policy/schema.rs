@@ -750,6 +750,12 @@ section! {
         /// The frontmatter key of the rule's name (`""`, or absent in the
         /// file: its file name without the extension).
         name_key: String => "name-key" where text(),
+        /// Keep one rule per name (the name compared trimmed and
+        /// lower-cased): the home's wins over the project's (Cline lets a
+        /// global rule replace a workspace rule of its name), and among
+        /// the rules of one side the one read last. The others are left
+        /// out (`rule-replaced`), each with the winner in `replacedBy`.
+        one_per_name: bool => "one-per-name",
         /// The mode when neither `mode-key` nor `always-key` is in the
         /// frontmatter and no globs are: `by-description` (then `described`
         /// or `undescribed` decides), `always`, `listed` or `manual`.

@@ -107,6 +107,9 @@ pub enum Reason {
     /// A rule (`[rules]`) whose mode is `manual`: not in the prompt; loaded
     /// only when the user names it.
     RuleManual,
+    /// A rule (`[rules]`) that another of the same name replaces
+    /// (`rules.one-per-name`): the home's wins, else the one read last.
+    RuleReplaced,
 }
 
 impl Reason {

@@ -499,3 +499,81 @@ fn a_build_compiles_a_bounded_number_of_patterns() {
         "rules past the build's patterns are told"
     );
 }
+
+/// `rules.one-per-name`: one rule per name (trimmed, lower-cased), the
+/// home's first, else the last read; the others leave the prompt whatever
+/// their mode, and give their budget back.
+#[test]
+fn one_rule_per_name_the_home_first_then_the_last_read() {
+    let w = World::new();
+    let policy = r#"
+[instructions]
+home-files = ["rules/*.md"]
+level-files = ["rules/*.md"]
+budget-bytes = 64
+on-access = true
+[rules]
+files = ["rules/*.md"]
+name-key = "name"
+description-key = "description"
+mode-key = "mode"
+always-words = ["always"]
+listed-words = ["listed"]
+on-access-words = ["glob"]
+globs-keys = ["globs"]
+absent = "always"
+one-per-name = true
+"#;
+    w.write("home/rules/style.md", "HOME-STYLE\n");
+    w.write(
+        "repo/rules/style.md",
+        "PROJECT-STYLE-WHICH-WOULD-TAKE-THE-BUDGET\n",
+    );
+    w.write("repo/rules/a.md", "---\nname: Tabs\n---\nFIRST-TABS\n");
+    w.write("repo/rules/b.md", "---\nname: tabs \n---\nLAST-TABS\n");
+    w.write(
+        "repo/rules/c.md",
+        "---\nname: Review\nmode: listed\ndescription: how to review\n---\nR1\n",
+    );
+    w.write(
+        "repo/rules/d.md",
+        "---\nname: review\nmode: glob\nglobs: \"**/*.rs\"\n---\nR2\n",
+    );
+    let l = loader(&w, policy);
+    let s = l.snapshot(&w.repo).unwrap();
+    let json = serde_json::to_value(&*s).unwrap();
+    crate::validate::snapshot(&json);
+    assert!(s.prompt.contains("HOME-STYLE") && !s.prompt.contains("PROJECT-STYLE"));
+    assert!(s.prompt.contains("LAST-TABS") && !s.prompt.contains("FIRST-TABS"));
+    // The listed `Review` lost to the on-access `review` read after it.
+    assert!(!s.prompt.contains("how to review"), "{}", s.prompt);
+    assert_eq!(s.scoped_rules.len(), 1);
+    let replaced: Vec<(String, String)> = s
+        .rules
+        .iter()
+        .filter_map(|r| Some((w.rel(&r.path), w.rel(r.replaced_by.as_deref()?))))
+        .collect();
+    assert_eq!(
+        replaced,
+        [
+            ("repo/rules/a.md".into(), "repo/rules/b.md".into()),
+            ("repo/rules/c.md".into(), "repo/rules/d.md".into()),
+            ("repo/rules/style.md".into(), "home/rules/style.md".into()),
+        ]
+    );
+    let reasons: Vec<(String, Reason)> = s
+        .skipped
+        .iter()
+        .map(|k| (w.rel(&k.path), k.reason))
+        .collect();
+    assert!(reasons.contains(&("repo/rules/style.md".into(), Reason::RuleReplaced)));
+    // The replaced blocks gave their budget back: what is used is what
+    // the prompt holds.
+    let held: u64 = s.instruction_files.iter().map(|b| b.included_bytes).sum();
+    assert_eq!(s.budget.used, held);
+    // A replaced rule answers to no name.
+    assert_eq!(
+        l.rule(&w.repo, "Review").unwrap_err().wire_code().as_str(),
+        "rule-not-found"
+    );
+}

@@ -85,7 +85,8 @@ export type Reason =
   | "vcs-metadata"
   | "hidden-text-in-name"
   | "rule-listed"
-  | "rule-manual";
+  | "rule-manual"
+  | "rule-replaced";
 
 /**
  * The answer to `hello`.
@@ -414,7 +415,8 @@ export interface Rejected {
     | "vcs-metadata"
     | "hidden-text-in-name"
     | "rule-listed"
-    | "rule-manual";
+    | "rule-manual"
+    | "rule-replaced";
 }
 /**
  * A rule file (`[rules]`) and the mode its frontmatter gave it.
@@ -457,6 +459,12 @@ export interface RuleFile {
    * written; empty when none.
    */
   regex: string[];
+  /**
+   * The rule of the same name that replaces this one
+   * (`rules.one-per-name`): this one is then left out whatever its
+   * mode. `null` when it stands.
+   */
+  replacedBy: string | null;
   /**
    * Why this mode, in words: which key decided (`alwaysApply: true`,
    * `trigger: glob`, `globs`, `no mode in the frontmatter, a
@@ -640,7 +648,8 @@ export interface Skipped {
     | "vcs-metadata"
     | "hidden-text-in-name"
     | "rule-listed"
-    | "rule-manual";
+    | "rule-manual"
+    | "rule-replaced";
 }
 /**
  * A project item left out of the prompt, or an approval whose item is gone.

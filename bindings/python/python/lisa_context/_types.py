@@ -154,7 +154,7 @@ class Deduped:
             same_as=d["sameAs"],
         )
 
-Reason = Literal["symlink-escape", "symlink-refused", "not-regular-file", "unreadable", "too-large", "empty", "not-text", "budget-exhausted", "excluded", "invalid-name", "dot-folder", "missing-skill-file", "not-a-directory", "bad-frontmatter", "missing-name", "missing-description", "description-too-long", "impostor", "scan-limit", "hard-link", "unapproved", "import-outside-root", "import-cycle", "import-limit", "import-missing", "import-too-deep", "scoped", "foreign-owner", "import-from-ancestor", "vcs-metadata", "hidden-text-in-name", "rule-listed", "rule-manual"]
+Reason = Literal["symlink-escape", "symlink-refused", "not-regular-file", "unreadable", "too-large", "empty", "not-text", "budget-exhausted", "excluded", "invalid-name", "dot-folder", "missing-skill-file", "not-a-directory", "bad-frontmatter", "missing-name", "missing-description", "description-too-long", "impostor", "scan-limit", "hard-link", "unapproved", "import-outside-root", "import-cycle", "import-limit", "import-missing", "import-too-deep", "scoped", "foreign-owner", "import-from-ancestor", "vcs-metadata", "hidden-text-in-name", "rule-listed", "rule-manual", "rule-replaced"]
 """Why a candidate was not used.
 
 Declaration order is part of every fingerprint (a traced path that could
@@ -368,6 +368,11 @@ class RuleFile:
     """Its patterns over a touched file's content (`rules.regex-keys`), as
     written; empty when none.
     """
+    replaced_by: Optional[str]
+    """The rule of the same name that replaces this one
+    (`rules.one-per-name`): this one is then left out whatever its
+    mode. `null` when it stands.
+    """
     why: str
     """Why this mode, in words: which key decided (`alwaysApply: true`,
     `trigger: glob`, `globs`, `no mode in the frontmatter, a
@@ -386,6 +391,7 @@ class RuleFile:
             origin=d["origin"],
             path=d["path"],
             regex=list(d["regex"]),
+            replaced_by=d["replacedBy"],
             why=d["why"],
         )
 
