@@ -465,7 +465,11 @@ fn survey_compares_the_harnesses_and_names_the_problems() {
     assert!(text.contains("hidden-text AGENTS.md"), "{text}");
     assert!(text.contains("read-by-some GEMINI.md (gemini)"), "{text}");
     assert!(
-        text.contains("rejected-skill .agents/skills/innocent (lisa): refused: impostor"),
+        // The policies whose names must match their folders (the Agent
+        // Skills rule) and that read .agents/skills.
+        text.contains(
+            "rejected-skill .agents/skills/innocent (lisa, cursor, copilot, zed): refused: impostor"
+        ),
         "{text}"
     );
 

@@ -55,6 +55,9 @@ struct Outcome {
     rules: Option<Vec<RuleMode>>,
     #[serde(default)]
     accesses: Option<Vec<Accessed>>,
+    /// The `SKILL.md` of each skill the harness lists, compared sorted.
+    #[serde(default)]
+    skills: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
@@ -90,7 +93,7 @@ fn harnesses() -> Vec<Harness> {
 }
 
 /// What the policy loads on `case`'s tree, in the shape of its expectation
-/// (rules and accesses only where the expectation has them).
+/// (rules, accesses and skills only where the expectation has them).
 fn run(policy: &str, case: &Case, want: &Outcome) -> Outcome {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().canonicalize().unwrap();
@@ -152,10 +155,16 @@ fn run(policy: &str, case: &Case, want: &Outcome) -> Outcome {
             })
             .collect()
     });
+    let skills = want.skills.as_ref().map(|_| {
+        let mut skills: Vec<String> = s.skills.iter().map(|k| rel(&k.path)).collect();
+        skills.sort();
+        skills
+    });
     Outcome {
         instructions: s.instruction_files.iter().map(|b| rel(&b.path)).collect(),
         rules,
         accesses,
+        skills,
     }
 }
 
