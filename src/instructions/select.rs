@@ -746,7 +746,9 @@ impl<'p> Selector<'p> {
             }
         }
         for k in 0..self.rules.len() {
-            let w = winner[&key(&self.rules[k].1.name)];
+            let Some(&w) = winner.get(&key(&self.rules[k].1.name)) else {
+                continue;
+            };
             if w == k {
                 continue;
             }

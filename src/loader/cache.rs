@@ -528,7 +528,11 @@ impl Loader {
     /// # Ok(())
     /// # }
     /// ```
-    pub fn rule(&self, cwd: &Path, name: &str) -> Result<crate::RuleText, SnapshotError> {
+    pub fn rule(
+        &self,
+        cwd: &Path,
+        name: &str,
+    ) -> Result<crate::on_request::RuleText, SnapshotError> {
         self.rule_in(cwd, None, name)
     }
 
@@ -538,7 +542,7 @@ impl Loader {
         cwd: &Path,
         root: Option<&Path>,
         name: &str,
-    ) -> Result<crate::RuleText, SnapshotError> {
+    ) -> Result<crate::on_request::RuleText, SnapshotError> {
         let force = self.policies.in_force()?;
         let built = self.current_under(&force, cwd, root)?;
         crate::on_request::rule(

@@ -412,7 +412,7 @@ impl Survey {
     /// `rule-unmatched` problem per rule no path matches (a rule several
     /// policies leave unmatched is one problem naming them all). Call it in
     /// survey order.
-    pub fn note_reach(&mut self, name: &str, reach: &crate::RuleReach) {
+    pub fn note_reach(&mut self, name: &str, reach: &crate::access::RuleReach) {
         for path in &reach.unmatched {
             let path = path.to_string_lossy().into_owned();
             match self

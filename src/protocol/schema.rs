@@ -40,7 +40,7 @@ struct RequestLine {
 enum CliOutput {
     Explanation(super::Explanation),
     SkillList(super::SkillList),
-    RuleText(crate::RuleText),
+    RuleText(crate::on_request::RuleText),
     TrustStatus(TrustStatus),
     TrustDiff(TrustDiff),
     Survey(super::Survey),
@@ -121,7 +121,7 @@ struct SkillResponse {
 #[allow(dead_code)]
 struct RuleResponse {
     id: Id,
-    rule: crate::RuleText,
+    rule: crate::on_request::RuleText,
 }
 
 /// The answer to `trust-status`.
