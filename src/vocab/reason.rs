@@ -138,7 +138,7 @@ mod tests {
 
     #[test]
     fn words_match_their_json() {
-        assert_eq!(Reason::ALL.len(), 33);
+        assert_eq!(Reason::ALL.len(), 34);
         for r in Reason::ALL {
             let json = serde_json::to_string(r).unwrap_or_default();
             assert_eq!(json, format!("\"{}\"", r.as_str()));
