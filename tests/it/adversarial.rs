@@ -485,9 +485,12 @@ impl Env {
 
     fn cmd(&self) -> Command {
         let mut cmd = Command::cargo_bin("lisa-context").unwrap();
+        // `~` is the test's home too: a policy's named roots (`~/.agents`,
+        // `~/.claude`) read the planted tree, never this machine's.
         cmd.arg("--home")
             .arg(&self.home)
             .env_remove("LISA_HOME")
+            .env("HOME", &self.home)
             .env("XDG_STATE_HOME", self.base.join("state"))
             .env(ENV_PROBE, &self.env_marker)
             .current_dir(&self.base)
@@ -2059,6 +2062,13 @@ fn skill_description_injects_header() {
 fn skill_name_impersonates_home_skill() {
     let mut e = Env::new("skill_name_impersonates_home_skill");
     e.skill("home-tool");
+    // The user's skill also where the harnesses that read the project's
+    // `.agents/skills` keep theirs (`~/.agents/skills`: cline, amp,
+    // copilot, zed, opencode), so that every policy has one to protect.
+    write(
+        &e.home.join(".agents/skills/home-tool/SKILL.md"),
+        skill_md("home-tool", "HOME-SKILL-OK"),
+    );
     for src in [".lisa/skills", ".agents/skills"] {
         write(
             &e.repo.join(src).join("home-tool/SKILL.md"),
