@@ -33,14 +33,25 @@
 // - the first request's system prompt holds the startup instruction files as
 //   `Instructions from: <absolute path>\n<text>`; the last request holds each
 //   `read` result, which ends with a `<system-reminder>` of the same blocks
-//   when the read loaded any.
+//   when the read loaded any;
+// - for a case whose `expect` has `skills`: the first request's system prompt
+//   lists the skills in one `<available_skills>` block, each `<skill>` with
+//   its `<name>`, `<description>` and `<location>` (the SKILL.md's absolute
+//   path, HTML-escaped); the built-in `customize-opencode` (location
+//   `<built-in>`) is left out, every other must be a SKILL.md in the fixture
+//   whose text holds the name and description shown. The `skill` tool's
+//   description names no skill (it points at the system prompt). Of two
+//   copies of a name OpenCode keeps the one whose parse ends last (all are
+//   parsed at once): a race. Its log names each duplicate; a case whose
+//   observation differs from `expect` only in which copy of such a name
+//   won is a RACE, printed but not a difference for --check.
 // A run is killed (its whole process group) after --timeout seconds. Any
 // output the recorder cannot account for is an error, never an empty list.
 
 import { spawn, spawnSync } from 'node:child_process';
 import {
-  existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync,
-  symlinkSync, writeFileSync,
+  existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync,
+  rmSync, symlinkSync, writeFileSync,
 } from 'node:fs';
 import http from 'node:http';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -321,7 +332,8 @@ async function recordCase(ctx, c, id) {
     if (!readTool.function.parameters?.properties?.filePath) fail(`${c.name}: the read tool takes no filePath: ${JSON.stringify(readTool.function.parameters)}`);
     const observed = { instructions: startup(c, root, bodies[0]) };
     if (c.expect.accesses) observed.accesses = onAccess(c, root, calls, accesses, bodies[bodies.length - 1]);
-    return { observed, ms: run.ms, root, scratch };
+    if (c.expect.skills) observed.skills = skillsListed(c, root, bodies[0]);
+    return { observed, duplicates: duplicateSkills(c, root, scratch), ms: run.ms, root, scratch };
   } finally {
     ctx.api.routes.delete(id);
     inUse.delete(root);
@@ -368,6 +380,73 @@ function startup(c, root, body) {
   return blocks(c, root, system, 'the system prompt');
 }
 
+const unescapeXml = (t) => t.replace(/&(lt|gt|quot|#39|amp);/g, (_, e) => ({ lt: '<', gt: '>', quot: '"', '#39': "'", amp: '&' })[e]);
+
+/**
+ * The skills OpenCode lists in the first request's system prompt, as fixture
+ * paths of their SKILL.md, sorted (as `expect.skills` is compared). Its
+ * built-in skill is left out.
+ */
+function skillsListed(c, root, body) {
+  const system = body.messages.filter((m) => m.role === 'system').map((m) => textOf(m.content)).join('\n');
+  const rest = body.messages.filter((m) => m.role !== 'system').map((m) => textOf(m.content)).join('\n');
+  if (rest.includes('<available_skills>')) fail(`${c.name}: skills listed outside the system prompt`);
+  const opens = system.split('<available_skills>').length - 1;
+  if (opens !== 1) fail(`${c.name}: the system prompt has ${opens} <available_skills> blocks, not one`);
+  if (!(body.tools ?? []).some((t) => t.function?.name === 'skill')) fail(`${c.name}: skills listed but no \`skill\` tool offered`);
+  const start = system.indexOf('<available_skills>\n') + '<available_skills>\n'.length;
+  const end = system.indexOf('\n</available_skills>', start);
+  if (start < '<available_skills>\n'.length || end < 0) fail(`${c.name}: an <available_skills> block that is not closed`);
+  const block = system.slice(start, end);
+  const re = /^ {2}<skill>\n {4}<name>(.*)<\/name>\n {4}<description>([\s\S]*?)<\/description>\n {4}<location>(.*)<\/location>\n {2}<\/skill>(?:\n|$)/;
+  const found = [];
+  let builtIn = 0;
+  let at = 0;
+  while (at < block.length) {
+    const m = re.exec(block.slice(at));
+    if (!m) fail(`${c.name}: <available_skills> holds text that is not a <skill> entry: ${JSON.stringify(block.slice(at, at + 200))}`);
+    at += m[0].length;
+    const [, name, description, escaped] = m;
+    const abs = unescapeXml(escaped);
+    if (abs === '<built-in>') { builtIn++; continue; }
+    if (!abs.startsWith(root + sep) || basename(abs) !== 'SKILL.md') fail(`${c.name}: skill ${name} is at ${abs}, not a SKILL.md in the fixture`);
+    let text;
+    try { text = readFileSync(abs, 'utf8'); } catch (e) { fail(`${c.name}: skill ${name} is at ${abs}, which cannot be read: ${e.message}`); }
+    if (!text.includes(name) || !text.includes(description)) fail(`${c.name}: skill ${name} (${abs}) is shown with a name or description its file does not hold`);
+    found.push(relative(root, abs).split(sep).join('/'));
+  }
+  if (builtIn !== 1) fail(`${c.name}: ${builtIn} built-in skills listed, not one (customize-opencode)`);
+  if (new Set(found).size !== found.length) fail(`${c.name}: a SKILL.md listed twice: ${found.join(', ')}`);
+  return found.sort();
+}
+
+/**
+ * The copies of each skill name OpenCode found more than once, as its log
+ * says (`duplicate skill name`), as fixture paths: name -> [paths].
+ */
+function duplicateSkills(c, root, scratch) {
+  const dir = join(scratch, 'data', 'opencode', 'log');
+  const dups = {};
+  let names = [];
+  try { names = readdirSync(dir); } catch { return dups; }
+  const re = /message="duplicate skill name" name=("[^"]*"|\S+) existing=("[^"]*"|\S+) duplicate=("[^"]*"|\S+)/g;
+  const unq = (v) => (v.startsWith('"') ? JSON.parse(v) : v);
+  for (const f of names) {
+    const text = readFileSync(join(dir, f), 'utf8');
+    let m;
+    while ((m = re.exec(text))) {
+      const name = unq(m[1]);
+      for (const abs of [unq(m[2]), unq(m[3])]) {
+        if (!abs.startsWith(root + sep)) fail(`${c.name}: OpenCode logs a duplicate of skill ${name} outside the fixture: ${abs}`);
+        const rel = relative(root, abs).split(sep).join('/');
+        dups[name] ??= [];
+        if (!dups[name].includes(rel)) dups[name].push(rel);
+      }
+    }
+  }
+  return dups;
+}
+
 function onAccess(c, root, calls, accesses, last) {
   return calls.map((call, i) => {
     const results = last.messages.filter((m) => m.role === 'tool' && m.tool_call_id === call.id);
@@ -388,15 +467,20 @@ function onAccess(c, root, calls, accesses, last) {
 // ------------------------------------------------------------------ main
 
 const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+// An observation against an `expect` (or `ours`): the same keys, each the
+// same (`skills` compared sorted, as the test suite does).
+const sameAs = (observed, want) => {
+  const keys = Object.keys(observed).sort();
+  if (!same(keys, Object.keys(want).sort())) return false;
+  return keys.every((k) => (k === 'skills' ? same([...observed[k]].sort(), [...want[k]].sort()) : same(observed[k], want[k])));
+};
 
 async function main() {
   const opts = parseArgs(process.argv.slice(2));
   const bin = findBin(opts.bin);
   const ver = version(bin);
   const file = JSON.parse(readFileSync(opts.cases, 'utf8'));
-  // Cases with a `skills` expectation were read from the program's source,
-  // not recorded: this recorder does not observe skills.
-  let cases = file.cases.filter((c) => !c.expect.skills);
+  let cases = file.cases;
   if (opts.only) {
     const unknown = opts.only.filter((n) => !cases.some((c) => c.name === n));
     if (unknown.length) fail(`no such case: ${unknown.join(', ')}`);
@@ -430,6 +514,7 @@ async function main() {
   }
   let differ = 0;
   let errors = 0;
+  let raced = 0;
   cases.forEach((c, i) => {
     const r = results[i];
     if (r.error) {
@@ -437,19 +522,27 @@ async function main() {
       console.log(`ERROR  ${r.error}`);
       return;
     }
-    const ok = same(r.observed, c.expect);
-    if (!ok) differ++;
-    const note = ok ? 'matches expect' : `DIFFERS from expect ${JSON.stringify(c.expect)}`;
-    const ours = c.ours ? (same(r.observed, c.ours) ? '; = ours' : '') : '';
-    if (!opts.quiet || !ok) console.log(`${ok ? 'same' : 'DIFF'}   ${c.name.padEnd(28)} ${(r.ms / 1000).toFixed(1)} s  ${JSON.stringify(r.observed)}\n       ${note}${ours}${opts.keep ? `\n       tree: ${r.root}, its data: ${r.scratch}` : ''}`);
+    const ok = sameAs(r.observed, c.expect);
+    // Only which copy of a duplicated name won differs: a race, not a rule.
+    const copies = new Set(Object.values(r.duplicates).flat());
+    const race = !ok && Object.keys(r.duplicates).length > 0 && r.observed.skills && c.expect.skills
+      && sameAs({ ...r.observed, skills: r.observed.skills.filter((p) => !copies.has(p)) }, { ...c.expect, skills: c.expect.skills.filter((p) => !copies.has(p)) })
+      && r.observed.skills.filter((p) => copies.has(p)).length === c.expect.skills.filter((p) => copies.has(p)).length;
+    if (race) raced++;
+    else if (!ok) differ++;
+    const dupNote = Object.keys(r.duplicates).length ? `; duplicated names (the copy parsed last wins): ${JSON.stringify(r.duplicates)}` : '';
+    const note = (ok ? 'matches expect' : `${race ? 'RACE: another copy won than in' : 'DIFFERS from'} expect ${JSON.stringify(c.expect)}`) + dupNote;
+    const ours = c.ours ? (sameAs(r.observed, c.ours) ? '; = ours' : '') : '';
+    if (!opts.quiet || !ok) console.log(`${ok ? 'same' : race ? 'RACE' : 'DIFF'}   ${c.name.padEnd(28)} ${(r.ms / 1000).toFixed(1)} s  ${JSON.stringify(r.observed)}\n       ${note}${ours}${opts.keep ? `\n       tree: ${r.root}, its data: ${r.scratch}` : ''}`);
   });
-  if (!opts.quiet) console.log(`${cases.length} cases in ${((Date.now() - started) / 1000).toFixed(1)} s: ${cases.length - differ - errors} as expected, ${differ} different, ${errors} errors`);
+  if (!opts.quiet) console.log(`${cases.length} cases in ${((Date.now() - started) / 1000).toFixed(1)} s: ${cases.length - differ - raced - errors} as expected, ${differ} different, ${raced} raced, ${errors} errors`);
   if (opts.out) {
     const out = {
       peer: 'opencode',
       version: ver,
       recorded: new Date().toISOString().slice(0, 10),
-      cases: cases.map((c, i) => (results[i].error ? { name: c.name, error: results[i].error } : { name: c.name, observed: results[i].observed })),
+      cases: cases.map((c, i) => (results[i].error ? { name: c.name, error: results[i].error }
+        : { name: c.name, observed: results[i].observed, ...(Object.keys(results[i].duplicates).length ? { duplicates: results[i].duplicates } : {}) })),
     };
     writeFileSync(opts.out, JSON.stringify(out, null, 2) + '\n');
   }
