@@ -18,7 +18,7 @@ use serde::Serialize;
 
 use crate::error::SnapshotError;
 use crate::instructions::{self, Block, Budget, Deduped, Import, Skipped, chain};
-use crate::policy::{AccessRoot, Policy};
+use crate::policy::{AccessRoot, BudgetOrder, Policy};
 use crate::render;
 use crate::sandbox::{Handles, open_roots};
 use crate::snapshot::Snapshot;
@@ -212,7 +212,12 @@ pub(crate) fn access(
             at: r.at,
         })
         .collect();
-    let candidates: Vec<_> = chain::below(policy, &roots, &target, &mut trace)
+    let mut levels = chain::below(policy, &roots, &target, &mut trace);
+    if policy.instructions.access_order == BudgetOrder::NearestFirst {
+        // Stable: a level's names keep the policy's order.
+        levels.sort_by_key(|c| std::cmp::Reverse(c.level));
+    }
+    let candidates: Vec<_> = levels
         .into_iter()
         .chain(rules)
         .filter(|c| !session.delivered.contains(&c.path))

@@ -562,6 +562,10 @@ section! {
         /// repository (`root`) or only those inside the cwd (`cwd`: Claude
         /// Code loads nothing for a path outside it).
         access_root: AccessRoot => "access-root",
+        /// The order of the files one access loads: `outermost-first` (the
+        /// folder nearest the root first, as the chain) or `nearest-first`
+        /// (the touched path's own folder first: OpenCode).
+        access_order: BudgetOrder => "access-order",
         /// The budget, in the units of `budget-counts`, for everything one
         /// session loads on access (the chain's budget is apart), for the
         /// files `budget-scope` counts.

@@ -534,4 +534,21 @@ fn an_access_picks_each_folders_file_by_its_own_names() {
         .unwrap();
     let got: Vec<String> = a.instruction_files.iter().map(|b| w.rel(&b.path)).collect();
     assert_eq!(got, ["repo/a/AGENTS.md", "repo/a/b/CLAUDE.md"]);
+    // `access-order = "nearest-first"`: the touched folder's own file first,
+    // in the blocks and in the prompt.
+    let text = fs::read_to_string(&file).unwrap() + "access-order = \"nearest-first\"\n";
+    fs::write(&file, text).unwrap();
+    let l = Loader::builder()
+        .home(&w.home)
+        .home_policy(false)
+        .policy_file(&file)
+        .build()
+        .unwrap();
+    let a = l
+        .access_named("s", &w.repo, None, &w.path("repo/a/b/x.ts"))
+        .unwrap();
+    let got: Vec<String> = a.instruction_files.iter().map(|b| w.rel(&b.path)).collect();
+    assert_eq!(got, ["repo/a/b/CLAUDE.md", "repo/a/AGENTS.md"]);
+    let (b, a_) = (a.prompt.find("B-CLAUDE"), a.prompt.find("A-AGENTS"));
+    assert!(b.is_some() && b < a_, "{}", a.prompt);
 }
