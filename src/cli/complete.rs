@@ -22,68 +22,47 @@ pub fn policy(current: &OsStr) -> Vec<CompletionCandidate> {
     out
 }
 
+/// The snapshot of the current directory, with the home and policy the
+/// environment gives (the values typed for `--home` or `--cwd` are not
+/// known while completing).
+fn snapshot_here() -> Option<std::sync::Arc<lisa_context::Snapshot>> {
+    let cwd = std::env::current_dir().ok()?;
+    let loader = lisa_context::Loader::builder().capacity(1).build().ok()?;
+    loader.snapshot(&cwd).ok()
+}
+
+/// One completion: `name`, with `description` on one line, cut, as help.
+fn candidate(name: &str, description: &str) -> CompletionCandidate {
+    let help = description.split_whitespace().collect::<Vec<_>>().join(" ");
+    let help: String = help.chars().take(60).collect();
+    CompletionCandidate::new(name.to_string()).help(Some(help.into()))
+}
+
 /// `skill show NAME`: the skills that win their names from the current
-/// directory, with the home and policy the environment gives (the values
-/// typed for `--home` or `--cwd` are not known here).
+/// directory.
 pub fn skill(current: &OsStr) -> Vec<CompletionCandidate> {
     let typed = current.to_string_lossy();
-    let Ok(cwd) = std::env::current_dir() else {
-        return Vec::new();
-    };
-    let Ok(loader) = lisa_context::Loader::builder().capacity(1).build() else {
-        return Vec::new();
-    };
-    let Ok(snap) = loader.snapshot(&cwd) else {
+    let Some(snap) = snapshot_here() else {
         return Vec::new();
     };
     snap.skills
         .iter()
         .filter(|s| s.name.starts_with(typed.as_ref()))
-        .map(|s| {
-            let help = s
-                .description
-                .split_whitespace()
-                .collect::<Vec<_>>()
-                .join(" ");
-            let help: String = help.chars().take(60).collect();
-            CompletionCandidate::new(s.name.clone()).help(Some(help.into()))
-        })
+        .map(|s| candidate(&s.name, &s.description))
         .collect()
 }
 
-/// Completes a rule name: the rules of the snapshot for the current
-/// directory whose name starts with what was typed, with the description
-/// (cut) as help.
+/// `rule show NAME`: the rules of the current directory whose name starts
+/// with what was typed, each name once.
 pub fn rule(current: &OsStr) -> Vec<CompletionCandidate> {
     let typed = current.to_string_lossy();
-    let Ok(cwd) = std::env::current_dir() else {
+    let Some(snap) = snapshot_here() else {
         return Vec::new();
     };
-    let Ok(loader) = lisa_context::Loader::builder().capacity(1).build() else {
-        return Vec::new();
-    };
-    let Ok(snap) = loader.snapshot(&cwd) else {
-        return Vec::new();
-    };
-    let mut names: Vec<CompletionCandidate> = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
-    for r in snap
-        .rules
+    snap.rules
         .iter()
-        .filter(|r| r.name.starts_with(typed.as_ref()))
-    {
-        if !seen.insert(r.name.clone()) {
-            continue;
-        }
-        let help = r
-            .description
-            .as_deref()
-            .unwrap_or_default()
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ");
-        let help: String = help.chars().take(60).collect();
-        names.push(CompletionCandidate::new(r.name.clone()).help(Some(help.into())));
-    }
-    names
+        .filter(|r| r.name.starts_with(typed.as_ref()) && seen.insert(r.name.clone()))
+        .map(|r| candidate(&r.name, r.description.as_deref().unwrap_or_default()))
+        .collect()
 }

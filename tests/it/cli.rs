@@ -349,8 +349,8 @@ fn policy_check_names_the_role_and_checks_a_home_file_as_home() {
 }
 
 /// Completion that knows the values (`COMPLETE=SHELL lisa-context`):
-/// `--policy` offers the shipped names, `skill show` the skills of the
-/// current directory.
+/// `--policy` offers the shipped names, `skill show` the skills and `rule
+/// show` the rules of the current directory.
 #[test]
 fn dynamic_completion_offers_policy_and_skill_names() {
     let complete = |dir: &Path, index: &str, words: &[&str]| {
@@ -386,6 +386,38 @@ fn dynamic_completion_offers_policy_and_skill_names() {
         skills.contains(&"changelog".to_string()) && skills.contains(&"release".to_string()),
         "{skills:?}"
     );
+    // `rule show` offers the rules of the current directory, each name
+    // once, under the home's policy.
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let repo = tmp.path().join("repo");
+    fs::create_dir_all(repo.join(".git")).unwrap();
+    fs::create_dir_all(repo.join(".cursor/rules")).unwrap();
+    fs::create_dir_all(&home).unwrap();
+    fs::write(
+        home.join("context-policy.toml"),
+        "version = 1\nextends = \"cursor\"\n",
+    )
+    .unwrap();
+    // Cursor names a rule by its file.
+    for name in ["db", "deploy", "style"] {
+        fs::write(
+            repo.join(".cursor/rules").join(format!("{name}.mdc")),
+            format!("---\ndescription: the {name} rule\n---\nbody\n"),
+        )
+        .unwrap();
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_lisa-context"))
+        .args(["--", "lisa-context", "rule", "show", "d"])
+        .current_dir(&repo)
+        .env("COMPLETE", "bash")
+        .env("_CLAP_COMPLETE_INDEX", "3")
+        .env("_CLAP_IFS", "\n")
+        .env("LISA_HOME", &home)
+        .output()
+        .unwrap();
+    let rules: Vec<String> = text(&out.stdout).lines().map(str::to_string).collect();
+    assert_eq!(rules, ["db", "deploy"], "{out:?}");
     // The registration script itself.
     let script = Command::new(env!("CARGO_BIN_EXE_lisa-context"))
         .env("COMPLETE", "bash")
