@@ -516,37 +516,34 @@ fn an_access_picks_each_folders_file_by_its_own_names() {
     w.write("repo/a/CLAUDE.md", "A-CLAUDE\n");
     w.write("repo/a/b/CLAUDE.md", "B-CLAUDE\n");
     w.write("repo/a/b/x.ts", "x\n");
-    let file = w.path("policy.toml");
-    fs::write(
-        &file,
-        "version = 1\n[instructions]\nlevel-files = [\"AGENTS.md\"]\non-access = true\n\
-         access-level-files = [\"AGENTS.md\", \"CLAUDE.md\"]\naccess-level-pick = \"first-file\"\n",
-    )
-    .unwrap();
-    let l = Loader::builder()
-        .home(&w.home)
-        .home_policy(false)
-        .policy_file(&file)
-        .build()
+    // What an access to `repo/a/b/x.ts` loads under the access keys above
+    // and `extra`.
+    let access = |extra: &str| {
+        let file = w.path("policy.toml");
+        fs::write(
+            &file,
+            format!(
+                "version = 1\n[instructions]\nlevel-files = [\"AGENTS.md\"]\non-access = true\n\
+                 access-level-files = [\"AGENTS.md\", \"CLAUDE.md\"]\n\
+                 access-level-pick = \"first-file\"\n{extra}"
+            ),
+        )
         .unwrap();
-    let a = l
-        .access_named("s", &w.repo, None, &w.path("repo/a/b/x.ts"))
-        .unwrap();
+        Loader::builder()
+            .home(&w.home)
+            .home_policy(false)
+            .policy_file(&file)
+            .build()
+            .unwrap()
+            .access_named("s", &w.repo, None, &w.path("repo/a/b/x.ts"))
+            .unwrap()
+    };
+    let a = access("");
     let got: Vec<String> = a.instruction_files.iter().map(|b| w.rel(&b.path)).collect();
     assert_eq!(got, ["repo/a/AGENTS.md", "repo/a/b/CLAUDE.md"]);
     // `access-order = "nearest-first"`: the touched folder's own file first,
     // in the blocks and in the prompt.
-    let text = fs::read_to_string(&file).unwrap() + "access-order = \"nearest-first\"\n";
-    fs::write(&file, text).unwrap();
-    let l = Loader::builder()
-        .home(&w.home)
-        .home_policy(false)
-        .policy_file(&file)
-        .build()
-        .unwrap();
-    let a = l
-        .access_named("s", &w.repo, None, &w.path("repo/a/b/x.ts"))
-        .unwrap();
+    let a = access("access-order = \"nearest-first\"\n");
     let got: Vec<String> = a.instruction_files.iter().map(|b| w.rel(&b.path)).collect();
     assert_eq!(got, ["repo/a/b/CLAUDE.md", "repo/a/AGENTS.md"]);
     let (b, a_) = (a.prompt.find("B-CLAUDE"), a.prompt.find("A-AGENTS"));
