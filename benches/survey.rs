@@ -1,6 +1,7 @@
 //! `survey`'s cost: every shipped policy on the 12-level, 200-skill tree
-//! (benches/common/tree.rs), built as the command builds them (one group of
-//! loaders, one snapshot and one `rule_reach` each, then `Survey::of`),
+//! (benches/common/tree.rs), built as the command builds them
+//! (`lisa_context::survey`: one pass over the disk, a snapshot and the rule
+//! reach of each policy; then `Survey::of_surveyed`),
 //! beside its floor: one `--policy lisa` snapshot by a fresh loader. Both sides run with the
 //! frontmatter memo warm (written by a first run), as every run after the
 //! first has it. The target of issue 31 is a ratio of at most 3.
@@ -9,7 +10,9 @@
 //! alone), to show where the survey's time goes.
 //!
 //! `cargo bench --bench survey`; without `--bench` (as `cargo test
-//! --benches` runs it) each side runs once and no ratio is measured.
+//! --benches` runs it) each side runs once and no ratio is measured. With
+//! `SURVEY_PROFILE=1` in the environment, it runs five surveys in
+//! `profiled` and stops, for a profiler.
 #![allow(
     clippy::disallowed_methods,
     clippy::disallowed_types,
@@ -49,27 +52,24 @@ fn one_lisa(home: &Path, cwd: &Path) -> Arc<Snapshot> {
         .expect("snapshot")
 }
 
-/// What `lisa-context survey` does: every shipped policy, one group.
+/// What `lisa-context survey` does: every shipped policy, one pass.
 fn survey(home: &Path, cwd: &Path) -> lisa_context::protocol::Survey {
-    let names = lisa_context::policy::SHIPPED_NAMES;
-    let mut first: Option<Loader> = None;
-    let mut snapshots = Vec::with_capacity(names.len());
-    let mut reaches = Vec::with_capacity(names.len());
-    for name in names {
-        let mut b = builder(name, home).capacity(names.len());
-        if let Some(first) = &first {
-            b = b.share(first);
-        }
-        let loader = b.build().expect("loader");
-        snapshots.push((name.to_string(), loader.snapshot(cwd).expect("snapshot")));
-        reaches.push(loader.rule_reach(cwd, None).expect("reach"));
-        first.get_or_insert(loader);
+    let builders = lisa_context::policy::SHIPPED_NAMES
+        .iter()
+        .map(|name| (name.to_string(), builder(name, home)));
+    let surveyed = lisa_context::survey(builders, cwd, None).expect("survey");
+    lisa_context::protocol::Survey::of_surveyed(cwd, &surveyed)
+}
+
+/// Five surveys, for a profiler to single out
+/// (`valgrind --tool=callgrind --toggle-collect='survey::profiled'`).
+#[inline(never)]
+fn profiled(home: &Path, cwd: &Path) -> lisa_context::protocol::Survey {
+    let mut last = survey(home, cwd);
+    for _ in 1..5 {
+        last = black_box(survey(home, cwd));
     }
-    let mut survey = lisa_context::protocol::Survey::of(cwd, &snapshots);
-    for ((name, _), reach) in snapshots.iter().zip(&reaches) {
-        survey.note_reach(name, reach);
-    }
-    survey
+    last
 }
 
 fn main() {
@@ -91,6 +91,12 @@ fn main() {
         lisa.skills.len()
     );
 
+    // With SURVEY_PROFILE set, only the five surveys of `profiled` run
+    // after the warm-up.
+    if std::env::var_os("SURVEY_PROFILE").is_some() {
+        black_box(profiled(&home, &cwd));
+        return;
+    }
     if !quick {
         // Each policy alone, a fresh loader, the median of 9.
         for name in lisa_context::policy::SHIPPED_NAMES {

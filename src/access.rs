@@ -369,14 +369,15 @@ pub(crate) fn reach(
         } else {
             folder.as_path()
         };
-        let looked = repo.look_folder(at);
+        let room = REACH_ENTRIES - outcome.entries;
+        let looked = repo.look(at, room);
         if !looked.stamp.is_dir() {
             continue;
         }
-        let room = REACH_ENTRIES - outcome.entries;
-        let Ok(Some(mut entries)) = looked.list(repo, at, room) else {
+        let Ok(Some(entries)) = &looked.listing else {
             continue;
         };
+        let mut entries = entries.clone();
         outcome.entries += entries.len();
         if entries.len() >= room {
             outcome.complete = false;

@@ -59,7 +59,7 @@ pub mod internals;
 
 pub use access::{Access, RuleReach, Session};
 pub use error::{BootstrapError, PolicyFailure, SkillReadError, SnapshotError};
-pub use loader::{Loader, LoaderBuilder, SkillFile, build};
+pub use loader::{Loader, LoaderBuilder, SkillFile, SurveyError, Surveyed, build, survey};
 pub use on_request::RuleText;
 pub use review::TrustError;
 pub use snapshot::Snapshot;

@@ -415,7 +415,14 @@ struct Scan {
 
 /// Runs of whitespace (newlines included) become one space.
 pub(crate) fn collapse_whitespace(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+    let mut out = String::with_capacity(s.len());
+    for word in s.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    out
 }
 
 /// At most `max` characters; a cut string ends with an ellipsis (which counts

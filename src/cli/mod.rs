@@ -808,31 +808,27 @@ fn dispatch(cli: Cli) -> miette::Result<u8> {
             } else {
                 policies.clone()
             };
-            let mut snapshots = Vec::new();
-            let mut reaches = Vec::new();
-            // One group: the policies share parsed frontmatter, the
-            // trace entries and texts they meet alike, and the handles.
-            let mut first: Option<Loader> = None;
-            for name in &names {
+            // One pass: what the policies all look at is looked at once.
+            let builders = names.iter().map(|name| {
                 let mut b = Loader::builder()
                     .shipped_policy(name.clone())
-                    .home_policy(*with_home_policy)
-                    .capacity(names.len().max(1));
+                    .home_policy(*with_home_policy);
                 if let Some(home) = &cli.home {
                     b = b.home(absolute(home));
                 }
-                if let Some(first) = &first {
-                    b = b.share(first);
+                (name.clone(), b)
+            });
+            let surveyed = match lisa_context::survey(builders, &cwd, root.as_deref()) {
+                Ok(s) => s,
+                Err(lisa_context::SurveyError::Bootstrap { source, .. }) => {
+                    return Err(source.into());
                 }
-                let loader = b.build()?;
-                snapshots.push((name.clone(), loader.snapshot_in(&cwd, root.as_deref())?));
-                reaches.push(loader.rule_reach(&cwd, root.as_deref())?);
-                first.get_or_insert(loader);
-            }
-            let mut survey = lisa_context::protocol::Survey::of(&cwd, &snapshots);
-            for ((name, _), reach) in snapshots.iter().zip(&reaches) {
-                survey.note_reach(name, reach);
-            }
+                Err(lisa_context::SurveyError::Snapshot { source, .. }) => {
+                    return Err(source.into());
+                }
+                Err(e) => return Err(miette::miette!("{e}")),
+            };
+            let survey = lisa_context::protocol::Survey::of_surveyed(&cwd, &surveyed);
             let encoded = |v: Result<String, serde_json::Error>| {
                 v.map_err(|e| miette::miette!("cannot encode the survey: {e}"))
             };

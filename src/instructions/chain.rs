@@ -78,10 +78,9 @@ fn expand(root: &Root, id: RootId, dir: &Path, name: &str, trace: &mut Trace) ->
     if !crate::policy::is_glob(name) {
         return vec![crate::vocab::paths::join(dir, name)];
     }
-    let Ok(glob) = crate::policy::compile_glob(name) else {
+    let Some(matcher): Option<GlobMatcher> = crate::policy::glob_matcher(name) else {
         return Vec::new();
     };
-    let matcher: GlobMatcher = glob.compile_matcher();
     let prefix: PathBuf = name
         .split('/')
         .take_while(|c| !crate::policy::is_glob(c))
@@ -99,14 +98,16 @@ fn expand(root: &Root, id: RootId, dir: &Path, name: &str, trace: &mut Trace) ->
             folder
         };
         // One open stamps the folder and lists it.
-        let looked = root.look_folder(&folder);
+        let room = GLOB_ENTRIES.saturating_sub(listed);
+        let looked = root.look(&folder, room);
         trace.push(Place::Within(id), &folder, looked.stamp, None);
-        if !looked.stamp.is_dir() || listed >= GLOB_ENTRIES {
+        if !looked.stamp.is_dir() || room == 0 {
             continue;
         }
-        let Ok(Some(mut entries)) = looked.list(root, &folder, GLOB_ENTRIES - listed) else {
+        let Ok(Some(entries)) = &looked.listing else {
             continue;
         };
+        let mut entries = entries.clone();
         listed += entries.len();
         entries.sort();
         for entry in entries {

@@ -702,25 +702,7 @@ impl Loader {
         {
             return Ok(built);
         }
-        let build = || {
-            snapshot::build(
-                &force.policy,
-                force.home.as_deref(),
-                &key.1,
-                key.2.as_deref(),
-                &self.handles,
-                &self.parsed,
-            )
-        };
-        let built = match build() {
-            // Out of descriptors: shed every root handle and try once more.
-            Err(SnapshotError::ResourceExhausted { .. }) => {
-                self.handles.shed();
-                build()
-            }
-            other => other,
-        };
-        let built = built?;
+        let built = self.build_now(force, &key.1, key.2.as_deref())?;
         let mut cache = self.lock();
         if cache.enter(self.owner, force.generation) {
             return Ok(cache.insert(key, built));
@@ -728,6 +710,60 @@ impl Loader {
         // Otherwise the policy changed while this was built: answer, but do
         // not keep it.
         Ok(Arc::new(built))
+    }
+
+    /// A fresh build for (cwd, root) under `force`, not kept. Out of
+    /// descriptors, every root handle is shed and the build tried once more.
+    fn build_now(
+        &self,
+        force: &InForce,
+        cwd: &Path,
+        root: Option<&Path>,
+    ) -> Result<Built, SnapshotError> {
+        let build = || {
+            snapshot::build(
+                &force.policy,
+                force.home.as_deref(),
+                cwd,
+                root,
+                &self.handles,
+                &self.parsed,
+            )
+        };
+        match build() {
+            Err(SnapshotError::ResourceExhausted { .. }) => {
+                self.handles.shed();
+                build()
+            }
+            other => other,
+        }
+    }
+
+    /// A survey's view of (cwd, root): a fresh build, not kept (a survey
+    /// asks once), and the reach of its on-access rules.
+    pub(super) fn surveyed(
+        &self,
+        cwd: &Path,
+        root: Option<&Path>,
+    ) -> Result<(Arc<crate::snapshot::Snapshot>, crate::access::RuleReach), SnapshotError> {
+        let force = self.policies.in_force()?;
+        let cwd = self.absolute(cwd)?;
+        let root = root.map(crate::vocab::home::normalize);
+        let built = self.build_now(&force, &cwd, root.as_deref())?;
+        let reach = crate::access::reach(
+            &force.policy,
+            force.home.as_deref(),
+            &self.handles,
+            &built.snapshot,
+        )?;
+        Ok((built.snapshot, reach))
+    }
+
+    /// This loader, its roots sharing `pass` (the first loader of a
+    /// survey; the others share its handles, and so the pass).
+    pub(super) fn in_pass(mut self, pass: Arc<sandbox::Pass>) -> Self {
+        self.handles = Arc::new(sandbox::Handles::with_pass(self.handles.budget(), pass));
+        self
     }
 
     /// Whether every path a build examined looks as it did, and none of it was

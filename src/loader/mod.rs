@@ -13,6 +13,7 @@ mod limits;
 mod policies;
 mod size;
 mod skill_file;
+mod survey;
 #[cfg(target_os = "linux")]
 mod watch;
 
@@ -20,3 +21,4 @@ pub use builder::LoaderBuilder;
 pub use cache::Loader;
 pub use fresh::build;
 pub use skill_file::SkillFile;
+pub use survey::{SurveyError, Surveyed, survey};

@@ -35,6 +35,28 @@ impl Policy {
         if sources.is_empty() {
             return Self::from_sources(&[PolicySource::builtin()]);
         }
+        // A shipped policy alone is part of the binary: merged once per
+        // process (a survey builds a loader for each of them).
+        if let [only] = sources
+            && let Some(name) = only.shipped_name()
+        {
+            type Merged = std::collections::HashMap<&'static str, Policy>;
+            static MERGED: std::sync::OnceLock<std::sync::Mutex<Merged>> =
+                std::sync::OnceLock::new();
+            let memo = MERGED.get_or_init(Default::default);
+            let lock = || memo.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(policy) = lock().get(name) {
+                return Ok(policy.clone());
+            }
+            let policy = Self::merge(sources)?;
+            lock().insert(name, policy.clone());
+            return Ok(policy);
+        }
+        Self::merge(sources)
+    }
+
+    /// [`from_sources`](Self::from_sources) of a non-empty slice, merged now.
+    fn merge(sources: &[PolicySource]) -> Result<Self, PolicyError> {
         let mut ordered = sources.to_vec();
         // A stable sort: sources of one layer keep the order they were given in.
         ordered.sort_by_key(|s| s.layer);

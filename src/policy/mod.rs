@@ -31,4 +31,4 @@ pub use shipped::{BUILTIN_POLICY, SHIPPED, SHIPPED_NAMES};
 pub use source::{HOME_POLICY_FILE, Layer, MAX_POLICY_BYTES, PolicySource};
 pub use template::{Template, TemplateSyntaxError};
 pub use validate::{MAX_BUDGET_BYTES, MAX_FILE_BYTES, SUPPORTED_VERSION};
-pub(crate) use validate::{compile_glob, is_glob};
+pub(crate) use validate::{compile_glob, glob_matcher, is_glob};

@@ -1138,7 +1138,7 @@ words! {
 
 words! {
     /// Which symlinks are followed.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
     pub enum SymlinkRule {
         /// Follow links that resolve inside their own root; refuse the others.
         WithinRoot => "within-root",

@@ -135,7 +135,7 @@ impl PolicySource {
 
     /// The shipped policy this source is, unchanged: its name, when its
     /// layer, name and text are a shipped policy's.
-    fn shipped_name(&self) -> Option<&'static str> {
+    pub(super) fn shipped_name(&self) -> Option<&'static str> {
         if self.layer != Layer::Builtin || self.path.is_some() {
             return None;
         }

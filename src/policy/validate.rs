@@ -58,6 +58,27 @@ pub(crate) fn compile_name_rule(rule: &str) -> Result<regex::Regex, regex::Error
     Ok(re)
 }
 
+/// The matcher of a glob (as [`compile_glob`] reads it), compiled once per
+/// process for the last few globs: a chain expands the same glob at every
+/// level of every build, and compiling it is dearer than matching.
+pub(crate) fn glob_matcher(pattern: &str) -> Option<globset::GlobMatcher> {
+    const KEPT: usize = 64;
+    static COMPILED: std::sync::Mutex<Vec<(String, globset::GlobMatcher)>> =
+        std::sync::Mutex::new(Vec::new());
+    // A poisoned list is still a list of compiled globs.
+    let lock = || COMPILED.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, m)) = lock().iter().find(|(text, _)| text == pattern) {
+        return Some(m.clone());
+    }
+    let matcher = compile_glob(pattern).ok()?.compile_matcher();
+    let mut kept = lock();
+    if kept.len() >= KEPT {
+        kept.remove(0);
+    }
+    kept.push((pattern.to_string(), matcher.clone()));
+    Some(matcher)
+}
+
 struct Checker<'a> {
     src: &'a super::diagnostic::Source,
     text: &'a str,

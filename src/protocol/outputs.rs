@@ -413,6 +413,24 @@ impl Survey {
     /// policies leave unmatched is one problem naming them all). Call it in
     /// survey order.
     pub fn note_reach(&mut self, name: &str, reach: &crate::access::RuleReach) {
+        self.note_reach_of(name, reach);
+    }
+
+    /// The survey of what [`crate::survey`] found: [`Survey::of`] its
+    /// snapshots, with each policy's [reach](Self::note_reach) noted.
+    pub fn of_surveyed(cwd: &std::path::Path, surveyed: &[crate::loader::Surveyed]) -> Self {
+        let snapshots: Vec<(String, std::sync::Arc<Snapshot>)> = surveyed
+            .iter()
+            .map(|s| (s.policy.clone(), std::sync::Arc::clone(&s.snapshot)))
+            .collect();
+        let mut survey = Self::of(cwd, &snapshots);
+        for s in surveyed {
+            survey.note_reach_of(&s.policy, &s.reach);
+        }
+        survey
+    }
+
+    fn note_reach_of(&mut self, name: &str, reach: &crate::access::RuleReach) {
         for path in &reach.unmatched {
             let path = path.to_string_lossy().into_owned();
             match self

@@ -21,8 +21,9 @@ use cap_std::fs::{OpenOptions, OpenOptionsExt as _};
 use rustix::fs::{AtFlags, FileType, OFlags};
 use rustix::io::Errno;
 
+use super::listed::Listed;
+use super::root::Root;
 use super::stamp::Stamp;
-use super::{Listed, Root};
 
 /// A folder under a root, stamped; open for listing when it is one.
 pub(crate) struct LookedFolder {

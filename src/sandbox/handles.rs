@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use cap_std::fs::Dir;
 use lru::LruCache;
 
+use super::pass::Pass;
 use super::{Root, Shortage, ambient, open};
 
 /// The default number of root handles a loader keeps open: well under the
@@ -26,6 +27,10 @@ pub(crate) const DEFAULT_HANDLE_BUDGET: usize = 128;
 #[derive(Debug)]
 pub(crate) struct Handles {
     dirs: Mutex<LruCache<PathBuf, Arc<Dir>>>,
+    /// At most this many are kept.
+    budget: usize,
+    /// The survey pass the roots taken from these handles share, if any.
+    pass: Option<Arc<Pass>>,
 }
 
 impl Default for Handles {
@@ -40,7 +45,28 @@ impl Handles {
         let budget = NonZeroUsize::new(budget).unwrap_or(NonZeroUsize::MIN);
         Self {
             dirs: Mutex::new(LruCache::new(budget)),
+            budget: budget.get(),
+            pass: None,
         }
+    }
+
+    /// Handles whose roots share `pass`: for the builds of one survey only
+    /// (see [`Pass`]).
+    pub(crate) fn with_pass(budget: usize, pass: Arc<Pass>) -> Self {
+        Self {
+            pass: Some(pass),
+            ..Self::with_budget(budget)
+        }
+    }
+
+    /// How many handles are kept at most.
+    pub(crate) fn budget(&self) -> usize {
+        self.budget
+    }
+
+    /// The pass the roots share, if any.
+    pub(crate) fn pass(&self) -> Option<Arc<Pass>> {
+        self.pass.clone()
     }
 
     /// The handle for `path`: the remembered one while it still names the
@@ -69,6 +95,7 @@ impl Handles {
             path: path.to_path_buf(),
             dir,
             shortage: shortage.clone(),
+            pass: self.pass.clone(),
         })
     }
 

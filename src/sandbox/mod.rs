@@ -25,8 +25,10 @@ mod error;
 mod folder;
 mod handles;
 mod home_write;
+mod listed;
 mod memo_file;
 mod open;
+mod pass;
 mod place;
 mod policy_file;
 mod root;
@@ -38,14 +40,15 @@ mod trust_store;
 pub(crate) mod watch;
 
 pub(crate) use ambient::{real_directory_below, stat_directory, user_file_stamp};
-pub(crate) use folder::LookedFolder;
 pub(crate) use handles::{DEFAULT_HANDLE_BUDGET, Handles};
 
 pub(crate) use error::RootsError;
+pub(crate) use listed::Listed;
 pub(crate) use memo_file::{read_memo, replace_memo};
 pub(crate) use open::{OpenFile, Opened, is_exhaustion};
+pub(crate) use pass::{Looked, Pass, Read, ReadAs};
 pub(crate) use place::Place;
-pub(crate) use root::{Listed, Root, Shortage};
+pub(crate) use root::{Root, Shortage};
 pub(crate) use roots::{RootSet, Roots, attach, is_trusted_owner, open_roots};
 pub(crate) use secret::{KEY_BYTES, home_key, process_key};
 pub use stamp::RACY_WINDOW;

@@ -229,6 +229,7 @@ mod fast_paths {
             path: path.to_path_buf(),
             dir: Arc::new(ambient::open_root(path).expect("open root")),
             shortage: Arc::new(Shortage::default()),
+            pass: None,
         }
     }
 

@@ -9,7 +9,9 @@ use std::sync::atomic::{AtomicI32, Ordering};
 
 use cap_std::fs::Dir;
 
+use super::listed::Listed;
 use super::open::{self, Opened};
+use super::pass::{Looked, Pass, Read, ReadAs};
 use super::stamp::Stamp;
 use crate::policy::SymlinkRule;
 use crate::vocab::reason::Reason;
@@ -20,7 +22,7 @@ pub(crate) const MAX_LINKS: usize = 40;
 
 /// One opened root: its path, and the capability everything under it is
 /// read through.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Root {
     /// The root's absolute path, as found (never canonicalized).
     pub(crate) path: PathBuf,
@@ -29,6 +31,8 @@ pub(crate) struct Root {
     pub(super) dir: Arc<Dir>,
     /// Where a shortage of file descriptors met under this root is noted.
     pub(super) shortage: Arc<Shortage>,
+    /// The survey pass this root's looks are shared through, if any.
+    pub(super) pass: Option<Arc<Pass>>,
 }
 
 /// The first shortage of file descriptors (EMFILE, ENFILE) met by the
@@ -58,15 +62,6 @@ impl Shortage {
     }
 }
 
-/// One entry of a listed folder.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) struct Listed {
-    /// The entry's name.
-    pub(crate) name: OsString,
-    /// Whether the entry itself is a symlink.
-    pub(crate) is_link: bool,
-}
-
 impl Root {
     /// Opens `rel` as a candidate file under the symlink rule (see
     /// [`open::open_candidate`]).
@@ -74,14 +69,67 @@ impl Root {
         open::open_candidate(&self.dir, rel, rule, &|e| self.shortage.note(e))
     }
 
-    /// Stats `rel`, following links that stay inside the root.
+    /// Stats `rel`, following links that stay inside the root (once per
+    /// path in a survey's pass).
     pub(crate) fn stamp(&self, rel: &Path) -> Stamp {
+        match &self.pass {
+            Some(pass) => pass.stamp(&self.path, rel, || self.stamp_now(rel)),
+            None => self.stamp_now(rel),
+        }
+    }
+
+    fn stamp_now(&self, rel: &Path) -> Stamp {
         match self.dir.metadata(rel) {
             Ok(m) => Stamp::of(&m),
             Err(e) => {
                 self.shortage.note(&e);
                 Stamp::of_error(&e)
             }
+        }
+    }
+
+    /// The folder `rel`, stamped and listed up to `max` entries (see
+    /// [`look_folder`](Self::look_folder)); a present non-folder is stamped
+    /// and not listed. Once per path and `max` in a survey's pass.
+    pub(crate) fn look(&self, rel: &Path, max: usize) -> Arc<Looked> {
+        let look = || {
+            let folder = self.look_folder(rel);
+            let stamp = folder.stamp;
+            let listing = if matches!(stamp, Stamp::Present { .. }) && !stamp.is_dir() {
+                Ok(None)
+            } else {
+                folder.list(self, rel, max)
+            };
+            Looked { stamp, listing }
+        };
+        match &self.pass {
+            Some(pass) => pass.folder(&self.path, rel, max, look),
+            None => Arc::new(look()),
+        }
+    }
+
+    /// Opens `rel` under `rule` and reads it `how` (`read` does the
+    /// reading, given the open file): once per path, rule and way of
+    /// reading in a survey's pass.
+    pub(crate) fn read(
+        &self,
+        rel: &Path,
+        rule: SymlinkRule,
+        how: ReadAs,
+        read: impl FnOnce(&open::OpenFile) -> Result<Vec<u8>, Reason>,
+    ) -> Read {
+        let now = || match self.open_file(rel, rule) {
+            Opened::Absent => Read::Absent,
+            Opened::Refused(reason) => Read::Refused(reason),
+            Opened::File(file) => Read::File {
+                stamp: file.stamp(),
+                len: file.len(),
+                bytes: read(&file).map(Arc::from),
+            },
+        };
+        match &self.pass {
+            Some(pass) => pass.file(&self.path, rel, rule, how, now),
+            None => now(),
         }
     }
 

@@ -250,6 +250,7 @@ pub(crate) fn open_roots(
                 path: h.to_path_buf(),
                 dir,
                 shortage: shortage.clone(),
+                pass: handles.pass(),
             }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(RootsError::open_root(h.to_path_buf(), e)),
@@ -268,6 +269,7 @@ pub(crate) fn open_roots(
                     path: p.clone(),
                     dir,
                     shortage: shortage.clone(),
+                    pass: handles.pass(),
                 }),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
                 Err(e) => return Err(RootsError::open_root(p.clone(), e)),
@@ -312,6 +314,7 @@ pub(crate) fn open_roots(
                     path: dir.to_path_buf(),
                     dir: handle,
                     shortage: shortage.clone(),
+                    pass: handles.pass(),
                 }),
                 Err(e) if open::is_exhaustion(&e) => {
                     return Err(RootsError::open_root(dir.to_path_buf(), e));
@@ -332,12 +335,14 @@ pub(crate) fn open_roots(
             path: h.path.clone(),
             dir: h.dir.clone(),
             shortage: shortage.clone(),
+            pass: handles.pass(),
         }),
         Some(p) => match ambient::ensure_state_dir(&p).and_then(|()| handles.open(&p)) {
             Ok(dir) => Some(Root {
                 path: p,
                 dir,
                 shortage: shortage.clone(),
+                pass: handles.pass(),
             }),
             Err(e) if open::is_exhaustion(&e) => return Err(RootsError::open_root(p, e)),
             Err(_) => None,
@@ -353,6 +358,7 @@ pub(crate) fn open_roots(
                 path: repo_path,
                 dir: repo_dir,
                 shortage,
+                pass: handles.pass(),
             },
         },
         ancestor_paths,

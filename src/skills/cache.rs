@@ -27,8 +27,59 @@ pub(crate) struct ParseCache {
     map: Arc<Mutex<LruCache<Key, Parsed>>>,
     /// At most this many results are held (0: none).
     capacity: usize,
-    /// The home's memo file, by its path, once a build attached it.
-    file: Mutex<Option<(PathBuf, Memo)>>,
+    /// The home's memo file, once a build attached it.
+    file: Mutex<MemoFile>,
+}
+
+/// The memo file behind a cache.
+#[derive(Debug, Default)]
+enum MemoFile {
+    /// None attached.
+    #[default]
+    None,
+    /// Attached, not read yet: it is read at the first parse the memory
+    /// cannot answer (a build whose every frontmatter is in memory, as in a
+    /// survey's later policies, never reads it).
+    Pending {
+        /// The root it is in.
+        root: Root,
+        /// Its path under the root.
+        rel: PathBuf,
+        /// Its largest size.
+        max_bytes: u64,
+        /// Its absolute path.
+        path: PathBuf,
+    },
+    /// Read, by its absolute path.
+    Read(PathBuf, Memo),
+}
+
+impl MemoFile {
+    fn path(&self) -> Option<&Path> {
+        match self {
+            Self::None => None,
+            Self::Pending { path, .. } | Self::Read(path, _) => Some(path),
+        }
+    }
+
+    /// The memo, read now if it was pending.
+    fn memo(&mut self) -> Option<&mut Memo> {
+        if let Self::Pending {
+            root,
+            rel,
+            max_bytes,
+            path,
+        } = self
+        {
+            let bytes = sandbox::read_memo(root, rel, *max_bytes);
+            let max = usize::try_from(*max_bytes).unwrap_or(usize::MAX);
+            *self = Self::Read(std::mem::take(path), Memo::new(bytes, max));
+        }
+        match self {
+            Self::Read(_, memo) => Some(memo),
+            _ => None,
+        }
+    }
 }
 
 impl ParseCache {
@@ -41,7 +92,7 @@ impl ParseCache {
             // page faults of touching it.
             map: Arc::new(Mutex::new(LruCache::unbounded())),
             capacity,
-            file: Mutex::new(None),
+            file: Mutex::new(MemoFile::None),
         }
     }
 
@@ -52,22 +103,26 @@ impl ParseCache {
         Self {
             map: Arc::clone(&other.map),
             capacity: other.capacity,
-            file: Mutex::new(None),
+            file: Mutex::new(MemoFile::None),
         }
     }
 
     /// Puts the memo file `rel` of the home root behind this cache (read
-    /// now, unless the same file is attached already), kept within
-    /// `max_bytes`. A memo that cannot be read starts empty.
+    /// at the first parse memory cannot answer, unless the same file is
+    /// attached already), kept within `max_bytes`. A memo that cannot be
+    /// read starts empty.
     pub(crate) fn attach_memo(&self, home: &Root, rel: &Path, max_bytes: u64) {
         let path = home.path.join(rel);
         let mut file = lock(&self.file);
-        if file.as_ref().is_some_and(|(p, _)| *p == path) {
+        if file.path() == Some(path.as_path()) {
             return;
         }
-        let bytes = sandbox::read_memo(home, rel, max_bytes);
-        let max = usize::try_from(max_bytes).unwrap_or(usize::MAX);
-        *file = Some((path, Memo::new(bytes, max)));
+        *file = MemoFile::Pending {
+            root: home.clone(),
+            rel: rel.to_path_buf(),
+            max_bytes,
+            path,
+        };
     }
 
     /// Writes the memo file back when parses were added to it since it was
@@ -76,7 +131,12 @@ impl ParseCache {
     pub(crate) fn save_memo(&self, home: &Root, rel: &Path) {
         let path = home.path.join(rel);
         let mut file = lock(&self.file);
-        let Some((p, memo)) = file.as_mut() else {
+        if matches!(*file, MemoFile::Pending { .. }) {
+            // Never needed: let go of the root's handle until the next build.
+            *file = MemoFile::None;
+            return;
+        }
+        let MemoFile::Read(p, memo) = &mut *file else {
             return;
         };
         if *p != path {
@@ -97,7 +157,7 @@ impl ParseCache {
         if let Some(hit) = self.lock().get(&key) {
             return hit.clone();
         }
-        if let Some((_, memo)) = lock(&self.file).as_mut()
+        if let Some(memo) = lock(&self.file).memo()
             && let Some(parsed) = memo.get(key)
         {
             self.remember(key, &parsed);
@@ -109,7 +169,7 @@ impl ParseCache {
         let parsed = lenient::parse_or_lenient_fields(&String::from_utf8_lossy(bytes), reading);
         // A refusal is remembered as a parse is: the next process need not
         // parse the same bytes again to refuse them.
-        if let Some((_, memo)) = lock(&self.file).as_mut() {
+        if let Some(memo) = lock(&self.file).memo() {
             memo.add(key, &parsed);
         }
         self.remember(key, &parsed);

@@ -13,7 +13,7 @@ use crate::policy::{
     SourceLevels, SymlinkRule, Whitespace,
 };
 use crate::sandbox::Place;
-use crate::sandbox::{LookedFolder, Opened, Root, Roots, Stamp};
+use crate::sandbox::{Looked, Opened, Read, ReadAs, Root, Roots, Stamp};
 use crate::trace::{Trace, TraceEntry};
 use crate::vocab::origin::{Origin, RootId};
 use crate::vocab::reason::Reason;
@@ -177,7 +177,7 @@ impl SourceCtx<'_> {
         rejected: &mut Vec<Rejected>,
     ) {
         // One open stamps the source and, when it is a folder, lists it.
-        let folder = self.root.look_folder(rel_source);
+        let folder = self.root.look(rel_source, self.listing_max());
         let source_stamp = folder.stamp;
         trace.push(self.place(), rel_source, source_stamp, None);
         let never_follow = self.policy.trust.symlinks == SymlinkRule::Never;
@@ -201,10 +201,17 @@ impl SourceCtx<'_> {
         }
         let depth = usize::try_from(*self.source.depth.get_ref()).unwrap_or(1);
         if depth <= 1 {
-            self.scan_children(rel_source, folder, level, trace, found, rejected);
+            self.scan_children(rel_source, &folder, level, trace, found, rejected);
         } else {
-            self.walk(rel_source, folder, depth, level, trace, found, rejected);
+            self.walk(rel_source, &folder, depth, level, trace, found, rejected);
         }
+    }
+
+    /// How many names a folder listing may hold: up to `LISTING_FACTOR`
+    /// times the scan cap (see `entries`).
+    fn listing_max(&self) -> usize {
+        let cap = usize::try_from(self.policy.skills.max_entries_per_source).unwrap_or(usize::MAX);
+        cap.saturating_mul(LISTING_FACTOR)
     }
 
     /// The source's entries, sorted by name, at most the policy's cap of
@@ -213,7 +220,7 @@ impl SourceCtx<'_> {
     fn entries(
         &self,
         rel_dir: &Path,
-        folder: Option<LookedFolder>,
+        folder: &Looked,
         rejected: &mut Vec<Rejected>,
     ) -> Option<Vec<crate::sandbox::Listed>> {
         // Names are cheap (no file is opened to list them), so up to
@@ -221,16 +228,11 @@ impl SourceCtx<'_> {
         // `cap` in name order are examined: the choice does not depend on the
         // file system's directory order unless the folder is huge.
         let cap = usize::try_from(self.policy.skills.max_entries_per_source).unwrap_or(usize::MAX);
-        let max = cap.saturating_mul(LISTING_FACTOR);
-        let listed = match folder {
-            Some(folder) => folder.list(self.root, rel_dir, max),
-            None => self.root.list(rel_dir, max),
-        };
-        let mut names = match listed {
-            Ok(Some(names)) => names,
+        let mut names = match &folder.listing {
+            Ok(Some(names)) => names.clone(),
             Ok(None) => return None,
             Err(reason) => {
-                self.reject(rejected, rel_dir, reason);
+                self.reject(rejected, rel_dir, *reason);
                 return None;
             }
         };
@@ -246,13 +248,13 @@ impl SourceCtx<'_> {
     fn scan_children(
         &self,
         rel_source: &Path,
-        folder: LookedFolder,
+        folder: &Looked,
         level: usize,
         trace: &mut Trace,
         found: &mut Vec<Found>,
         rejected: &mut Vec<Rejected>,
     ) {
-        let Some(names) = self.entries(rel_source, Some(folder), rejected) else {
+        let Some(names) = self.entries(rel_source, folder, rejected) else {
             return;
         };
         let never_follow = self.policy.trust.symlinks == SymlinkRule::Never;
@@ -298,7 +300,7 @@ impl SourceCtx<'_> {
     fn walk(
         &self,
         rel_source: &Path,
-        folder: LookedFolder,
+        folder: &Looked,
         depth: usize,
         level: usize,
         trace: &mut Trace,
@@ -316,9 +318,16 @@ impl SourceCtx<'_> {
                 break;
             }
             listed += 1;
-            // The source itself was opened by `scan`; the folders below are
-            // listed by path.
-            let Some(names) = self.entries(&dir, source.take(), rejected) else {
+            // The source itself was looked at by `scan`.
+            let below;
+            let looked = match source.take() {
+                Some(folder) => folder,
+                None => {
+                    below = self.root.look(&dir, self.listing_max());
+                    &below
+                }
+            };
+            let Some(names) = self.entries(&dir, looked, rejected) else {
                 continue;
             };
             for entry in names {
@@ -416,11 +425,34 @@ impl SourceCtx<'_> {
             SymlinkRule::Never => SymlinkRule::Never,
             SymlinkRule::WithinRoot => self.policy.trust.symlinks,
         };
-        let file = match self.root.open_file(&rel, links) {
-            Opened::File(file) => file,
-            failed => return Err(self.explain_failure(rel_folder, failed, trace)),
+        let cap = read::file_cap(self.policy);
+        // A pinned project skill is approved by its whole file: read it all
+        // (it is no larger than the cap), trace and hash all of it, and
+        // parse its frontmatter from the same bytes.
+        let pin =
+            self.origin == Origin::Project && self.policy.trust.project == ProjectTrust::Pinned;
+        let fences = self.policy.skills.fences;
+        let how = if pin {
+            ReadAs::Whole { cap }
+        } else {
+            ReadAs::Frontmatter { cap, fences }
         };
-        let stamp = file.stamp();
+        let read = self.root.read(&rel, links, how, |file| {
+            if file.len() > cap {
+                Err(Reason::TooLarge)
+            } else if pin {
+                file.read_at_most(cap).map_err(|_| Reason::Unreadable)
+            } else {
+                read::frontmatter_bytes(file, cap, fences)
+            }
+        });
+        let (stamp, len, bytes) = match read {
+            Read::File { stamp, len, bytes } => (stamp, len, bytes),
+            Read::Absent => return Err(self.explain_failure(rel_folder, Opened::Absent, trace)),
+            Read::Refused(reason) => {
+                return Err(self.explain_failure(rel_folder, Opened::Refused(reason), trace));
+            }
+        };
         if self.origin == Origin::Project && stamp.is_hard_linked() {
             self.warnings
                 .borrow_mut()
@@ -432,43 +464,28 @@ impl SourceCtx<'_> {
                 return Err((rel, Reason::HardLink));
             }
         }
-        let cap = read::file_cap(self.policy);
-        if file.len() > cap {
+        if len > cap {
             trace.push(self.place(), &rel, stamp, None);
             return Err((rel, Reason::TooLarge));
         }
-        // A pinned project skill is approved by its whole file: read it all
-        // (it is no larger than the cap), trace and hash all of it, and
-        // parse its frontmatter from the same bytes.
-        let pin =
-            self.origin == Origin::Project && self.policy.trust.project == ProjectTrust::Pinned;
-        let (bytes, pinned_hash) = if pin {
-            let Ok(mut whole) = file.read_at_most(cap) else {
+        let read = match bytes {
+            Ok(b) => b,
+            Err(reason) => {
                 trace.push(self.place(), &rel, stamp, None);
-                return Err((rel, Reason::Unreadable));
-            };
-            trace.push(self.place(), &rel, stamp, Some(&whole));
-            let hash = crate::trust::content_hash(&whole);
-            if let Some(end) =
-                super::frontmatter::frontmatter_end_with(&whole, self.policy.skills.fences)
-            {
-                whole.truncate(end);
+                return Err((rel, reason));
             }
-            (whole, Some(hash))
+        };
+        trace.push(self.place(), &rel, stamp, Some(&read));
+        let (bytes, pinned_hash) = if pin {
+            let hash = crate::trust::content_hash(&read);
+            let end = super::frontmatter::frontmatter_end_with(&read, fences).unwrap_or(read.len());
+            (&read[..end], Some(hash))
         } else {
-            let bytes = match read::frontmatter_bytes(&file, cap, self.policy.skills.fences) {
-                Ok(b) => b,
-                Err(reason) => {
-                    trace.push(self.place(), &rel, stamp, None);
-                    return Err((rel, reason));
-                }
-            };
-            trace.push(self.place(), &rel, stamp, Some(&bytes));
-            (bytes, None)
+            (&read[..], None)
         };
         // The same rule as for instruction files: a skill whose frontmatter
         // is not text is not listed (the agent could not load it).
-        if !is_text(&bytes, file.len() > bytes.len() as u64) {
+        if !is_text(bytes, len > bytes.len() as u64) {
             return Err((rel, Reason::NotText));
         }
         // A byte order mark the policy counts as text stands before the
@@ -480,7 +497,7 @@ impl SourceCtx<'_> {
         }
         let (fm, strict_error) = self
             .cache
-            .parse(&bytes, super::frontmatter::Reading::of(self.policy))
+            .parse(bytes, super::frontmatter::Reading::of(self.policy))
             .map_err(|e| (rel.clone(), e.reason()))?;
         let mut fm = fm;
         let name = match self.policy.skills.name_from {

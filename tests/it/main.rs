@@ -69,6 +69,7 @@ mod serve;
 mod serve_homes;
 mod skills;
 mod soak;
+mod survey_pass;
 mod trust;
 
 /// Every `.rs` file in `tests/it/` (but this one) is declared above as a

@@ -1,0 +1,265 @@
+//! A survey's shared pass answers exactly what fresh loaders answer.
+//!
+//! `lisa_context::survey` builds every policy's snapshot through one pass
+//! over the disk (a folder listed once, a `SKILL.md` read once, a path
+//! stamped once, for all the policies). On random trees holding the files
+//! of every harness (instruction files at several levels, rule folders,
+//! skills good and bad, links inside and out, a FIFO), each surveyed
+//! snapshot and rule reach must equal what a fresh loader of that policy
+//! alone says of the same tree.
+
+use std::ffi::OsString;
+use std::fs;
+use std::path::Path;
+
+use lisa_context::Loader;
+use proptest::prelude::*;
+
+/// Folders of the tree, relative to the repository root; the cwd is the
+/// last one.
+const LEVELS: &[&str] = &["", "a", "a/b"];
+
+/// Instruction files and rule files of the harnesses, as written at a level.
+const FILES: &[&str] = &[
+    "AGENTS.md",
+    "CLAUDE.md",
+    "GEMINI.md",
+    "AGENT.md",
+    ".rules",
+    ".cursorrules",
+    ".github/copilot-instructions.md",
+    ".github/instructions/style.instructions.md",
+    ".cursor/rules/style.mdc",
+    ".windsurf/rules/style.md",
+    ".clinerules/01-style.md",
+    ".kiro/steering/style.md",
+    ".continue/rules/style.md",
+    ".claude/rules/style.md",
+];
+
+/// What a file holds.
+const TEXTS: &[&str] = &[
+    "Use tabs.",
+    "---\nglobs: \"**/*.rs\"\nalwaysApply: false\n---\nRust only.",
+    "---\ndescription: Release steps\n---\nAsk first.",
+    "---\napplyTo: \"src/**\"\n---\nSources.",
+    "---\ntrigger: always_on\n---\nAlways.",
+    "---\ninclusion: fileMatch\nfileMatchPattern: \"*.md\"\n---\nDocs.",
+    "See @AGENTS.md and #[[file:CLAUDE.md]].",
+    "",
+];
+
+/// Skill folders, relative to a level or to the home.
+const SKILL_DIRS: &[&str] = &[".agents/skills", ".claude/skills", ".cursor/skills"];
+
+/// What a skill folder holds.
+#[derive(Debug, Clone, Copy)]
+enum SkillKind {
+    /// A good `SKILL.md`.
+    Good,
+    /// A frontmatter naming another folder.
+    Impostor,
+    /// No description.
+    NoDescription,
+    /// No `SKILL.md` at all.
+    Empty,
+    /// `SKILL.md` is a link to a file outside every root.
+    LinkOut,
+    /// `SKILL.md` is a FIFO.
+    Fifo,
+}
+
+#[derive(Debug, Clone)]
+struct Tree {
+    files: Vec<(usize, usize, usize)>,
+    skills: Vec<(bool, usize, usize, usize, SkillKind)>,
+    home_file: Option<usize>,
+}
+
+fn tree() -> impl Strategy<Value = Tree> {
+    let kind = prop_oneof![
+        4 => Just(SkillKind::Good),
+        1 => Just(SkillKind::Impostor),
+        1 => Just(SkillKind::NoDescription),
+        1 => Just(SkillKind::Empty),
+        1 => Just(SkillKind::LinkOut),
+        1 => Just(SkillKind::Fifo),
+    ];
+    (
+        prop::collection::vec((0..LEVELS.len(), 0..FILES.len(), 0..TEXTS.len()), 0..12),
+        prop::collection::vec(
+            (
+                any::<bool>(),
+                0..LEVELS.len(),
+                0..SKILL_DIRS.len(),
+                0..4usize,
+                kind,
+            ),
+            0..10,
+        ),
+        prop::option::of(0..TEXTS.len()),
+    )
+        .prop_map(|(files, skills, home_file)| Tree {
+            files,
+            skills,
+            home_file,
+        })
+}
+
+fn write(path: &Path, text: &str) {
+    fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    fs::write(path, text).expect("write");
+}
+
+fn mkfifo(path: &Path) {
+    let st = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("run mkfifo");
+    assert!(st.success());
+}
+
+/// Lays `t` out under `base`: the repository `r` (cwd `r/a/b`), the home
+/// `h`, and a secret beside both.
+fn lay_out(base: &Path, t: &Tree) {
+    let repo = base.join("r");
+    fs::create_dir_all(repo.join(".git")).expect("git");
+    fs::create_dir_all(repo.join(LEVELS[LEVELS.len() - 1])).expect("cwd");
+    fs::create_dir_all(base.join("h")).expect("home");
+    write(&repo.join("src/main.rs"), "fn main() {}");
+    write(
+        &base.join("secret.md"),
+        "---\nname: s\ndescription: stolen\n---\n",
+    );
+    for &(level, file, text) in &t.files {
+        let path = repo.join(LEVELS[level]).join(FILES[file]);
+        // Files the tree already put there as folders stay folders.
+        if !path.is_dir() {
+            write(&path, TEXTS[text]);
+        }
+    }
+    if let Some(text) = t.home_file {
+        write(&base.join("h/AGENTS.md"), TEXTS[text]);
+    }
+    for (i, &(home, level, dir, name, kind)) in t.skills.iter().enumerate() {
+        let source = if home {
+            base.join("h").join(SKILL_DIRS[dir])
+        } else {
+            repo.join(LEVELS[level]).join(SKILL_DIRS[dir])
+        };
+        let folder = source.join(format!("skill-{name}"));
+        if folder.exists() {
+            continue;
+        }
+        fs::create_dir_all(&folder).expect("skill folder");
+        let file = folder.join("SKILL.md");
+        let name = format!("skill-{name}");
+        match kind {
+            SkillKind::Good => write(
+                &file,
+                &format!("---\nname: {name}\ndescription: does thing {i}\n---\nBody."),
+            ),
+            SkillKind::Impostor => write(&file, "---\nname: other\ndescription: not me\n---\n"),
+            SkillKind::NoDescription => write(&file, &format!("---\nname: {name}\n---\n")),
+            SkillKind::Empty => {}
+            SkillKind::LinkOut => {
+                std::os::unix::fs::symlink(base.join("secret.md"), &file).expect("link")
+            }
+            SkillKind::Fifo => mkfifo(&file),
+        }
+    }
+}
+
+/// A loader of the shipped policy `name` whose home and `$HOME` are `home`.
+fn builder(name: &str, home: &Path) -> lisa_context::LoaderBuilder {
+    let env_home: OsString = home.as_os_str().to_owned();
+    Loader::builder()
+        .shipped_policy(name)
+        .home(home)
+        .home_policy(false)
+        .env(move |k| (k == "HOME").then(|| env_home.clone()))
+}
+
+fn json(v: &impl serde::Serialize) -> serde_json::Value {
+    serde_json::to_value(v).expect("serialize")
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    #[test]
+    fn a_survey_answers_what_each_policy_alone_answers(t in tree()) {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        lay_out(tmp.path(), &t);
+        let home = tmp.path().join("h");
+        let cwd = tmp.path().join("r").join(LEVELS[LEVELS.len() - 1]);
+        let names = lisa_context::policy::SHIPPED_NAMES;
+        let surveyed = lisa_context::survey(
+            names.iter().map(|n| (n.to_string(), builder(n, &home))),
+            &cwd,
+            None,
+        )
+        .expect("survey");
+        prop_assert_eq!(surveyed.len(), names.len());
+        for s in &surveyed {
+            let alone = builder(&s.policy, &home).build().expect("loader");
+            let snapshot = alone.snapshot(&cwd).expect("snapshot");
+            prop_assert_eq!(json(&*s.snapshot), json(&*snapshot), "policy {}", s.policy);
+            let reach = alone.rule_reach(&cwd, None).expect("reach");
+            prop_assert_eq!(json(&s.reach), json(&reach), "policy {}", s.policy);
+        }
+    }
+}
+
+/// The tree of every kind at once: the property's cases are random, this
+/// one is sure to hold a skill of each kind under every source, and files
+/// of every harness at every level.
+#[test]
+fn a_survey_of_every_kind_at_once_answers_what_each_policy_alone_answers() {
+    let kinds = [
+        SkillKind::Good,
+        SkillKind::Impostor,
+        SkillKind::NoDescription,
+        SkillKind::Empty,
+        SkillKind::LinkOut,
+        SkillKind::Fifo,
+    ];
+    let mut t = Tree {
+        files: Vec::new(),
+        skills: Vec::new(),
+        home_file: Some(0),
+    };
+    for level in 0..LEVELS.len() {
+        for file in 0..FILES.len() {
+            t.files.push((level, file, (level + file) % TEXTS.len()));
+        }
+        for dir in 0..SKILL_DIRS.len() {
+            for (name, kind) in kinds.iter().enumerate() {
+                t.skills.push((false, level, dir, name, *kind));
+                t.skills.push((true, 0, dir, name, *kind));
+            }
+        }
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    lay_out(tmp.path(), &t);
+    let home = tmp.path().join("h");
+    let cwd = tmp.path().join("r/a/b");
+    let names = lisa_context::policy::SHIPPED_NAMES;
+    let surveyed = lisa_context::survey(
+        names.iter().map(|n| (n.to_string(), builder(n, &home))),
+        &cwd,
+        None,
+    )
+    .expect("survey");
+    let mut loaded = 0;
+    for s in &surveyed {
+        let alone = builder(&s.policy, &home).build().expect("loader");
+        let snapshot = alone.snapshot(&cwd).expect("snapshot");
+        assert_eq!(json(&*s.snapshot), json(&*snapshot), "policy {}", s.policy);
+        let reach = alone.rule_reach(&cwd, None).expect("reach");
+        assert_eq!(json(&s.reach), json(&reach), "policy {}", s.policy);
+        loaded += s.snapshot.skills.len() + s.snapshot.rejected_skills.len();
+    }
+    // The tree is one every policy finds much in.
+    assert!(loaded > 100, "only {loaded} skills met");
+}
