@@ -59,19 +59,23 @@ pub enum SurveyError {
 /// fresh loader built from each builder would answer at that moment.
 ///
 /// ```
-/// let repo = tempfile::tempdir().unwrap();
+/// let (home, repo) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
 /// std::fs::create_dir(repo.path().join(".git")).unwrap();
 /// std::fs::write(repo.path().join("AGENTS.md"), "Use tabs.").unwrap();
 /// let policies = ["codex", "zed"].map(|name| {
 ///     let b = lisa_context::Loader::builder()
 ///         .shipped_policy(name)
-///         .home(repo.path())
+///         .home(home.path())
 ///         .home_policy(false);
 ///     (name.to_string(), b)
 /// });
 /// let surveyed = lisa_context::survey(policies, repo.path(), None).unwrap();
 /// assert_eq!(surveyed.len(), 2);
-/// assert!(surveyed.iter().all(|s| s.snapshot.instruction_files.len() == 1));
+/// for s in &surveyed {
+///     let files = &s.snapshot.instruction_files;
+///     assert_eq!(files.len(), 1, "{}", s.policy);
+///     assert!(files[0].path.ends_with("AGENTS.md"));
+/// }
 /// ```
 pub fn survey(
     policies: impl IntoIterator<Item = (String, LoaderBuilder)>,
