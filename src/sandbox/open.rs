@@ -154,23 +154,40 @@ pub(super) fn open_candidate(
     rule: SymlinkRule,
     note: &dyn Fn(&io::Error),
 ) -> Opened {
-    let file = match dir.open_with(rel, &options(FollowSymlinks::No)) {
-        Ok(f) => f,
+    open_candidate_telling(dir, rel, rule, note).0
+}
+
+/// [`open_candidate`], and whether the rule had a say: only when the last
+/// component is a link do the rules open differently (without one, every
+/// rule gets the same answer).
+pub(super) fn open_candidate_telling(
+    dir: &Dir,
+    rel: &Path,
+    rule: SymlinkRule,
+    note: &dyn Fn(&io::Error),
+) -> (Opened, bool) {
+    let (file, linked) = match dir.open_with(rel, &options(FollowSymlinks::No)) {
+        Ok(f) => (f, false),
         Err(e) if is_link_error(&e) => match rule {
-            SymlinkRule::Never => return Opened::Refused(Reason::SymlinkRefused),
+            SymlinkRule::Never => return (Opened::Refused(Reason::SymlinkRefused), true),
             SymlinkRule::WithinRoot => match dir.open_with(rel, &options(FollowSymlinks::Yes)) {
-                Ok(f) => f,
+                Ok(f) => (f, true),
                 Err(e) => {
                     note(&e);
-                    return classify(&e);
+                    return (classify(&e), true);
                 }
             },
         },
         Err(e) => {
             note(&e);
-            return classify(&e);
+            return (classify(&e), false);
         }
     };
+    (opened(file), linked)
+}
+
+/// A file opened as a candidate: kept when it is a regular file.
+fn opened(file: cap_std::fs::File) -> Opened {
     match file.metadata() {
         Ok(meta) if meta.is_file() => Opened::File(OpenFile {
             file: file.into_std(),

@@ -17,13 +17,13 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::listed::Listed;
 use super::stamp::Stamp;
-use crate::policy::{Fences, SymlinkRule};
+use crate::policy::SymlinkRule;
 use crate::vocab::hash::FastMap;
 use crate::vocab::reason::Reason;
 
 /// A folder as a pass saw it: its stamp, and its entries (at most the
 /// number asked for, in the file system's order).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Looked {
     /// The folder's stamp (see [`Root::look_folder`](super::Root::look_folder)).
     pub(crate) stamp: Stamp,
@@ -31,26 +31,22 @@ pub(crate) struct Looked {
     pub(crate) listing: Result<Option<Vec<Listed>>, Reason>,
 }
 
-/// How a file is read, which is part of what a pass remembers it by: two
-/// builds that read the same file differently each read it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) enum ReadAs {
-    /// As far as its frontmatter goes (between these fences), never past
-    /// `cap` bytes.
-    Frontmatter {
-        /// The most bytes read.
-        cap: u64,
-        /// The fences the frontmatter stands between.
-        fences: Fences,
-    },
-    /// Whole, never past `cap` bytes.
-    Whole {
-        /// The most bytes read.
-        cap: u64,
-    },
+impl Looked {
+    /// This look with at most the first `max` entries.
+    fn cut(&self, max: usize) -> Looked {
+        let listing = match &self.listing {
+            Ok(Some(entries)) => Ok(Some(entries.iter().take(max).cloned().collect())),
+            other => other.clone(),
+        };
+        Looked {
+            stamp: self.stamp,
+            listing,
+        }
+    }
 }
 
-/// A file as a pass read it.
+/// A file as the sandbox read it: in a pass, whole (up to a cap), so that
+/// every build can take from it the part it reads.
 #[derive(Debug, Clone)]
 pub(crate) enum Read {
     /// Nothing there.
@@ -79,12 +75,36 @@ type ByPath<Q, V> = FastMap<Box<[u8]>, FastMap<Box<[u8]>, Vec<(Q, V)>>>;
 pub(crate) struct Pass {
     folders: Mutex<ByPath<usize, Arc<Looked>>>,
     stamps: Mutex<ByPath<(), Stamp>>,
-    files: Mutex<ByPath<(SymlinkRule, ReadAs), Read>>,
+    files: Mutex<ByPath<(), FileRead>>,
+}
+
+impl Read {
+    /// Whether this answer, read under a cap of `read_cap` bytes, is also
+    /// the answer under `cap`: it is unless it is a file no larger than
+    /// `cap` that was too large to read under `read_cap`.
+    fn serves(&self, read_cap: u64, cap: u64) -> bool {
+        match self {
+            Read::Absent | Read::Refused(_) => true,
+            Read::File { len, .. } => *len > cap || *len <= read_cap,
+        }
+    }
+}
+
+/// A file read in a pass: under which link rule (`None`: the rule had no
+/// say, the last component not being a link) and cap.
+#[derive(Debug, Clone)]
+struct FileRead {
+    rule: Option<SymlinkRule>,
+    cap: u64,
+    read: Read,
 }
 
 impl Pass {
     /// The folder `rel` of the root at `root`, listed up to `max` entries:
-    /// remembered, or looked at now by `look`.
+    /// remembered, or looked at now by `look`. A listing made under
+    /// another bound answers too, cut to `max`, when it holds every entry
+    /// or at least `max` of them (a listing stops at its bound, so its first
+    /// `max` entries are the same either way).
     pub(crate) fn folder(
         &self,
         root: &Path,
@@ -92,60 +112,96 @@ impl Pass {
         max: usize,
         look: impl FnOnce() -> Looked,
     ) -> Arc<Looked> {
-        once(&self.folders, root, rel, max, || Arc::new(look()))
+        let answer = |kept: &[(usize, Arc<Looked>)]| {
+            kept.iter().find_map(|(bound, looked)| {
+                let n = match &looked.listing {
+                    Ok(Some(entries)) => entries.len(),
+                    _ => return Some(Arc::clone(looked)),
+                };
+                if max == *bound || (n < *bound && n <= max) {
+                    Some(Arc::clone(looked))
+                } else if max < n {
+                    Some(Arc::new(looked.cut(max)))
+                } else {
+                    None
+                }
+            })
+        };
+        remembered(&self.folders, root, rel, answer, || {
+            let looked = Arc::new(look());
+            ((max, Arc::clone(&looked)), looked)
+        })
     }
 
     /// The stamp of `rel` under the root at `root`: remembered, or taken
     /// now by `stamp`.
     pub(crate) fn stamp(&self, root: &Path, rel: &Path, stamp: impl FnOnce() -> Stamp) -> Stamp {
-        once(&self.stamps, root, rel, (), stamp)
+        let answer = |kept: &[((), Stamp)]| kept.first().map(|(_, s)| *s);
+        remembered(&self.stamps, root, rel, answer, || {
+            let s = stamp();
+            (((), s), s)
+        })
     }
 
     /// The file `rel` under the root at `root`, opened under `rule` and
-    /// read `how`: remembered, or read now by `read`.
+    /// read whole up to `cap` bytes: remembered, or read now by `read`
+    /// (which also tells whether the link rule had a say). An answer read
+    /// under another rule serves when the rule had no say; one read under
+    /// another cap serves when [`Read::serves`] says so.
     pub(crate) fn file(
         &self,
         root: &Path,
         rel: &Path,
         rule: SymlinkRule,
-        how: ReadAs,
-        read: impl FnOnce() -> Read,
+        cap: u64,
+        read: impl FnOnce() -> (Read, bool),
     ) -> Read {
-        once(&self.files, root, rel, (rule, how), read)
+        let answer = |kept: &[((), FileRead)]| {
+            kept.iter().find_map(|((), f)| {
+                (f.rule.is_none_or(|r| r == rule) && f.read.serves(f.cap, cap))
+                    .then(|| f.read.clone())
+            })
+        };
+        remembered(&self.files, root, rel, answer, || {
+            let (made, ruled) = read();
+            let kept = FileRead {
+                rule: ruled.then_some(rule),
+                cap,
+                read: made.clone(),
+            };
+            (((), kept), made)
+        })
     }
 }
 
-/// The answer to (`root`, `rel`, `q`), made by `make` the first time. The
-/// lock is not held while `make` works, so two builds asking at once may
-/// both do the work; the first answer kept is the one every later ask gets.
-fn once<Q: PartialEq, V: Clone>(
+/// What `answer` finds among the answers kept for (`root`, `rel`), else
+/// what `make` makes (and keeps). The lock is not held while `make` works,
+/// so two builds asking at once may both do the work; both answers are
+/// kept, each true of the moment it was made.
+fn remembered<Q, V, R>(
     map: &Mutex<ByPath<Q, V>>,
     root: &Path,
     rel: &Path,
-    q: Q,
-    make: impl FnOnce() -> V,
-) -> V {
+    answer: impl Fn(&[(Q, V)]) -> Option<R>,
+    make: impl FnOnce() -> ((Q, V), R),
+) -> R {
     let (root, rel) = (root.as_os_str().as_bytes(), rel.as_os_str().as_bytes());
-    let find = |m: &ByPath<Q, V>| {
-        m.get(root)?
-            .get(rel)?
-            .iter()
-            .find(|(k, _)| *k == q)
-            .map(|(_, v)| v.clone())
+    let found = {
+        let m = lock(map);
+        m.get(root)
+            .and_then(|by_rel| by_rel.get(rel))
+            .and_then(|kept| answer(kept))
     };
-    if let Some(v) = find(&lock(map)) {
-        return v;
+    if let Some(found) = found {
+        return found;
     }
-    let made = make();
-    let mut m = lock(map);
-    if let Some(v) = find(&m) {
-        return v;
-    }
-    m.entry(Box::from(root))
+    let (kept, made) = make();
+    lock(map)
+        .entry(Box::from(root))
         .or_default()
         .entry(Box::from(rel))
         .or_default()
-        .push((q, made.clone()));
+        .push(kept);
     made
 }
 

@@ -11,7 +11,7 @@ use cap_std::fs::Dir;
 
 use super::listed::Listed;
 use super::open::{self, Opened};
-use super::pass::{Looked, Pass, Read, ReadAs};
+use super::pass::{Looked, Pass, Read};
 use super::stamp::Stamp;
 use crate::policy::SymlinkRule;
 use crate::vocab::reason::Reason;
@@ -108,28 +108,45 @@ impl Root {
         }
     }
 
-    /// Opens `rel` under `rule` and reads it `how` (`read` does the
-    /// reading, given the open file): once per path, rule and way of
-    /// reading in a survey's pass.
+    /// Whether this root's reads are shared through a survey's pass: then
+    /// [`read`](Self::read) reads files whole (up to the cap), and each
+    /// reader takes the part it wants from the bytes.
+    pub(crate) fn shares_reads(&self) -> bool {
+        self.pass.is_some()
+    }
+
+    /// Opens `rel` under `rule` and reads it (`read` does the reading,
+    /// given the open file; a file over `cap` bytes is not read). In a
+    /// survey's pass, `read` must read the file whole up to `cap`, and a
+    /// file is read once for every build that asks the same way.
     pub(crate) fn read(
         &self,
         rel: &Path,
         rule: SymlinkRule,
-        how: ReadAs,
+        cap: u64,
         read: impl FnOnce(&open::OpenFile) -> Result<Vec<u8>, Reason>,
     ) -> Read {
-        let now = || match self.open_file(rel, rule) {
-            Opened::Absent => Read::Absent,
-            Opened::Refused(reason) => Read::Refused(reason),
-            Opened::File(file) => Read::File {
-                stamp: file.stamp(),
-                len: file.len(),
-                bytes: read(&file).map(Arc::from),
-            },
+        let now = || {
+            let (opened, ruled) =
+                open::open_candidate_telling(&self.dir, rel, rule, &|e| self.shortage.note(e));
+            let read = match opened {
+                Opened::Absent => Read::Absent,
+                Opened::Refused(reason) => Read::Refused(reason),
+                Opened::File(file) => Read::File {
+                    stamp: file.stamp(),
+                    len: file.len(),
+                    bytes: if file.len() > cap {
+                        Err(Reason::TooLarge)
+                    } else {
+                        read(&file).map(Arc::from)
+                    },
+                },
+            };
+            (read, ruled)
         };
         match &self.pass {
-            Some(pass) => pass.file(&self.path, rel, rule, how, now),
-            None => now(),
+            Some(pass) => pass.file(&self.path, rel, rule, cap, now),
+            None => now().0,
         }
     }
 

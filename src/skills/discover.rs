@@ -13,7 +13,7 @@ use crate::policy::{
     SourceLevels, SymlinkRule, Whitespace,
 };
 use crate::sandbox::Place;
-use crate::sandbox::{Looked, Opened, Read, ReadAs, Root, Roots, Stamp};
+use crate::sandbox::{Looked, Opened, Read, Root, Roots, Stamp};
 use crate::trace::{Trace, TraceEntry};
 use crate::vocab::origin::{Origin, RootId};
 use crate::vocab::reason::Reason;
@@ -432,15 +432,12 @@ impl SourceCtx<'_> {
         let pin =
             self.origin == Origin::Project && self.policy.trust.project == ProjectTrust::Pinned;
         let fences = self.policy.skills.fences;
-        let how = if pin {
-            ReadAs::Whole { cap }
-        } else {
-            ReadAs::Frontmatter { cap, fences }
-        };
-        let read = self.root.read(&rel, links, how, |file| {
-            if file.len() > cap {
-                Err(Reason::TooLarge)
-            } else if pin {
+        // In a survey's pass the file is read whole, once for every policy,
+        // and each takes the frontmatter its fences find: the bytes it
+        // would have read by itself.
+        let whole = pin || self.root.shares_reads();
+        let read = self.root.read(&rel, links, cap, |file| {
+            if whole {
                 file.read_at_most(cap).map_err(|_| Reason::Unreadable)
             } else {
                 read::frontmatter_bytes(file, cap, fences)
@@ -475,13 +472,20 @@ impl SourceCtx<'_> {
                 return Err((rel, reason));
             }
         };
-        trace.push(self.place(), &rel, stamp, Some(&read));
-        let (bytes, pinned_hash) = if pin {
-            let hash = crate::trust::content_hash(&read);
-            let end = super::frontmatter::frontmatter_end_with(&read, fences).unwrap_or(read.len());
-            (&read[..end], Some(hash))
+        let end = if whole {
+            super::frontmatter::frontmatter_end_with(&read, fences).unwrap_or(read.len())
         } else {
-            (&read[..], None)
+            read.len()
+        };
+        let bytes = &read[..end];
+        // A pinned skill's trace holds its whole file; any other's the
+        // frontmatter read.
+        let pinned_hash = if pin {
+            trace.push(self.place(), &rel, stamp, Some(&read));
+            Some(crate::trust::content_hash(&read))
+        } else {
+            trace.push(self.place(), &rel, stamp, Some(bytes));
+            None
         };
         // The same rule as for instruction files: a skill whose frontmatter
         // is not text is not listed (the agent could not load it).

@@ -263,3 +263,76 @@ fn a_survey_of_every_kind_at_once_answers_what_each_policy_alone_answers() {
     // The tree is one every policy finds much in.
     assert!(loaded > 100, "only {loaded} skills met");
 }
+
+/// The lisa policy with `overrides` laid over it as the home's layer.
+fn lisa_with(overrides: &str) -> lisa_context::policy::Policy {
+    use lisa_context::policy::{Layer, Policy, PolicySource};
+    Policy::from_sources(&[
+        PolicySource::builtin(),
+        PolicySource::from_text(Layer::Home, "<test>", overrides),
+    ])
+    .expect("policy")
+}
+
+/// Policies that read the same folders under other bounds share a pass
+/// only where the answer is the same: a `SKILL.md` between two policies'
+/// size caps is read again for the larger cap, and a listing cut short by
+/// one policy's entry bound is listed again for a larger bound, in either
+/// order.
+#[test]
+fn a_pass_shared_under_other_caps_and_bounds_answers_what_each_alone_answers() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let (home, repo) = (tmp.path().join("h"), tmp.path().join("r"));
+    fs::create_dir_all(repo.join(".git")).expect("git");
+    fs::create_dir_all(&home).expect("home");
+    let body = "Steps.\n".repeat(1_000);
+    // More folders than the small policy lists (16 times its bound of 5):
+    // its listing stops short, in the file system's order.
+    for i in 0..100 {
+        let name = format!("skill-{i:03}");
+        let text = format!("---\nname: {name}\ndescription: does {i}\n---\n");
+        // Every third skill is larger than the small cap.
+        let text = if i % 3 == 0 { text + &body } else { text };
+        write(
+            &repo.join(".agents/skills").join(&name).join("SKILL.md"),
+            &text,
+        );
+    }
+    let small = "version = 1\n[skills]\nmax-skill-file-bytes = 2048\nmax-entries-per-source = 5\n";
+    let large =
+        "version = 1\n[skills]\nmax-skill-file-bytes = 65536\nmax-entries-per-source = 100\n";
+    for order in [[small, large], [large, small]] {
+        let builders = order.iter().enumerate().map(|(i, text)| {
+            let b = Loader::builder()
+                .policy(lisa_with(text))
+                .home(&home)
+                .home_policy(false);
+            (format!("p{i}"), b)
+        });
+        let surveyed = lisa_context::survey(builders, &repo, None).expect("survey");
+        for (s, text) in surveyed.iter().zip(order) {
+            let alone = Loader::builder()
+                .policy(lisa_with(text))
+                .home(&home)
+                .home_policy(false)
+                .build()
+                .expect("loader");
+            let snapshot = alone.snapshot(&repo).expect("snapshot");
+            assert_eq!(json(&*s.snapshot), json(&*snapshot), "{text}");
+        }
+        // Each policy met what its bounds let it.
+        let counts: Vec<(usize, usize)> = surveyed
+            .iter()
+            .map(|s| (s.snapshot.skills.len(), s.snapshot.rejected_skills.len()))
+            .collect();
+        let (small_at, large_at) = if order[0] == small { (0, 1) } else { (1, 0) };
+        assert_eq!(counts[large_at], (100, 0), "{counts:?}");
+        // Five folders examined, some of them too large; the cut is a
+        // rejection too.
+        let (skills, rejected) = counts[small_at];
+        assert!(
+            skills + rejected <= 6 && skills >= 1 && rejected >= 1,
+            "{counts:?}"
+        );
+    }
+}
