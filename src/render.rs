@@ -126,7 +126,7 @@ fn render_block(policy: &Policy, nonce: &str, b: &Block, guard: &Guard, out: &mu
             &[
                 ("path", &path),
                 ("chars", &b.text_chars.to_string()),
-                ("limit", &policy.instructions.max_file_chars.to_string()),
+                ("limit", &b.char_limit.to_string()),
                 ("unit", unit.word()),
             ],
         );

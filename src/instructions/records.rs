@@ -44,6 +44,13 @@ pub struct Block {
     /// When it did: how many characters (`char-unit`s) the text had.
     #[serde(skip)]
     pub(crate) text_chars: u64,
+    /// When it did: the cap that cut it (`max-file-chars`, or what its
+    /// source's `home-max-chars`/`project-max-chars` had left).
+    #[serde(skip)]
+    pub(crate) char_limit: u64,
+    /// Whether that cap was its source's rather than the file's own.
+    #[serde(skip)]
+    pub(crate) char_source_cut: bool,
     /// The text included (trimmed, line breaks normalised, hidden text
     /// treated). A loader holds each distinct text once, however many of
     /// its cached snapshots show it.

@@ -131,6 +131,11 @@ struct Text {
     /// When `max-file-chars` cut the text: how many characters (in the
     /// policy's `char-unit`) it had.
     chars_cut: Option<u64>,
+    /// The cap that cut it, and whether it was its source's.
+    char_limit: (u64, bool),
+    /// How many characters of the text enter the prompt (counted only
+    /// while its source has a cap).
+    chars_kept: u64,
     /// Whether the file holds only white space, as the policy's `trim`
     /// and `leading-bom` define it (judged on the bytes as read, before
     /// line breaks are normalised).
@@ -189,6 +194,18 @@ struct Selector<'p> {
     /// What each kept block charged the budget, by read order (a block
     /// taken out later gives it back).
     charged_bytes: FastMap<usize, u64>,
+    /// What is left of `home-max-chars` and `project-max-chars` (`None`:
+    /// no such cap), by [`char_source`].
+    chars_left: [Option<u64>; 2],
+}
+
+/// Which of the two sources `home-max-chars` and `project-max-chars` cap
+/// a file of `origin` counts toward.
+fn char_source(origin: Origin) -> usize {
+    match origin {
+        Origin::Home => 0,
+        Origin::Project | Origin::Ancestor => 1,
+    }
 }
 
 impl<'p> Selector<'p> {
@@ -220,6 +237,8 @@ impl<'p> Selector<'p> {
             patterns_left: rules::MAX_PATTERNS,
             charged_bytes: FastMap::default(),
             import_left: Importer::limits(policy),
+            chars_left: [ins.home_max_chars, ins.project_max_chars]
+                .map(|cap| u64::try_from(cap).ok().filter(|&c| c > 0)),
         }
     }
 
@@ -565,9 +584,23 @@ impl<'p> Selector<'p> {
             // A rule of frontmatter alone is blank.
             blank = is_blank(self.policy, text.as_bytes());
         }
-        // A cap counted in characters: over the text that enters the
+        // Caps counted in characters: over the text that enters the
         // prompt, before hidden text is treated and imports are inlined.
-        let chars_cut = cut_chars(self.policy, &mut text);
+        // The file's own cap, and what its source's has left.
+        let source_left = self.chars_left[char_source(cand.origin)];
+        if source_left == Some(0) {
+            self.skip(i, cand, Reason::CharLimit);
+            return None;
+        }
+        let file_limit = u64::try_from(self.policy.instructions.max_file_chars).unwrap_or(0);
+        let char_limit = match (file_limit, source_left) {
+            (0, None) => (0, false),
+            (0, Some(left)) => (left, true),
+            (file, Some(left)) if left < file => (left, true),
+            (file, _) => (file, false),
+        };
+        let (chars_cut, chars_kept) =
+            cut_chars(self.policy.instructions.char_unit, &mut text, char_limit.0);
         if chars_cut.is_some() {
             blank = is_blank(self.policy, text.as_bytes());
         }
@@ -591,6 +624,8 @@ impl<'p> Selector<'p> {
             read_len,
             file_limit_cut,
             chars_cut,
+            char_limit,
+            chars_kept,
             blank,
         })
     }
@@ -606,6 +641,8 @@ impl<'p> Selector<'p> {
             read_len,
             file_limit_cut,
             chars_cut,
+            char_limit,
+            chars_kept,
             blank,
         } = read;
         // Only a text read whole and shown whole stands for the file.
@@ -700,6 +737,10 @@ impl<'p> Selector<'p> {
         let mut kept = text;
         kept.truncate(start + cut);
         kept.drain(..start);
+        // What the block's text takes of its source's character cap.
+        if let Some(left) = &mut self.chars_left[char_source(cand.origin)] {
+            *left = left.saturating_sub(chars_kept);
+        }
         self.blocks.push(Block {
             path: cand.path.clone(),
             origin: cand.origin,
@@ -712,6 +753,8 @@ impl<'p> Selector<'p> {
             file_limit_cut,
             char_limit_cut: chars_cut.is_some(),
             text_chars: chars_cut.unwrap_or(0),
+            char_limit: char_limit.0,
+            char_source_cut: chars_cut.is_some() && char_limit.1,
             text: kept.into(),
             order: i,
         });
@@ -818,16 +861,15 @@ impl<'p> Selector<'p> {
     }
 }
 
-/// Cuts `text` to the policy's `max-file-chars`, counted in its
-/// `char-unit`; returns how many units the whole text had when it was cut.
-/// A UTF-16 cap never splits a surrogate pair: a character that would
-/// cross it is left out whole.
-fn cut_chars(policy: &Policy, text: &mut String) -> Option<u64> {
-    let limit = u64::try_from(policy.instructions.max_file_chars).unwrap_or(0);
+/// Cuts `text` to `limit` characters counted in `unit` (0: no cap);
+/// returns how many units the whole text had when it was cut, and how many
+/// are left. A UTF-16 cap never splits a surrogate pair: a character that
+/// would cross it is left out whole.
+fn cut_chars(unit: CharUnit, text: &mut String, limit: u64) -> (Option<u64>, u64) {
     if limit == 0 {
-        return None;
+        return (None, 0);
     }
-    let width = |c: char| match policy.instructions.char_unit {
+    let width = |c: char| match unit {
         CharUnit::Scalar => 1,
         CharUnit::Utf16 => c.len_utf16() as u64,
     };
@@ -836,11 +878,15 @@ fn cut_chars(policy: &Policy, text: &mut String) -> Option<u64> {
     for (i, c) in text.char_indices() {
         let next = count + width(c);
         if next > limit && end.is_none() {
-            end = Some(i);
+            end = Some((i, count));
         }
         count = next;
     }
-    let end = end?;
-    text.truncate(end);
-    Some(count)
+    match end {
+        Some((at, kept)) => {
+            text.truncate(at);
+            (Some(count), kept)
+        }
+        None => (None, count),
+    }
 }

@@ -475,6 +475,15 @@ section! {
         /// JavaScript string's `length`: a character beyond U+FFFF counts
         /// two).
         char_unit: CharUnit => "char-unit",
+        /// The most characters (in `char-unit`s) the user's own files (the
+        /// home root's and the named roots') put in the prompt together,
+        /// counted as `max-file-chars` counts, in the order the budget is
+        /// granted: the file that reaches it is cut there, and the files
+        /// after it are skipped (`char-limit`). 0: no such cap (Windsurf's
+        /// global rules file: 6,000).
+        home_max_chars: i64 => "home-max-chars" where range(0, MAX_BUDGET_BYTES),
+        /// The same cap for the repository's files (and those above it).
+        project_max_chars: i64 => "project-max-chars" where range(0, MAX_BUDGET_BYTES),
         /// In which order the budget is granted: `outermost-first` or
         /// `nearest-first`. Blocks are rendered outermost-first either way.
         budget_order: BudgetOrder => "budget-order",

@@ -699,7 +699,8 @@ mod tests {
             .filter(|f| matches!(f.shape, Shape::Integer))
             .count();
         assert_eq!(ranges, integers);
-        assert_eq!(ranges, 17);
+        // Not a count kept by hand: only a guard that the loop ran at all.
+        assert!(ranges > 10, "{ranges}");
     }
 
     /// The four plain-file-name keys, each with its own rule for `""`.

@@ -307,8 +307,13 @@ impl Survey {
                         s.budget.limit, b.included_bytes, b.bytes
                     )
                 } else if b.char_limit_cut {
+                    let whose = if b.char_source_cut {
+                        "its cap on the characters of one source's files"
+                    } else {
+                        "its cap on one file's characters"
+                    };
                     format!(
-                        "its cap on one file's characters cuts it: {} bytes shown of a {}-byte file",
+                        "{whose} cuts it: {} bytes shown of a {}-byte file",
                         b.included_bytes, b.bytes
                     )
                 } else if b.file_limit_cut {

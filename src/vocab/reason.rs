@@ -110,6 +110,10 @@ pub enum Reason {
     /// A rule (`[rules]`) that another of the same name replaces
     /// (`rules.one-per-name`): the home's wins, else the one read last.
     RuleReplaced,
+    /// An instruction file whose source (the user's files, or the
+    /// repository's) already put as many characters in the prompt as
+    /// `instructions.home-max-chars` or `project-max-chars` allow.
+    CharLimit,
 }
 
 impl Reason {
@@ -138,7 +142,7 @@ mod tests {
 
     #[test]
     fn words_match_their_json() {
-        assert_eq!(Reason::ALL.len(), 34);
+        assert_eq!(Reason::ALL.len(), 35);
         for r in Reason::ALL {
             let json = serde_json::to_string(r).unwrap_or_default();
             assert_eq!(json, format!("\"{}\"", r.as_str()));

@@ -181,3 +181,123 @@ fn survey_names_the_harness_whose_character_cap_cuts_a_file() {
         clips[0]
     );
 }
+
+/// The skipped reasons of a snapshot, by file name.
+fn skipped(s: &lisa_context::Snapshot) -> Vec<(String, String)> {
+    let json: Value = serde_json::to_value(s).unwrap();
+    validate::snapshot(&json);
+    json["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| {
+            let path = k["path"].as_str().unwrap();
+            let name = path.rsplit('/').next().unwrap().to_string();
+            (name, k["reason"].as_str().unwrap().to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn a_source_cap_cuts_the_file_that_reaches_it_and_skips_the_files_after() {
+    let w = World::new();
+    w.write("home/A.md", "12345");
+    w.write("home/B.md", "abcdefgh");
+    w.write("home/C.md", "zzz");
+    w.write("repo/AGENTS.md", &"p".repeat(40));
+    let l = loader(
+        &w,
+        "home-files = [\"A.md\", \"B.md\", \"C.md\"]\nhome-max-chars = 10\n",
+    );
+    let s = l.snapshot(&w.repo).unwrap();
+    let names: Vec<String> = s
+        .instruction_files
+        .iter()
+        .map(|b| b.path.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["A.md", "B.md", "AGENTS.md"]);
+    let b = &s.instruction_files[1];
+    assert!(b.char_limit_cut && b.truncated, "{b:?}");
+    assert!(s.prompt.contains("abcde\n"), "{}", s.prompt);
+    assert!(!s.prompt.contains("abcdef"));
+    // The note gives the cap that cut it: what the source had left.
+    assert!(
+        s.prompt
+            .contains("has 8 characters (scalar); only the first 5 are shown"),
+        "{}",
+        s.prompt
+    );
+    // The repository's files are another source: whole.
+    assert!(!s.instruction_files[2].truncated);
+    assert_eq!(
+        skipped(&s),
+        [("C.md".to_string(), "char-limit".to_string())]
+    );
+    // explain says why C.md is out.
+    let out = w
+        .command()
+        .arg("--policy")
+        .arg(w.path("policy.toml"))
+        .args(["--no-home-policy", "explain", "--cwd"])
+        .arg(&w.repo)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("char-limit"), "{text}");
+}
+
+#[test]
+fn a_project_cap_and_a_file_cap_each_cut_where_they_reach_first() {
+    let w = World::new();
+    w.write("repo/AGENTS.md", "0123456789");
+    w.write("repo/a/AGENTS.md", "abcdefghij");
+    w.write("repo/a/b/AGENTS.md", "ABCDEFGHIJ");
+    let l = loader(&w, "max-file-chars = 8\nproject-max-chars = 12\n");
+    let s = l.snapshot(&w.repo.join("a/b")).unwrap();
+    let texts: Vec<&str> = s.instruction_files.iter().map(|b| &*b.text).collect();
+    // 8 by the file's cap, then the 4 the source has left; the third is out.
+    assert_eq!(texts, ["01234567", "abcd"]);
+    assert!(
+        s.prompt.contains("only the first 8 are shown"),
+        "{}",
+        s.prompt
+    );
+    assert!(
+        s.prompt.contains("only the first 4 are shown"),
+        "{}",
+        s.prompt
+    );
+    assert_eq!(
+        skipped(&s),
+        [("AGENTS.md".to_string(), "char-limit".to_string())]
+    );
+    // Without the source cap, all three, each cut by its own.
+    let s = loader(&w, "max-file-chars = 8\n")
+        .snapshot(&w.repo.join("a/b"))
+        .unwrap();
+    assert_eq!(s.instruction_files.len(), 3);
+}
+
+#[test]
+fn the_windsurf_policy_cuts_the_global_rules_at_six_thousand_units() {
+    let w = World::new();
+    w.write(
+        "home/memories/global_rules.md",
+        &format!("{}END", "g".repeat(5_999)),
+    );
+    w.write("repo/AGENTS.md", &"w".repeat(7_000));
+    let l = Loader::builder()
+        .home(&w.home)
+        .home_policy(false)
+        .shipped_policy("windsurf")
+        .build()
+        .unwrap();
+    let s = l.snapshot(&w.repo).unwrap();
+    let global = &s.instruction_files[0];
+    assert!(global.path.ends_with("memories/global_rules.md"));
+    assert!(global.char_limit_cut);
+    assert_eq!(global.included_bytes, 6_000);
+    assert!(s.prompt.contains("gE\n"), "the cap keeps 6,000 units");
+    // A workspace file of 7,000 is under its own cap of 12,000.
+    assert!(!s.instruction_files[1].truncated);
+}

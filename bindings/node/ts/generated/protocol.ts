@@ -86,7 +86,8 @@ export type Reason =
   | "hidden-text-in-name"
   | "rule-listed"
   | "rule-manual"
-  | "rule-replaced";
+  | "rule-replaced"
+  | "char-limit";
 
 /**
  * The answer to `hello`.
@@ -416,7 +417,8 @@ export interface Rejected {
     | "hidden-text-in-name"
     | "rule-listed"
     | "rule-manual"
-    | "rule-replaced";
+    | "rule-replaced"
+    | "char-limit";
 }
 /**
  * A rule file (`[rules]`) and the mode its frontmatter gave it.
@@ -649,7 +651,8 @@ export interface Skipped {
     | "hidden-text-in-name"
     | "rule-listed"
     | "rule-manual"
-    | "rule-replaced";
+    | "rule-replaced"
+    | "char-limit";
 }
 /**
  * A project item left out of the prompt, or an approval whose item is gone.
