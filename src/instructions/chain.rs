@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use globset::GlobMatcher;
 
-use crate::policy::{ChainOrder, Names, PathOrder, Policy, SourceLevels};
+use crate::policy::{ChainOrder, GlobOrder, Names, PathOrder, Policy, SourceLevels};
 use crate::sandbox::Place;
 use crate::sandbox::{Root, Roots};
 use crate::trace::Trace;
@@ -74,7 +74,14 @@ fn names<'a>(base: &'a Names, extra: &'a Names) -> Vec<&'a str> {
 /// The paths `name` stands for in the folder `dir` of `root`: itself, or
 /// for a glob every file under its literal prefix that matches, in path
 /// order.
-fn expand(root: &Root, id: RootId, dir: &Path, name: &str, trace: &mut Trace) -> Vec<PathBuf> {
+fn expand(
+    root: &Root,
+    id: RootId,
+    dir: &Path,
+    name: &str,
+    order: GlobOrder,
+    trace: &mut Trace,
+) -> Vec<PathBuf> {
     if !crate::policy::is_glob(name) {
         return vec![crate::vocab::paths::join(dir, name)];
     }
@@ -123,6 +130,20 @@ fn expand(root: &Root, id: RootId, dir: &Path, name: &str, trace: &mut Trace) ->
         }
     }
     found.sort();
+    if order == GlobOrder::NameLocale {
+        // By name without extension (the rule name a JavaScript harness
+        // gives the file), as `localeCompare` orders it; the sort is
+        // stable, so equal names stay in path order.
+        let mut named: Vec<(String, PathBuf)> = found
+            .into_iter()
+            .map(|p| {
+                let stem = p.file_stem().unwrap_or_default();
+                (stem.to_string_lossy().into_owned(), p)
+            })
+            .collect();
+        named.sort_by(|a, b| crate::vocab::collate::locale_cmp(&a.0, &b.0));
+        return named.into_iter().map(|(_, p)| p).collect();
+    }
     found
 }
 
@@ -156,7 +177,8 @@ impl Places<'_> {
         for name in names {
             // A plain name is one candidate: no list to gather it in.
             if crate::policy::is_glob(name) {
-                for rel in expand(root, id, dir, name, self.trace) {
+                let order = self.policy.instructions.glob_order;
+                for rel in expand(root, id, dir, name, order, self.trace) {
                     add(rel);
                 }
             } else {

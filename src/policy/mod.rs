@@ -22,7 +22,7 @@ pub use diagnostic::{InvalidPolicy, MAX_REPORTED_PROBLEMS, PolicyError, Problem,
 pub use effective::{Definition, Policy, VCS_METADATA_NAMES};
 pub use schema::{
     AccessRoot, BudgetCounts, BudgetOrder, BudgetScope, ChainOrder, CharUnit, Conflict, Fences,
-    Fingerprint, FrontmatterMode, HardLinkRule, HiddenText, ImportFailure, ImportRoot,
+    Fingerprint, FrontmatterMode, GlobOrder, HardLinkRule, HiddenText, ImportFailure, ImportRoot,
     ImportSyntax, Instructions, LeadingBom, LongDescription, MarkerKind, NameFrom, NamedRoot,
     Names, PathOrder, Pick, ProjectTrust, Roots, RuleAbsent, RuleMode, Rules, Scalars, SkillSource,
     Skills, SourceLevels, SymlinkRule, Templates, Trim, Trust, Whitespace,

@@ -511,6 +511,13 @@ section! {
         /// by `utf-16` code units (JavaScript's default sort, where a
         /// character beyond U+FFFF sorts before U+E000..U+FFFF).
         path_order: PathOrder => "path-order",
+        /// The order of the files one glob of `home-files` or `level-files`
+        /// finds (a folder source such as `.clinerules/*.md`): by `path`
+        /// (UTF-8 bytes), or by `name-locale`, each file's name without its
+        /// extension under the Unicode collation of CLDR's root locale,
+        /// which is what JavaScript's `localeCompare` gives in English
+        /// (Cline's order of its rules); equal names by path.
+        glob_order: GlobOrder => "glob-order",
         /// Fold a file reached twice (the same device and inode, through a
         /// hard link or a link inside the root) into its first block.
         fold_same_file: bool => "fold-same-file",
@@ -1065,6 +1072,18 @@ words! {
         CodePoints => "code-points",
         /// By UTF-16 code units (JavaScript's default string order).
         Utf16 => "utf-16",
+    }
+}
+
+words! {
+    /// How the files one glob finds are ordered.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum GlobOrder {
+        /// By path, as UTF-8 bytes.
+        Path => "path",
+        /// By file name without its extension, under CLDR's root collation
+        /// (JavaScript's `localeCompare` in English); equal names by path.
+        NameLocale => "name-locale",
     }
 }
 

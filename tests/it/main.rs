@@ -42,6 +42,7 @@ mod door;
 mod fingerprint_rules;
 mod frontmatter;
 mod fuzz_regressions;
+mod glob_order;
 mod group;
 mod harnesses;
 mod hidden_text;
