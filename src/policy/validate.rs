@@ -41,42 +41,46 @@ pub(crate) fn compile_glob(pattern: &str) -> Result<globset::Glob, globset::Erro
 /// last few rules that compiled are kept (a compiled `Regex` is shared, so
 /// a copy is cheap).
 pub(crate) fn compile_name_rule(rule: &str) -> Result<regex::Regex, regex::Error> {
-    const KEPT: usize = 4;
-    static COMPILED: std::sync::Mutex<Vec<(String, regex::Regex)>> =
-        std::sync::Mutex::new(Vec::new());
-    // A poisoned list is still a list of compiled rules.
-    let lock = || COMPILED.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some((_, re)) = lock().iter().find(|(text, _)| text == rule) {
-        return Ok(re.clone());
+    static COMPILED: Kept<regex::Regex> = std::sync::Mutex::new(Vec::new());
+    kept_or(&COMPILED, 4, rule, || {
+        regex::RegexBuilder::new(rule).size_limit(1 << 20).build()
+    })
+}
+
+/// The last few things compiled from a text, with the text.
+type Kept<T> = std::sync::Mutex<Vec<(String, T)>>;
+
+/// What `kept` holds for `text`, else what `compile` makes of it (kept,
+/// the oldest going past `most`).
+fn kept_or<T: Clone, E>(
+    kept: &Kept<T>,
+    most: usize,
+    text: &str,
+    compile: impl FnOnce() -> Result<T, E>,
+) -> Result<T, E> {
+    // A poisoned list is still a list of compiled things.
+    let lock = || kept.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, t)) = lock().iter().find(|(k, _)| k == text) {
+        return Ok(t.clone());
     }
-    let re = regex::RegexBuilder::new(rule).size_limit(1 << 20).build()?;
-    let mut kept = lock();
-    if kept.len() >= KEPT {
-        kept.remove(0);
+    let made = compile()?;
+    let mut list = lock();
+    if list.len() >= most {
+        list.remove(0);
     }
-    kept.push((rule.to_string(), re.clone()));
-    Ok(re)
+    list.push((text.to_string(), made.clone()));
+    Ok(made)
 }
 
 /// The matcher of a glob (as [`compile_glob`] reads it), compiled once per
 /// process for the last few globs: a chain expands the same glob at every
 /// level of every build, and compiling it is dearer than matching.
 pub(crate) fn glob_matcher(pattern: &str) -> Option<globset::GlobMatcher> {
-    const KEPT: usize = 64;
-    static COMPILED: std::sync::Mutex<Vec<(String, globset::GlobMatcher)>> =
-        std::sync::Mutex::new(Vec::new());
-    // A poisoned list is still a list of compiled globs.
-    let lock = || COMPILED.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some((_, m)) = lock().iter().find(|(text, _)| text == pattern) {
-        return Some(m.clone());
-    }
-    let matcher = compile_glob(pattern).ok()?.compile_matcher();
-    let mut kept = lock();
-    if kept.len() >= KEPT {
-        kept.remove(0);
-    }
-    kept.push((pattern.to_string(), matcher.clone()));
-    Some(matcher)
+    static COMPILED: Kept<globset::GlobMatcher> = std::sync::Mutex::new(Vec::new());
+    kept_or(&COMPILED, 64, pattern, || {
+        compile_glob(pattern).map(|g| g.compile_matcher())
+    })
+    .ok()
 }
 
 struct Checker<'a> {

@@ -191,24 +191,43 @@ proptest! {
     fn a_survey_answers_what_each_policy_alone_answers(t in tree()) {
         let tmp = tempfile::tempdir().expect("tempdir");
         lay_out(tmp.path(), &t);
-        let home = tmp.path().join("h");
         let cwd = tmp.path().join("r").join(LEVELS[LEVELS.len() - 1]);
-        let names = lisa_context::policy::SHIPPED_NAMES;
-        let surveyed = lisa_context::survey(
-            names.iter().map(|n| (n.to_string(), builder(n, &home))),
-            &cwd,
-            None,
-        )
-        .expect("survey");
-        prop_assert_eq!(surveyed.len(), names.len());
-        for s in &surveyed {
-            let alone = builder(&s.policy, &home).build().expect("loader");
-            let snapshot = alone.snapshot(&cwd).expect("snapshot");
-            prop_assert_eq!(json(&*s.snapshot), json(&*snapshot), "policy {}", s.policy);
-            let reach = alone.rule_reach(&cwd, None).expect("reach");
-            prop_assert_eq!(json(&s.reach), json(&reach), "policy {}", s.policy);
+        let mismatch = survey_against_each_alone(&tmp.path().join("h"), &cwd).err();
+        prop_assert_eq!(mismatch, None);
+    }
+}
+
+/// Surveys `cwd` under every shipped policy and checks each policy's
+/// snapshot and rule reach against a fresh loader of that policy alone;
+/// the survey, or the first policy that answered otherwise.
+fn survey_against_each_alone(
+    home: &Path,
+    cwd: &Path,
+) -> Result<Vec<lisa_context::Surveyed>, String> {
+    let names = lisa_context::policy::SHIPPED_NAMES;
+    let surveyed = lisa_context::survey(
+        names.iter().map(|n| (n.to_string(), builder(n, home))),
+        cwd,
+        None,
+    )
+    .expect("survey");
+    assert_eq!(surveyed.len(), names.len());
+    for s in &surveyed {
+        let alone = builder(&s.policy, home).build().expect("loader");
+        let snapshot = alone.snapshot(cwd).expect("snapshot");
+        let reach = alone.rule_reach(cwd, None).expect("reach");
+        if json(&*s.snapshot) != json(&*snapshot) || json(&s.reach) != json(&reach) {
+            return Err(format!(
+                "policy {}: surveyed {} / reach {}, alone {} / reach {}",
+                s.policy,
+                json(&*s.snapshot),
+                json(&s.reach),
+                json(&*snapshot),
+                json(&reach)
+            ));
         }
     }
+    Ok(surveyed)
 }
 
 /// The tree of every kind at once: the property's cases are random, this
@@ -242,24 +261,12 @@ fn a_survey_of_every_kind_at_once_answers_what_each_policy_alone_answers() {
     }
     let tmp = tempfile::tempdir().expect("tempdir");
     lay_out(tmp.path(), &t);
-    let home = tmp.path().join("h");
-    let cwd = tmp.path().join("r/a/b");
-    let names = lisa_context::policy::SHIPPED_NAMES;
-    let surveyed = lisa_context::survey(
-        names.iter().map(|n| (n.to_string(), builder(n, &home))),
-        &cwd,
-        None,
-    )
-    .expect("survey");
-    let mut loaded = 0;
-    for s in &surveyed {
-        let alone = builder(&s.policy, &home).build().expect("loader");
-        let snapshot = alone.snapshot(&cwd).expect("snapshot");
-        assert_eq!(json(&*s.snapshot), json(&*snapshot), "policy {}", s.policy);
-        let reach = alone.rule_reach(&cwd, None).expect("reach");
-        assert_eq!(json(&s.reach), json(&reach), "policy {}", s.policy);
-        loaded += s.snapshot.skills.len() + s.snapshot.rejected_skills.len();
-    }
+    let surveyed = survey_against_each_alone(&tmp.path().join("h"), &tmp.path().join("r/a/b"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let loaded: usize = surveyed
+        .iter()
+        .map(|s| s.snapshot.skills.len() + s.snapshot.rejected_skills.len())
+        .sum();
     // The tree is one every policy finds much in.
     assert!(loaded > 100, "only {loaded} skills met");
 }
