@@ -13,6 +13,7 @@
 
 use std::os::unix::ffi::OsStrExt as _;
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::listed::Listed;
@@ -69,13 +70,33 @@ pub(crate) enum Read {
 /// looked up without copying them), then by what else the question holds.
 type ByPath<Q, V> = FastMap<Box<[u8]>, FastMap<Box<[u8]>, Vec<(Q, V)>>>;
 
+/// The largest file a pass reads whole and keeps: a larger one is read by
+/// each build for itself, as far as its frontmatter goes (a repository of
+/// thousands of large `SKILL.md` files would otherwise be held whole).
+pub(crate) const SHARED_FILE_MAX: u64 = 16 * 1024;
+
+/// The most bytes a pass keeps (files, listings, stamps, roughly weighed):
+/// past it, answers are given but no longer kept, and a later build asks
+/// the disk again, as it would without a pass.
+const KEPT_BYTES_MAX: usize = 64 * 1024 * 1024;
+
 /// What one survey's builds have asked the disk, by root path and
 /// root-relative path.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Pass {
     folders: Mutex<ByPath<usize, Arc<Looked>>>,
     stamps: Mutex<ByPath<(), Stamp>>,
     files: Mutex<ByPath<(), FileRead>>,
+    /// What the answers kept weigh.
+    kept: AtomicUsize,
+    /// The most they may weigh.
+    max_kept: usize,
+}
+
+impl Default for Pass {
+    fn default() -> Self {
+        Self::with_budget(KEPT_BYTES_MAX)
+    }
 }
 
 impl Read {
@@ -100,6 +121,27 @@ struct FileRead {
 }
 
 impl Pass {
+    /// A pass keeping at most `max_kept` bytes of answers.
+    pub(crate) fn with_budget(max_kept: usize) -> Self {
+        Self {
+            folders: Mutex::default(),
+            stamps: Mutex::default(),
+            files: Mutex::default(),
+            kept: AtomicUsize::new(0),
+            max_kept,
+        }
+    }
+
+    /// Whether an answer weighing `weight` bytes may still be kept (and
+    /// counts it when so).
+    fn room_for(&self, weight: usize) -> bool {
+        self.kept
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |kept| {
+                kept.checked_add(weight).filter(|&k| k <= self.max_kept)
+            })
+            .is_ok()
+    }
+
     /// The folder `rel` of the root at `root`, listed up to `max` entries:
     /// remembered, or looked at now by `look`. A listing made under
     /// another bound answers too, cut to `max`, when it holds every entry
@@ -127,9 +169,13 @@ impl Pass {
                 }
             })
         };
-        remembered(&self.folders, root, rel, answer, || {
+        remembered(self, &self.folders, root, rel, answer, || {
             let looked = Arc::new(look());
-            ((max, Arc::clone(&looked)), looked)
+            let weight = match &looked.listing {
+                Ok(Some(entries)) => entries.iter().map(|e| e.name.len() + 32).sum(),
+                _ => 0,
+            };
+            ((max, Arc::clone(&looked)), looked, weight + 64)
         })
     }
 
@@ -137,9 +183,9 @@ impl Pass {
     /// now by `stamp`.
     pub(crate) fn stamp(&self, root: &Path, rel: &Path, stamp: impl FnOnce() -> Stamp) -> Stamp {
         let answer = |kept: &[((), Stamp)]| kept.first().map(|(_, s)| *s);
-        remembered(&self.stamps, root, rel, answer, || {
+        remembered(self, &self.stamps, root, rel, answer, || {
             let s = stamp();
-            (((), s), s)
+            (((), s), s, 64)
         })
     }
 
@@ -147,7 +193,9 @@ impl Pass {
     /// read whole up to `cap` bytes: remembered, or read now by `read`
     /// (which also tells whether the link rule had a say). An answer read
     /// under another rule serves when the rule had no say; one read under
-    /// another cap serves when [`Read::serves`] says so.
+    /// another cap serves when [`Read::serves`] says so. A file larger than
+    /// [`SHARED_FILE_MAX`] is never kept: `read` reads it as its caller
+    /// wants, and each build reads it again.
     pub(crate) fn file(
         &self,
         root: &Path,
@@ -162,28 +210,35 @@ impl Pass {
                     .then(|| f.read.clone())
             })
         };
-        remembered(&self.files, root, rel, answer, || {
+        remembered(self, &self.files, root, rel, answer, || {
             let (made, ruled) = read();
+            let weight = match &made {
+                Read::File { len, .. } if *len > SHARED_FILE_MAX => usize::MAX,
+                Read::File { bytes: Ok(b), .. } => b.len() + 128,
+                _ => 128,
+            };
             let kept = FileRead {
                 rule: ruled.then_some(rule),
                 cap,
                 read: made.clone(),
             };
-            (((), kept), made)
+            (((), kept), made, weight)
         })
     }
 }
 
 /// What `answer` finds among the answers kept for (`root`, `rel`), else
-/// what `make` makes (and keeps). The lock is not held while `make` works,
-/// so two builds asking at once may both do the work; both answers are
-/// kept, each true of the moment it was made.
+/// what `make` makes (and keeps, while `pass` has room for its weight).
+/// The lock is not held while `make` works, so two builds asking at once
+/// may both do the work; both answers are kept, each true of the moment it
+/// was made.
 fn remembered<Q, V, R>(
+    pass: &Pass,
     map: &Mutex<ByPath<Q, V>>,
     root: &Path,
     rel: &Path,
     answer: impl Fn(&[(Q, V)]) -> Option<R>,
-    make: impl FnOnce() -> ((Q, V), R),
+    make: impl FnOnce() -> ((Q, V), R, usize),
 ) -> R {
     let (root, rel) = (root.as_os_str().as_bytes(), rel.as_os_str().as_bytes());
     let found = {
@@ -195,7 +250,10 @@ fn remembered<Q, V, R>(
     if let Some(found) = found {
         return found;
     }
-    let (kept, made) = make();
+    let (kept, made, weight) = make();
+    if !pass.room_for(weight) {
+        return made;
+    }
     lock(map)
         .entry(Box::from(root))
         .or_default()
@@ -208,4 +266,76 @@ fn remembered<Q, V, R>(
 /// Locks `m`: every update is one insert, so a poisoned map is sound.
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn past_its_budget_a_pass_answers_without_keeping() {
+        let pass = Pass::with_budget(64 * 3);
+        let root = Path::new("/r");
+        let made = std::cell::Cell::new(0);
+        let stamp = |rel: &str| {
+            pass.stamp(root, Path::new(rel), || {
+                made.set(made.get() + 1);
+                Stamp::Absent
+            })
+        };
+        for rel in ["a", "b", "c", "d"] {
+            assert_eq!(stamp(rel), Stamp::Absent);
+        }
+        assert_eq!(made.get(), 4);
+        // The first three were kept; the fourth was not.
+        for rel in ["a", "b", "c"] {
+            stamp(rel);
+        }
+        assert_eq!(made.get(), 4);
+        stamp("d");
+        assert_eq!(made.get(), 5);
+    }
+
+    #[test]
+    fn a_file_over_the_shared_size_is_never_kept() {
+        let pass = Pass::default();
+        let root = Path::new("/r");
+        let made = std::cell::Cell::new(0);
+        let read = |len: u64| {
+            pass.file(
+                root,
+                Path::new("SKILL.md"),
+                SymlinkRule::WithinRoot,
+                1 << 20,
+                || {
+                    made.set(made.get() + 1);
+                    let file = Read::File {
+                        stamp: Stamp::Absent,
+                        len,
+                        bytes: Ok(Arc::from(&b"---"[..])),
+                    };
+                    (file, false)
+                },
+            )
+        };
+        read(SHARED_FILE_MAX + 1);
+        read(SHARED_FILE_MAX + 1);
+        assert_eq!(made.get(), 2);
+        // A small one is read once, for either link rule.
+        let pass = Pass::default();
+        let ask = |rule| {
+            pass.file(root, Path::new("SKILL.md"), rule, 1 << 20, || {
+                made.set(made.get() + 1);
+                let file = Read::File {
+                    stamp: Stamp::Absent,
+                    len: 3,
+                    bytes: Ok(Arc::from(&b"---"[..])),
+                };
+                (file, false)
+            })
+        };
+        ask(SymlinkRule::WithinRoot);
+        ask(SymlinkRule::Never);
+        assert_eq!(made.get(), 3);
+    }
 }

@@ -109,16 +109,17 @@ impl Root {
     }
 
     /// Whether this root's reads are shared through a survey's pass: then
-    /// [`read`](Self::read) reads files whole (up to the cap), and each
-    /// reader takes the part it wants from the bytes.
+    /// [`read`](Self::read) must read a file of at most
+    /// [`SHARED_FILE_MAX`](super::SHARED_FILE_MAX) bytes whole (up to the
+    /// cap), and each reader takes the part it wants from the bytes.
     pub(crate) fn shares_reads(&self) -> bool {
         self.pass.is_some()
     }
 
     /// Opens `rel` under `rule` and reads it (`read` does the reading,
     /// given the open file; a file over `cap` bytes is not read). In a
-    /// survey's pass, `read` must read the file whole up to `cap`, and a
-    /// file is read once for every build that asks the same way.
+    /// survey's pass, `read` must read a small file whole up to `cap`, and
+    /// such a file is read once for every build that asks the same way.
     pub(crate) fn read(
         &self,
         rel: &Path,

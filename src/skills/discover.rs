@@ -13,7 +13,7 @@ use crate::policy::{
     SourceLevels, SymlinkRule, Whitespace,
 };
 use crate::sandbox::Place;
-use crate::sandbox::{Looked, Opened, Read, Root, Roots, Stamp};
+use crate::sandbox::{Looked, Opened, Read, Root, Roots, SHARED_FILE_MAX, Stamp};
 use crate::trace::{Trace, TraceEntry};
 use crate::vocab::origin::{Origin, RootId};
 use crate::vocab::reason::Reason;
@@ -432,12 +432,13 @@ impl SourceCtx<'_> {
         let pin =
             self.origin == Origin::Project && self.policy.trust.project == ProjectTrust::Pinned;
         let fences = self.policy.skills.fences;
-        // In a survey's pass the file is read whole, once for every policy,
-        // and each takes the frontmatter its fences find: the bytes it
-        // would have read by itself.
-        let whole = pin || self.root.shares_reads();
+        // In a survey's pass a small file is read whole, once for every
+        // policy, and each takes the frontmatter its fences find: the bytes
+        // it would have read by itself. A larger one each reads itself.
+        let shared = self.root.shares_reads();
+        let whole = |len: u64| pin || (shared && len <= SHARED_FILE_MAX);
         let read = self.root.read(&rel, links, cap, |file| {
-            if whole {
+            if whole(file.len()) {
                 file.read_at_most(cap).map_err(|_| Reason::Unreadable)
             } else {
                 read::frontmatter_bytes(file, cap, fences)
@@ -472,7 +473,7 @@ impl SourceCtx<'_> {
                 return Err((rel, reason));
             }
         };
-        let end = if whole {
+        let end = if whole(len) {
             super::frontmatter::frontmatter_end_with(&read, fences).unwrap_or(read.len())
         } else {
             read.len()

@@ -67,6 +67,10 @@ enum SkillKind {
     LinkOut,
     /// `SKILL.md` is a FIFO.
     Fifo,
+    /// A `SKILL.md` too large for a pass to keep, whose frontmatter ends
+    /// at one line or another by the policy's fences (an indented `---`
+    /// closes it for `trimmed`, not for `trailing-blanks`).
+    Large,
 }
 
 #[derive(Debug, Clone)]
@@ -84,6 +88,7 @@ fn tree() -> impl Strategy<Value = Tree> {
         1 => Just(SkillKind::Empty),
         1 => Just(SkillKind::LinkOut),
         1 => Just(SkillKind::Fifo),
+        1 => Just(SkillKind::Large),
     ];
     (
         prop::collection::vec((0..LEVELS.len(), 0..FILES.len(), 0..TEXTS.len()), 0..12),
@@ -166,6 +171,13 @@ fn lay_out(base: &Path, t: &Tree) {
                 std::os::unix::fs::symlink(base.join("secret.md"), &file).expect("link")
             }
             SkillKind::Fifo => mkfifo(&file),
+            SkillKind::Large => write(
+                &file,
+                &format!(
+                    "---\nname: {name}\ndescription: large {i}\n  ---\nmore: x\n---\n{}",
+                    "Step.\n".repeat(4_000)
+                ),
+            ),
         }
     }
 }
@@ -242,6 +254,7 @@ fn a_survey_of_every_kind_at_once_answers_what_each_policy_alone_answers() {
         SkillKind::Empty,
         SkillKind::LinkOut,
         SkillKind::Fifo,
+        SkillKind::Large,
     ];
     let mut t = Tree {
         files: Vec::new(),
