@@ -12,7 +12,9 @@
 //! `cargo bench --bench survey`; without `--bench` (as `cargo test
 //! --benches` runs it) each side runs once and no ratio is measured. With
 //! `SURVEY_PROFILE=1` in the environment, it runs five surveys in
-//! `profiled` and stops, for a profiler.
+//! `profiled` and stops, for a profiler; with `SURVEY_PROFILE=floor`, five
+//! floors in `profiled_floor`; with `SURVEY_PROFILE=0`, neither (what the
+//! set-up costs, to subtract from a count of system calls).
 #![allow(
     clippy::disallowed_methods,
     clippy::disallowed_types,
@@ -72,10 +74,34 @@ fn profiled(home: &Path, cwd: &Path) -> lisa_context::protocol::Survey {
     last
 }
 
+/// Five floors, for a profiler to single out
+/// (`valgrind --tool=callgrind --toggle-collect='survey::profiled_floor'`).
+#[inline(never)]
+fn profiled_floor(home: &Path, cwd: &Path) -> Arc<Snapshot> {
+    let mut last = one_lisa(home, cwd);
+    for _ in 1..5 {
+        last = black_box(one_lisa(home, cwd));
+    }
+    last
+}
+
 fn main() {
     let quick = !bench_mode();
     let tmp = tempfile::tempdir().expect("tempdir");
     let tree = tree::write(tmp.path(), 12, 200, 31).expect("tree");
+    // With SURVEY_KEEP set, the tree stays on disk (for `strace` of the
+    // command on it), and its paths are printed.
+    let _tmp = if std::env::var_os("SURVEY_KEEP").is_some() {
+        let _ = tmp.keep();
+        eprintln!(
+            "tree kept: home {}, cwd {}",
+            tree.home.display(),
+            tree.cwd.display()
+        );
+        None
+    } else {
+        Some(tmp)
+    };
     let (home, cwd): (PathBuf, PathBuf) = (tree.home.clone(), tree.cwd.clone());
 
     // Warm the memos (each policy's state root), and check both sides.
@@ -91,10 +117,14 @@ fn main() {
         lisa.skills.len()
     );
 
-    // With SURVEY_PROFILE set, only the five surveys of `profiled` run
-    // after the warm-up.
-    if std::env::var_os("SURVEY_PROFILE").is_some() {
-        black_box(profiled(&home, &cwd));
+    // With SURVEY_PROFILE set, only the five surveys of `profiled` (or
+    // floors of `profiled_floor`) run after the warm-up.
+    if let Some(mode) = std::env::var_os("SURVEY_PROFILE") {
+        if mode == "floor" {
+            black_box(profiled_floor(&home, &cwd));
+        } else if mode != "0" {
+            black_box(profiled(&home, &cwd));
+        }
         return;
     }
     if !quick {

@@ -399,7 +399,9 @@ pub(crate) fn reach(
             if left == 0 {
                 break 'walk;
             }
-            if entry.is_link {
+            // A link is not followed; a regular file (as the listing
+            // says) has nothing below it to look at.
+            if entry.is_link || entry.is_file {
                 continue;
             }
             if depth + 1 < REACH_DEPTH {

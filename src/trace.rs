@@ -53,6 +53,17 @@ pub(crate) struct TraceEntry {
 }
 
 impl TraceEntry {
+    /// The entry of `rel` under `place` as `stamp` shows it, with a hash
+    /// of `content` when the file was read.
+    pub(crate) fn new(place: Place, rel: &Path, stamp: Stamp, content: Option<&[u8]>) -> Self {
+        Self {
+            place,
+            rel: rel.to_path_buf(),
+            stamp,
+            content: content.map(xxhash_rust::xxh3::xxh3_128),
+        }
+    }
+
     /// Whether `now` (a fresh stamp of the same path) shows nothing that
     /// could change the output. Files and folders inside a root must look
     /// exactly the same. A repository marker only by its kind (a `.git`
@@ -139,12 +150,8 @@ impl Trace {
 
     /// Records a path.
     pub(crate) fn push(&mut self, place: Place, rel: &Path, stamp: Stamp, content: Option<&[u8]>) {
-        self.entries.push(Arc::new(TraceEntry {
-            place,
-            rel: rel.to_path_buf(),
-            stamp,
-            content: content.map(xxhash_rust::xxh3::xxh3_128),
-        }));
+        self.entries
+            .push(Arc::new(TraceEntry::new(place, rel, stamp, content)));
     }
 
     /// Whether every traced path looks as it did (see

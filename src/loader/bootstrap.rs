@@ -129,7 +129,7 @@ impl Bootstrap {
                     Policy::from_sources(&sources)?
                 }
             };
-            policy.locate_named_roots(&*self.env);
+            policy.locate_named_roots_as_merged(&*self.env);
             if policy
                 .definition(ROOTS.home)
                 .is_some_and(|d| d.layer == Layer::Home)

@@ -56,7 +56,10 @@ pub enum SurveyError {
 /// `cwd`) under each policy of `policies`: a name and the builder of its
 /// loader (its home, which policy, whether the home's policy file is laid
 /// over it). The answers come in the order given, and are exactly what a
-/// fresh loader built from each builder would answer at that moment.
+/// fresh loader built from each builder would answer at that moment. The
+/// policies are built side by side on as many threads as the system grants
+/// (at most eight). The first error, in the order given, is the answer: a
+/// loader that cannot be set up stops the survey there.
 ///
 /// ```
 /// let (home, repo) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
@@ -83,19 +86,35 @@ pub fn survey(
     root: Option<&Path>,
 ) -> Result<Vec<Surveyed>, SurveyError> {
     let pass = Arc::new(Pass::default());
-    let mut first: Option<Loader> = None;
-    let mut out = Vec::new();
+    // The loaders are set up in order: the first takes the pass, the
+    // others share its handles (and so the pass) and its parse cache.
+    let mut loaders: Vec<(String, Loader)> = Vec::new();
+    let mut unbuilt = None;
     for (policy, builder) in policies {
-        let builder = match &first {
-            Some(first) => builder.share(first),
+        let builder = match loaders.first() {
+            Some((_, first)) => builder.share(first),
             None => builder,
         };
-        let loader = match builder.build() {
-            Ok(l) if first.is_none() => l.in_pass(Arc::clone(&pass)),
-            Ok(l) => l,
-            Err(source) => return Err(SurveyError::Bootstrap { policy, source }),
-        };
-        match loader.surveyed(cwd, root) {
+        match builder.build() {
+            Ok(l) if loaders.is_empty() => loaders.push((policy, l.in_pass(Arc::clone(&pass)))),
+            Ok(l) => loaders.push((policy, l)),
+            Err(source) => {
+                unbuilt = Some(SurveyError::Bootstrap { policy, source });
+                break;
+            }
+        }
+    }
+    // Then built side by side, each thread taking the next policy. The pass
+    // lets one build at a time ask the disk a question (the others wait for
+    // its answer), so the answers are the ones one build after another
+    // would get.
+    let workers = crate::skills::parallel::workers().min(loaders.len().max(1));
+    let built = crate::skills::parallel::each_in_order(&loaders, workers, &|(_, loader)| {
+        loader.surveyed(cwd, root)
+    });
+    let mut out = Vec::with_capacity(built.len());
+    for ((policy, _), answer) in loaders.into_iter().zip(built) {
+        match answer {
             Ok((snapshot, reach)) => out.push(Surveyed {
                 policy,
                 snapshot,
@@ -103,7 +122,9 @@ pub fn survey(
             }),
             Err(source) => return Err(SurveyError::Snapshot { policy, source }),
         }
-        first.get_or_insert(loader);
     }
-    Ok(out)
+    match unbuilt {
+        Some(e) => Err(e),
+        None => Ok(out),
+    }
 }

@@ -56,6 +56,19 @@ pub struct Policy {
     /// `roots.state`, its candidates expanded (`{home-key}` still in it).
     pub(super) state_place: StatePlace,
     pub(super) digest: u128,
+    /// The digest's hasher once it had taken the values, as merged (see
+    /// [`Policy::locate_named_roots_as_merged`]).
+    pub(super) merged_values: Option<Arc<MergedValues>>,
+}
+
+/// The state of the digest's hasher after the policy's values, as merged.
+#[derive(Clone)]
+pub(crate) struct MergedValues(pub(super) xxhash_rust::xxh3::Xxh3);
+
+impl std::fmt::Debug for MergedValues {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("MergedValues")
+    }
 }
 
 /// Where `roots.state` puts the loader's own files.
@@ -121,6 +134,23 @@ impl Policy {
         self.named_paths = named_root_paths(&self.roots, env);
         self.state_place = state_place(&self.roots, env);
         self.digest = self.compute_digest();
+    }
+
+    /// [`locate_named_roots`](Self::locate_named_roots) for a policy whose
+    /// values are as the merge left them (one just loaded from its files):
+    /// the values are not hashed again for the digest, only where the roots
+    /// are. Any other policy (one built by hand, whose public values may
+    /// have been changed since) is hashed whole.
+    pub(crate) fn locate_named_roots_as_merged(
+        &mut self,
+        env: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+    ) {
+        let Some(merged) = self.merged_values.clone() else {
+            return self.locate_named_roots(env);
+        };
+        self.named_paths = named_root_paths(&self.roots, env);
+        self.state_place = state_place(&self.roots, env);
+        self.digest = self.digest_from(merged.0.clone());
     }
 
     /// Where each `[[roots.named]]` entry is (`None`: no candidate

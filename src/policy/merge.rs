@@ -256,8 +256,11 @@ impl Policy {
             named_paths,
             state_place,
             digest: 0,
+            merged_values: None,
         };
-        policy.digest = policy.compute_digest();
+        let values = policy.values_state();
+        policy.digest = policy.digest_from(values.clone());
+        policy.merged_values = Some(Arc::new(super::effective::MergedValues(values)));
         Ok(policy)
     }
 }
@@ -276,6 +279,33 @@ mod tests {
 
     fn cli() -> PolicySource {
         PolicySource::from_text(Layer::CommandLine, "cli.toml", CLI)
+    }
+
+    #[test]
+    fn a_merged_policy_located_again_has_the_digest_of_a_whole_hash() {
+        // Every shipped policy, its named roots found under two homes: the
+        // digest that reuses the merge's hash of the values is the one
+        // hashing everything again gives.
+        for name in SHIPPED_NAMES {
+            let source = PolicySource::shipped(name).unwrap();
+            let merged = Policy::from_sources(&[source, home()]).unwrap();
+            for dir in ["/home/a", "/home/b"] {
+                let env = |k: &str| (k == "HOME").then(|| std::ffi::OsString::from(dir));
+                let mut fast = merged.clone();
+                fast.locate_named_roots_as_merged(&env);
+                let mut whole = merged.clone();
+                whole.locate_named_roots(&env);
+                assert_eq!(fast.digest(), whole.digest(), "{name} {dir}");
+                assert_eq!(fast.digest(), fast.compute_digest(), "{name} {dir}");
+            }
+        }
+        // A policy whose public values changed after the merge is no longer
+        // "as merged" to the caller that changed it: the whole hash sees it.
+        let mut changed = Policy::from_sources(&[PolicySource::builtin()]).unwrap();
+        let before = changed.digest();
+        changed.instructions.budget_bytes += 1;
+        changed.locate_named_roots(&|_| None);
+        assert_ne!(changed.digest(), before);
     }
 
     #[test]

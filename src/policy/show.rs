@@ -31,8 +31,20 @@ struct Doc<'a> {
 impl Policy {
     /// The digest of the policy's values and of where its named roots are.
     pub(super) fn compute_digest(&self) -> u128 {
+        self.digest_from(self.values_state())
+    }
+
+    /// The digest's hasher once it has taken the policy's values.
+    pub(super) fn values_state(&self) -> xxhash_rust::xxh3::Xxh3 {
         let mut h = xxhash_rust::xxh3::Xxh3::new();
         hash_values(self, &mut h);
+        h
+    }
+
+    /// The digest, from the hasher `h` that has taken the policy's values
+    /// ([`values_state`](Self::values_state)): where the named roots are
+    /// is added.
+    pub(super) fn digest_from(&self, mut h: xxhash_rust::xxh3::Xxh3) -> u128 {
         for p in &self.named_paths {
             // Whether it is found, then its length and bytes: no list of
             // paths can pass for another.

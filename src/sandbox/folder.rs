@@ -81,7 +81,7 @@ fn list_fd(root: &Root, fd: OwnedFd, max: usize) -> Vec<Listed> {
         if name == b"." || name == b".." {
             continue;
         }
-        let is_link = match entry.file_type() {
+        let kind = match entry.file_type() {
             FileType::Unknown => {
                 // The file system did not say (some do not): one stat of
                 // the entry itself, relative to the open folder.
@@ -89,13 +89,15 @@ fn list_fd(root: &Root, fd: OwnedFd, max: usize) -> Vec<Listed> {
                     .and_then(|fd| {
                         rustix::fs::statat(fd, entry.file_name(), AtFlags::SYMLINK_NOFOLLOW)
                     })
-                    .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Symlink)
+                    .map_or(FileType::Unknown, |st| FileType::from_raw_mode(st.st_mode))
             }
-            t => t == FileType::Symlink,
+            t => t,
         };
         out.push(Listed {
             name: OsString::from(std::ffi::OsStr::from_bytes(name)),
-            is_link,
+            is_link: kind == FileType::Symlink,
+            is_file: kind == FileType::RegularFile,
+            is_dir: kind == FileType::Directory,
         });
     }
     out

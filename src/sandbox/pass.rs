@@ -11,15 +11,16 @@
 //! fresh look at that moment would have found. Nothing long-lived holds
 //! one (a loader that keeps its snapshots never has a pass).
 
+use std::any::Any;
 use std::os::unix::ffi::OsStrExt as _;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use super::listed::Listed;
 use super::stamp::Stamp;
 use crate::policy::SymlinkRule;
-use crate::vocab::hash::FastMap;
+use crate::vocab::hash::{FastMap, FastSet};
 use crate::vocab::reason::Reason;
 
 /// A folder as a pass saw it: its stamp, and its entries (at most the
@@ -87,6 +88,16 @@ pub(crate) struct Pass {
     folders: Mutex<ByPath<usize, Arc<Looked>>>,
     stamps: Mutex<ByPath<(), Stamp>>,
     files: Mutex<ByPath<(), FileRead>>,
+    /// What a layer above made of those answers (a `SKILL.md`'s
+    /// frontmatter read one way, say), by root path and the layer's own
+    /// key: see [`Pass::recall`].
+    derived: Mutex<ByRoot<Derived>>,
+    /// The questions a build is asking the disk right now, by kind, root
+    /// and path: another build asking one of them waits for that answer
+    /// (see [`remembered`]).
+    asking: Mutex<Asking>,
+    /// Woken when a question that a build waits for is answered.
+    answered: Condvar,
     /// What the answers kept weigh.
     kept: AtomicUsize,
     /// The most they may weigh.
@@ -111,6 +122,31 @@ impl Read {
     }
 }
 
+/// A value a layer above derived from a pass's answers.
+type Derived = Arc<dyn Any + Send + Sync>;
+
+/// Values by root path, then by a key of the caller's.
+type ByRoot<V> = FastMap<Box<[u8]>, FastMap<Box<[u8]>, V>>;
+
+/// Which of a pass's maps a question is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Kind {
+    Folder,
+    Stamp,
+    File,
+}
+
+/// A question being asked: its kind, root path and root-relative path.
+type Asked = (Kind, Box<[u8]>, Box<[u8]>);
+
+/// The questions being asked, and how many builds wait for an answer (a
+/// wake-up is a system call: made only when someone waits).
+#[derive(Debug, Default)]
+struct Asking {
+    questions: FastSet<Asked>,
+    waiting: usize,
+}
+
 /// A file read in a pass: under which link rule (`None`: the rule had no
 /// say, the last component not being a link) and cap.
 #[derive(Debug, Clone)]
@@ -127,6 +163,9 @@ impl Pass {
             folders: Mutex::default(),
             stamps: Mutex::default(),
             files: Mutex::default(),
+            derived: Mutex::default(),
+            asking: Mutex::default(),
+            answered: Condvar::new(),
             kept: AtomicUsize::new(0),
             max_kept,
         }
@@ -169,7 +208,7 @@ impl Pass {
                 }
             })
         };
-        remembered(self, &self.folders, root, rel, answer, || {
+        remembered(self, Kind::Folder, &self.folders, root, rel, answer, || {
             let looked = Arc::new(look());
             let weight = match &looked.listing {
                 Ok(Some(entries)) => entries.iter().map(|e| e.name.len() + 32).sum(),
@@ -179,11 +218,45 @@ impl Pass {
         })
     }
 
+    /// What was kept under `key` for the root at `root` by
+    /// [`keep`](Self::keep), if it is a `T`.
+    ///
+    /// A layer above the sandbox keeps here what it derives from the pass's
+    /// answers alone (nothing else), under a key that holds everything the
+    /// derivation depends on: a root-relative path and every setting that
+    /// changes the result. Then every build that asks with the same key
+    /// would derive the same value from the same answers, and takes it
+    /// instead.
+    pub(crate) fn recall<T: Any + Send + Sync>(&self, root: &Path, key: &[u8]) -> Option<Arc<T>> {
+        let m = lock(&self.derived);
+        let kept = m.get(root.as_os_str().as_bytes())?.get(key)?;
+        Arc::clone(kept).downcast::<T>().ok()
+    }
+
+    /// Keeps `value` under `key` for the root at `root` (see
+    /// [`recall`](Self::recall)), while the pass has room for `weight`
+    /// bytes.
+    pub(crate) fn keep<T: Any + Send + Sync>(
+        &self,
+        root: &Path,
+        key: Box<[u8]>,
+        value: Arc<T>,
+        weight: usize,
+    ) {
+        if !self.room_for(weight.saturating_add(key.len())) {
+            return;
+        }
+        lock(&self.derived)
+            .entry(Box::from(root.as_os_str().as_bytes()))
+            .or_default()
+            .insert(key, value);
+    }
+
     /// The stamp of `rel` under the root at `root`: remembered, or taken
     /// now by `stamp`.
     pub(crate) fn stamp(&self, root: &Path, rel: &Path, stamp: impl FnOnce() -> Stamp) -> Stamp {
         let answer = |kept: &[((), Stamp)]| kept.first().map(|(_, s)| *s);
-        remembered(self, &self.stamps, root, rel, answer, || {
+        remembered(self, Kind::Stamp, &self.stamps, root, rel, answer, || {
             let s = stamp();
             (((), s), s, 64)
         })
@@ -210,7 +283,7 @@ impl Pass {
                     .then(|| f.read.clone())
             })
         };
-        remembered(self, &self.files, root, rel, answer, || {
+        remembered(self, Kind::File, &self.files, root, rel, answer, || {
             let (made, ruled) = read();
             let weight = match &made {
                 Read::File { len, .. } if *len > SHARED_FILE_MAX => usize::MAX,
@@ -229,11 +302,17 @@ impl Pass {
 
 /// What `answer` finds among the answers kept for (`root`, `rel`), else
 /// what `make` makes (and keeps, while `pass` has room for its weight).
-/// The lock is not held while `make` works, so two builds asking at once
-/// may both do the work; both answers are kept, each true of the moment it
-/// was made.
+///
+/// One build at a time asks the disk a given question: a build that finds
+/// another asking the same (kind, root, path) waits for that answer, and
+/// asks for itself only when the answer kept does not serve it (another
+/// bound, cap or link rule) or was not kept. So the builds of a survey
+/// that run side by side still read each file once. `make` only asks the
+/// disk (it never asks the pass), so a waiting build never waits on
+/// itself.
 fn remembered<Q, V, R>(
     pass: &Pass,
+    kind: Kind,
     map: &Mutex<ByPath<Q, V>>,
     root: &Path,
     rel: &Path,
@@ -241,15 +320,38 @@ fn remembered<Q, V, R>(
     make: impl FnOnce() -> ((Q, V), R, usize),
 ) -> R {
     let (root, rel) = (root.as_os_str().as_bytes(), rel.as_os_str().as_bytes());
-    let found = {
+    let find = || {
         let m = lock(map);
         m.get(root)
             .and_then(|by_rel| by_rel.get(rel))
             .and_then(|kept| answer(kept))
     };
-    if let Some(found) = found {
+    if let Some(found) = find() {
         return found;
     }
+    let asked: Asked = (kind, Box::from(root), Box::from(rel));
+    let mut asking = lock(&pass.asking);
+    loop {
+        // Looked for again under the lock: an answer given between the
+        // first look and now is found here, not asked again.
+        if let Some(found) = find() {
+            return found;
+        }
+        if !asking.questions.contains(&asked) {
+            break;
+        }
+        asking.waiting += 1;
+        asking = pass
+            .answered
+            .wait(asking)
+            .unwrap_or_else(|p| p.into_inner());
+        asking.waiting -= 1;
+    }
+    asking.questions.insert(asked.clone());
+    drop(asking);
+    // Takes the question back however `make` ends (a panic included), so
+    // that no build waits for an answer that will never come.
+    let _asking = Question { pass, asked };
     let (kept, made, weight) = make();
     if !pass.room_for(weight) {
         return made;
@@ -261,6 +363,26 @@ fn remembered<Q, V, R>(
         .or_default()
         .push(kept);
     made
+}
+
+/// A question a build is asking: taken back, and the waiting builds
+/// woken, when dropped.
+struct Question<'a> {
+    pass: &'a Pass,
+    asked: Asked,
+}
+
+impl Drop for Question<'_> {
+    fn drop(&mut self) {
+        let waiting = {
+            let mut asking = lock(&self.pass.asking);
+            asking.questions.remove(&self.asked);
+            asking.waiting
+        };
+        if waiting > 0 {
+            self.pass.answered.notify_all();
+        }
+    }
 }
 
 /// Locks `m`: every update is one insert, so a poisoned map is sound.

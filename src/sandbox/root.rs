@@ -108,6 +108,25 @@ impl Root {
         }
     }
 
+    /// What a build sharing this root's pass derived and kept under `key`
+    /// (see [`Pass::recall`]); always `None` outside a survey's pass.
+    pub(crate) fn recall<T: std::any::Any + Send + Sync>(&self, key: &[u8]) -> Option<Arc<T>> {
+        self.pass.as_ref()?.recall(&self.path, key)
+    }
+
+    /// Keeps `value` under `key` in this root's pass, if it has one (see
+    /// [`Pass::keep`]).
+    pub(crate) fn keep<T: std::any::Any + Send + Sync>(
+        &self,
+        key: Box<[u8]>,
+        value: Arc<T>,
+        weight: usize,
+    ) {
+        if let Some(pass) = &self.pass {
+            pass.keep(&self.path, key, value, weight);
+        }
+    }
+
     /// Whether this root's reads are shared through a survey's pass: then
     /// [`read`](Self::read) must read a file of at most
     /// [`SHARED_FILE_MAX`](super::SHARED_FILE_MAX) bytes whole (up to the
@@ -350,10 +369,12 @@ impl Root {
                     continue;
                 }
             };
-            let is_link = entry.file_type().is_ok_and(|t| t.is_symlink());
+            let kind = entry.file_type().ok();
             out.push(Listed {
                 name: entry.file_name(),
-                is_link,
+                is_link: kind.is_some_and(|t| t.is_symlink()),
+                is_file: kind.is_some_and(|t| t.is_file()),
+                is_dir: kind.is_some_and(|t| t.is_dir()),
             });
         }
         Ok(Some(out))

@@ -3,6 +3,7 @@
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::cache::ParseCache;
 use super::frontmatter::Frontmatter;
@@ -335,10 +336,19 @@ impl SourceCtx<'_> {
                 let Some(name) = entry.name.to_str().map(str::to_string) else {
                     continue;
                 };
-                if name.starts_with('.') || (entry.is_link && never_follow) {
+                // A regular file (as the listing says) is no folder: passed
+                // over without a stat.
+                if name.starts_with('.') || (entry.is_link && never_follow) || entry.is_file {
                     continue;
                 }
-                let stamp = self.root.stamp(&rel_folder);
+                let stamp = if at + 1 < depth && self.root.shares_reads() {
+                    // In a survey's pass a look is remembered: looking now
+                    // gives the same stamp, and the listing is ready when
+                    // the folder's turn comes.
+                    self.root.look(&rel_folder, self.listing_max()).stamp
+                } else {
+                    self.root.stamp(&rel_folder)
+                };
                 if !stamp.is_dir() {
                     continue;
                 }
@@ -410,34 +420,44 @@ impl SourceCtx<'_> {
         }
     }
 
-    pub(super) fn examine(
+    /// How this policy reads a `SKILL.md`: everything the reading and
+    /// parsing depend on.
+    fn reading_how(&self) -> How {
+        How {
+            links: match self.policy.skills.skill_file_symlinks {
+                SymlinkRule::Never => SymlinkRule::Never,
+                SymlinkRule::WithinRoot => self.policy.trust.symlinks,
+            },
+            cap: read::file_cap(self.policy),
+            // A pinned project skill is approved by its whole file.
+            pin: self.origin == Origin::Project
+                && self.policy.trust.project == ProjectTrust::Pinned,
+            reading: super::frontmatter::Reading::of(self.policy),
+            bom_is_text: self.policy.skills.leading_bom == LeadingBom::Text,
+        }
+    }
+
+    /// Opens and reads the `SKILL.md` `rel` as `how` says, and parses its
+    /// frontmatter: what the file is, before any check of the policy's
+    /// own (name, description, hard links). A file that is not there or
+    /// is refused is explained (`Err`), as the folder's failure.
+    fn read_frontmatter(
         &self,
-        folder: &str,
+        rel: &Path,
         rel_folder: &Path,
-        level: usize,
+        how: &How,
         trace: &mut Trace,
-    ) -> Result<Found, (PathBuf, Reason)> {
-        // Open the SKILL.md straight away: for a good skill that is the only
-        // path examined (and traced: a removed or replaced folder shows up as
-        // a changed SKILL.md). The folder is examined only to explain a failure.
-        let rel = rel_folder.join(SKILL_FILE);
-        let links = match self.policy.skills.skill_file_symlinks {
-            SymlinkRule::Never => SymlinkRule::Never,
-            SymlinkRule::WithinRoot => self.policy.trust.symlinks,
-        };
-        let cap = read::file_cap(self.policy);
+    ) -> Result<SkillRead, (PathBuf, Reason)> {
+        let (cap, pin, fences) = (how.cap, how.pin, how.reading.fences);
         // A pinned project skill is approved by its whole file: read it all
         // (it is no larger than the cap), trace and hash all of it, and
-        // parse its frontmatter from the same bytes.
-        let pin =
-            self.origin == Origin::Project && self.policy.trust.project == ProjectTrust::Pinned;
-        let fences = self.policy.skills.fences;
-        // In a survey's pass a small file is read whole, once for every
-        // policy, and each takes the frontmatter its fences find: the bytes
-        // it would have read by itself. A larger one each reads itself.
+        // parse its frontmatter from the same bytes. In a survey's pass a
+        // small file is read whole, once for every policy, and each takes
+        // the frontmatter its fences find: the bytes it would have read by
+        // itself. A larger one each reads itself.
         let shared = self.root.shares_reads();
         let whole = |len: u64| pin || (shared && len <= SHARED_FILE_MAX);
-        let read = self.root.read(&rel, links, cap, |file| {
+        let read = self.root.read(rel, how.links, cap, |file| {
             if whole(file.len()) {
                 file.read_at_most(cap).map_err(|_| Reason::Unreadable)
             } else {
@@ -451,27 +471,18 @@ impl SourceCtx<'_> {
                 return Err(self.explain_failure(rel_folder, Opened::Refused(reason), trace));
             }
         };
-        if self.origin == Origin::Project && stamp.is_hard_linked() {
-            self.warnings
-                .borrow_mut()
-                .push(crate::vocab::warning::Warning::hard_link(
-                    &self.root.path.join(&rel),
-                ));
-            if self.policy.trust.hard_links == HardLinkRule::Refuse {
-                trace.push(self.place(), &rel, stamp, None);
-                return Err((rel, Reason::HardLink));
-            }
-        }
+        let refused = |reason| SkillRead {
+            stamp,
+            entry: Arc::new(TraceEntry::new(self.place(), rel, stamp, None)),
+            pinned_hash: None,
+            parsed: Err(reason),
+        };
         if len > cap {
-            trace.push(self.place(), &rel, stamp, None);
-            return Err((rel, Reason::TooLarge));
+            return Ok(refused(Reason::TooLarge));
         }
         let read = match bytes {
             Ok(b) => b,
-            Err(reason) => {
-                trace.push(self.place(), &rel, stamp, None);
-                return Err((rel, reason));
-            }
+            Err(reason) => return Ok(refused(reason)),
         };
         let end = if whole(len) {
             super::frontmatter::frontmatter_end_with(&read, fences).unwrap_or(read.len())
@@ -481,30 +492,80 @@ impl SourceCtx<'_> {
         let bytes = &read[..end];
         // A pinned skill's trace holds its whole file; any other's the
         // frontmatter read.
-        let pinned_hash = if pin {
-            trace.push(self.place(), &rel, stamp, Some(&read));
-            Some(crate::trust::content_hash(&read))
+        let (traced, pinned_hash) = if pin {
+            (&read[..], Some(crate::trust::content_hash(&read)))
         } else {
-            trace.push(self.place(), &rel, stamp, Some(bytes));
-            None
+            (bytes, None)
         };
-        // The same rule as for instruction files: a skill whose frontmatter
-        // is not text is not listed (the agent could not load it).
-        if !is_text(bytes, len > bytes.len() as u64) {
-            return Err((rel, Reason::NotText));
+        let entry = Arc::new(TraceEntry::new(self.place(), rel, stamp, Some(traced)));
+        let parsed = if !is_text(bytes, len > bytes.len() as u64) {
+            // The same rule as for instruction files: a skill whose
+            // frontmatter is not text is not listed (the agent could not
+            // load it).
+            Err(Reason::NotText)
+        } else if how.bom_is_text && bytes.starts_with(crate::vocab::text::BOM) {
+            // A byte order mark the policy counts as text stands before the
+            // `---`, so the first line is not a fence.
+            Err(Reason::BadFrontmatter)
+        } else {
+            self.cache.parse(bytes, how.reading).map_err(|e| e.reason())
+        };
+        Ok(SkillRead {
+            stamp,
+            entry,
+            pinned_hash,
+            parsed,
+        })
+    }
+
+    pub(super) fn examine(
+        &self,
+        folder: &str,
+        rel_folder: &Path,
+        level: usize,
+        trace: &mut Trace,
+    ) -> Result<Found, (PathBuf, Reason)> {
+        // Open the SKILL.md straight away: for a good skill that is the only
+        // path examined (and traced: a removed or replaced folder shows up as
+        // a changed SKILL.md). The folder is examined only to explain a failure.
+        let rel = rel_folder.join(SKILL_FILE);
+        let how = self.reading_how();
+        // In a survey's pass, what another policy read and parsed the same
+        // way (the same file, root, link rule, cap, fences and reading) is
+        // taken as it found it.
+        let key = self.root.shares_reads().then(|| how.key(self.id, &rel));
+        let recalled = key
+            .as_deref()
+            .and_then(|k| self.root.recall::<SkillRead>(k));
+        let read = match recalled {
+            Some(read) => read,
+            None => {
+                let read = Arc::new(self.read_frontmatter(&rel, rel_folder, &how, trace)?);
+                if let Some(key) = key {
+                    let weight = read.weight();
+                    self.root
+                        .keep(key.into_boxed_slice(), Arc::clone(&read), weight);
+                }
+                read
+            }
+        };
+        if self.origin == Origin::Project && read.stamp.is_hard_linked() {
+            self.warnings
+                .borrow_mut()
+                .push(crate::vocab::warning::Warning::hard_link(
+                    &self.root.path.join(&rel),
+                ));
+            if self.policy.trust.hard_links == HardLinkRule::Refuse {
+                trace.push(self.place(), &rel, read.stamp, None);
+                return Err((rel, Reason::HardLink));
+            }
         }
-        // A byte order mark the policy counts as text stands before the
-        // `---`, so the first line is not a fence.
-        if self.policy.skills.leading_bom == LeadingBom::Text
-            && bytes.starts_with(crate::vocab::text::BOM)
-        {
-            return Err((rel, Reason::BadFrontmatter));
-        }
-        let (fm, strict_error) = self
-            .cache
-            .parse(bytes, super::frontmatter::Reading::of(self.policy))
-            .map_err(|e| (rel.clone(), e.reason()))?;
-        let mut fm = fm;
+        trace.entries.push(Arc::clone(&read.entry));
+        let (mut fm, strict_error) = match &read.parsed {
+            Ok((fm, strict_error)) => (fm.clone(), strict_error.clone()),
+            Err(reason) => return Err((rel, *reason)),
+        };
+        let pinned_hash = read.pinned_hash.clone();
         let name = match self.policy.skills.name_from {
             NameFrom::FolderAndFrontmatter if fm.name.is_empty() => {
                 return Err((rel, Reason::MissingName));
@@ -583,6 +644,66 @@ impl SourceCtx<'_> {
             executable,
             pinned_hash,
         })
+    }
+}
+
+/// How a policy reads a `SKILL.md`: the link rule, the size cap, whether
+/// the whole file is read (a pinned project skill), the frontmatter
+/// reading (fences, scalars, fallback) and what a byte order mark is.
+struct How {
+    links: SymlinkRule,
+    cap: u64,
+    pin: bool,
+    reading: super::frontmatter::Reading,
+    bom_is_text: bool,
+}
+
+impl How {
+    /// The key of a `SKILL.md` read this way under the root `id`: the
+    /// root (its trace entries name it), every field, then the path.
+    fn key(&self, id: RootId, rel: &Path) -> Vec<u8> {
+        let (tag, n) = match id {
+            RootId::Home => (0u8, 0usize),
+            RootId::Repo => (1, 0),
+            RootId::Named(n) => (2, n),
+            RootId::Ancestor(n) => (3, n),
+            RootId::State => (4, 0),
+        };
+        let rel = rel.as_os_str().as_encoded_bytes();
+        let mut key = Vec::with_capacity(32 + rel.len());
+        key.push(tag);
+        key.extend_from_slice(&(n as u64).to_le_bytes());
+        key.push(match self.links {
+            SymlinkRule::WithinRoot => 0,
+            SymlinkRule::Never => 1,
+        });
+        key.extend_from_slice(&self.cap.to_le_bytes());
+        key.push(u8::from(self.pin));
+        key.push(self.reading.code());
+        key.push(u8::from(self.bom_is_text));
+        key.extend_from_slice(rel);
+        key
+    }
+}
+
+/// A `SKILL.md` as one reading found it: its stamp, the trace entry it
+/// left, its content hash when pinned, and its frontmatter or why it has
+/// none. The same for every policy that reads it the same way.
+struct SkillRead {
+    stamp: Stamp,
+    entry: Arc<TraceEntry>,
+    pinned_hash: Option<String>,
+    parsed: Result<(Frontmatter, Option<String>), Reason>,
+}
+
+impl SkillRead {
+    /// Roughly what keeping it weighs, in bytes.
+    fn weight(&self) -> usize {
+        let fm = match &self.parsed {
+            Ok((fm, _)) => fm.name.len() + fm.description.len() + 512,
+            Err(_) => 0,
+        };
+        256 + self.entry.rel.as_os_str().len() + fm
     }
 }
 

@@ -12,7 +12,7 @@ mod discover;
 pub(crate) mod frontmatter;
 pub(crate) mod lenient;
 mod memo;
-mod parallel;
+pub(crate) mod parallel;
 mod read;
 mod resolve;
 mod stage;

@@ -39,7 +39,7 @@ pub(crate) fn set_threshold(n: usize) {
 /// The threads a big source is examined on: what the OS grants this process
 /// (cgroup quota and affinity included), at most [`MAX_WORKERS`]; asked once
 /// per process.
-pub(super) fn workers() -> usize {
+pub(crate) fn workers() -> usize {
     static WORKERS: OnceLock<usize> = OnceLock::new();
     *WORKERS.get_or_init(|| {
         std::thread::available_parallelism()
@@ -55,7 +55,30 @@ pub(super) fn in_order<J: Sync, T: Send>(
     workers: usize,
     f: &(dyn Fn(&J) -> T + Sync),
 ) -> Vec<Vec<T>> {
-    let chunks: Vec<&[J]> = jobs.chunks(CHUNK).collect();
+    in_chunks(jobs, CHUNK, workers, f)
+}
+
+/// `f` over `jobs` on `workers` scoped threads, each taking the next job
+/// in turn (for a few jobs of uneven size, as a survey's policies are);
+/// the results in the order of `jobs`.
+pub(crate) fn each_in_order<J: Sync, T: Send>(
+    jobs: &[J],
+    workers: usize,
+    f: &(dyn Fn(&J) -> T + Sync),
+) -> Vec<T> {
+    in_chunks(jobs, 1, workers, f)
+        .into_iter()
+        .flatten()
+        .collect()
+}
+
+fn in_chunks<J: Sync, T: Send>(
+    jobs: &[J],
+    chunk: usize,
+    workers: usize,
+    f: &(dyn Fn(&J) -> T + Sync),
+) -> Vec<Vec<T>> {
+    let chunks: Vec<&[J]> = jobs.chunks(chunk.max(1)).collect();
     let next = AtomicUsize::new(0);
     let take = || {
         let mut mine = Vec::new();
@@ -100,5 +123,10 @@ mod tests {
             assert_eq!(out, jobs.iter().map(|j| j * 2).collect::<Vec<_>>());
         }
         assert!(in_order::<usize, usize>(&[], 4, &|j| *j).is_empty());
+        for workers in [1, 2, 5] {
+            let jobs: Vec<usize> = (0..13).collect();
+            let out = each_in_order(&jobs, workers, &|j| j + 1);
+            assert_eq!(out, (1..14).collect::<Vec<_>>());
+        }
     }
 }
