@@ -15,7 +15,7 @@ use crate::policy::{
     Policy, Trim,
 };
 use crate::sandbox::Place;
-use crate::sandbox::{OpenFile, Opened, Roots, Stamp};
+use crate::sandbox::{Readable, Roots, Stamp, ToRead};
 use crate::trace::Trace;
 use crate::trust::{self, Gate, ItemKind};
 use crate::vocab::hash::FastMap;
@@ -373,8 +373,11 @@ impl<'p> Selector<'p> {
             self.refuse_foreign(i, cand, &root.path, &path, owner);
             return;
         }
-        let file = match root.open_file(&cand.rel, self.policy.trust.symlinks) {
-            Opened::Absent => {
+        // Opened to read at most the per-file limit (what any read below
+        // asks at most): in a survey's pass, a small file another policy
+        // read is taken from its bytes.
+        let file = match root.open_to_read(&cand.rel, self.policy.trust.symlinks, self.max_file) {
+            ToRead::Absent => {
                 if cand.origin == Origin::Project {
                     gate.missing(&cand.rel, &cand.path);
                 }
@@ -382,7 +385,7 @@ impl<'p> Selector<'p> {
                 self.statuses[i] = Some(Status::Absent);
                 return;
             }
-            Opened::Refused(reason) => {
+            ToRead::Refused(reason) => {
                 if cand.origin == Origin::Project {
                     gate.missing(&cand.rel, &cand.path);
                 }
@@ -395,7 +398,7 @@ impl<'p> Selector<'p> {
                 self.skip(i, cand, reason);
                 return;
             }
-            Opened::File(file) => file,
+            ToRead::File(file) => file,
         };
         let stamp = file.stamp();
         // The file opened is the one examined: one swapped in since is
@@ -477,7 +480,7 @@ impl<'p> Selector<'p> {
         &mut self,
         i: usize,
         root: &crate::sandbox::Root,
-        file: OpenFile,
+        file: Readable,
         place: Place,
         cand: &Candidate,
         trace: &mut Trace,

@@ -45,7 +45,7 @@ pub(crate) use handles::{DEFAULT_HANDLE_BUDGET, Handles};
 pub(crate) use error::RootsError;
 pub(crate) use listed::Listed;
 pub(crate) use memo_file::{read_memo, replace_memo};
-pub(crate) use open::{OpenFile, Opened, is_exhaustion};
+pub(crate) use open::{OpenFile, Opened, Readable, ToRead, is_exhaustion};
 pub(crate) use pass::{Looked, Pass, Read, SHARED_FILE_MAX};
 pub(crate) use place::Place;
 pub(crate) use root::{Root, Shortage};

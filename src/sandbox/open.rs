@@ -32,6 +32,81 @@ pub(crate) enum Opened {
     File(OpenFile),
 }
 
+/// What looking for a file to read found: nothing, a refusal, or the file.
+#[derive(Debug)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "a short-lived return value, moved once, as `Opened` is"
+)]
+pub(crate) enum ToRead {
+    /// Nothing at that path.
+    Absent,
+    /// Something there that will not be read.
+    Refused(Reason),
+    /// A regular file.
+    File(Readable),
+}
+
+impl From<Opened> for ToRead {
+    fn from(opened: Opened) -> Self {
+        match opened {
+            Opened::Absent => Self::Absent,
+            Opened::Refused(reason) => Self::Refused(reason),
+            Opened::File(file) => Self::File(Readable::Open(file)),
+        }
+    }
+}
+
+/// A regular file to read a prefix of: open, or (in a survey's pass) read
+/// whole already, up to the reader's cap, by an earlier build.
+#[derive(Debug)]
+pub(crate) enum Readable {
+    /// Open under its root.
+    Open(OpenFile),
+    /// Read whole by a build of the same survey.
+    Kept {
+        /// The stamp of the handle it was read through.
+        stamp: Stamp,
+        /// Its size, as fstat reported it.
+        len: u64,
+        /// Its bytes, up to the cap it was read under.
+        bytes: std::sync::Arc<[u8]>,
+    },
+}
+
+impl Readable {
+    /// The file's size, as fstat reported it when it was opened.
+    pub(crate) fn len(&self) -> u64 {
+        match self {
+            Self::Open(file) => file.len(),
+            Self::Kept { len, .. } => *len,
+        }
+    }
+
+    /// The stamp of the handle it is (or was) read through.
+    pub(crate) fn stamp(&self) -> Stamp {
+        match self {
+            Self::Open(file) => file.stamp(),
+            Self::Kept { stamp, .. } => *stamp,
+        }
+    }
+
+    /// Reads at most `limit` bytes from the start: for a kept file, the
+    /// same prefix of what was read (no larger than the cap it was read
+    /// under, which the caller's `limit` never passes).
+    pub(crate) fn read_at_most(&self, limit: u64) -> io::Result<Vec<u8>> {
+        match self {
+            Self::Open(file) => file.read_at_most(limit),
+            Self::Kept { bytes, .. } => {
+                let n = usize::try_from(limit)
+                    .unwrap_or(usize::MAX)
+                    .min(bytes.len());
+                Ok(bytes[..n].to_vec())
+            }
+        }
+    }
+}
+
 /// A regular file opened under a root. The only thing to do with it is read
 /// a bounded prefix.
 #[derive(Debug)]

@@ -170,6 +170,35 @@ impl Root {
         }
     }
 
+    /// Opens `rel` under `rule` to read at most `cap` bytes of it. In a
+    /// survey's pass, a file of at most
+    /// [`SHARED_FILE_MAX`](super::SHARED_FILE_MAX) bytes is read whole (up
+    /// to `cap`) once for every build that asks the same way, and each
+    /// reads its prefix of those bytes; a larger one, or one that could not
+    /// be read, is opened for the caller as without a pass.
+    pub(crate) fn open_to_read(&self, rel: &Path, rule: SymlinkRule, cap: u64) -> open::ToRead {
+        if self.pass.is_none() {
+            return self.open_file(rel, rule).into();
+        }
+        let read = self.read(rel, rule, cap, |file| {
+            if file.len() <= super::SHARED_FILE_MAX {
+                file.read_at_most(cap).map_err(|_| Reason::Unreadable)
+            } else {
+                Err(Reason::TooLarge)
+            }
+        });
+        match read {
+            Read::Absent => open::ToRead::Absent,
+            Read::Refused(reason) => open::ToRead::Refused(reason),
+            Read::File {
+                stamp,
+                len,
+                bytes: Ok(bytes),
+            } => open::ToRead::File(open::Readable::Kept { stamp, len, bytes }),
+            Read::File { .. } => self.open_file(rel, rule).into(),
+        }
+    }
+
     /// Stats `rel` with one `statx` relative to the root's handle, the last
     /// component not followed: the fast path of the unchanged check.
     ///

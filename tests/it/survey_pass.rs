@@ -47,7 +47,18 @@ const TEXTS: &[&str] = &[
     "---\ninclusion: fileMatch\nfileMatchPattern: \"*.md\"\n---\nDocs.",
     "See @AGENTS.md and #[[file:CLAUDE.md]].",
     "",
+    // Larger than some policies read of one file, smaller than a pass
+    // keeps: each policy reads its own prefix of the kept bytes.
+    LONG,
+    // Larger than a pass keeps (16 KiB): each policy opens it for itself.
+    HUGE,
 ];
+
+/// About 9 KiB of one rule over and over.
+const LONG: &str = include_str!("survey_pass_long.txt");
+
+/// About 40 KiB.
+const HUGE: &str = include_str!("survey_pass_huge.txt");
 
 /// Skill folders, relative to a level or to the home.
 const SKILL_DIRS: &[&str] = &[".agents/skills", ".claude/skills", ".cursor/skills"];
@@ -296,8 +307,9 @@ fn lisa_with(overrides: &str) -> lisa_context::policy::Policy {
 
 /// Policies that read the same folders under other bounds share a pass
 /// only where the answer is the same: a `SKILL.md` between two policies'
-/// size caps is read again for the larger cap, and a listing cut short by
-/// one policy's entry bound is listed again for a larger bound, in either
+/// size caps is read again for the larger cap, a listing cut short by
+/// one policy's entry bound is listed again for a larger bound, and an
+/// instruction file one policy cuts is read whole for the other, in either
 /// order.
 #[test]
 fn a_pass_shared_under_other_caps_and_bounds_answers_what_each_alone_answers() {
@@ -318,9 +330,16 @@ fn a_pass_shared_under_other_caps_and_bounds_answers_what_each_alone_answers() {
             &text,
         );
     }
-    let small = "version = 1\n[skills]\nmax-skill-file-bytes = 2048\nmax-entries-per-source = 5\n";
-    let large =
-        "version = 1\n[skills]\nmax-skill-file-bytes = 65536\nmax-entries-per-source = 100\n";
+    // Instruction files of about 9 KiB at the root and one level down:
+    // read whole once by the pass, and cut at 4 KiB by the small policy,
+    // which reads its prefix of those bytes.
+    write(&repo.join("AGENTS.md"), LONG);
+    // (Not the same text: a repeated text is folded.)
+    write(&repo.join("a/AGENTS.md"), &format!("Level a.\n{LONG}"));
+    let small = "version = 1\n[instructions]\nmax-file-bytes = 4096\n\
+                 [skills]\nmax-skill-file-bytes = 2048\nmax-entries-per-source = 5\n";
+    let large = "version = 1\n[skills]\nmax-skill-file-bytes = 65536\n\
+                 max-entries-per-source = 100\n";
     for order in [[small, large], [large, small]] {
         let builders = order.iter().enumerate().map(|(i, text)| {
             let b = Loader::builder()
@@ -329,7 +348,8 @@ fn a_pass_shared_under_other_caps_and_bounds_answers_what_each_alone_answers() {
                 .home_policy(false);
             (format!("p{i}"), b)
         });
-        let surveyed = lisa_context::survey(builders, &repo, None).expect("survey");
+        let cwd = repo.join("a");
+        let surveyed = lisa_context::survey(builders, &cwd, None).expect("survey");
         for (s, text) in surveyed.iter().zip(order) {
             let alone = Loader::builder()
                 .policy(lisa_with(text))
@@ -337,8 +357,14 @@ fn a_pass_shared_under_other_caps_and_bounds_answers_what_each_alone_answers() {
                 .home_policy(false)
                 .build()
                 .expect("loader");
-            let snapshot = alone.snapshot(&repo).expect("snapshot");
+            let snapshot = alone.snapshot(&cwd).expect("snapshot");
             assert_eq!(json(&*s.snapshot), json(&*snapshot), "{text}");
+            // Both instruction files were read, as far as the policy's
+            // limits let it: the small one cuts each at 4 KiB.
+            let files = &s.snapshot.instruction_files;
+            assert_eq!(files.len(), 2, "{text}");
+            let cut = files.iter().all(|f| f.file_limit_cut);
+            assert_eq!(cut, text == small, "{text}");
         }
         // Each policy met what its bounds let it.
         let counts: Vec<(usize, usize)> = surveyed
@@ -355,4 +381,108 @@ fn a_pass_shared_under_other_caps_and_bounds_answers_what_each_alone_answers() {
             "{counts:?}"
         );
     }
+}
+
+/// Policies that differ in one setting of how a `SKILL.md` is read (its
+/// fences, the fallback for loose YAML, scalars, a byte order mark, a
+/// linked file, its size cap, pinning) read the same files in one survey:
+/// a file one of them read and parsed is taken by another only when it
+/// reads it the same way, so each answers what it answers alone.
+#[test]
+fn policies_reading_skills_each_their_own_way_share_only_the_same_reading() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let (home, repo) = (tmp.path().join("h"), tmp.path().join("r"));
+    fs::create_dir_all(repo.join(".git")).expect("git");
+    fs::create_dir_all(&home).expect("home");
+    let skills = repo.join(".agents/skills");
+    let texts = [
+        // A byte order mark before the fence.
+        (
+            "bom",
+            "\u{feff}---\nname: bom\ndescription: With a mark.\n---\n".to_string(),
+        ),
+        // An indented closing fence: `trimmed` closes there, the others
+        // read on to the next one.
+        (
+            "indented",
+            "---\nname: indented\ndescription: Early.\n  ---\nname: other\n---\n".to_string(),
+        ),
+        // A number where a string is expected.
+        (
+            "number",
+            "---\nname: number\ndescription: 42\n---\n".to_string(),
+        ),
+        // Not strict YAML: a colon inside a plain value.
+        (
+            "loose",
+            "---\nname: loose\ndescription: a: b\n---\n".to_string(),
+        ),
+        // Larger than the small cap.
+        (
+            "large",
+            format!(
+                "---\nname: large\ndescription: Big.\n---\n{}",
+                "Step.\n".repeat(600)
+            ),
+        ),
+        (
+            "plain",
+            "---\nname: plain\ndescription: Plain.\n---\n".to_string(),
+        ),
+    ];
+    for (name, text) in &texts {
+        write(&skills.join(name).join("SKILL.md"), text);
+    }
+    // A `SKILL.md` that links to a file inside the repository.
+    write(
+        &repo.join("docs/linked.md"),
+        "---\nname: linked\ndescription: Linked.\n---\n",
+    );
+    fs::create_dir_all(skills.join("linked")).expect("mkdir");
+    std::os::unix::fs::symlink("../../../docs/linked.md", skills.join("linked/SKILL.md"))
+        .expect("symlink");
+    let variants = [
+        "",
+        "[skills]\nfences = \"trimmed\"\n",
+        "[skills]\nfences = \"exact-open\"\n",
+        "[skills]\nfrontmatter = \"strict\"\n",
+        "[skills]\nfrontmatter = \"name-description-lines\"\n",
+        "[skills]\nfrontmatter = \"values-as-text\"\n",
+        "[skills]\nscalars = \"as-written\"\n",
+        "[skills]\nleading-bom = \"text\"\n",
+        "[skills]\nskill-file-symlinks = \"never\"\n",
+        "[skills]\nmax-skill-file-bytes = 2048\n",
+        "[trust]\nproject = \"pinned\"\n",
+    ];
+    let texts: Vec<String> = variants
+        .iter()
+        .map(|v| format!("version = 1\n{v}"))
+        .collect();
+    let builder = |text: &str| {
+        Loader::builder()
+            .policy(lisa_with(text))
+            .home(&home)
+            .home_policy(false)
+    };
+    // Each variant first once, then last, so that each is read both before
+    // and after the others.
+    let mut orders = vec![texts.clone()];
+    orders.push(texts.iter().rev().cloned().collect());
+    let mut answers = std::collections::BTreeSet::new();
+    for order in orders {
+        let builders = order
+            .iter()
+            .enumerate()
+            .map(|(i, text)| (format!("p{i}"), builder(text)));
+        let surveyed = lisa_context::survey(builders, &repo, None).expect("survey");
+        for (s, text) in surveyed.iter().zip(&order) {
+            let alone = builder(text).build().expect("loader");
+            let snapshot = alone.snapshot(&repo).expect("snapshot");
+            assert_eq!(json(&*s.snapshot), json(&*snapshot), "{text}");
+            let listed: Vec<&str> = s.snapshot.skills.iter().map(|k| k.name.as_str()).collect();
+            answers.insert(format!("{listed:?}"));
+        }
+    }
+    // The variants do read the tree differently.
+    assert!(answers.len() >= 5, "{answers:?}");
 }
