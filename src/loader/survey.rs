@@ -107,7 +107,8 @@ pub fn survey(
     // Then built side by side, each thread taking the next policy. The pass
     // lets one build at a time ask the disk a question (the others wait for
     // its answer), so the answers are the ones one build after another
-    // would get.
+    // would get. (Building the first policy alone, for the others to take
+    // its answers without waiting, measured slower on two cores.)
     let workers = crate::skills::parallel::workers().min(loaders.len().max(1));
     let built = crate::skills::parallel::each_in_order(&loaders, workers, &|(_, loader)| {
         loader.surveyed(cwd, root)

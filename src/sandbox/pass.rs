@@ -15,7 +15,7 @@ use std::any::Any;
 use std::os::unix::ffi::OsStrExt as _;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use super::listed::Listed;
 use super::stamp::Stamp;
@@ -85,13 +85,13 @@ const KEPT_BYTES_MAX: usize = 64 * 1024 * 1024;
 /// root-relative path.
 #[derive(Debug)]
 pub(crate) struct Pass {
-    folders: Mutex<ByPath<usize, Arc<Looked>>>,
-    stamps: Mutex<ByPath<(), Stamp>>,
-    files: Mutex<ByPath<(), FileRead>>,
+    folders: RwLock<ByPath<usize, Arc<Looked>>>,
+    stamps: RwLock<ByPath<(), Stamp>>,
+    files: RwLock<ByPath<(), FileRead>>,
     /// What a layer above made of those answers (a `SKILL.md`'s
     /// frontmatter read one way, say), by root path and the layer's own
     /// key: see [`Pass::recall`].
-    derived: Mutex<ByRoot<Derived>>,
+    derived: RwLock<ByRoot<Derived>>,
     /// The questions a build is asking the disk right now, by kind, root
     /// and path: another build asking one of them waits for that answer
     /// (see [`remembered`]).
@@ -160,10 +160,10 @@ impl Pass {
     /// A pass keeping at most `max_kept` bytes of answers.
     pub(crate) fn with_budget(max_kept: usize) -> Self {
         Self {
-            folders: Mutex::default(),
-            stamps: Mutex::default(),
-            files: Mutex::default(),
-            derived: Mutex::default(),
+            folders: RwLock::default(),
+            stamps: RwLock::default(),
+            files: RwLock::default(),
+            derived: RwLock::default(),
             asking: Mutex::default(),
             answered: Condvar::new(),
             kept: AtomicUsize::new(0),
@@ -228,7 +228,7 @@ impl Pass {
     /// would derive the same value from the same answers, and takes it
     /// instead.
     pub(crate) fn recall<T: Any + Send + Sync>(&self, root: &Path, key: &[u8]) -> Option<Arc<T>> {
-        let m = lock(&self.derived);
+        let m = read(&self.derived);
         let kept = m.get(root.as_os_str().as_bytes())?.get(key)?;
         Arc::clone(kept).downcast::<T>().ok()
     }
@@ -246,7 +246,7 @@ impl Pass {
         if !self.room_for(weight.saturating_add(key.len())) {
             return;
         }
-        lock(&self.derived)
+        write(&self.derived)
             .entry(Box::from(root.as_os_str().as_bytes()))
             .or_default()
             .insert(key, value);
@@ -313,7 +313,7 @@ impl Pass {
 fn remembered<Q, V, R>(
     pass: &Pass,
     kind: Kind,
-    map: &Mutex<ByPath<Q, V>>,
+    map: &RwLock<ByPath<Q, V>>,
     root: &Path,
     rel: &Path,
     answer: impl Fn(&[(Q, V)]) -> Option<R>,
@@ -321,7 +321,7 @@ fn remembered<Q, V, R>(
 ) -> R {
     let (root, rel) = (root.as_os_str().as_bytes(), rel.as_os_str().as_bytes());
     let find = || {
-        let m = lock(map);
+        let m = read(map);
         m.get(root)
             .and_then(|by_rel| by_rel.get(rel))
             .and_then(|kept| answer(kept))
@@ -356,7 +356,7 @@ fn remembered<Q, V, R>(
     if !pass.room_for(weight) {
         return made;
     }
-    lock(map)
+    write(map)
         .entry(Box::from(root))
         .or_default()
         .entry(Box::from(rel))
@@ -388,6 +388,17 @@ impl Drop for Question<'_> {
 /// Locks `m`: every update is one insert, so a poisoned map is sound.
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Reads a map: builds that side by side find answers do not wait on each
+/// other. Every update is one insert, so a poisoned map is sound.
+fn read<T>(m: &RwLock<T>) -> RwLockReadGuard<'_, T> {
+    m.read().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Writes a map (see [`read`]).
+fn write<T>(m: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
+    m.write().unwrap_or_else(|p| p.into_inner())
 }
 
 #[cfg(test)]

@@ -471,7 +471,9 @@ impl SourceCtx<'_> {
                 return Err(self.explain_failure(rel_folder, Opened::Refused(reason), trace));
             }
         };
+        let path = crate::vocab::paths::join(&self.root.path, rel);
         let refused = |reason| SkillRead {
+            path: path.clone(),
             stamp,
             entry: Arc::new(TraceEntry::new(self.place(), rel, stamp, None)),
             pinned_hash: None,
@@ -511,6 +513,7 @@ impl SourceCtx<'_> {
             self.cache.parse(bytes, how.reading).map_err(|e| e.reason())
         };
         Ok(SkillRead {
+            path,
             stamp,
             entry,
             pinned_hash,
@@ -528,18 +531,21 @@ impl SourceCtx<'_> {
         // Open the SKILL.md straight away: for a good skill that is the only
         // path examined (and traced: a removed or replaced folder shows up as
         // a changed SKILL.md). The folder is examined only to explain a failure.
-        let rel = rel_folder.join(SKILL_FILE);
         let how = self.reading_how();
         // In a survey's pass, what another policy read and parsed the same
         // way (the same file, root, link rule, cap, fences and reading) is
-        // taken as it found it.
-        let key = self.root.shares_reads().then(|| how.key(self.id, &rel));
+        // taken as it found it, paths included.
+        let key = self
+            .root
+            .shares_reads()
+            .then(|| how.key(self.id, rel_folder));
         let recalled = key
             .as_deref()
             .and_then(|k| self.root.recall::<SkillRead>(k));
         let read = match recalled {
             Some(read) => read,
             None => {
+                let rel = crate::vocab::paths::join(rel_folder, SKILL_FILE);
                 let read = Arc::new(self.read_frontmatter(&rel, rel_folder, &how, trace)?);
                 if let Some(key) = key {
                     let weight = read.weight();
@@ -549,12 +555,11 @@ impl SourceCtx<'_> {
                 read
             }
         };
+        let rel = read.entry.rel.clone();
         if self.origin == Origin::Project && read.stamp.is_hard_linked() {
             self.warnings
                 .borrow_mut()
-                .push(crate::vocab::warning::Warning::hard_link(
-                    &self.root.path.join(&rel),
-                ));
+                .push(crate::vocab::warning::Warning::hard_link(&read.path));
             if self.policy.trust.hard_links == HardLinkRule::Refuse {
                 trace.push(self.place(), &rel, read.stamp, None);
                 return Err((rel, Reason::HardLink));
@@ -592,7 +597,7 @@ impl SourceCtx<'_> {
         if let Some(strict_error) = strict_error {
             self.warnings.borrow_mut().push(Warning::new(
                 WarningKind::LenientFrontmatter,
-                self.root.path.join(&rel),
+                read.path.clone(),
                 format!(
                     "the frontmatter is not strict YAML and was read as plain `key: value` \
                      lines ({strict_error})"
@@ -639,7 +644,7 @@ impl SourceCtx<'_> {
             origin: self.origin,
             source: self.source.path.get_ref().clone(),
             rank: *self.source.rank.get_ref(),
-            path: self.root.path.join(&rel),
+            path: read.path.clone(),
             rel,
             executable,
             pinned_hash,
@@ -659,8 +664,9 @@ struct How {
 }
 
 impl How {
-    /// The key of a `SKILL.md` read this way under the root `id`: the
-    /// root (its trace entries name it), every field, then the path.
+    /// The key of the `SKILL.md` of the folder `rel` read this way under
+    /// the root `id`: the root (its trace entries name it), every field,
+    /// then the folder's path.
     fn key(&self, id: RootId, rel: &Path) -> Vec<u8> {
         let (tag, n) = match id {
             RootId::Home => (0u8, 0usize),
@@ -690,6 +696,8 @@ impl How {
 /// left, its content hash when pinned, and its frontmatter or why it has
 /// none. The same for every policy that reads it the same way.
 struct SkillRead {
+    /// The `SKILL.md`, absolute (its root-relative path is the entry's).
+    path: PathBuf,
     stamp: Stamp,
     entry: Arc<TraceEntry>,
     pinned_hash: Option<String>,
@@ -703,7 +711,7 @@ impl SkillRead {
             Ok((fm, _)) => fm.name.len() + fm.description.len() + 512,
             Err(_) => 0,
         };
-        256 + self.entry.rel.as_os_str().len() + fm
+        256 + self.path.as_os_str().len() + self.entry.rel.as_os_str().len() + fm
     }
 }
 
