@@ -30,6 +30,13 @@ pub struct Surveyed {
     pub reach: RuleReach,
 }
 
+/// One policy of a survey: its loader, set up already (the first), or
+/// its builder, taken by the thread that builds it.
+enum Job {
+    Ready(String, Loader),
+    Later(String, std::sync::Mutex<Option<LoaderBuilder>>),
+}
+
 /// Why a survey could not be made.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -58,8 +65,8 @@ pub enum SurveyError {
 /// over it). The answers come in the order given, and are exactly what a
 /// fresh loader built from each builder would answer at that moment. The
 /// policies are built side by side on as many threads as the system grants
-/// (at most eight). The first error, in the order given, is the answer: a
-/// loader that cannot be set up stops the survey there.
+/// (at most eight), each thread setting up the loaders of the policies it
+/// takes. The first error, in the order given, is the answer.
 ///
 /// ```
 /// let (home, repo) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
@@ -86,46 +93,73 @@ pub fn survey(
     root: Option<&Path>,
 ) -> Result<Vec<Surveyed>, SurveyError> {
     let pass = Arc::new(Pass::default());
-    // The loaders are set up in order: the first takes the pass, the
-    // others share its handles (and so the pass) and its parse cache.
-    let mut loaders: Vec<(String, Loader)> = Vec::new();
-    let mut unbuilt = None;
-    for (policy, builder) in policies {
-        let builder = match loaders.first() {
-            Some((_, first)) => builder.share(first),
-            None => builder,
-        };
-        match builder.build() {
-            Ok(l) if loaders.is_empty() => loaders.push((policy, l.in_pass(Arc::clone(&pass)))),
-            Ok(l) => loaders.push((policy, l)),
-            Err(source) => {
-                unbuilt = Some(SurveyError::Bootstrap { policy, source });
-                break;
+    let mut policies = policies.into_iter();
+    let Some((name, builder)) = policies.next() else {
+        return Ok(Vec::new());
+    };
+    // The first loader takes the pass; the others share its handles (and
+    // so the pass) and its parse cache. The others are set up by the
+    // threads that build them.
+    let first = match builder.build() {
+        Ok(l) => l.in_pass(Arc::clone(&pass)),
+        Err(source) => return Err(SurveyError::Bootstrap { policy: name, source }),
+    };
+    let jobs: Vec<Job> = std::iter::once(Job::Ready(name, first))
+        .chain(policies.map(|(name, b)| Job::Later(name, std::sync::Mutex::new(Some(b)))))
+        .collect();
+    let Some(Job::Ready(_, first)) = jobs.first() else {
+        return Ok(Vec::new());
+    };
+    // Built side by side, each thread taking the next policy. The pass lets
+    // one build at a time ask the disk a question (the others wait for its
+    // answer), so the answers are the ones one build after another would
+    // get.
+    let workers = crate::skills::parallel::workers().min(jobs.len());
+    let built = crate::skills::parallel::each_in_order(&jobs, workers, &|job| {
+        let (policy, later);
+        let loader = match job {
+            Job::Ready(name, loader) => {
+                policy = name;
+                loader
             }
-        }
-    }
-    // Then built side by side, each thread taking the next policy. The pass
-    // lets one build at a time ask the disk a question (the others wait for
-    // its answer), so the answers are the ones one build after another
-    // would get. (Building the first policy alone, for the others to take
-    // its answers without waiting, measured slower on two cores.)
-    let workers = crate::skills::parallel::workers().min(loaders.len().max(1));
-    let built = crate::skills::parallel::each_in_order(&loaders, workers, &|(_, loader)| {
-        loader.surveyed(cwd, root)
-    });
-    let mut out = Vec::with_capacity(built.len());
-    for ((policy, _), answer) in loaders.into_iter().zip(built) {
-        match answer {
-            Ok((snapshot, reach)) => out.push(Surveyed {
-                policy,
+            Job::Later(name, builder) => {
+                policy = name;
+                let builder = builder
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .take()
+                    .ok_or(None)?;
+                later = builder.share(first).build().map_err(|source| {
+                    Some(SurveyError::Bootstrap {
+                        policy: policy.clone(),
+                        source,
+                    })
+                })?;
+                &later
+            }
+        };
+        match loader.surveyed(cwd, root) {
+            Ok((snapshot, reach)) => Ok(Surveyed {
+                policy: policy.clone(),
                 snapshot,
                 reach,
             }),
-            Err(source) => return Err(SurveyError::Snapshot { policy, source }),
+            Err(source) => Err(Some(SurveyError::Snapshot {
+                policy: policy.clone(),
+                source,
+            })),
+        }
+    });
+    // The first error in the order given is the answer.
+    let mut out = Vec::with_capacity(built.len());
+    for answer in built {
+        match answer {
+            Ok(surveyed) => out.push(surveyed),
+            Err(Some(e)) => return Err(e),
+            // A builder already taken: never, as `each_in_order` runs each
+            // job once.
+            Err(None) => continue,
         }
     }
-    match unbuilt {
-        Some(e) => Err(e),
-        None => Ok(out),
-    }
+    Ok(out)
 }
