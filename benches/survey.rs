@@ -1,7 +1,8 @@
 //! `survey`'s cost: every shipped policy on the 12-level, 200-skill tree
 //! (benches/common/tree.rs), built as the command builds them
-//! (`lisa_context::survey`: one pass over the disk, a snapshot and the rule
-//! reach of each policy; then `Survey::of_surveyed`),
+//! (`lisa_context::survey`: one pass over the disk, the policies built side
+//! by side, a snapshot and the rule reach of each; then
+//! `Survey::of_surveyed`),
 //! beside its floor: one `--policy lisa` snapshot by a fresh loader. Both sides run with the
 //! frontmatter memo warm (written by a first run), as every run after the
 //! first has it. The target of issue 31 is a ratio of at most 3.

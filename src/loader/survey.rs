@@ -11,7 +11,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::{Loader, LoaderBuilder};
+use super::LoaderBuilder;
 use crate::access::RuleReach;
 use crate::error::{BootstrapError, SnapshotError};
 use crate::sandbox::Pass;
@@ -30,11 +30,11 @@ pub struct Surveyed {
     pub reach: RuleReach,
 }
 
-/// One policy of a survey: its loader, set up already (the first), or
-/// its builder, taken by the thread that builds it.
+/// One policy of a survey: the first (its loader set up already), or
+/// another, its builder taken by the thread that builds it.
 enum Job {
-    Ready(String, Loader),
-    Later(String, std::sync::Mutex<Option<LoaderBuilder>>),
+    First(String),
+    Later(String, std::sync::Mutex<Option<Box<LoaderBuilder>>>),
 }
 
 /// Why a survey could not be made.
@@ -102,14 +102,18 @@ pub fn survey(
     // threads that build them.
     let first = match builder.build() {
         Ok(l) => l.in_pass(Arc::clone(&pass)),
-        Err(source) => return Err(SurveyError::Bootstrap { policy: name, source }),
+        Err(source) => {
+            return Err(SurveyError::Bootstrap {
+                policy: name,
+                source,
+            });
+        }
     };
-    let jobs: Vec<Job> = std::iter::once(Job::Ready(name, first))
-        .chain(policies.map(|(name, b)| Job::Later(name, std::sync::Mutex::new(Some(b)))))
-        .collect();
-    let Some(Job::Ready(_, first)) = jobs.first() else {
-        return Ok(Vec::new());
-    };
+    let mut jobs = vec![Job::First(name)];
+    for (name, builder) in policies {
+        let builder = std::sync::Mutex::new(Some(Box::new(builder)));
+        jobs.push(Job::Later(name, builder));
+    }
     // Built side by side, each thread taking the next policy. The pass lets
     // one build at a time ask the disk a question (the others wait for its
     // answer), so the answers are the ones one build after another would
@@ -118,9 +122,9 @@ pub fn survey(
     let built = crate::skills::parallel::each_in_order(&jobs, workers, &|job| {
         let (policy, later);
         let loader = match job {
-            Job::Ready(name, loader) => {
+            Job::First(name) => {
                 policy = name;
-                loader
+                &first
             }
             Job::Later(name, builder) => {
                 policy = name;
@@ -129,7 +133,7 @@ pub fn survey(
                     .unwrap_or_else(|p| p.into_inner())
                     .take()
                     .ok_or(None)?;
-                later = builder.share(first).build().map_err(|source| {
+                later = (*builder).share(&first).build().map_err(|source| {
                     Some(SurveyError::Bootstrap {
                         policy: policy.clone(),
                         source,

@@ -430,6 +430,47 @@ mod tests {
     }
 
     #[test]
+    fn a_derived_value_is_recalled_by_its_root_key_and_type_within_the_budget() {
+        let pass = Pass::with_budget(1024);
+        let (root, other) = (Path::new("/r"), Path::new("/s"));
+        pass.keep(root, Box::from(&b"k"[..]), Arc::new(7u32), 100);
+        assert_eq!(pass.recall::<u32>(root, b"k").as_deref(), Some(&7));
+        // Another root, another key or another type: nothing.
+        assert!(pass.recall::<u32>(other, b"k").is_none());
+        assert!(pass.recall::<u32>(root, b"j").is_none());
+        assert!(pass.recall::<u64>(root, b"k").is_none());
+        // Past the budget, a value is not kept.
+        pass.keep(root, Box::from(&b"big"[..]), Arc::new(8u32), 2048);
+        assert!(pass.recall::<u32>(root, b"big").is_none());
+    }
+
+    #[test]
+    fn builds_asking_at_once_have_the_disk_asked_once() {
+        // Eight threads ask for the same stamp at once: one asks the disk,
+        // the others wait for its answer.
+        let pass = Pass::default();
+        let asked = AtomicUsize::new(0);
+        let root = Path::new("/r");
+        let answers: Vec<Stamp> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..8)
+                .map(|_| {
+                    s.spawn(|| {
+                        pass.stamp(root, Path::new("a"), || {
+                            asked.fetch_add(1, Ordering::Relaxed);
+                            // Long enough for the others to come asking.
+                            std::thread::yield_now();
+                            Stamp::Absent
+                        })
+                    })
+                })
+                .collect();
+            handles.into_iter().filter_map(|h| h.join().ok()).collect()
+        });
+        assert_eq!(answers, vec![Stamp::Absent; 8]);
+        assert_eq!(asked.load(Ordering::Relaxed), 1);
+    }
+
+    #[test]
     fn a_file_over_the_shared_size_is_never_kept() {
         let pass = Pass::default();
         let root = Path::new("/r");

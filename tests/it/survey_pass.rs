@@ -486,3 +486,26 @@ fn policies_reading_skills_each_their_own_way_share_only_the_same_reading() {
     // The variants do read the tree differently.
     assert!(answers.len() >= 5, "{answers:?}");
 }
+
+/// A policy whose loader cannot be set up ends the survey with its name,
+/// wherever it stands in the list and whichever thread sets it up.
+#[test]
+fn a_policy_that_cannot_be_set_up_is_named() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let (home, repo) = (tmp.path().join("h"), tmp.path().join("r"));
+    fs::create_dir_all(repo.join(".git")).expect("git");
+    fs::create_dir_all(&home).expect("home");
+    for names in [
+        &["no-such-harness", "lisa", "codex"][..],
+        &["lisa", "no-such-harness", "codex"][..],
+        &["lisa", "codex", "zed", "no-such-harness"][..],
+    ] {
+        let builders = names.iter().map(|n| (n.to_string(), builder(n, &home)));
+        match lisa_context::survey(builders, &repo, None) {
+            Err(lisa_context::SurveyError::Bootstrap { policy, .. }) => {
+                assert_eq!(policy, "no-such-harness", "{names:?}");
+            }
+            other => panic!("{names:?}: {other:?}"),
+        }
+    }
+}
