@@ -295,6 +295,15 @@ fn a_survey_of_every_kind_at_once_answers_what_each_policy_alone_answers() {
     assert!(loaded > 100, "only {loaded} skills met");
 }
 
+/// A temporary folder holding an empty home `h` and a repository `r`.
+fn home_and_repo() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let (home, repo) = (tmp.path().join("h"), tmp.path().join("r"));
+    fs::create_dir_all(repo.join(".git")).expect("git");
+    fs::create_dir_all(&home).expect("home");
+    (tmp, home, repo)
+}
+
 /// The lisa policy with `overrides` laid over it as the home's layer.
 fn lisa_with(overrides: &str) -> lisa_context::policy::Policy {
     use lisa_context::policy::{Layer, Policy, PolicySource};
@@ -313,10 +322,7 @@ fn lisa_with(overrides: &str) -> lisa_context::policy::Policy {
 /// order.
 #[test]
 fn a_pass_shared_under_other_caps_and_bounds_answers_what_each_alone_answers() {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let (home, repo) = (tmp.path().join("h"), tmp.path().join("r"));
-    fs::create_dir_all(repo.join(".git")).expect("git");
-    fs::create_dir_all(&home).expect("home");
+    let (_tmp, home, repo) = home_and_repo();
     let body = "Steps.\n".repeat(1_000);
     // More folders than the small policy lists (16 times its bound of 5):
     // its listing stops short, in the file system's order.
@@ -390,10 +396,7 @@ fn a_pass_shared_under_other_caps_and_bounds_answers_what_each_alone_answers() {
 /// reads it the same way, so each answers what it answers alone.
 #[test]
 fn policies_reading_skills_each_their_own_way_share_only_the_same_reading() {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let (home, repo) = (tmp.path().join("h"), tmp.path().join("r"));
-    fs::create_dir_all(repo.join(".git")).expect("git");
-    fs::create_dir_all(&home).expect("home");
+    let (_tmp, home, repo) = home_and_repo();
     let skills = repo.join(".agents/skills");
     let texts = [
         // A byte order mark before the fence.
@@ -491,10 +494,7 @@ fn policies_reading_skills_each_their_own_way_share_only_the_same_reading() {
 /// wherever it stands in the list and whichever thread sets it up.
 #[test]
 fn a_policy_that_cannot_be_set_up_is_named() {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let (home, repo) = (tmp.path().join("h"), tmp.path().join("r"));
-    fs::create_dir_all(repo.join(".git")).expect("git");
-    fs::create_dir_all(&home).expect("home");
+    let (_tmp, home, repo) = home_and_repo();
     for names in [
         &["no-such-harness", "lisa", "codex"][..],
         &["lisa", "no-such-harness", "codex"][..],
