@@ -307,9 +307,10 @@ impl Pass {
 /// another asking the same (kind, root, path) waits for that answer, and
 /// asks for itself only when the answer kept does not serve it (another
 /// bound, cap or link rule) or was not kept. So the builds of a survey
-/// that run side by side still read each file once. `make` only asks the
-/// disk (it never asks the pass), so a waiting build never waits on
-/// itself.
+/// that run side by side still read each file once. Waits cannot form a
+/// cycle: a stamp's or a file's `make` asks only the disk, and a folder's
+/// asks at most for the stamp of the same path (when the folder will not
+/// open), a question of another kind.
 fn remembered<Q, V, R>(
     pass: &Pass,
     kind: Kind,
