@@ -9,6 +9,9 @@
 //! order, warnings, rejections, found skills) is byte for byte what the
 //! sequential loop gives. Below the threshold, the same code runs on the
 //! calling thread.
+//!
+//! A survey builds its policies on the same kind of pool, one policy at a
+//! time per thread ([`each_in_order`]).
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
