@@ -1,8 +1,8 @@
 //! `survey`'s cost: every shipped policy on the 12-level, 200-skill tree
 //! (benches/common/tree.rs), built as the command builds them
-//! (`lisa_context::survey`: one pass over the disk, the policies built side
-//! by side, a snapshot and the rule reach of each; then
-//! `Survey::of_surveyed`),
+//! (`Survey::run`: one pass over the disk, the policies built side by side,
+//! a snapshot and the rule reach of each, each summed up and dropped on the
+//! thread that built it),
 //! beside its floor: one `--policy lisa` snapshot by a fresh loader. Both sides run with the
 //! frontmatter memo warm (written by a first run), as every run after the
 //! first has it. The target of issue 31 is a ratio of at most 3.
@@ -16,6 +16,8 @@
 //! `profiled` and stops, for a profiler; with `SURVEY_PROFILE=floor`, five
 //! floors in `profiled_floor`; with `SURVEY_PROFILE=0`, neither (what the
 //! set-up costs, to subtract from a count of system calls).
+//! `SURVEY_POLICIES=lisa,codex` surveys only the policies named, to count
+//! what one policy adds to a survey.
 #![allow(
     clippy::disallowed_methods,
     clippy::disallowed_types,
@@ -55,13 +57,24 @@ fn one_lisa(home: &Path, cwd: &Path) -> Arc<Snapshot> {
         .expect("snapshot")
 }
 
+/// The policies surveyed: every shipped one, or those `SURVEY_POLICIES`
+/// names (comma-separated), to count what one policy adds to a survey.
+fn surveyed_names() -> Vec<String> {
+    match std::env::var("SURVEY_POLICIES") {
+        Ok(names) => names.split(',').map(str::to_string).collect(),
+        Err(_) => lisa_context::policy::SHIPPED_NAMES
+            .iter()
+            .map(|name| name.to_string())
+            .collect(),
+    }
+}
+
 /// What `lisa-context survey` does: every shipped policy, one pass.
 fn survey(home: &Path, cwd: &Path) -> lisa_context::protocol::Survey {
-    let builders = lisa_context::policy::SHIPPED_NAMES
-        .iter()
-        .map(|name| (name.to_string(), builder(name, home)));
-    let surveyed = lisa_context::survey(builders, cwd, None).expect("survey");
-    lisa_context::protocol::Survey::of_surveyed(cwd, &surveyed)
+    let builders = surveyed_names()
+        .into_iter()
+        .map(|name| (name.clone(), builder(&name, home)));
+    lisa_context::protocol::Survey::run(builders, cwd, None).expect("survey")
 }
 
 /// Five surveys, for a profiler to single out
@@ -107,7 +120,7 @@ fn main() {
 
     // Warm the memos (each policy's state root), and check both sides.
     let s = survey(&home, &cwd);
-    assert_eq!(s.policies.len(), lisa_context::policy::SHIPPED_NAMES.len());
+    assert_eq!(s.policies.len(), surveyed_names().len());
     let lisa = one_lisa(&home, &cwd);
     assert!(!lisa.instruction_files.is_empty() && lisa.skills.len() >= 50);
     eprintln!(

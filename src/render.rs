@@ -9,10 +9,13 @@
 //! the nonce, is prefixed with the policy's `forged-line-prefix`, so no file
 //! line can pass for a boundary even to a reader that ignores the nonce.
 
+use std::borrow::Cow;
+
 use crate::instructions::{Activation, Block, RuleFile};
 use crate::policy::Policy;
 use crate::skills::Skill;
 use crate::vocab::origin::Origin;
+use crate::vocab::text::collapse_whitespace;
 use crate::vocab::unicode::as_seen;
 
 /// The nonce: 16 hex digits of a keyed BLAKE3 hash over the policy and
@@ -413,28 +416,16 @@ struct Scan {
     erase: bool,
 }
 
-/// Runs of whitespace (newlines included) become one space.
-pub(crate) fn collapse_whitespace(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for word in s.split_whitespace() {
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.push_str(word);
-    }
-    out
-}
-
 /// At most `max` characters; a cut string ends with an ellipsis (which counts
 /// toward `max`).
-pub(crate) fn cut_chars(s: &str, max: usize) -> String {
+pub(crate) fn cut_chars(s: &str, max: usize) -> Cow<'_, str> {
     if s.chars().count() <= max {
-        return s.to_string();
+        return Cow::Borrowed(s);
     }
     let keep = max.saturating_sub(1);
     let mut out: String = s.chars().take(keep).collect();
     out.push('…');
-    out
+    Cow::Owned(out)
 }
 
 #[cfg(test)]

@@ -818,7 +818,8 @@ fn dispatch(cli: Cli) -> miette::Result<u8> {
                 }
                 (name.clone(), b)
             });
-            let surveyed = match lisa_context::survey(builders, &cwd, root.as_deref()) {
+            let survey = match lisa_context::protocol::Survey::run(builders, &cwd, root.as_deref())
+            {
                 Ok(s) => s,
                 Err(lisa_context::SurveyError::Bootstrap { source, .. }) => {
                     return Err(source.into());
@@ -828,7 +829,6 @@ fn dispatch(cli: Cli) -> miette::Result<u8> {
                 }
                 Err(e) => return Err(miette::miette!("{e}")),
             };
-            let survey = lisa_context::protocol::Survey::of_surveyed(&cwd, &surveyed);
             let encoded = |v: Result<String, serde_json::Error>| {
                 v.map_err(|e| miette::miette!("cannot encode the survey: {e}"))
             };

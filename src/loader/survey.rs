@@ -92,6 +92,18 @@ pub fn survey(
     cwd: &Path,
     root: Option<&Path>,
 ) -> Result<Vec<Surveyed>, SurveyError> {
+    survey_each(policies, cwd, root, &|surveyed| surveyed)
+}
+
+/// [`survey`], each policy's answer given to `each` on the thread that
+/// built it: what a caller keeps of a snapshot is made, and the rest
+/// dropped, side by side too.
+pub(crate) fn survey_each<T: Send>(
+    policies: impl IntoIterator<Item = (String, LoaderBuilder)>,
+    cwd: &Path,
+    root: Option<&Path>,
+    each: &(dyn Fn(Surveyed) -> T + Sync),
+) -> Result<Vec<T>, SurveyError> {
     let pass = Arc::new(Pass::default());
     let mut policies = policies.into_iter();
     let Some((name, builder)) = policies.next() else {
@@ -143,11 +155,11 @@ pub fn survey(
             }
         };
         match loader.surveyed(cwd, root) {
-            Ok((snapshot, reach)) => Ok(Surveyed {
+            Ok((snapshot, reach)) => Ok(each(Surveyed {
                 policy: policy.clone(),
                 snapshot,
                 reach,
-            }),
+            })),
             Err(source) => Err(Some(SurveyError::Snapshot {
                 policy: policy.clone(),
                 source,

@@ -265,125 +265,186 @@ pub struct SurveyProblem {
     pub message: String,
 }
 
+/// What one policy's snapshot gives a survey, made apart from the others
+/// (on the thread that built it, in [`Survey::run`]).
+struct Part {
+    /// Its line.
+    line: SurveyedPolicy,
+    /// Its problems: kind, path, message.
+    notes: Vec<(&'static str, String, String)>,
+    /// The project instruction files it reads.
+    project_files: Vec<String>,
+    /// The rules no path of the repository reaches.
+    unmatched: Vec<String>,
+}
+
+impl Part {
+    fn of(name: &str, s: &Snapshot) -> Self {
+        let lossy = |p: &std::path::Path| p.to_string_lossy().into_owned();
+        let line = SurveyedPolicy {
+            name: name.to_string(),
+            repo_root: lossy(&s.repo_root),
+            instruction_files: s.instruction_files.iter().map(|b| lossy(&b.path)).collect(),
+            skills: s.skills.iter().map(|k| k.name.clone()).collect(),
+            budget_used: s.budget.used,
+            budget_limit: s.budget.limit,
+            prompt_bytes: s.prompt.len(),
+            rules: s
+                .rules
+                .iter()
+                .map(|r| SurveyedRule {
+                    path: lossy(&r.path),
+                    mode: r.mode.as_str().to_string(),
+                })
+                .collect(),
+        };
+        let mut notes = Vec::new();
+        let mut note = |kind: &'static str, path: String, message: String| {
+            notes.push((kind, path, message));
+        };
+        for b in &s.instruction_files {
+            let message = if b.budget_cut {
+                format!(
+                    "the budget ({} bytes) cuts it: {} bytes shown of a {}-byte file",
+                    s.budget.limit, b.included_bytes, b.bytes
+                )
+            } else if b.char_limit_cut {
+                let whose = if b.char_source_cut {
+                    "its cap on the characters of one source's files"
+                } else {
+                    "its cap on one file's characters"
+                };
+                format!(
+                    "{whose} cuts it: {} bytes shown of a {}-byte file",
+                    b.included_bytes, b.bytes
+                )
+            } else if b.file_limit_cut {
+                format!(
+                    "its cap on one file's bytes cuts it: {} bytes shown of a {}-byte file",
+                    b.included_bytes, b.bytes
+                )
+            } else {
+                continue;
+            };
+            note("budget-clip", lossy(&b.path), message);
+        }
+        for h in &s.hidden_text {
+            note(
+                "hidden-text",
+                lossy(&h.path),
+                format!(
+                    "{} character(s) and {} HTML comment(s) a reader does not see ({})",
+                    h.report.characters,
+                    h.report.html_comments,
+                    h.report.kinds.join(", ")
+                ),
+            );
+        }
+        for r in &s.rejected_skills {
+            note(
+                "rejected-skill",
+                lossy(&r.path),
+                format!("refused: {}", r.reason.as_str()),
+            );
+        }
+        for r in &s.rules {
+            if let Some(m) = &r.misread {
+                note(
+                    "rule-misread",
+                    lossy(&r.path),
+                    format!("{m}; read as {}", r.mode.as_str()),
+                );
+            }
+        }
+        for i in s.imports.iter().filter(|i| i.reason.is_some()) {
+            let reason = i.reason.map(|r| r.as_str()).unwrap_or_default();
+            note(
+                "import-failed",
+                lossy(&i.from),
+                format!("{} is not followed: {reason}", i.spec),
+            );
+        }
+        let project_files = s
+            .instruction_files
+            .iter()
+            .filter(|b| b.origin == crate::vocab::origin::Origin::Project)
+            .map(|b| lossy(&b.path))
+            .collect();
+        Self {
+            line,
+            notes,
+            project_files,
+            unmatched: Vec::new(),
+        }
+    }
+
+    /// [`Part::of`] a policy's snapshot, with its rule reach.
+    fn of_surveyed(s: &crate::loader::Surveyed) -> Self {
+        let mut part = Self::of(&s.policy, &s.snapshot);
+        part.unmatched = s
+            .reach
+            .unmatched
+            .iter()
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect();
+        part
+    }
+}
+
 impl Survey {
     /// The survey of `cwd` from each `(policy name, snapshot)`.
     pub fn of(cwd: &std::path::Path, snapshots: &[(String, std::sync::Arc<Snapshot>)]) -> Self {
-        use std::collections::BTreeMap;
-        let lossy = |p: &std::path::Path| p.to_string_lossy().into_owned();
-        let policies = snapshots
+        let parts = snapshots
             .iter()
-            .map(|(name, s)| SurveyedPolicy {
-                name: name.clone(),
-                repo_root: lossy(&s.repo_root),
-                instruction_files: s.instruction_files.iter().map(|b| lossy(&b.path)).collect(),
-                skills: s.skills.iter().map(|k| k.name.clone()).collect(),
-                budget_used: s.budget.used,
-                budget_limit: s.budget.limit,
-                prompt_bytes: s.prompt.len(),
-                rules: s
-                    .rules
-                    .iter()
-                    .map(|r| SurveyedRule {
-                        path: lossy(&r.path),
-                        mode: r.mode.as_str().to_string(),
-                    })
-                    .collect(),
-            })
+            .map(|(name, s)| Part::of(name, s))
             .collect();
+        Self::of_parts(cwd, parts)
+    }
+
+    /// Surveys `cwd` (in the repository `root` names, else the one found
+    /// from it) under each policy of `policies`, as
+    /// [`crate::survey`] does, and makes the survey of what it found: what
+    /// `lisa-context survey` shows. What the survey keeps of each snapshot
+    /// is taken, and the snapshot dropped, on the thread that built it.
+    pub fn run(
+        policies: impl IntoIterator<Item = (String, crate::LoaderBuilder)>,
+        cwd: &std::path::Path,
+        root: Option<&std::path::Path>,
+    ) -> Result<Self, crate::SurveyError> {
+        let parts = crate::loader::survey_each(policies, cwd, root, &|s| Part::of_surveyed(&s))?;
+        Ok(Self::of_parts(cwd, parts))
+    }
+
+    /// The survey from each policy's part, in survey order.
+    fn of_parts(cwd: &std::path::Path, parts: Vec<Part>) -> Self {
+        use std::collections::BTreeMap;
         let mut problems = Vec::new();
         // Per (kind, path, message): the policies it holds for.
         let mut grouped: BTreeMap<(usize, String, String, String), Vec<String>> = BTreeMap::new();
-        let mut note = |kind: &str, path: String, message: String, policy: &str| {
-            grouped
-                .entry((kind_order(kind), kind.to_string(), path, message))
-                .or_default()
-                .push(policy.to_string());
-        };
-        for (name, s) in snapshots {
-            for b in &s.instruction_files {
-                let message = if b.budget_cut {
-                    format!(
-                        "the budget ({} bytes) cuts it: {} bytes shown of a {}-byte file",
-                        s.budget.limit, b.included_bytes, b.bytes
-                    )
-                } else if b.char_limit_cut {
-                    let whose = if b.char_source_cut {
-                        "its cap on the characters of one source's files"
-                    } else {
-                        "its cap on one file's characters"
-                    };
-                    format!(
-                        "{whose} cuts it: {} bytes shown of a {}-byte file",
-                        b.included_bytes, b.bytes
-                    )
-                } else if b.file_limit_cut {
-                    format!(
-                        "its cap on one file's bytes cuts it: {} bytes shown of a {}-byte file",
-                        b.included_bytes, b.bytes
-                    )
-                } else {
-                    continue;
-                };
-                note("budget-clip", lossy(&b.path), message, name);
+        // Per project file: the policies that read it.
+        let mut readers: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        let mut policies = Vec::with_capacity(parts.len());
+        let mut unmatched = Vec::with_capacity(parts.len());
+        for part in parts {
+            let name = &part.line.name;
+            for (kind, path, message) in part.notes {
+                grouped
+                    .entry((kind_order(kind), kind.to_string(), path, message))
+                    .or_default()
+                    .push(name.clone());
             }
-            for h in &s.hidden_text {
-                note(
-                    "hidden-text",
-                    lossy(&h.path),
-                    format!(
-                        "{} character(s) and {} HTML comment(s) a reader does not see ({})",
-                        h.report.characters,
-                        h.report.html_comments,
-                        h.report.kinds.join(", ")
-                    ),
-                    name,
-                );
+            for path in part.project_files {
+                readers.entry(path).or_default().push(name.clone());
             }
-            for r in &s.rejected_skills {
-                note(
-                    "rejected-skill",
-                    lossy(&r.path),
-                    format!("refused: {}", r.reason.as_str()),
-                    name,
-                );
-            }
-            for r in &s.rules {
-                if let Some(m) = &r.misread {
-                    note(
-                        "rule-misread",
-                        lossy(&r.path),
-                        format!("{m}; read as {}", r.mode.as_str()),
-                        name,
-                    );
-                }
-            }
-            for i in s.imports.iter().filter(|i| i.reason.is_some()) {
-                let reason = i.reason.map(|r| r.as_str()).unwrap_or_default();
-                note(
-                    "import-failed",
-                    lossy(&i.from),
-                    format!("{} is not followed: {reason}", i.spec),
-                    name,
-                );
-            }
+            unmatched.push((name.clone(), part.unmatched));
+            policies.push(part.line);
         }
         // A project file some policies read and others do not.
-        let mut readers: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        for (name, s) in snapshots {
-            for b in &s.instruction_files {
-                if b.origin == crate::vocab::origin::Origin::Project {
-                    readers
-                        .entry(lossy(&b.path))
-                        .or_default()
-                        .push(name.clone());
-                }
-            }
-        }
         for (path, by) in readers {
-            if by.len() < snapshots.len() {
-                let others: Vec<&str> = snapshots
+            if by.len() < policies.len() {
+                let others: Vec<&str> = policies
                     .iter()
-                    .map(|(n, _)| n.as_str())
+                    .map(|p| p.name.as_str())
                     .filter(|n| !by.iter().any(|b| b == n))
                     .collect();
                 grouped.insert(
@@ -405,11 +466,15 @@ impl Survey {
                 message,
             });
         }
-        Self {
-            cwd: lossy(cwd),
+        let mut survey = Self {
+            cwd: cwd.to_string_lossy().into_owned(),
             policies,
             problems,
+        };
+        for (name, paths) in unmatched {
+            survey.note_unmatched(&name, paths);
         }
+        survey
     }
 
     /// Adds what the walk of the repository found for the policy `name`
@@ -424,20 +489,22 @@ impl Survey {
     /// The survey of what [`crate::survey`] found: [`Survey::of`] its
     /// snapshots, with each policy's [reach](Self::note_reach) noted.
     pub fn of_surveyed(cwd: &std::path::Path, surveyed: &[crate::loader::Surveyed]) -> Self {
-        let snapshots: Vec<(String, std::sync::Arc<Snapshot>)> = surveyed
-            .iter()
-            .map(|s| (s.policy.clone(), std::sync::Arc::clone(&s.snapshot)))
-            .collect();
-        let mut survey = Self::of(cwd, &snapshots);
-        for s in surveyed {
-            survey.note_reach_of(&s.policy, &s.reach);
-        }
-        survey
+        Self::of_parts(cwd, surveyed.iter().map(Part::of_surveyed).collect())
     }
 
     fn note_reach_of(&mut self, name: &str, reach: &crate::access::RuleReach) {
-        for path in &reach.unmatched {
-            let path = path.to_string_lossy().into_owned();
+        let paths = reach
+            .unmatched
+            .iter()
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect();
+        self.note_unmatched(name, paths);
+    }
+
+    /// A `rule-unmatched` problem per path of `paths` (the rules of the
+    /// policy `name` no path reaches), one per path for all the policies.
+    fn note_unmatched(&mut self, name: &str, paths: Vec<String>) {
+        for path in paths {
             match self
                 .problems
                 .iter_mut()

@@ -31,8 +31,9 @@ const LISTING_FACTOR: usize = 16;
 pub(crate) struct Found {
     /// The folder name, equal to the frontmatter name.
     pub(crate) name: String,
-    /// The parsed frontmatter.
-    pub(crate) frontmatter: Frontmatter,
+    /// The parsed frontmatter (shared by the policies that read the file
+    /// the same way, unless a policy's own rules change its description).
+    pub(crate) frontmatter: Arc<Frontmatter>,
     /// The root of its source.
     pub(crate) root: RootId,
     /// That root's trust.
@@ -84,6 +85,9 @@ pub(crate) fn discover(
     sources.sort_by_key(|s| *s.rank.get_ref());
     let mut found = Vec::new();
     let mut rejected = Vec::new();
+    // What of the policy a scan reads, hashed once it is needed (in a
+    // survey's pass, to share scans between policies).
+    let mut settings = None;
     for source in sources {
         let Some(id) = policy.root_id(source.root.get_ref()) else {
             continue;
@@ -101,7 +105,15 @@ pub(crate) fn discover(
             source,
         };
         for (level, rel_source) in source_dirs(source, &roots.cwd_rel) {
-            ctx.scan(&rel_source, level, trace, &mut found, &mut rejected);
+            super::shared_scan::scan(
+                &ctx,
+                &mut settings,
+                &rel_source,
+                level,
+                trace,
+                &mut found,
+                &mut rejected,
+            );
         }
     }
     (found, rejected, warnings.into_inner())
@@ -169,7 +181,7 @@ impl SourceCtx<'_> {
         });
     }
 
-    fn scan(
+    pub(super) fn scan(
         &self,
         rel_source: &Path,
         level: usize,
@@ -218,19 +230,20 @@ impl SourceCtx<'_> {
     /// The source's entries, sorted by name, at most the policy's cap of
     /// them; `None` when the folder cannot be listed (the reason is
     /// recorded).
-    fn entries(
+    fn entries<'f>(
         &self,
         rel_dir: &Path,
-        folder: &Looked,
+        folder: &'f Looked,
         rejected: &mut Vec<Rejected>,
-    ) -> Option<Vec<crate::sandbox::Listed>> {
+    ) -> Option<Vec<&'f crate::sandbox::Listed>> {
         // Names are cheap (no file is opened to list them), so up to
         // LISTING_FACTOR times the cap are listed and sorted, and the first
         // `cap` in name order are examined: the choice does not depend on the
         // file system's directory order unless the folder is huge.
         let cap = usize::try_from(self.policy.skills.max_entries_per_source).unwrap_or(usize::MAX);
         let mut names = match &folder.listing {
-            Ok(Some(names)) => names.clone(),
+            // Borrowed: a survey's policies share one listing.
+            Ok(Some(names)) => names.iter().collect::<Vec<_>>(),
             Ok(None) => return None,
             Err(reason) => {
                 self.reject(rejected, rel_dir, *reason);
@@ -510,7 +523,10 @@ impl SourceCtx<'_> {
             // `---`, so the first line is not a fence.
             Err(Reason::BadFrontmatter)
         } else {
-            self.cache.parse(bytes, how.reading).map_err(|e| e.reason())
+            self.cache
+                .parse(bytes, how.reading)
+                .map(|(fm, strict_error)| (Arc::new(fm), strict_error))
+                .map_err(|e| e.reason())
         };
         Ok(SkillRead {
             path,
@@ -567,7 +583,7 @@ impl SourceCtx<'_> {
         }
         trace.entries.push(Arc::clone(&read.entry));
         let (mut fm, strict_error) = match &read.parsed {
-            Ok((fm, strict_error)) => (fm.clone(), strict_error.clone()),
+            Ok((fm, strict_error)) => (Arc::clone(fm), strict_error.clone()),
             Err(reason) => return Err((rel, *reason)),
         };
         let pinned_hash = read.pinned_hash.clone();
@@ -606,12 +622,11 @@ impl SourceCtx<'_> {
         }
         let max_desc =
             usize::try_from(self.policy.skills.description_max_chars).unwrap_or(usize::MAX);
-        if self.policy.skills.description_whitespace == Whitespace::Collapse {
-            fm.description = fm
-                .description
-                .split_whitespace()
-                .collect::<Vec<_>>()
-                .join(" ");
+        if self.policy.skills.description_whitespace == Whitespace::Collapse
+            && let std::borrow::Cow::Owned(one_line) =
+                crate::vocab::text::collapse_whitespace(&fm.description)
+        {
+            Arc::make_mut(&mut fm).description = one_line;
         }
         if fm.description.chars().count() > max_desc {
             match self.policy.skills.long_description {
@@ -625,7 +640,7 @@ impl SourceCtx<'_> {
                     let keep = max_desc.saturating_sub(suffix.chars().count());
                     let mut cut: String = fm.description.chars().take(keep).collect();
                     cut.push_str(&suffix);
-                    fm.description = cut;
+                    Arc::make_mut(&mut fm).description = cut;
                 }
             }
         }
@@ -701,7 +716,7 @@ struct SkillRead {
     stamp: Stamp,
     entry: Arc<TraceEntry>,
     pinned_hash: Option<String>,
-    parsed: Result<(Frontmatter, Option<String>), Reason>,
+    parsed: Result<(Arc<Frontmatter>, Option<String>), Reason>,
 }
 
 impl SkillRead {

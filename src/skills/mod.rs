@@ -15,6 +15,7 @@ mod memo;
 pub(crate) mod parallel;
 mod read;
 mod resolve;
+mod shared_scan;
 mod stage;
 
 pub(crate) use cache::ParseCache;

@@ -3,6 +3,7 @@
 //! its winner, and the project list is capped.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -39,7 +40,9 @@ pub struct Skill {
     /// Whether the prompt lists it (project skills beyond the cap are not).
     pub listed: bool,
     /// The other frontmatter fields.
-    pub frontmatter: Frontmatter,
+    // Shared: the snapshots of a survey whose policies read a `SKILL.md`
+    // the same way hold one copy.
+    pub frontmatter: Arc<Frontmatter>,
     /// The `SKILL.md`, relative to its root.
     #[serde(skip)]
     pub(crate) rel: PathBuf,
@@ -119,11 +122,11 @@ pub(crate) fn resolve(policy: &Policy, mut found: Vec<Found>, rejected: Vec<Reje
     let mut winners: Vec<Found> = Vec::new();
     let mut all = found.into_iter().peekable();
     while let Some(first) = all.next() {
-        let name = first.name.clone();
         claims.push(first);
-        while let Some(next) = all.next_if(|f| f.name == name) {
+        while let Some(next) = all.next_if(|f| claims.first().is_some_and(|c| c.name == f.name)) {
             claims.push(next);
         }
+        // Every claim of the group holds the name: each record takes its own.
         match policy.skills.conflict {
             Conflict::LowestRank => {
                 let mut group = claims.drain(..);
@@ -132,7 +135,7 @@ pub(crate) fn resolve(policy: &Policy, mut found: Vec<Found>, rejected: Vec<Reje
                 };
                 for loser in group {
                     shadowed.push(Shadowed {
-                        name: name.clone(),
+                        name: loser.name,
                         path: loser.path,
                         shadowed_by: winner.path.clone(),
                     });
@@ -152,7 +155,7 @@ pub(crate) fn resolve(policy: &Policy, mut found: Vec<Found>, rejected: Vec<Reje
                     match &home {
                         Some(home_path) if claim.origin != Origin::Home => {
                             shadowed.push(Shadowed {
-                                name: name.clone(),
+                                name: claim.name,
                                 path: claim.path,
                                 shadowed_by: home_path.clone(),
                             });
@@ -175,7 +178,7 @@ pub(crate) fn resolve(policy: &Policy, mut found: Vec<Found>, rejected: Vec<Reje
                 }
             };
             skills.push(Skill {
-                name: name.clone(),
+                name: winner.name,
                 description: winner.frontmatter.description.clone(),
                 origin: winner.origin,
                 root: policy.root_name(winner.root).to_string(),
@@ -285,11 +288,11 @@ mod properties {
     fn found((name, rank, level, path, home): (u8, i64, usize, u8, bool)) -> Found {
         let name = format!("skill-{name}");
         Found {
-            frontmatter: Frontmatter {
+            frontmatter: Arc::new(Frontmatter {
                 name: name.clone(),
                 description: format!("{name} at {path}"),
                 ..Frontmatter::default()
-            },
+            }),
             name,
             root: if home { RootId::Home } else { RootId::Repo },
             origin: if home { Origin::Home } else { Origin::Project },

@@ -85,6 +85,10 @@ pub(crate) fn skills(
     let mut set = resolve::resolve(policy, found, rejected);
     set.warnings = warnings;
     for s in &mut set.skills {
+        // The usual description has nothing to find: kept as it is.
+        if hidden::is_plain(&s.description) {
+            continue;
+        }
         let (text, report) = hidden::treat(
             &s.description,
             policy.trust.hidden_text,

@@ -80,6 +80,43 @@ pub(crate) fn is_blank(bytes: &[u8], drop_bom: bool, white_space: fn(char) -> bo
     whole && text.chars().all(white_space)
 }
 
+/// `s` with every run of whitespace (line breaks included) made one space
+/// and none at either end; borrowed when `s` is already so (a description
+/// written on one line, the common case).
+pub(crate) fn collapse_whitespace(s: &str) -> std::borrow::Cow<'_, str> {
+    // Already one line of single spaces: no space first, none after
+    // another, none last, no other whitespace. ASCII is judged byte by
+    // byte; past it, character by character.
+    let single = if s.is_ascii() {
+        let b = s.as_bytes();
+        !b.iter()
+            .any(|&c| (c != b' ' && c.is_ascii_whitespace()) || c == 0x0b)
+            && !b.windows(2).any(|w| w == b"  ")
+    } else {
+        let mut after_space = false;
+        s.chars().all(|c| {
+            let fine = if c == ' ' {
+                !after_space
+            } else {
+                !c.is_whitespace()
+            };
+            after_space = c == ' ';
+            fine
+        })
+    };
+    if s.is_empty() || (single && !s.starts_with(' ') && !s.ends_with(' ')) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len());
+    for word in s.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// The largest character boundary of `s` at or below `max`.
 ///
 /// `str::floor_char_boundary` does this but is not stable on the declared
@@ -98,6 +135,20 @@ pub(crate) fn floor_char_boundary(s: &str, max: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// Borrowed or not, the answer is the words joined by single spaces.
+        #[test]
+        fn collapsing_joins_the_words_with_one_space(s in "[ a\\t\\n\\r\\u{b}\\u{c}\\u{a0}\\u{2028}é]{0,12}") {
+            let words: Vec<&str> = s.split_whitespace().collect();
+            let collapsed = collapse_whitespace(&s);
+            proptest::prop_assert_eq!(&*collapsed, words.join(" "));
+            proptest::prop_assert_eq!(
+                matches!(collapsed, std::borrow::Cow::Borrowed(_)),
+                *collapsed == *s
+            );
+        }
+    }
 
     #[test]
     fn boundary_never_splits_a_character() {

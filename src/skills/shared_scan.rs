@@ -1,0 +1,168 @@
+//! A skill source's scan, shared in a survey's pass: the policies of a
+//! survey that scan the same folder the same way (every setting of theirs a
+//! scan reads is equal) take the first one's findings, where each would
+//! otherwise walk the folder and examine every skill in it again. Only the
+//! source's own rank and path, which a scan copies into what it finds
+//! without reading them, are the taker's.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::discover::{Found, Rejected, SourceCtx};
+use crate::policy::{Policy, SkillSource};
+use crate::trace::{Trace, TraceEntry};
+use crate::vocab::origin::RootId;
+use crate::vocab::warning::Warning;
+
+/// The first byte of every key kept here; the pass's other keys for a
+/// root (a `SKILL.md`'s reading) start with a root tag below it.
+const TAG: u8 = b'S';
+
+/// What one scan of a source folder added: its findings, refusals, trace
+/// entries and warnings, in order.
+struct Scanned {
+    found: Vec<Found>,
+    rejected: Vec<Rejected>,
+    entries: Vec<Arc<TraceEntry>>,
+    warnings: Vec<Warning>,
+}
+
+impl Scanned {
+    /// Roughly what keeping it weighs, in bytes.
+    fn weight(&self) -> usize {
+        let found: usize = self
+            .found
+            .iter()
+            .map(|f| {
+                256 + f.name.len()
+                    + f.path.as_os_str().len()
+                    + f.rel.as_os_str().len()
+                    + f.source.len()
+            })
+            .sum();
+        let rejected: usize = self
+            .rejected
+            .iter()
+            .map(|r| 64 + r.path.as_os_str().len())
+            .sum();
+        256 + found + rejected + 16 * self.entries.len() + 256 * self.warnings.len()
+    }
+}
+
+/// The settings of `policy` a scan reads, hashed: every skills setting
+/// but the sources (each source's own fields go in [`key`]), the trust
+/// settings and the templates. Taken whole, so that a setting a scan comes
+/// to read later cannot be left out of the key.
+pub(super) fn settings(policy: &Policy) -> [u8; 16] {
+    #[derive(serde::Serialize)]
+    struct Read<'p> {
+        skills: &'p crate::policy::Skills,
+        trust: &'p crate::policy::Trust,
+        templates: &'p crate::policy::Templates,
+    }
+    let mut skills = policy.skills.clone();
+    skills.sources.clear();
+    let read = Read {
+        skills: &skills,
+        trust: &policy.trust,
+        templates: &policy.templates,
+    };
+    // Every value has a JSON form; were one refused, the key would hold
+    // only the error's words, so nothing is shared.
+    match serde_json::to_vec(&read) {
+        Ok(json) => xxhash_rust::xxh3::xxh3_128(&json).to_le_bytes(),
+        Err(_) => [0; 16],
+    }
+}
+
+/// The key of the scan of `rel_source` (at `level`) of `source` under the
+/// root `id`, by a policy whose [`settings`] are `settings`.
+fn key(
+    settings: [u8; 16],
+    id: RootId,
+    source: &SkillSource,
+    level: usize,
+    rel_source: &Path,
+) -> Box<[u8]> {
+    let (tag, n) = match id {
+        RootId::Home => (0u8, 0usize),
+        RootId::Repo => (1, 0),
+        RootId::Named(n) => (2, n),
+        RootId::Ancestor(n) => (3, n),
+        RootId::State => (4, 0),
+    };
+    let rel = rel_source.as_os_str().as_encoded_bytes();
+    let mut key = Vec::with_capacity(64 + rel.len());
+    key.push(TAG);
+    key.extend_from_slice(&settings);
+    key.push(tag);
+    key.extend_from_slice(&(n as u64).to_le_bytes());
+    key.extend_from_slice(&source.depth.get_ref().to_le_bytes());
+    key.push(u8::from(source.source_skill));
+    key.extend_from_slice(&(level as u64).to_le_bytes());
+    key.extend_from_slice(rel);
+    key.into_boxed_slice()
+}
+
+/// Scans `rel_source` as [`SourceCtx::scan`] does, taking what another
+/// policy of the survey found scanning it the same way, and keeping what
+/// this scan found for the others. Outside a survey's pass, only scans.
+pub(super) fn scan(
+    ctx: &SourceCtx<'_>,
+    settings: &mut Option<[u8; 16]>,
+    rel_source: &Path,
+    level: usize,
+    trace: &mut Trace,
+    found: &mut Vec<Found>,
+    rejected: &mut Vec<Rejected>,
+) {
+    if !ctx.root.shares_reads() {
+        ctx.scan(rel_source, level, trace, found, rejected);
+        return;
+    }
+    let settings = *settings.get_or_insert_with(|| self::settings(ctx.policy));
+    let key = key(settings, ctx.id, ctx.source, level, rel_source);
+    let rank = *ctx.source.rank.get_ref();
+    let source = ctx.source.path.get_ref();
+    if let Some(scanned) = ctx.root.recall::<Scanned>(&key) {
+        found.extend(scanned.found.iter().map(|f| Found {
+            name: f.name.clone(),
+            frontmatter: Arc::clone(&f.frontmatter),
+            root: f.root,
+            origin: f.origin,
+            source: source.clone(),
+            rank,
+            rel: f.rel.clone(),
+            path: f.path.clone(),
+            executable: f.executable,
+            level: f.level,
+            pinned_hash: f.pinned_hash.clone(),
+        }));
+        rejected.extend(scanned.rejected.iter().cloned());
+        trace.entries.extend(scanned.entries.iter().cloned());
+        ctx.warnings
+            .borrow_mut()
+            .extend(scanned.warnings.iter().cloned());
+        return;
+    }
+    let marks = (
+        found.len(),
+        rejected.len(),
+        trace.entries.len(),
+        ctx.warnings.borrow().len(),
+    );
+    ctx.scan(rel_source, level, trace, found, rejected);
+    let scanned = Scanned {
+        found: found.get(marks.0..).unwrap_or_default().to_vec(),
+        rejected: rejected.get(marks.1..).unwrap_or_default().to_vec(),
+        entries: trace.entries.get(marks.2..).unwrap_or_default().to_vec(),
+        warnings: ctx
+            .warnings
+            .borrow()
+            .get(marks.3..)
+            .unwrap_or_default()
+            .to_vec(),
+    };
+    let weight = scanned.weight();
+    ctx.root.keep(key, Arc::new(scanned), weight);
+}
