@@ -490,6 +490,124 @@ fn policies_reading_skills_each_their_own_way_share_only_the_same_reading() {
     assert!(answers.len() >= 5, "{answers:?}");
 }
 
+/// Policies that scan a skill source folder with every scan setting equal
+/// share one scan (each with its own rank); a policy differing in any
+/// setting a scan reads (how names are taken and checked, descriptions
+/// cut or collapsed, hard links, the executable file, links, a template,
+/// the source's depth or own `SKILL.md`) scans for itself. Each answers,
+/// in either order, what it answers alone.
+#[test]
+fn policies_scanning_a_source_the_same_way_share_the_scan_and_no_other() {
+    let (_tmp, home, repo) = home_and_repo();
+    let skills = repo.join(".agents/skills");
+    let skill = |folder: &str, front: &str| {
+        write(
+            &skills.join(folder).join("SKILL.md"),
+            &format!("---\n{front}\n---\nBody.\n"),
+        );
+    };
+    skill("plain", "name: plain\ndescription: Plain.");
+    skill(
+        "long",
+        &format!("name: long\ndescription: {}", "word ".repeat(30).trim_end()),
+    );
+    skill("spread", "name: spread\ndescription: |\n  two\n  lines");
+    skill(
+        "Upper",
+        "name: Upper\ndescription: A folder name lisa refuses.",
+    );
+    skill("posing", "name: someone\ndescription: Named otherwise.");
+    skill("deep/inner", "name: inner\ndescription: One level down.");
+    write(
+        &skills.join("SKILL.md"),
+        "---\nname: skills\ndescription: The source's own.\n---\n",
+    );
+    fs::create_dir_all(skills.join("hard")).expect("mkdir");
+    fs::hard_link(skills.join("plain/SKILL.md"), skills.join("hard/SKILL.md")).expect("hard link");
+    std::os::unix::fs::symlink("plain", skills.join("linked")).expect("symlink");
+    write(
+        &home.join("skills/tool/SKILL.md"),
+        "---\nname: tool\ndescription: A home tool.\n---\n",
+    );
+    write(&home.join("skills/tool/run.sh"), "#!/bin/sh\n");
+    let sources = |rank: u32, extra: &str| {
+        format!(
+            "[[skills.sources]]\nroot = \"home\"\npath = \"skills\"\nrank = 0\n\n\
+             [[skills.sources]]\nroot = \"repo\"\npath = \".agents/skills\"\nrank = {rank}\n{extra}"
+        )
+    };
+    let variants = [
+        sources(200, ""),
+        // Only the rank differs: the scan is shared.
+        sources(300, ""),
+        sources(200, "depth = 3\n"),
+        sources(200, "source-skill = true\n"),
+        format!(
+            "[skills]\nname-from = \"frontmatter\"\n{}",
+            sources(200, "")
+        ),
+        format!(
+            "[skills]\nname-rule = '^[a-z]{{1,5}}$'\n{}",
+            sources(200, "")
+        ),
+        format!(
+            "[skills]\ndescription-max-chars = 40\nlong-description = \"cut\"\n{}",
+            sources(200, "")
+        ),
+        format!(
+            "[skills]\ndescription-max-chars = 40\nlong-description = \"cut\"\n{}\n\
+             [templates]\ndescription-cut-suffix = \" (more)\"\n",
+            sources(200, "")
+        ),
+        format!(
+            "[skills]\ndescription-whitespace = \"collapse\"\n{}",
+            sources(200, "")
+        ),
+        format!(
+            "[skills]\nexecutable-file = \"run.sh\"\n{}",
+            sources(200, "")
+        ),
+        format!("{}\n[trust]\nhard-links = \"refuse\"\n", sources(200, "")),
+        format!("{}\n[trust]\nsymlinks = \"never\"\n", sources(200, "")),
+    ];
+    let texts: Vec<String> = variants
+        .iter()
+        .map(|v| format!("version = 1\n{v}"))
+        .collect();
+    let builder = |text: &str| {
+        Loader::builder()
+            .policy(lisa_with(text))
+            .home(&home)
+            .home_policy(false)
+    };
+    let mut orders = vec![texts.clone()];
+    orders.push(texts.iter().rev().cloned().collect());
+    let mut answers = std::collections::BTreeSet::new();
+    for order in orders {
+        let builders = order
+            .iter()
+            .enumerate()
+            .map(|(i, text)| (format!("p{i}"), builder(text)));
+        let surveyed = lisa_context::survey(builders, &repo, None).expect("survey");
+        for (s, text) in surveyed.iter().zip(&order) {
+            let alone = builder(text).build().expect("loader");
+            let snapshot = alone.snapshot(&repo).expect("snapshot");
+            assert_eq!(json(&*s.snapshot), json(&*snapshot), "{text}");
+            let mut seen = json(&s.snapshot.skills);
+            seen.as_array_mut()
+                .into_iter()
+                .flatten()
+                .filter_map(serde_json::Value::as_object_mut)
+                .for_each(|skill| {
+                    skill.remove("rank");
+                });
+            answers.insert(format!("{seen}{}", json(&s.snapshot.rejected_skills)));
+        }
+    }
+    // Every variant but the rank-only one finds something else.
+    assert_eq!(answers.len(), texts.len() - 1, "{answers:#?}");
+}
+
 /// A policy whose loader cannot be set up ends the survey with its name,
 /// wherever it stands in the list and whichever thread sets it up.
 #[test]
