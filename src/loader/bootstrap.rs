@@ -57,6 +57,17 @@ impl Bootstrap {
         }
     }
 
+    /// Whether [`base_source`](Self::base_source) would find the base
+    /// policy, without copying its text.
+    pub(super) fn check_base(&self) -> Result<(), BootstrapError> {
+        match &self.base {
+            Some(name) if !crate::policy::SHIPPED_NAMES.contains(&name.as_str()) => {
+                Err(BootstrapError::UnknownPolicy { name: name.clone() })
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// The lowest layer: the shipped policy named, else the built-in one.
     pub(super) fn base_source(&self) -> Result<PolicySource, BootstrapError> {
         match &self.base {

@@ -317,7 +317,7 @@ impl LoaderBuilder {
     fn check_explicit_home(&self) -> Result<(), BootstrapError> {
         // A shipped policy name that names nothing is the caller's mistake,
         // not a file that may be fixed later: refused at once.
-        self.bootstrap.base_source()?;
+        self.bootstrap.check_base()?;
         let Some(explicit) = &self.bootstrap.home else {
             return Ok(());
         };

@@ -323,10 +323,12 @@ impl SourceCtx<'_> {
     ) {
         let cap = usize::try_from(self.policy.skills.max_entries_per_source).unwrap_or(usize::MAX);
         let never_follow = self.policy.trust.symlinks == SymlinkRule::Never;
-        let mut queue = std::collections::VecDeque::from([(rel_source.to_path_buf(), 0usize)]);
+        // Each folder with its look, when one was taken for its stamp.
+        let mut queue: std::collections::VecDeque<(PathBuf, usize, Option<Arc<Looked>>)> =
+            std::collections::VecDeque::from([(rel_source.to_path_buf(), 0usize, None)]);
         let mut listed = 0usize;
         let mut source = Some(folder);
-        while let Some((dir, at)) = queue.pop_front() {
+        while let Some((dir, at, taken)) = queue.pop_front() {
             if listed >= cap {
                 self.reject(rejected, &dir, Reason::ScanLimit);
                 break;
@@ -334,9 +336,13 @@ impl SourceCtx<'_> {
             listed += 1;
             // The source itself was looked at by `scan`.
             let below;
-            let looked = match source.take() {
-                Some(folder) => folder,
-                None => {
+            let looked = match (source.take(), taken) {
+                (Some(folder), _) => folder,
+                (None, Some(taken)) => {
+                    below = taken;
+                    &below
+                }
+                (None, None) => {
                     below = self.root.look(&dir, self.listing_max());
                     &below
                 }
@@ -354,13 +360,14 @@ impl SourceCtx<'_> {
                 if name.starts_with('.') || (entry.is_link && never_follow) || entry.is_file {
                     continue;
                 }
-                let stamp = if at + 1 < depth && self.root.shares_reads() {
+                let (stamp, taken) = if at + 1 < depth && self.root.shares_reads() {
                     // In a survey's pass a look is remembered: looking now
-                    // gives the same stamp, and the listing is ready when
-                    // the folder's turn comes.
-                    self.root.look(&rel_folder, self.listing_max()).stamp
+                    // gives the same stamp, and the listing, kept with the
+                    // folder, is ready when the folder's turn comes.
+                    let looked = self.root.look(&rel_folder, self.listing_max());
+                    (looked.stamp, Some(looked))
                 } else {
-                    self.root.stamp(&rel_folder)
+                    (self.root.stamp(&rel_folder), None)
                 };
                 if !stamp.is_dir() {
                     continue;
@@ -368,7 +375,7 @@ impl SourceCtx<'_> {
                 trace.push(self.place(), &rel_folder, stamp, None);
                 self.maybe_skill(&name, &rel_folder, level, trace, found, rejected);
                 if at + 1 < depth {
-                    queue.push_back((rel_folder, at + 1));
+                    queue.push_back((rel_folder, at + 1, taken));
                 }
             }
         }

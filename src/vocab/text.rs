@@ -91,7 +91,7 @@ pub(crate) fn collapse_whitespace(s: &str) -> std::borrow::Cow<'_, str> {
         let b = s.as_bytes();
         !b.iter()
             .any(|&c| (c != b' ' && c.is_ascii_whitespace()) || c == 0x0b)
-            && !b.windows(2).any(|w| w == b"  ")
+            && memchr::memmem::find(b, b"  ").is_none()
     } else {
         let mut after_space = false;
         s.chars().all(|c| {
