@@ -136,8 +136,21 @@ enum Kind {
     File,
 }
 
-/// A question being asked: its kind, root path and root-relative path.
-type Asked = (Kind, Box<[u8]>, Box<[u8]>);
+/// A question being asked: its kind, and a 128-bit hash of its root path
+/// and root-relative path (no copy of the paths is made to ask). Two
+/// questions with one hash would only make a build wait for the other's
+/// answer: after a wait, the answer is looked for again and the question
+/// asked when it is not there.
+type Asked = (Kind, u128);
+
+/// The [`Asked`] of a `kind` question about `rel` under `root`.
+fn asked(kind: Kind, root: &[u8], rel: &[u8]) -> Asked {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    h.update(&(root.len() as u64).to_le_bytes());
+    h.update(root);
+    h.update(rel);
+    (kind, h.digest128())
+}
 
 /// The questions being asked, and how many builds wait for an answer (a
 /// wake-up is a system call: made only when someone waits).
@@ -246,10 +259,14 @@ impl Pass {
         if !self.room_for(weight.saturating_add(key.len())) {
             return;
         }
-        write(&self.derived)
-            .entry(Box::from(root.as_os_str().as_bytes()))
-            .or_default()
-            .insert(key, value);
+        let root = root.as_os_str().as_bytes();
+        let mut m = write(&self.derived);
+        // The root's path is copied only the first time.
+        let by_key = match m.get_mut(root) {
+            Some(by_key) => by_key,
+            None => m.entry(Box::from(root)).or_default(),
+        };
+        by_key.insert(key, value);
     }
 
     /// The stamp of `rel` under the root at `root`: remembered, or taken
@@ -330,7 +347,7 @@ fn remembered<Q, V, R>(
     if let Some(found) = find() {
         return found;
     }
-    let asked: Asked = (kind, Box::from(root), Box::from(rel));
+    let asked = asked(kind, root, rel);
     let mut asking = lock(&pass.asking);
     loop {
         // Looked for again under the lock: an answer given between the
@@ -348,7 +365,7 @@ fn remembered<Q, V, R>(
             .unwrap_or_else(|p| p.into_inner());
         asking.waiting -= 1;
     }
-    asking.questions.insert(asked.clone());
+    asking.questions.insert(asked);
     drop(asking);
     // Takes the question back however `make` ends (a panic included), so
     // that no build waits for an answer that will never come.
@@ -357,12 +374,18 @@ fn remembered<Q, V, R>(
     if !pass.room_for(weight) {
         return made;
     }
-    write(map)
-        .entry(Box::from(root))
-        .or_default()
-        .entry(Box::from(rel))
-        .or_default()
-        .push(kept);
+    // The paths are copied only the first time each is kept.
+    let mut m = write(map);
+    let by_rel = match m.get_mut(root) {
+        Some(by_rel) => by_rel,
+        None => m.entry(Box::from(root)).or_default(),
+    };
+    match by_rel.get_mut(rel) {
+        Some(kept_here) => kept_here.push(kept),
+        None => {
+            by_rel.insert(Box::from(rel), vec![kept]);
+        }
+    }
     made
 }
 
