@@ -31,10 +31,10 @@ pub struct Surveyed {
 }
 
 /// One policy of a survey: the first (its loader set up already), or
-/// another, its builder taken by the thread that builds it.
+/// another, whose builder the thread that takes it sets up.
 enum Job {
     First(String),
-    Later(String, std::sync::Mutex<Option<Box<LoaderBuilder>>>),
+    Later(String, Box<LoaderBuilder>),
 }
 
 /// Why a survey could not be made.
@@ -123,15 +123,14 @@ pub(crate) fn survey_each<T: Send>(
     };
     let mut jobs = vec![Job::First(name)];
     for (name, builder) in policies {
-        let builder = std::sync::Mutex::new(Some(Box::new(builder)));
-        jobs.push(Job::Later(name, builder));
+        jobs.push(Job::Later(name, Box::new(builder)));
     }
     // Built side by side, each thread taking the next policy. The pass lets
     // one build at a time ask the disk a question (the others wait for its
     // answer), so the answers are the ones one build after another would
     // get.
     let workers = crate::skills::parallel::workers().min(jobs.len());
-    let built = crate::skills::parallel::each_in_order(&jobs, workers, &|job| {
+    let built = crate::skills::parallel::each_in_order(jobs, workers, &|job| {
         let (policy, later);
         let loader = match job {
             Job::First(name) => {
@@ -139,43 +138,28 @@ pub(crate) fn survey_each<T: Send>(
                 &first
             }
             Job::Later(name, builder) => {
+                later = match builder.share(&first).build() {
+                    Ok(loader) => loader,
+                    Err(source) => {
+                        return Err(SurveyError::Bootstrap {
+                            policy: name,
+                            source,
+                        });
+                    }
+                };
                 policy = name;
-                let builder = builder
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .take()
-                    .ok_or(None)?;
-                later = (*builder).share(&first).build().map_err(|source| {
-                    Some(SurveyError::Bootstrap {
-                        policy: policy.clone(),
-                        source,
-                    })
-                })?;
                 &later
             }
         };
         match loader.surveyed(cwd, root) {
             Ok((snapshot, reach)) => Ok(each(Surveyed {
-                policy: policy.clone(),
+                policy,
                 snapshot,
                 reach,
             })),
-            Err(source) => Err(Some(SurveyError::Snapshot {
-                policy: policy.clone(),
-                source,
-            })),
+            Err(source) => Err(SurveyError::Snapshot { policy, source }),
         }
     });
     // The first error in the order given is the answer.
-    let mut out = Vec::with_capacity(built.len());
-    for answer in built {
-        match answer {
-            Ok(surveyed) => out.push(surveyed),
-            Err(Some(e)) => return Err(e),
-            // A builder already taken: never, as `each_in_order` runs each
-            // job once.
-            Err(None) => continue,
-        }
-    }
-    Ok(out)
+    built.into_iter().collect()
 }

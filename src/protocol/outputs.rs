@@ -407,10 +407,10 @@ impl Survey {
     /// `lisa-context survey` shows. What the survey keeps of each snapshot
     /// is taken, and the snapshot dropped, on the thread that built it.
     pub fn run(
-        policies: impl IntoIterator<Item = (String, crate::LoaderBuilder)>,
+        policies: impl IntoIterator<Item = (String, crate::loader::LoaderBuilder)>,
         cwd: &std::path::Path,
         root: Option<&std::path::Path>,
-    ) -> Result<Self, crate::SurveyError> {
+    ) -> Result<Self, crate::loader::SurveyError> {
         let parts = crate::loader::survey_each(policies, cwd, root, &|s| Part::of_surveyed(&s))?;
         Ok(Self::of_parts(cwd, parts))
     }

@@ -17,45 +17,35 @@ use super::stamp::Stamp;
 use crate::policy::SymlinkRule;
 use crate::vocab::reason::Reason;
 
-/// What opening a candidate found.
+/// What opening a candidate found: nothing, a refusal, or the file (an
+/// open one, or, as [`ToRead`], one that may be read already).
 #[derive(Debug)]
 #[allow(
     clippy::large_enum_variant,
     reason = "a short-lived return value, moved once; a box would cost an allocation per file opened"
 )]
-pub(crate) enum Opened {
+pub(crate) enum Opened<F = OpenFile> {
     /// Nothing at that path.
     Absent,
     /// Something there that will not be read.
     Refused(Reason),
     /// A regular file, open for reading.
-    File(OpenFile),
+    File(F),
 }
 
-/// What looking for a file to read found: nothing, a refusal, or the file.
-#[derive(Debug)]
-#[allow(
-    clippy::large_enum_variant,
-    reason = "a short-lived return value, moved once, as `Opened` is"
-)]
-pub(crate) enum ToRead {
-    /// Nothing at that path.
-    Absent,
-    /// Something there that will not be read.
-    Refused(Reason),
-    /// A regular file.
-    File(Readable),
-}
-
-impl From<Opened> for ToRead {
-    fn from(opened: Opened) -> Self {
-        match opened {
-            Opened::Absent => Self::Absent,
-            Opened::Refused(reason) => Self::Refused(reason),
-            Opened::File(file) => Self::File(Readable::Open(file)),
+impl<F> Opened<F> {
+    /// The same finding, the file made a `G` by `f`.
+    pub(crate) fn map<G>(self, f: impl FnOnce(F) -> G) -> Opened<G> {
+        match self {
+            Self::Absent => Opened::Absent,
+            Self::Refused(reason) => Opened::Refused(reason),
+            Self::File(file) => Opened::File(f(file)),
         }
     }
 }
+
+/// What looking for a file to read found.
+pub(crate) type ToRead = Opened<Readable>;
 
 /// A regular file to read a prefix of: open, or (in a survey's pass) read
 /// whole already, up to the reader's cap, by an earlier build.

@@ -178,7 +178,7 @@ impl Root {
     /// be read, is opened for the caller as without a pass.
     pub(crate) fn open_to_read(&self, rel: &Path, rule: SymlinkRule, cap: u64) -> open::ToRead {
         if self.pass.is_none() {
-            return self.open_file(rel, rule).into();
+            return self.open_file(rel, rule).map(open::Readable::Open);
         }
         let read = self.read(rel, rule, cap, |file| {
             if file.len() <= super::SHARED_FILE_MAX {
@@ -195,7 +195,7 @@ impl Root {
                 len,
                 bytes: Ok(bytes),
             } => open::ToRead::File(open::Readable::Kept { stamp, len, bytes }),
-            Read::File { .. } => self.open_file(rel, rule).into(),
+            Read::File { .. } => self.open_file(rel, rule).map(open::Readable::Open),
         }
     }
 

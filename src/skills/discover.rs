@@ -6,9 +6,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::cache::ParseCache;
+pub(crate) use super::found::{Found, Rejected};
 use super::frontmatter::Frontmatter;
 use super::parallel::{in_order, threshold, workers};
 use super::read;
+use super::shared_scan;
 use crate::policy::{
     HardLinkRule, LeadingBom, LongDescription, NameFrom, Policy, ProjectTrust, SkillSource,
     SourceLevels, SymlinkRule, Whitespace,
@@ -25,50 +27,6 @@ pub(crate) const SKILL_FILE: &str = "SKILL.md";
 
 /// How many names beyond the scan cap a source listing may hold (see `scan`).
 const LISTING_FACTOR: usize = 16;
-
-/// A skill folder that passed every check.
-#[derive(Debug, Clone)]
-pub(crate) struct Found {
-    /// The folder name, equal to the frontmatter name.
-    pub(crate) name: String,
-    /// The parsed frontmatter (shared by the policies that read the file
-    /// the same way, unless a policy's own rules change its description).
-    pub(crate) frontmatter: Arc<Frontmatter>,
-    /// The root of its source.
-    pub(crate) root: RootId,
-    /// That root's trust.
-    pub(crate) origin: Origin,
-    /// The source's path, as the policy writes it.
-    pub(crate) source: String,
-    /// The source's rank.
-    pub(crate) rank: i64,
-    /// The `SKILL.md`, relative to its root.
-    pub(crate) rel: PathBuf,
-    /// The `SKILL.md`, absolute.
-    pub(crate) path: PathBuf,
-    /// A home skill shipping the policy's executable file.
-    pub(crate) executable: bool,
-    /// For a source looked for at several levels, the level it was found
-    /// at (0 for the repository root): among equal ranks, the nearest
-    /// level wins.
-    pub(crate) level: usize,
-    /// A project skill under `trust.project = "pinned"`: the content hash
-    /// of its whole `SKILL.md`'s raw bytes (read once, with the
-    /// frontmatter), which is what approval pins.
-    pub(crate) pinned_hash: Option<String>,
-}
-
-/// A folder or file that was examined and refused.
-#[derive(Debug, Clone, serde::Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[non_exhaustive]
-pub struct Rejected {
-    /// What was refused (a skill folder, its `SKILL.md`, or a source).
-    #[serde(serialize_with = "crate::vocab::paths::lossy")]
-    pub path: PathBuf,
-    /// Why.
-    pub reason: Reason,
-}
 
 /// Examines every source of the policy, lowest rank first. `cache` remembers
 /// parsed frontmatter across builds (a loader passes one). Under
@@ -105,8 +63,7 @@ pub(crate) fn discover(
             source,
         };
         for (level, rel_source) in source_dirs(source, &roots.cwd_rel) {
-            super::shared_scan::scan(
-                &ctx,
+            ctx.scan_shared(
                 &mut settings,
                 &rel_source,
                 level,
@@ -181,7 +138,39 @@ impl SourceCtx<'_> {
         });
     }
 
-    pub(super) fn scan(
+    /// Scans `rel_source` as [`scan`](Self::scan) does, taking what
+    /// another policy of the survey found scanning it the same way, and
+    /// keeping what this scan finds for the others (see
+    /// `skills::shared_scan`). Outside a survey's pass, only scans.
+    fn scan_shared(
+        &self,
+        settings: &mut Option<[u8; 16]>,
+        rel_source: &Path,
+        level: usize,
+        trace: &mut Trace,
+        found: &mut Vec<Found>,
+        rejected: &mut Vec<Rejected>,
+    ) {
+        if !self.root.shares_reads() {
+            self.scan(rel_source, level, trace, found, rejected);
+            return;
+        }
+        let settings = *settings.get_or_insert_with(|| shared_scan::settings(self.policy));
+        let key = shared_scan::key(settings, self.id, self.source, level, rel_source);
+        let (rank, source) = (*self.source.rank.get_ref(), self.source.path.get_ref());
+        if let Some(scanned) = self.root.recall::<shared_scan::Scanned>(&key) {
+            let mut warnings = self.warnings.borrow_mut();
+            scanned.take_into(rank, source, found, rejected, trace, &mut warnings);
+            return;
+        }
+        let marks = shared_scan::Marks::at(found, rejected, trace, &self.warnings.borrow());
+        self.scan(rel_source, level, trace, found, rejected);
+        let scanned = marks.since(found, rejected, trace, &self.warnings.borrow());
+        let weight = scanned.weight();
+        self.root.keep(key, Arc::new(scanned), weight);
+    }
+
+    fn scan(
         &self,
         rel_source: &Path,
         level: usize,

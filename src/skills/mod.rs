@@ -9,6 +9,7 @@
 
 mod cache;
 mod discover;
+mod found;
 pub(crate) mod frontmatter;
 pub(crate) mod lenient;
 mod memo;
@@ -19,8 +20,8 @@ mod shared_scan;
 mod stage;
 
 pub(crate) use cache::ParseCache;
-pub use discover::Rejected;
 pub(crate) use discover::SKILL_FILE;
+pub use found::Rejected;
 pub use frontmatter::{Frontmatter, FrontmatterError};
 #[cfg(feature = "internals")]
 pub(crate) use parallel::set_threshold as set_parallel_threshold;

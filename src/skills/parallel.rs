@@ -62,17 +62,47 @@ pub(super) fn in_order<J: Sync, T: Send>(
 }
 
 /// `f` over `jobs` on `workers` scoped threads, each taking the next job
-/// in turn (for a few jobs of uneven size, as a survey's policies are);
-/// the results in the order of `jobs`.
-pub(crate) fn each_in_order<J: Sync, T: Send>(
-    jobs: &[J],
+/// in turn (for a few jobs of uneven size, as a survey's policies are) and
+/// owning it; the results in the order of `jobs`.
+pub(crate) fn each_in_order<J: Send, T: Send>(
+    jobs: Vec<J>,
     workers: usize,
-    f: &(dyn Fn(&J) -> T + Sync),
+    f: &(dyn Fn(J) -> T + Sync),
 ) -> Vec<T> {
-    in_chunks(jobs, 1, workers, f)
-        .into_iter()
-        .flatten()
-        .collect()
+    let count = jobs.len();
+    let queue = std::sync::Mutex::new(jobs.into_iter().enumerate());
+    let take = || {
+        let mut mine = Vec::new();
+        loop {
+            // Every step of the queue is one `next`: a poisoned one is sound.
+            let next = queue.lock().unwrap_or_else(|p| p.into_inner()).next();
+            let Some((i, job)) = next else {
+                break;
+            };
+            mine.push((i, f(job)));
+        }
+        mine
+    };
+    let mut done = on_threads(workers.min(count), &take);
+    done.sort_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, t)| t).collect()
+}
+
+/// Runs `take` on the calling thread and on up to `workers - 1` scoped
+/// threads, and gathers what each took. The calling thread takes work
+/// too, so a thread the system refuses (a process or memory limit) only
+/// means fewer hands: the results are the same.
+fn on_threads<T: Send>(workers: usize, take: &(dyn Fn() -> Vec<T> + Sync)) -> Vec<T> {
+    std::thread::scope(|scope| {
+        let helpers: Vec<_> = (1..workers)
+            .map_while(|_| std::thread::Builder::new().spawn_scoped(scope, take).ok())
+            .collect();
+        let mut all = take();
+        for h in helpers {
+            all.extend(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+        }
+        all
+    })
 }
 
 fn in_chunks<J: Sync, T: Send>(
@@ -94,19 +124,7 @@ fn in_chunks<J: Sync, T: Send>(
         }
         mine
     };
-    let mut done: Vec<(usize, Vec<T>)> = std::thread::scope(|scope| {
-        // The calling thread takes chunks too, so a thread the system
-        // refuses (a process or memory limit) only means fewer hands: the
-        // results are the same.
-        let helpers: Vec<_> = (1..workers.min(chunks.len()))
-            .map_while(|_| std::thread::Builder::new().spawn_scoped(scope, take).ok())
-            .collect();
-        let mut all = take();
-        for h in helpers {
-            all.extend(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
-        }
-        all
-    });
+    let mut done = on_threads(workers.min(chunks.len()), &take);
     done.sort_by_key(|(i, _)| *i);
     done.into_iter().map(|(_, v)| v).collect()
 }
@@ -128,7 +146,7 @@ mod tests {
         assert!(in_order::<usize, usize>(&[], 4, &|j| *j).is_empty());
         for workers in [1, 2, 5] {
             let jobs: Vec<usize> = (0..13).collect();
-            let out = each_in_order(&jobs, workers, &|j| j + 1);
+            let out = each_in_order(jobs.clone(), workers, &|j| j + 1);
             assert_eq!(out, (1..14).collect::<Vec<_>>());
         }
     }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::discover::{Found, Rejected};
+use super::found::{Found, Rejected};
 use super::frontmatter::Frontmatter;
 use crate::hidden::HiddenFinding;
 use crate::policy::{Conflict, Policy};

@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::discover::{Found, Rejected, SourceCtx};
+use super::found::{Found, Rejected};
 use crate::policy::{Policy, SkillSource};
 use crate::trace::{Trace, TraceEntry};
 use crate::vocab::origin::RootId;
@@ -20,7 +20,7 @@ const TAG: u8 = b'S';
 
 /// What one scan of a source folder added: its findings, refusals, trace
 /// entries and warnings, in order.
-struct Scanned {
+pub(super) struct Scanned {
     found: Vec<Found>,
     rejected: Vec<Rejected>,
     entries: Vec<Arc<TraceEntry>>,
@@ -29,7 +29,7 @@ struct Scanned {
 
 impl Scanned {
     /// Roughly what keeping it weighs, in bytes.
-    fn weight(&self) -> usize {
+    pub(super) fn weight(&self) -> usize {
         let found: usize = self
             .found
             .iter()
@@ -77,7 +77,7 @@ pub(super) fn settings(policy: &Policy) -> [u8; 16] {
 
 /// The key of the scan of `rel_source` (at `level`) of `source` under the
 /// root `id`, by a policy whose [`settings`] are `settings`.
-fn key(
+pub(super) fn key(
     settings: [u8; 16],
     id: RootId,
     source: &SkillSource,
@@ -104,33 +104,69 @@ fn key(
     key.into_boxed_slice()
 }
 
-/// Scans `rel_source` as [`SourceCtx::scan`] does, taking what another
-/// policy of the survey found scanning it the same way, and keeping what
-/// this scan found for the others. Outside a survey's pass, only scans.
-pub(super) fn scan(
-    ctx: &SourceCtx<'_>,
-    settings: &mut Option<[u8; 16]>,
-    rel_source: &Path,
-    level: usize,
-    trace: &mut Trace,
-    found: &mut Vec<Found>,
-    rejected: &mut Vec<Rejected>,
-) {
-    if !ctx.root.shares_reads() {
-        ctx.scan(rel_source, level, trace, found, rejected);
-        return;
+/// Where a policy's lists stood before a scan.
+pub(super) struct Marks {
+    found: usize,
+    rejected: usize,
+    entries: usize,
+    warnings: usize,
+}
+
+impl Marks {
+    /// The lists' lengths now.
+    pub(super) fn at(
+        found: &[Found],
+        rejected: &[Rejected],
+        trace: &Trace,
+        warnings: &[Warning],
+    ) -> Self {
+        Self {
+            found: found.len(),
+            rejected: rejected.len(),
+            entries: trace.entries.len(),
+            warnings: warnings.len(),
+        }
     }
-    let settings = *settings.get_or_insert_with(|| self::settings(ctx.policy));
-    let key = key(settings, ctx.id, ctx.source, level, rel_source);
-    let rank = *ctx.source.rank.get_ref();
-    let source = ctx.source.path.get_ref();
-    if let Some(scanned) = ctx.root.recall::<Scanned>(&key) {
-        found.extend(scanned.found.iter().map(|f| Found {
+
+    /// What the lists gained since these marks: one scan's findings.
+    pub(super) fn since(
+        &self,
+        found: &[Found],
+        rejected: &[Rejected],
+        trace: &Trace,
+        warnings: &[Warning],
+    ) -> Scanned {
+        Scanned {
+            found: found.get(self.found..).unwrap_or_default().to_vec(),
+            rejected: rejected.get(self.rejected..).unwrap_or_default().to_vec(),
+            entries: trace
+                .entries
+                .get(self.entries..)
+                .unwrap_or_default()
+                .to_vec(),
+            warnings: warnings.get(self.warnings..).unwrap_or_default().to_vec(),
+        }
+    }
+}
+
+impl Scanned {
+    /// Adds this scan's findings to a policy's lists, as found by a
+    /// source of rank `rank` and path `source`.
+    pub(super) fn take_into(
+        &self,
+        rank: i64,
+        source: &str,
+        found: &mut Vec<Found>,
+        rejected: &mut Vec<Rejected>,
+        trace: &mut Trace,
+        warnings: &mut Vec<Warning>,
+    ) {
+        found.extend(self.found.iter().map(|f| Found {
             name: f.name.clone(),
             frontmatter: Arc::clone(&f.frontmatter),
             root: f.root,
             origin: f.origin,
-            source: source.clone(),
+            source: source.to_string(),
             rank,
             rel: f.rel.clone(),
             path: f.path.clone(),
@@ -138,31 +174,8 @@ pub(super) fn scan(
             level: f.level,
             pinned_hash: f.pinned_hash.clone(),
         }));
-        rejected.extend(scanned.rejected.iter().cloned());
-        trace.entries.extend(scanned.entries.iter().cloned());
-        ctx.warnings
-            .borrow_mut()
-            .extend(scanned.warnings.iter().cloned());
-        return;
+        rejected.extend(self.rejected.iter().cloned());
+        trace.entries.extend(self.entries.iter().cloned());
+        warnings.extend(self.warnings.iter().cloned());
     }
-    let marks = (
-        found.len(),
-        rejected.len(),
-        trace.entries.len(),
-        ctx.warnings.borrow().len(),
-    );
-    ctx.scan(rel_source, level, trace, found, rejected);
-    let scanned = Scanned {
-        found: found.get(marks.0..).unwrap_or_default().to_vec(),
-        rejected: rejected.get(marks.1..).unwrap_or_default().to_vec(),
-        entries: trace.entries.get(marks.2..).unwrap_or_default().to_vec(),
-        warnings: ctx
-            .warnings
-            .borrow()
-            .get(marks.3..)
-            .unwrap_or_default()
-            .to_vec(),
-    };
-    let weight = scanned.weight();
-    ctx.root.keep(key, Arc::new(scanned), weight);
 }

@@ -36,7 +36,7 @@ const REVIEW_TEXT_BUDGET: usize = 32 * 1024 * 1024;
 fn review_text(
     policy: &Policy,
     roots: &Roots,
-    f: &discover::Found,
+    f: &super::found::Found,
     hash: &str,
     budget: &mut usize,
 ) -> Option<String> {

@@ -38,27 +38,32 @@ const FILES: &[&str] = &[
 ];
 
 /// What a file holds.
-const TEXTS: &[&str] = &[
-    "Use tabs.",
-    "---\nglobs: \"**/*.rs\"\nalwaysApply: false\n---\nRust only.",
-    "---\ndescription: Release steps\n---\nAsk first.",
-    "---\napplyTo: \"src/**\"\n---\nSources.",
-    "---\ntrigger: always_on\n---\nAlways.",
-    "---\ninclusion: fileMatch\nfileMatchPattern: \"*.md\"\n---\nDocs.",
-    "See @AGENTS.md and #[[file:CLAUDE.md]].",
-    "",
+static TEXTS: std::sync::LazyLock<Vec<String>> = std::sync::LazyLock::new(|| {
+    let mut texts: Vec<String> = [
+        "Use tabs.",
+        "---\nglobs: \"**/*.rs\"\nalwaysApply: false\n---\nRust only.",
+        "---\ndescription: Release steps\n---\nAsk first.",
+        "---\napplyTo: \"src/**\"\n---\nSources.",
+        "---\ntrigger: always_on\n---\nAlways.",
+        "---\ninclusion: fileMatch\nfileMatchPattern: \"*.md\"\n---\nDocs.",
+        "See @AGENTS.md and #[[file:CLAUDE.md]].",
+        "",
+    ]
+    .map(String::from)
+    .into();
     // Larger than some policies read of one file, smaller than a pass
     // keeps: each policy reads its own prefix of the kept bytes.
-    LONG,
+    texts.push(long());
     // Larger than a pass keeps (16 KiB): each policy opens it for itself.
-    HUGE,
-];
+    texts
+        .push("Write tests from the outside in, on real trees in temporary folders.\n".repeat(600));
+    texts
+});
 
 /// About 9 KiB of one rule over and over.
-const LONG: &str = include_str!("survey_pass_long.txt");
-
-/// About 40 KiB.
-const HUGE: &str = include_str!("survey_pass_huge.txt");
+fn long() -> String {
+    "Keep every public item documented and every example compiling.\n".repeat(150)
+}
 
 /// Skill folders, relative to a level or to the home.
 const SKILL_DIRS: &[&str] = &[".agents/skills", ".claude/skills", ".cursor/skills"];
@@ -151,11 +156,11 @@ fn lay_out(base: &Path, t: &Tree) {
         let path = repo.join(LEVELS[level]).join(FILES[file]);
         // Files the tree already put there as folders stay folders.
         if !path.is_dir() {
-            write(&path, TEXTS[text]);
+            write(&path, &TEXTS[text]);
         }
     }
     if let Some(text) = t.home_file {
-        write(&base.join("h/AGENTS.md"), TEXTS[text]);
+        write(&base.join("h/AGENTS.md"), &TEXTS[text]);
     }
     for (i, &(home, level, dir, name, kind)) in t.skills.iter().enumerate() {
         let source = if home {
@@ -339,9 +344,9 @@ fn a_pass_shared_under_other_caps_and_bounds_answers_what_each_alone_answers() {
     // Instruction files of about 9 KiB at the root and one level down:
     // read whole once by the pass, and cut at 4 KiB by the small policy,
     // which reads its prefix of those bytes.
-    write(&repo.join("AGENTS.md"), LONG);
+    write(&repo.join("AGENTS.md"), &long());
     // (Not the same text: a repeated text is folded.)
-    write(&repo.join("a/AGENTS.md"), &format!("Level a.\n{LONG}"));
+    write(&repo.join("a/AGENTS.md"), &format!("Level a.\n{}", long()));
     let small = "version = 1\n[instructions]\nmax-file-bytes = 4096\n\
                  [skills]\nmax-skill-file-bytes = 2048\nmax-entries-per-source = 5\n";
     let large = "version = 1\n[skills]\nmax-skill-file-bytes = 65536\n\
