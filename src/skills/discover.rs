@@ -679,17 +679,9 @@ impl How {
     /// the root `id`: the root (its trace entries name it), every field,
     /// then the folder's path.
     fn key(&self, id: RootId, rel: &Path) -> Vec<u8> {
-        let (tag, n) = match id {
-            RootId::Home => (0u8, 0usize),
-            RootId::Repo => (1, 0),
-            RootId::Named(n) => (2, n),
-            RootId::Ancestor(n) => (3, n),
-            RootId::State => (4, 0),
-        };
         let rel = rel.as_os_str().as_encoded_bytes();
         let mut key = Vec::with_capacity(32 + rel.len());
-        key.push(tag);
-        key.extend_from_slice(&(n as u64).to_le_bytes());
+        key.extend_from_slice(&id.key_bytes());
         key.push(match self.links {
             SymlinkRule::WithinRoot => 0,
             SymlinkRule::Never => 1,

@@ -15,7 +15,8 @@ use crate::vocab::origin::RootId;
 use crate::vocab::warning::Warning;
 
 /// The first byte of every key kept here; the pass's other keys for a
-/// root (a `SKILL.md`'s reading) start with a root tag below it.
+/// root (a `SKILL.md`'s reading) start with [`RootId::key_bytes`], whose
+/// first byte is below it.
 const TAG: u8 = b'S';
 
 /// What one scan of a source folder added: its findings, refusals, trace
@@ -84,19 +85,11 @@ pub(super) fn key(
     level: usize,
     rel_source: &Path,
 ) -> Box<[u8]> {
-    let (tag, n) = match id {
-        RootId::Home => (0u8, 0usize),
-        RootId::Repo => (1, 0),
-        RootId::Named(n) => (2, n),
-        RootId::Ancestor(n) => (3, n),
-        RootId::State => (4, 0),
-    };
     let rel = rel_source.as_os_str().as_encoded_bytes();
     let mut key = Vec::with_capacity(64 + rel.len());
     key.push(TAG);
     key.extend_from_slice(&settings);
-    key.push(tag);
-    key.extend_from_slice(&(n as u64).to_le_bytes());
+    key.extend_from_slice(&id.key_bytes());
     key.extend_from_slice(&source.depth.get_ref().to_le_bytes());
     key.push(u8::from(source.source_skill));
     key.extend_from_slice(&(level as u64).to_le_bytes());

@@ -319,6 +319,46 @@ fn lisa_with(overrides: &str) -> lisa_context::policy::Policy {
     .expect("policy")
 }
 
+/// Surveys `repo` under lisa with each of `variants` laid over it (each
+/// a policy text without its `version` line), in the order given and then
+/// reversed, so that each is built both before and after the others. Each
+/// surveyed snapshot must equal what the same policy alone answers; the
+/// set of `answer`s of the snapshots is returned.
+fn each_variant_both_ways(
+    home: &Path,
+    repo: &Path,
+    variants: &[String],
+    answer: &dyn Fn(&lisa_context::Snapshot) -> String,
+) -> std::collections::BTreeSet<String> {
+    let texts: Vec<String> = variants
+        .iter()
+        .map(|v| format!("version = 1\n{v}"))
+        .collect();
+    let builder = |text: &str| {
+        Loader::builder()
+            .policy(lisa_with(text))
+            .home(home)
+            .home_policy(false)
+    };
+    let mut orders = vec![texts.clone()];
+    orders.push(texts.iter().rev().cloned().collect());
+    let mut answers = std::collections::BTreeSet::new();
+    for order in orders {
+        let builders = order
+            .iter()
+            .enumerate()
+            .map(|(i, text)| (format!("p{i}"), builder(text)));
+        let surveyed = lisa_context::survey(builders, repo, None).expect("survey");
+        for (s, text) in surveyed.iter().zip(&order) {
+            let alone = builder(text).build().expect("loader");
+            let snapshot = alone.snapshot(repo).expect("snapshot");
+            assert_eq!(json(&*s.snapshot), json(&*snapshot), "{text}");
+            answers.insert(answer(&s.snapshot));
+        }
+    }
+    answers
+}
+
 /// Policies that read the same folders under other bounds share a pass
 /// only where the answer is the same: a `SKILL.md` between two policies'
 /// size caps is read again for the larger cap, a listing cut short by
@@ -461,36 +501,12 @@ fn policies_reading_skills_each_their_own_way_share_only_the_same_reading() {
         "[skills]\nskill-file-symlinks = \"never\"\n",
         "[skills]\nmax-skill-file-bytes = 2048\n",
         "[trust]\nproject = \"pinned\"\n",
-    ];
-    let texts: Vec<String> = variants
-        .iter()
-        .map(|v| format!("version = 1\n{v}"))
-        .collect();
-    let builder = |text: &str| {
-        Loader::builder()
-            .policy(lisa_with(text))
-            .home(&home)
-            .home_policy(false)
-    };
-    // Each variant first once, then last, so that each is read both before
-    // and after the others.
-    let mut orders = vec![texts.clone()];
-    orders.push(texts.iter().rev().cloned().collect());
-    let mut answers = std::collections::BTreeSet::new();
-    for order in orders {
-        let builders = order
-            .iter()
-            .enumerate()
-            .map(|(i, text)| (format!("p{i}"), builder(text)));
-        let surveyed = lisa_context::survey(builders, &repo, None).expect("survey");
-        for (s, text) in surveyed.iter().zip(&order) {
-            let alone = builder(text).build().expect("loader");
-            let snapshot = alone.snapshot(&repo).expect("snapshot");
-            assert_eq!(json(&*s.snapshot), json(&*snapshot), "{text}");
-            let listed: Vec<&str> = s.snapshot.skills.iter().map(|k| k.name.as_str()).collect();
-            answers.insert(format!("{listed:?}"));
-        }
-    }
+    ]
+    .map(String::from);
+    let answers = each_variant_both_ways(&home, &repo, &variants, &|s| {
+        let listed: Vec<&str> = s.skills.iter().map(|k| k.name.as_str()).collect();
+        format!("{listed:?}")
+    });
     // The variants do read the tree differently.
     assert!(answers.len() >= 5, "{answers:?}");
 }
@@ -575,42 +591,19 @@ fn policies_scanning_a_source_the_same_way_share_the_scan_and_no_other() {
         format!("{}\n[trust]\nhard-links = \"refuse\"\n", sources(200, "")),
         format!("{}\n[trust]\nsymlinks = \"never\"\n", sources(200, "")),
     ];
-    let texts: Vec<String> = variants
-        .iter()
-        .map(|v| format!("version = 1\n{v}"))
-        .collect();
-    let builder = |text: &str| {
-        Loader::builder()
-            .policy(lisa_with(text))
-            .home(&home)
-            .home_policy(false)
-    };
-    let mut orders = vec![texts.clone()];
-    orders.push(texts.iter().rev().cloned().collect());
-    let mut answers = std::collections::BTreeSet::new();
-    for order in orders {
-        let builders = order
-            .iter()
-            .enumerate()
-            .map(|(i, text)| (format!("p{i}"), builder(text)));
-        let surveyed = lisa_context::survey(builders, &repo, None).expect("survey");
-        for (s, text) in surveyed.iter().zip(&order) {
-            let alone = builder(text).build().expect("loader");
-            let snapshot = alone.snapshot(&repo).expect("snapshot");
-            assert_eq!(json(&*s.snapshot), json(&*snapshot), "{text}");
-            let mut seen = json(&s.snapshot.skills);
-            seen.as_array_mut()
-                .into_iter()
-                .flatten()
-                .filter_map(serde_json::Value::as_object_mut)
-                .for_each(|skill| {
-                    skill.remove("rank");
-                });
-            answers.insert(format!("{seen}{}", json(&s.snapshot.rejected_skills)));
-        }
-    }
+    let answers = each_variant_both_ways(&home, &repo, &variants, &|s| {
+        let mut seen = json(&s.skills);
+        seen.as_array_mut()
+            .into_iter()
+            .flatten()
+            .filter_map(serde_json::Value::as_object_mut)
+            .for_each(|skill| {
+                skill.remove("rank");
+            });
+        format!("{seen}{}", json(&s.rejected_skills))
+    });
     // Every variant but the rank-only one finds something else.
-    assert_eq!(answers.len(), texts.len() - 1, "{answers:#?}");
+    assert_eq!(answers.len(), variants.len() - 1, "{answers:#?}");
 }
 
 /// A policy whose loader cannot be set up ends the survey with its name,
