@@ -274,8 +274,17 @@ struct Part {
     notes: Vec<(&'static str, String, String)>,
     /// The project instruction files it reads.
     project_files: Vec<String>,
-    /// The rules no path of the repository reaches.
-    unmatched: Vec<String>,
+}
+
+/// What a `rule-unmatched` problem says.
+const UNMATCHED: &str = "its globs match no path of the repository: it never loads";
+
+/// The rules of `reach` no path of the repository reaches, as shown.
+fn unmatched_paths(reach: &crate::access::RuleReach) -> impl Iterator<Item = String> + '_ {
+    reach
+        .unmatched
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
 }
 
 impl Part {
@@ -374,19 +383,16 @@ impl Part {
             line,
             notes,
             project_files,
-            unmatched: Vec::new(),
         }
     }
 
-    /// [`Part::of`] a policy's snapshot, with its rule reach.
+    /// [`Part::of`] a policy's snapshot, with its rule reach: a
+    /// `rule-unmatched` note per rule no path reaches.
     fn of_surveyed(s: &crate::loader::Surveyed) -> Self {
         let mut part = Self::of(&s.policy, &s.snapshot);
-        part.unmatched = s
-            .reach
-            .unmatched
-            .iter()
-            .map(|p| p.to_string_lossy().into_owned())
-            .collect();
+        part.notes.extend(
+            unmatched_paths(&s.reach).map(|path| ("rule-unmatched", path, UNMATCHED.to_string())),
+        );
         part
     }
 }
@@ -424,7 +430,6 @@ impl Survey {
         // Per project file: the policies that read it.
         let mut readers: BTreeMap<String, Vec<String>> = BTreeMap::new();
         let mut policies = Vec::with_capacity(parts.len());
-        let mut unmatched = Vec::with_capacity(parts.len());
         for part in parts {
             let name = &part.line.name;
             for (kind, path, message) in part.notes {
@@ -436,7 +441,6 @@ impl Survey {
             for path in part.project_files {
                 readers.entry(path).or_default().push(name.clone());
             }
-            unmatched.push((name.clone(), part.unmatched));
             policies.push(part.line);
         }
         // A project file some policies read and others do not.
@@ -466,15 +470,11 @@ impl Survey {
                 message,
             });
         }
-        let mut survey = Self {
+        Self {
             cwd: cwd.to_string_lossy().into_owned(),
             policies,
             problems,
-        };
-        for (name, paths) in unmatched {
-            survey.note_unmatched(&name, paths);
         }
-        survey
     }
 
     /// Adds what the walk of the repository found for the policy `name`
@@ -483,28 +483,7 @@ impl Survey {
     /// policies leave unmatched is one problem naming them all). Call it in
     /// survey order.
     pub fn note_reach(&mut self, name: &str, reach: &crate::access::RuleReach) {
-        self.note_reach_of(name, reach);
-    }
-
-    /// The survey of what [`crate::survey`] found: [`Survey::of`] its
-    /// snapshots, with each policy's [reach](Self::note_reach) noted.
-    pub fn of_surveyed(cwd: &std::path::Path, surveyed: &[crate::loader::Surveyed]) -> Self {
-        Self::of_parts(cwd, surveyed.iter().map(Part::of_surveyed).collect())
-    }
-
-    fn note_reach_of(&mut self, name: &str, reach: &crate::access::RuleReach) {
-        let paths = reach
-            .unmatched
-            .iter()
-            .map(|p| p.to_string_lossy().into_owned())
-            .collect();
-        self.note_unmatched(name, paths);
-    }
-
-    /// A `rule-unmatched` problem per path of `paths` (the rules of the
-    /// policy `name` no path reaches), one per path for all the policies.
-    fn note_unmatched(&mut self, name: &str, paths: Vec<String>) {
-        for path in paths {
+        for path in unmatched_paths(reach) {
             match self
                 .problems
                 .iter_mut()
@@ -515,11 +494,19 @@ impl Survey {
                     kind: "rule-unmatched".into(),
                     policies: vec![name.to_string()],
                     path,
-                    message: "its globs match no path of the repository: it never loads".into(),
+                    message: UNMATCHED.into(),
                 }),
             }
         }
         self.problems
             .sort_by(|a, b| (kind_order(&a.kind), &a.path).cmp(&(kind_order(&b.kind), &b.path)));
+    }
+
+    /// The survey of what [`crate::survey`] found: [`Survey::of`] its
+    /// snapshots, with each policy's [reach](Self::note_reach) noted (a
+    /// rule several policies leave unmatched is one problem, grouped as
+    /// every other kind is).
+    pub fn of_surveyed(cwd: &std::path::Path, surveyed: &[crate::loader::Surveyed]) -> Self {
+        Self::of_parts(cwd, surveyed.iter().map(Part::of_surveyed).collect())
     }
 }

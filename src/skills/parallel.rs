@@ -51,16 +51,6 @@ pub(crate) fn workers() -> usize {
     })
 }
 
-/// `f` over `jobs` on `workers` scoped threads, taking contiguous chunks in
-/// turn; the results in the order of `jobs`, a list per chunk.
-pub(super) fn in_order<J: Sync, T: Send>(
-    jobs: &[J],
-    workers: usize,
-    f: &(dyn Fn(&J) -> T + Sync),
-) -> Vec<Vec<T>> {
-    in_chunks(jobs, CHUNK, workers, f)
-}
-
 /// `f` over `jobs` on `workers` scoped threads, each taking the next job
 /// in turn (for a few jobs of uneven size, as a survey's policies are) and
 /// owning it; the results in the order of `jobs`.
@@ -105,13 +95,14 @@ fn on_threads<T: Send>(workers: usize, take: &(dyn Fn() -> Vec<T> + Sync)) -> Ve
     })
 }
 
-fn in_chunks<J: Sync, T: Send>(
+/// `f` over `jobs` on `workers` scoped threads, taking contiguous chunks in
+/// turn; the results in the order of `jobs`, a list per chunk.
+pub(super) fn in_order<J: Sync, T: Send>(
     jobs: &[J],
-    chunk: usize,
     workers: usize,
     f: &(dyn Fn(&J) -> T + Sync),
 ) -> Vec<Vec<T>> {
-    let chunks: Vec<&[J]> = jobs.chunks(chunk.max(1)).collect();
+    let chunks: Vec<&[J]> = jobs.chunks(CHUNK).collect();
     let next = AtomicUsize::new(0);
     let take = || {
         let mut mine = Vec::new();

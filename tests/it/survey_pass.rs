@@ -255,6 +255,24 @@ fn survey_against_each_alone(
             ));
         }
     }
+    // The survey made from the policies' parts (rules unmatched grouped as
+    // every problem is) is the one made a policy's reach at a time.
+    let snapshots: Vec<(String, std::sync::Arc<lisa_context::Snapshot>)> = surveyed
+        .iter()
+        .map(|s| (s.policy.clone(), std::sync::Arc::clone(&s.snapshot)))
+        .collect();
+    let mut noted = lisa_context::protocol::Survey::of(cwd, &snapshots);
+    for s in &surveyed {
+        noted.note_reach(&s.policy, &s.reach);
+    }
+    let grouped = lisa_context::protocol::Survey::of_surveyed(cwd, &surveyed);
+    if json(&grouped) != json(&noted) {
+        return Err(format!(
+            "survey from parts {}, a reach at a time {}",
+            json(&grouped),
+            json(&noted)
+        ));
+    }
     Ok(surveyed)
 }
 
@@ -604,6 +622,48 @@ fn policies_scanning_a_source_the_same_way_share_the_scan_and_no_other() {
     });
     // Every variant but the rank-only one finds something else.
     assert_eq!(answers.len(), variants.len() - 1, "{answers:#?}");
+}
+
+/// A rule that two policies read and no path of the repository reaches is
+/// one `rule-unmatched` problem naming both, in survey order, whether the
+/// survey is made from the policies' parts or a reach at a time.
+#[test]
+fn a_rule_no_path_reaches_is_one_problem_for_every_policy_reading_it() {
+    let (_tmp, home, repo) = home_and_repo();
+    write(
+        &repo.join(".cursor/rules/zig.mdc"),
+        "---\nglobs: \"**/*.zig\"\n---\nZig.\n",
+    );
+    write(&repo.join("src/main.rs"), "fn main() {}\n");
+    // A team's policy over cursor's reads the same rules folder.
+    let over_cursor = Loader::builder()
+        .policy(lisa_with("version = 1\nextends = \"cursor\"\n"))
+        .home(&home)
+        .home_policy(false);
+    let policies = vec![
+        ("cursor".to_string(), builder("cursor", &home)),
+        ("lisa".to_string(), builder("lisa", &home)),
+        ("team".to_string(), over_cursor),
+    ];
+    let surveyed = lisa_context::survey(policies, &repo, None).expect("survey");
+    let survey = lisa_context::protocol::Survey::of_surveyed(&repo, &surveyed);
+    let unmatched: Vec<&lisa_context::protocol::SurveyProblem> = survey
+        .problems
+        .iter()
+        .filter(|p| p.kind == "rule-unmatched")
+        .collect();
+    assert_eq!(unmatched.len(), 1, "{:?}", survey.problems);
+    assert!(unmatched[0].path.ends_with(".cursor/rules/zig.mdc"));
+    assert_eq!(unmatched[0].policies, ["cursor", "team"]);
+    let snapshots: Vec<(String, std::sync::Arc<lisa_context::Snapshot>)> = surveyed
+        .iter()
+        .map(|s| (s.policy.clone(), std::sync::Arc::clone(&s.snapshot)))
+        .collect();
+    let mut noted = lisa_context::protocol::Survey::of(&repo, &snapshots);
+    for s in &surveyed {
+        noted.note_reach(&s.policy, &s.reach);
+    }
+    assert_eq!(json(&survey), json(&noted));
 }
 
 /// A policy whose loader cannot be set up ends the survey with its name,
