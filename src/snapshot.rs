@@ -183,8 +183,21 @@ pub(crate) fn build_with_roots(
     policy: &Policy,
     roots: Roots,
     cache: &ParseCache,
+    tracing: Tracing,
 ) -> Result<Built, SnapshotError> {
-    build_inner(policy, roots, cache, false).map(|outcome| outcome.built)
+    build_inner(policy, roots, cache, false, tracing).map(|outcome| outcome.built)
+}
+
+/// Whether a build records the paths it examined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Tracing {
+    /// Every path examined is recorded, and the snapshot has its
+    /// fingerprint: a loader hands it out and checks it again later.
+    On,
+    /// Nothing is recorded and the fingerprint is left empty: the snapshot
+    /// is summed up and dropped at once (a survey's builds), and nothing
+    /// ever checks it again.
+    Off,
 }
 
 /// What a review build found about the project items (see [`review`]).
@@ -218,7 +231,7 @@ pub(crate) fn review(
         built,
         items,
         store_error,
-    } = build_inner(&pinned, roots, cache, true)?;
+    } = build_inner(&pinned, roots, cache, true, Tracing::On)?;
     Ok(Review {
         items,
         store_error,
@@ -242,9 +255,13 @@ fn build_inner(
     roots: Roots,
     cache: &ParseCache,
     keep_text: bool,
+    tracing: Tracing,
 ) -> Result<Outcome, SnapshotError> {
     crate::vocab::counters::bump(crate::vocab::counters::Counter::Builds);
-    let mut trace = Trace::default();
+    let mut trace = match tracing {
+        Tracing::On => Trace::default(),
+        Tracing::Off => Trace::forgetting(),
+    };
     for (path, stamp) in &roots.marker_probes {
         trace.push(Place::Marker, path, *stamp, None);
     }
@@ -280,17 +297,21 @@ fn build_inner(
         .as_ref()
         .map(|h| h.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let fingerprint = trace.fingerprint(
-        policy.digest(),
-        &[
-            &home_str,
-            &roots.set.repo.path.to_string_lossy(),
-            &roots.cwd.to_string_lossy(),
-            // A new key is a new nonce, so a new prompt.
-            blake3::hash(&key).to_hex().as_str(),
-        ],
-        policy.fingerprint.include_mtime,
-    );
+    let fingerprint = if trace.keeps() {
+        trace.fingerprint(
+            policy.digest(),
+            &[
+                &home_str,
+                &roots.set.repo.path.to_string_lossy(),
+                &roots.cwd.to_string_lossy(),
+                // A new key is a new nonce, so a new prompt.
+                blake3::hash(&key).to_hex().as_str(),
+            ],
+            policy.fingerprint.include_mtime,
+        )
+    } else {
+        String::new()
+    };
     let named_roots = policy
         .roots
         .named
@@ -385,9 +406,10 @@ pub(crate) fn build(
     root: Option<&Path>,
     handles: &Handles,
     cache: &ParseCache,
+    tracing: Tracing,
 ) -> Result<Built, SnapshotError> {
     let roots = open_roots(policy, home, cwd, root, handles)?;
-    build_with_roots(policy, roots, cache)
+    build_with_roots(policy, roots, cache, tracing)
 }
 
 #[cfg(feature = "internals")]
@@ -401,7 +423,15 @@ pub(crate) fn traced_paths(
     root: Option<&Path>,
 ) -> Result<Vec<PathBuf>, SnapshotError> {
     let handles = Handles::default();
-    let built = build(policy, home, cwd, root, &handles, &ParseCache::new(0))?;
+    let built = build(
+        policy,
+        home,
+        cwd,
+        root,
+        &handles,
+        &ParseCache::new(0),
+        Tracing::On,
+    )?;
     // The build's roots, taken again from the handles it opened (as a
     // loader's check takes them).
     let snap = &built.snapshot;

@@ -702,7 +702,7 @@ impl Loader {
         {
             return Ok(built);
         }
-        let built = self.build_now(force, &key.1, key.2.as_deref())?;
+        let built = self.build_now(force, &key.1, key.2.as_deref(), snapshot::Tracing::On)?;
         let mut cache = self.lock();
         if cache.enter(self.owner, force.generation) {
             return Ok(cache.insert(key, built));
@@ -719,6 +719,7 @@ impl Loader {
         force: &InForce,
         cwd: &Path,
         root: Option<&Path>,
+        tracing: snapshot::Tracing,
     ) -> Result<Built, SnapshotError> {
         let build = || {
             snapshot::build(
@@ -728,6 +729,7 @@ impl Loader {
                 root,
                 &self.handles,
                 &self.parsed,
+                tracing,
             )
         };
         match build() {
@@ -740,16 +742,19 @@ impl Loader {
     }
 
     /// A survey's view of (cwd, root): a fresh build, not kept (a survey
-    /// asks once), and the reach of its on-access rules.
+    /// asks once), and the reach of its on-access rules. Under
+    /// [`Tracing::Off`](snapshot::Tracing::Off) the snapshot has no
+    /// fingerprint: for a caller that sums it up and drops it.
     pub(super) fn surveyed(
         &self,
         cwd: &Path,
         root: Option<&Path>,
+        tracing: snapshot::Tracing,
     ) -> Result<(Arc<crate::snapshot::Snapshot>, crate::access::RuleReach), SnapshotError> {
         let force = self.policies.in_force()?;
         let cwd = self.absolute(cwd)?;
         let root = root.map(crate::vocab::home::normalize);
-        let built = self.build_now(&force, &cwd, root.as_deref())?;
+        let built = self.build_now(&force, &cwd, root.as_deref(), tracing)?;
         let reach = crate::access::reach(
             &force.policy,
             force.home.as_deref(),

@@ -32,6 +32,14 @@ pub fn build(
     // frontmatter for a cache dropped on return); the home's memo file
     // still serves and learns.
     let cache = ParseCache::new(0);
-    let built = snapshot::build(policy, home, cwd, root, &handles, &cache)?;
+    let built = snapshot::build(
+        policy,
+        home,
+        cwd,
+        root,
+        &handles,
+        &cache,
+        snapshot::Tracing::On,
+    )?;
     Ok(std::sync::Arc::unwrap_or_clone(built.snapshot))
 }

@@ -15,7 +15,7 @@ use super::LoaderBuilder;
 use crate::access::RuleReach;
 use crate::error::{BootstrapError, SnapshotError};
 use crate::sandbox::Pass;
-use crate::snapshot::Snapshot;
+use crate::snapshot::{Snapshot, Tracing};
 
 /// One surveyed policy: what it loads from the repository, and which of its
 /// on-access rules no path of the repository reaches.
@@ -92,16 +92,19 @@ pub fn survey(
     cwd: &Path,
     root: Option<&Path>,
 ) -> Result<Vec<Surveyed>, SurveyError> {
-    survey_each(policies, cwd, root, &|surveyed| surveyed)
+    survey_each(policies, cwd, root, Tracing::On, &|surveyed| surveyed)
 }
 
 /// [`survey`], each policy's answer given to `each` on the thread that
 /// built it: what a caller keeps of a snapshot is made, and the rest
-/// dropped, side by side too.
+/// dropped, side by side too. Under [`Tracing::Off`] the builds record no
+/// paths and the snapshots `each` gets have no fingerprint: for a caller
+/// that only sums them up.
 pub(crate) fn survey_each<T: Send>(
     policies: impl IntoIterator<Item = (String, LoaderBuilder)>,
     cwd: &Path,
     root: Option<&Path>,
+    tracing: Tracing,
     each: &(dyn Fn(Surveyed) -> T + Sync),
 ) -> Result<Vec<T>, SurveyError> {
     let pass = Arc::new(Pass::default());
@@ -151,7 +154,7 @@ pub(crate) fn survey_each<T: Send>(
                 &later
             }
         };
-        match loader.surveyed(cwd, root) {
+        match loader.surveyed(cwd, root, tracing) {
             Ok((snapshot, reach)) => Ok(each(Surveyed {
                 policy,
                 snapshot,

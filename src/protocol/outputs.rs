@@ -417,7 +417,12 @@ impl Survey {
         cwd: &std::path::Path,
         root: Option<&std::path::Path>,
     ) -> Result<Self, crate::loader::SurveyError> {
-        let parts = crate::loader::survey_each(policies, cwd, root, &|s| Part::of_surveyed(&s))?;
+        // Only what the survey shows is kept of each build: no trace, no
+        // fingerprint (nothing checks these snapshots again).
+        let parts =
+            crate::loader::survey_each(policies, cwd, root, crate::snapshot::Tracing::Off, &|s| {
+                Part::of_surveyed(&s)
+            })?;
         Ok(Self::of_parts(cwd, parts))
     }
 

@@ -155,8 +155,26 @@ impl SourceCtx<'_> {
             self.scan(rel_source, level, trace, found, rejected);
             return;
         }
+        // A source that is not a folder is one look, answered by the pass:
+        // nothing to share, and no key to make.
+        if !self
+            .root
+            .look(rel_source, self.listing_max())
+            .stamp
+            .is_dir()
+        {
+            self.scan(rel_source, level, trace, found, rejected);
+            return;
+        }
         let settings = *settings.get_or_insert_with(|| shared_scan::settings(self.policy));
-        let key = shared_scan::key(settings, self.id, self.source, level, rel_source);
+        let key = shared_scan::key(
+            settings,
+            trace.keeps(),
+            self.id,
+            self.source,
+            level,
+            rel_source,
+        );
         let (rank, source) = (*self.source.rank.get_ref(), self.source.path.get_ref());
         if let Some(scanned) = self.root.recall::<shared_scan::Scanned>(&key) {
             let mut warnings = self.warnings.borrow_mut();
@@ -577,7 +595,7 @@ impl SourceCtx<'_> {
                 return Err((rel, Reason::HardLink));
             }
         }
-        trace.entries.push(Arc::clone(&read.entry));
+        trace.push_entry(Arc::clone(&read.entry));
         let (mut fm, strict_error) = match &read.parsed {
             Ok((fm, strict_error)) => (Arc::clone(fm), strict_error.clone()),
             Err(reason) => return Err((rel, *reason)),
@@ -813,7 +831,7 @@ pub(super) fn run(
                 let Some((result, entries, warnings)) = outcome else {
                     continue;
                 };
-                trace.entries.extend(entries);
+                trace.extend(entries);
                 ctx.warnings.borrow_mut().extend(warnings);
                 match result {
                     Ok(f) => found.push(f),

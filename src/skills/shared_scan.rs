@@ -77,9 +77,12 @@ pub(super) fn settings(policy: &Policy) -> [u8; 16] {
 }
 
 /// The key of the scan of `rel_source` (at `level`) of `source` under the
-/// root `id`, by a policy whose [`settings`] are `settings`.
+/// root `id`, by a policy whose [`settings`] are `settings`, into a trace
+/// that keeps its paths or not (a scan kept from a trace that forgets holds
+/// no entries).
 pub(super) fn key(
     settings: [u8; 16],
+    traced: bool,
     id: RootId,
     source: &SkillSource,
     level: usize,
@@ -89,6 +92,7 @@ pub(super) fn key(
     let mut key = Vec::with_capacity(64 + rel.len());
     key.push(TAG);
     key.extend_from_slice(&settings);
+    key.push(u8::from(traced));
     key.extend_from_slice(&id.key_bytes());
     key.extend_from_slice(&source.depth.get_ref().to_le_bytes());
     key.push(u8::from(source.source_skill));
@@ -168,7 +172,7 @@ impl Scanned {
             pinned_hash: f.pinned_hash.clone(),
         }));
         rejected.extend(self.rejected.iter().cloned());
-        trace.entries.extend(self.entries.iter().cloned());
+        trace.extend(self.entries.iter().cloned());
         warnings.extend(self.warnings.iter().cloned());
     }
 }

@@ -273,6 +273,21 @@ fn survey_against_each_alone(
             json(&noted)
         ));
     }
+    // What the command shows, made by builds that keep no trace and sum
+    // each snapshot up at once, is the survey of the full snapshots.
+    let run = lisa_context::protocol::Survey::run(
+        names.iter().map(|n| (n.to_string(), builder(n, home))),
+        cwd,
+        None,
+    )
+    .expect("survey run");
+    if json(&run) != json(&grouped) {
+        return Err(format!(
+            "survey as the command makes it {}, of the full snapshots {}",
+            json(&run),
+            json(&grouped)
+        ));
+    }
     Ok(surveyed)
 }
 
