@@ -150,7 +150,20 @@ impl Template {
 
     /// Fills the template from a list of `(name, value)` pairs.
     pub fn fill(&self, values: &[(&str, &str)]) -> String {
-        let mut out = String::with_capacity(self.source.len() + 32);
+        // Sized exactly first: a long value (a skill's description) would
+        // otherwise grow the string, and copy it, on the way.
+        let len = self
+            .parts
+            .iter()
+            .map(|part| match part {
+                Part::Text(t) => t.len(),
+                Part::Placeholder { name, .. } => values
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .map_or(0, |(_, v)| v.len()),
+            })
+            .sum();
+        let mut out = String::with_capacity(len);
         self.fill_into(&mut out, values);
         out
     }

@@ -358,7 +358,7 @@ impl SourceCtx<'_> {
                 continue;
             };
             for entry in names {
-                let rel_folder = dir.join(&entry.name);
+                let rel_folder = crate::vocab::paths::join(&dir, &entry.name);
                 let Some(name) = entry.name.to_str().map(str::to_string) else {
                     continue;
                 };
@@ -402,7 +402,7 @@ impl SourceCtx<'_> {
     ) {
         if let Some(reason) = self.folder_name_refusal(name) {
             // Only a folder holding a `SKILL.md` is refused for its name.
-            let rel = rel_folder.join(SKILL_FILE);
+            let rel = crate::vocab::paths::join(rel_folder, SKILL_FILE);
             let stamp = self.root.stamp(&rel);
             trace.push(self.place(), &rel, stamp, None);
             if !matches!(stamp, Stamp::Absent) {
@@ -434,7 +434,7 @@ impl SourceCtx<'_> {
             trace.push(self.place(), rel_folder, folder_stamp, None);
             return (rel_folder.to_path_buf(), reason);
         }
-        let rel = rel_folder.join(SKILL_FILE);
+        let rel = crate::vocab::paths::join(rel_folder, SKILL_FILE);
         match failed {
             Opened::Refused(reason) => {
                 trace.push(self.place(), &rel, self.root.stamp(&rel), None);
