@@ -114,8 +114,10 @@ pub(crate) fn survey_each<T: Send>(
     };
     // The first loader takes the pass; the others share its handles (and
     // so the pass) and its parse cache. The others are set up by the
-    // threads that build them.
-    let first = match builder.build() {
+    // threads that build them. Each loader builds once, so none keeps
+    // parsed frontmatter in memory (a policy reading a `SKILL.md` as
+    // another did takes that reading from the pass).
+    let first = match builder.parse_cache(0).build() {
         Ok(l) => l.in_pass(Arc::clone(&pass)),
         Err(source) => {
             return Err(SurveyError::Bootstrap {
@@ -141,7 +143,7 @@ pub(crate) fn survey_each<T: Send>(
                 &first
             }
             Job::Later(name, builder) => {
-                later = match builder.share(&first).build() {
+                later = match builder.parse_cache(0).share(&first).build() {
                     Ok(loader) => loader,
                     Err(source) => {
                         return Err(SurveyError::Bootstrap {
