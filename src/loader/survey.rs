@@ -66,7 +66,9 @@ pub enum SurveyError {
 /// fresh loader built from each builder would answer at that moment. The
 /// policies are built side by side on as many threads as the system grants
 /// (at most eight), each thread setting up the loaders of the policies it
-/// takes. The first error, in the order given, is the answer.
+/// takes. The first error, in the order given, is the answer. Each loader
+/// builds once, so a builder's [`parse_cache`](LoaderBuilder::parse_cache)
+/// is set to 0: a reading two policies share comes from the survey's pass.
 ///
 /// ```
 /// let (home, repo) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
