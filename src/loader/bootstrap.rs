@@ -3,11 +3,12 @@
 
 use std::ffi::OsString;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use crate::error::BootstrapError;
 use crate::policy::keys::ROOTS;
-use crate::policy::{HOME_POLICY_FILE, Layer, Policy, PolicyError, PolicySource};
+use crate::policy::{BUILTIN_NAME, HOME_POLICY_FILE, Layer, Policy, PolicyError, PolicySource};
 use crate::sandbox::{self, Stamp};
 
 /// How the loader reads environment variables (for `$NAME` and `~` in the
@@ -42,7 +43,7 @@ pub(super) struct Loaded {
     /// read.
     pub(super) started: SystemTime,
     /// The policy and the home root, or why they could not be had.
-    pub(super) result: Result<(Policy, Option<PathBuf>), BootstrapError>,
+    pub(super) result: Result<(Arc<Policy>, Option<PathBuf>), BootstrapError>,
 }
 
 impl Bootstrap {
@@ -77,6 +78,35 @@ impl Bootstrap {
         }
     }
 
+    /// The policy of the layers outside the home: the base, and the policy
+    /// file over it when one is given, its named roots located. A shipped
+    /// policy alone is the process's one copy of it (see
+    /// [`Policy::shipped_located`]).
+    fn outside(&self, file: Option<&PolicySource>) -> Result<Arc<Policy>, BootstrapError> {
+        if file.is_none() {
+            let name = self.base.as_deref().unwrap_or(BUILTIN_NAME);
+            if let Some(policy) = Policy::shipped_located(name, &*self.env) {
+                return Ok(policy?);
+            }
+        }
+        let mut sources = vec![self.base_source()?];
+        sources.extend(file.cloned());
+        let mut policy = Policy::from_sources(&sources)?;
+        policy.locate_named_roots_as_merged(&*self.env);
+        Ok(Arc::new(policy))
+    }
+
+    /// The policy a load would give when it is a shipped policy alone (no
+    /// policy file, the home's not read), without loading anything: `None`
+    /// for any other.
+    pub(super) fn shipped_alone(&self) -> Option<Arc<Policy>> {
+        if self.policy_file.is_some() || self.home_policy {
+            return None;
+        }
+        let name = self.base.as_deref().unwrap_or(BUILTIN_NAME);
+        Policy::shipped_located(name, &*self.env)?.ok()
+    }
+
     /// Loads the layered policy: the policy file (for the home candidates),
     /// the home, the home's policy file, and the merge of all of them. The
     /// files are read even when an earlier one is broken, as far as the home
@@ -92,24 +122,17 @@ impl Bootstrap {
             None => Ok(None),
         };
         // Where the home is comes from the layers that do not live in it; a
-        // broken policy file leaves only an explicit home known.
-        let base = self.base_source();
-        // The policy of those layers, kept: when the home holds no policy
-        // file it is the whole policy, and building it again would cost
-        // as much as the first time.
+        // broken policy file (or an unknown base) leaves only an explicit
+        // home known. The policy of those layers is kept: when the home
+        // holds no policy file it is the whole policy, and building it again
+        // would cost as much as the first time.
         let mut outside_policy = None;
-        let home = match (&file, &base) {
-            (Ok(file), Ok(base)) => {
-                let mut outside = vec![base.clone()];
-                outside.extend(file.clone());
-                Policy::from_sources(&outside)
-                    .map(|p| {
-                        let home = self.home_for(&p);
-                        outside_policy = Some(p);
-                        home
-                    })
-                    .map_err(BootstrapError::from)
-            }
+        let home = match &file {
+            Ok(file) if self.check_base().is_ok() => self.outside(file.as_ref()).map(|p| {
+                let home = self.home_for(&p);
+                outside_policy = Some(p);
+                home
+            }),
             _ => Ok(self.home.as_deref().map(crate::vocab::home::normalize)),
         };
         let home_file = match &home {
@@ -126,32 +149,33 @@ impl Bootstrap {
         let result = (|| {
             let file = file?;
             let home = home?;
-            let mut sources = vec![base?];
             let home_layer = match &home_file {
                 Some(path) => PolicySource::read(Layer::Home, path, false)?,
                 None => None,
             };
-            let mut policy = match (home_layer, outside_policy) {
+            let policy = match (home_layer, outside_policy) {
                 // The same layers as the policy that found the home.
                 (None, Some(same)) => same,
                 (home_layer, _) => {
+                    let mut sources = vec![self.base_source()?];
                     sources.extend(home_layer);
                     sources.extend(file);
-                    Policy::from_sources(&sources)?
+                    let mut policy = Policy::from_sources(&sources)?;
+                    policy.locate_named_roots_as_merged(&*self.env);
+                    if policy
+                        .definition(ROOTS.home)
+                        .is_some_and(|d| d.layer == Layer::Home)
+                    {
+                        let invalid = policy.invalid_value(
+                            ROOTS.home,
+                            "the home's own policy cannot set `roots.home`: it was read from \
+                             the home those candidates would replace",
+                        );
+                        return Err(BootstrapError::Policy(PolicyError::Invalid(invalid)));
+                    }
+                    Arc::new(policy)
                 }
             };
-            policy.locate_named_roots_as_merged(&*self.env);
-            if policy
-                .definition(ROOTS.home)
-                .is_some_and(|d| d.layer == Layer::Home)
-            {
-                let invalid = policy.invalid_value(
-                    ROOTS.home,
-                    "the home's own policy cannot set `roots.home`: it was read from the home \
-                     those candidates would replace",
-                );
-                return Err(BootstrapError::Policy(PolicyError::Invalid(invalid)));
-            }
             Ok((policy, home))
         })();
         Loaded {

@@ -332,6 +332,21 @@ impl LoaderBuilder {
         }
     }
 
+    /// The policy the loader would start with, when that is known without
+    /// reading a file: a ready [`policy`](Self::policy), or a shipped one
+    /// alone (no policy file, the home's policy not read). `None`
+    /// otherwise.
+    pub(super) fn known_policy(&self) -> Option<std::sync::Arc<Policy>> {
+        match &self.policy {
+            Some(policy) => {
+                let mut policy = policy.clone();
+                policy.locate_named_roots(&*self.bootstrap.env);
+                Some(std::sync::Arc::new(policy))
+            }
+            None => self.bootstrap.shipped_alone(),
+        }
+    }
+
     /// Resolves the home root and loads the policy, without building a
     /// loader: `(policy, home)`.
     ///
@@ -351,7 +366,8 @@ impl LoaderBuilder {
             return Ok((policy, home));
         }
         self.check_explicit_home()?;
-        self.bootstrap.load().result
+        let (policy, home) = self.bootstrap.load().result?;
+        Ok((std::sync::Arc::unwrap_or_clone(policy), home))
     }
 
     /// Resolves the home root, loads the policy, and builds the loader.

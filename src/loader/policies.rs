@@ -70,7 +70,7 @@ impl State {
                 };
                 last = Some((policy.digest(), home.clone(), generation));
                 Ok(InForce {
-                    policy: Arc::new(policy),
+                    policy,
                     home,
                     generation,
                 })

@@ -109,7 +109,8 @@ pub(crate) fn survey_each<T: Send>(
     tracing: Tracing,
     each: &(dyn Fn(Surveyed) -> T + Sync),
 ) -> Result<Vec<T>, SurveyError> {
-    let pass = Arc::new(Pass::default());
+    let policies: Vec<(String, LoaderBuilder)> = policies.into_iter().collect();
+    let pass = Arc::new(pass_for(&policies));
     let mut policies = policies.into_iter();
     let Some((name, builder)) = policies.next() else {
         return Ok(Vec::new());
@@ -169,4 +170,21 @@ pub(crate) fn survey_each<T: Send>(
     });
     // The first error in the order given is the answer.
     built.into_iter().collect()
+}
+
+/// The pass of a survey of `policies`: told which ways of scanning a skill
+/// source two policies or more share, when every policy is known before it
+/// is built (a scan only one policy makes is then not kept for others).
+fn pass_for(policies: &[(String, LoaderBuilder)]) -> Pass {
+    let ways: Option<Vec<Box<[u8]>>> = policies
+        .iter()
+        .map(|(_, builder)| {
+            let policy = builder.known_policy()?;
+            Some(Box::from(&crate::skills::scan_settings(&policy)[..]))
+        })
+        .collect();
+    match ways {
+        Some(ways) => Pass::expecting(ways),
+        None => Pass::default(),
+    }
 }

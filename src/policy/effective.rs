@@ -153,6 +153,13 @@ impl Policy {
         self.digest = self.digest_from(merged.0.clone());
     }
 
+    /// Whether `env` finds the named roots and the state place where this
+    /// policy has them.
+    pub(crate) fn is_located_for(&self, env: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> bool {
+        named_root_paths(&self.roots, env) == self.named_paths
+            && state_place(&self.roots, env) == self.state_place
+    }
+
     /// Where each `[[roots.named]]` entry is (`None`: no candidate
     /// expands), in declaration order.
     pub fn named_root_paths(&self) -> &[Option<PathBuf>] {

@@ -55,6 +55,38 @@ impl Policy {
         Self::merge(sources)
     }
 
+    /// The shipped policy `name` alone (`None`: no policy of that name), its
+    /// named roots found with `env` (see
+    /// [`locate_named_roots`](Self::locate_named_roots)). One policy per
+    /// name is kept for the process and handed out while `env` finds its
+    /// roots where they were found: the loaders of a survey, or of many
+    /// homes in one server, share it rather than each copying and locating
+    /// the same values. Found elsewhere, the policy is located again and
+    /// kept in the old one's place, so at most one per shipped name is held.
+    pub(crate) fn shipped_located(
+        name: &str,
+        env: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+    ) -> Option<Result<Arc<Self>, PolicyError>> {
+        type Located = std::collections::HashMap<&'static str, Arc<Policy>>;
+        static LOCATED: std::sync::OnceLock<std::sync::Mutex<Located>> = std::sync::OnceLock::new();
+        let &(name, _) = super::shipped::SHIPPED.iter().find(|(n, _)| *n == name)?;
+        let memo = LOCATED.get_or_init(Default::default);
+        let lock = || memo.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(kept) = lock().get(name)
+            && kept.is_located_for(env)
+        {
+            return Some(Ok(Arc::clone(kept)));
+        }
+        let located = Self::from_sources(&[PolicySource::shipped(name)?]).map(|mut policy| {
+            policy.locate_named_roots_as_merged(env);
+            Arc::new(policy)
+        });
+        if let Ok(policy) = &located {
+            lock().insert(name, Arc::clone(policy));
+        }
+        Some(located)
+    }
+
     /// [`from_sources`](Self::from_sources) of a non-empty slice, merged now.
     fn merge(sources: &[PolicySource]) -> Result<Self, PolicyError> {
         let mut ordered = sources.to_vec();

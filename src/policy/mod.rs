@@ -27,7 +27,7 @@ pub use schema::{
     Names, PathOrder, Pick, ProjectTrust, Roots, RuleAbsent, RuleMode, Rules, Scalars, SkillSource,
     Skills, SourceLevels, SymlinkRule, Templates, Trim, Trust, Whitespace,
 };
-pub use shipped::{BUILTIN_POLICY, SHIPPED, SHIPPED_NAMES};
+pub use shipped::{BUILTIN_NAME, BUILTIN_POLICY, SHIPPED, SHIPPED_NAMES};
 pub use source::{HOME_POLICY_FILE, Layer, MAX_POLICY_BYTES, PolicySource};
 pub use template::{Template, TemplateSyntaxError};
 pub use validate::{MAX_BUDGET_BYTES, MAX_FILE_BYTES, SUPPORTED_VERSION};

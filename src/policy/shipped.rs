@@ -4,11 +4,14 @@
 /// The default policy, reproducing Lisa's loader.
 pub const BUILTIN_POLICY: &str = include_str!("../../policies/lisa.toml");
 
+/// The name the built-in policy is shipped under.
+pub const BUILTIN_NAME: &str = "lisa";
+
 /// The policies shipped in the binary, by name: the built-in one (Lisa's)
 /// and the compat policies that reproduce other harnesses' discovery.
 /// `--policy NAME` and `extends = "NAME"` pick one as the base.
 pub const SHIPPED: &[(&str, &str)] = &[
-    ("lisa", BUILTIN_POLICY),
+    (BUILTIN_NAME, BUILTIN_POLICY),
     ("codex", include_str!("../../policies/codex.toml")),
     ("gemini", include_str!("../../policies/gemini.toml")),
     (

@@ -98,6 +98,10 @@ pub(crate) struct Pass {
     asking: Mutex<Asking>,
     /// Woken when a question that a build waits for is answered.
     answered: Condvar,
+    /// The ways of deriving values (see [`Pass::keep`]) that two builds of
+    /// the pass or more take, when the pass was told
+    /// ([`Pass::expecting`]); `None`: any way may be shared.
+    shared_ways: Option<FastSet<Box<[u8]>>>,
     /// What the answers kept weigh.
     kept: AtomicUsize,
     /// The most they may weigh.
@@ -179,9 +183,39 @@ impl Pass {
             derived: RwLock::default(),
             asking: Mutex::default(),
             answered: Condvar::new(),
+            shared_ways: None,
             kept: AtomicUsize::new(0),
             max_kept,
         }
+    }
+
+    /// A pass for builds that each derive values one way, `ways` naming
+    /// each build's (opaque bytes of the layer above, one item per build).
+    /// A way only one build takes is [not shared](Self::shares_way): what
+    /// that build derives is asked for by no other, and need not be kept.
+    pub(crate) fn expecting(ways: impl IntoIterator<Item = Box<[u8]>>) -> Self {
+        let mut seen = FastSet::default();
+        let mut shared = FastSet::default();
+        for way in ways {
+            if seen.contains(&way) {
+                shared.insert(way);
+            } else {
+                seen.insert(way);
+            }
+        }
+        Self {
+            shared_ways: Some(shared),
+            ..Self::default()
+        }
+    }
+
+    /// Whether two builds or more derive values `way` (see
+    /// [`expecting`](Self::expecting)); true for any way when the pass was
+    /// not told.
+    pub(crate) fn shares_way(&self, way: &[u8]) -> bool {
+        self.shared_ways
+            .as_ref()
+            .is_none_or(|shared| shared.contains(way))
     }
 
     /// Whether an answer weighing `weight` bytes may still be kept (and
@@ -451,6 +485,19 @@ mod tests {
         assert_eq!(made.get(), 4);
         stamp("d");
         assert_eq!(made.get(), 5);
+    }
+
+    #[test]
+    fn a_pass_told_its_builds_ways_shares_only_those_two_take() {
+        let way = |w: &str| Box::from(w.as_bytes());
+        let pass = Pass::expecting([way("a"), way("b"), way("a"), way("c"), way("c"), way("c")]);
+        assert!(pass.shares_way(b"a"));
+        assert!(pass.shares_way(b"c"));
+        assert!(!pass.shares_way(b"b"));
+        assert!(!pass.shares_way(b"d"));
+        // A pass told nothing may share any way.
+        assert!(Pass::default().shares_way(b"b"));
+        assert!(!Pass::expecting(std::iter::empty()).shares_way(b"a"));
     }
 
     #[test]

@@ -127,6 +127,12 @@ impl Root {
         }
     }
 
+    /// Whether this root's pass has two builds or more deriving values
+    /// `way` (see [`Pass::shares_way`]); false without a pass.
+    pub(crate) fn shares_way(&self, way: &[u8]) -> bool {
+        self.pass.as_ref().is_some_and(|pass| pass.shares_way(way))
+    }
+
     /// Whether this root's reads are shared through a survey's pass: then
     /// [`read`](Self::read) must read a file of at most
     /// [`SHARED_FILE_MAX`](super::SHARED_FILE_MAX) bytes whole (up to the

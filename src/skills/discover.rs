@@ -167,6 +167,11 @@ impl SourceCtx<'_> {
             return;
         }
         let settings = *settings.get_or_insert_with(|| shared_scan::settings(self.policy));
+        // No other build of the survey scans this way: nothing to keep.
+        if !self.root.shares_way(&settings) {
+            self.scan(rel_source, level, trace, found, rejected);
+            return;
+        }
         let key = shared_scan::key(
             settings,
             trace.keeps(),

@@ -27,4 +27,5 @@ pub use frontmatter::{Frontmatter, FrontmatterError};
 pub(crate) use parallel::set_threshold as set_parallel_threshold;
 pub(crate) use read::{WholeFileError, whole_file};
 pub use resolve::{Shadowed, Skill};
+pub(crate) use shared_scan::settings as scan_settings;
 pub(crate) use stage::skills;

@@ -54,7 +54,34 @@ impl Scanned {
 /// but the sources (each source's own fields go in [`key`]), the trust
 /// settings and the templates. Taken whole, so that a setting a scan comes
 /// to read later cannot be left out of the key.
-pub(super) fn settings(policy: &Policy) -> [u8; 16] {
+///
+/// Remembered for the process by the policy's digest, which changes with
+/// any of its values (a survey asks it of the same policies each time);
+/// at most [`SETTINGS_REMEMBERED`] are held.
+pub(crate) fn settings(policy: &Policy) -> [u8; 16] {
+    type Remembered = crate::vocab::hash::FastMap<u128, [u8; 16]>;
+    static REMEMBERED: std::sync::OnceLock<std::sync::Mutex<Remembered>> =
+        std::sync::OnceLock::new();
+    let memo = REMEMBERED.get_or_init(Default::default);
+    let lock = || memo.lock().unwrap_or_else(|p| p.into_inner());
+    let digest = policy.digest();
+    if let Some(settings) = lock().get(&digest) {
+        return *settings;
+    }
+    let settings = hash_settings(policy);
+    let mut memo = lock();
+    if memo.len() >= SETTINGS_REMEMBERED {
+        memo.clear();
+    }
+    memo.insert(digest, settings);
+    settings
+}
+
+/// How many policies' [`settings`] the process remembers.
+const SETTINGS_REMEMBERED: usize = 256;
+
+/// [`settings`], hashed now.
+fn hash_settings(policy: &Policy) -> [u8; 16] {
     #[derive(serde::Serialize)]
     struct Read<'p> {
         skills: &'p crate::policy::Skills,
