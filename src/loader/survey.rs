@@ -173,15 +173,13 @@ pub(crate) fn survey_each<T: Send>(
 }
 
 /// The pass of a survey of `policies`: told which ways of scanning a skill
-/// source two policies or more share, when every policy is known before it
-/// is built (a scan only one policy makes is then not kept for others).
+/// source or reading a `SKILL.md` two policies or more share, when every
+/// policy is known before it is built (what only one policy finds its way
+/// is then not kept for the others).
 fn pass_for(policies: &[(String, LoaderBuilder)]) -> Pass {
-    let ways: Option<Vec<Box<[u8]>>> = policies
+    let ways: Option<Vec<Vec<Box<[u8]>>>> = policies
         .iter()
-        .map(|(_, builder)| {
-            let policy = builder.known_policy()?;
-            Some(Box::from(&crate::skills::scan_settings(&policy)[..]))
-        })
+        .map(|(_, builder)| builder.known_policy().map(|p| crate::skills::ways(&p)))
         .collect();
     match ways {
         Some(ways) => Pass::expecting(ways),

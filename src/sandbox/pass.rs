@@ -189,18 +189,26 @@ impl Pass {
         }
     }
 
-    /// A pass for builds that each derive values one way, `ways` naming
-    /// each build's (opaque bytes of the layer above, one item per build).
-    /// A way only one build takes is [not shared](Self::shares_way): what
-    /// that build derives is asked for by no other, and need not be kept.
-    pub(crate) fn expecting(ways: impl IntoIterator<Item = Box<[u8]>>) -> Self {
+    /// A pass for builds that derive values in the ways `builds` names:
+    /// for each build, the ways it derives in (opaque bytes of the layer
+    /// above). A way only one build takes is [not
+    /// shared](Self::shares_way): what that build derives that way is asked
+    /// for by no other, and need not be kept.
+    pub(crate) fn expecting<W>(builds: impl IntoIterator<Item = W>) -> Self
+    where
+        W: IntoIterator<Item = Box<[u8]>>,
+    {
         let mut seen = FastSet::default();
         let mut shared = FastSet::default();
-        for way in ways {
-            if seen.contains(&way) {
-                shared.insert(way);
-            } else {
-                seen.insert(way);
+        for ways in builds {
+            // A way a build names twice is still one build's.
+            let ways: FastSet<Box<[u8]>> = ways.into_iter().collect();
+            for way in ways {
+                if seen.contains(&way) {
+                    shared.insert(way);
+                } else {
+                    seen.insert(way);
+                }
             }
         }
         Self {
@@ -489,15 +497,27 @@ mod tests {
 
     #[test]
     fn a_pass_told_its_builds_ways_shares_only_those_two_take() {
-        let way = |w: &str| Box::from(w.as_bytes());
-        let pass = Pass::expecting([way("a"), way("b"), way("a"), way("c"), way("c"), way("c")]);
-        assert!(pass.shares_way(b"a"));
-        assert!(pass.shares_way(b"c"));
-        assert!(!pass.shares_way(b"b"));
-        assert!(!pass.shares_way(b"d"));
+        let ways = |ws: &[&str]| -> Vec<Box<[u8]>> {
+            ws.iter().map(|w| Box::from(w.as_bytes())).collect()
+        };
+        let pass = Pass::expecting([
+            ways(&["a", "x"]),
+            ways(&["b", "x"]),
+            ways(&["a"]),
+            ways(&["c"]),
+            ways(&["c", "c"]),
+            ways(&["d", "d"]),
+        ]);
+        for shared in ["a", "c", "x"] {
+            assert!(pass.shares_way(shared.as_bytes()), "{shared}");
+        }
+        // One build naming a way twice is still one build.
+        for alone in ["b", "d", "e"] {
+            assert!(!pass.shares_way(alone.as_bytes()), "{alone}");
+        }
         // A pass told nothing may share any way.
         assert!(Pass::default().shares_way(b"b"));
-        assert!(!Pass::expecting(std::iter::empty()).shares_way(b"a"));
+        assert!(!Pass::expecting(std::iter::empty::<Vec<Box<[u8]>>>()).shares_way(b"a"));
     }
 
     #[test]

@@ -53,14 +53,16 @@ pub(crate) fn discover(
         let Some(root) = roots.set.get(id) else {
             continue;
         };
+        let origin = id.origin();
         let ctx = SourceCtx {
             warnings: &warnings,
             policy,
             cache,
             root,
             id,
-            origin: id.origin(),
+            origin,
             source,
+            keeps_reads: root.shares_reads() && root.shares_way(&How::of(policy, origin).way()),
         };
         for (level, rel_source) in source_dirs(source, &roots.cwd_rel) {
             ctx.scan_shared(
@@ -105,6 +107,10 @@ pub(super) struct SourceCtx<'a> {
     pub(super) id: RootId,
     pub(super) origin: Origin,
     pub(super) source: &'a SkillSource,
+    /// Whether the `SKILL.md` readings are kept in (and taken from) a
+    /// survey's pass: when another policy of the survey reads them the
+    /// same way.
+    pub(super) keeps_reads: bool,
 }
 
 impl SourceCtx<'_> {
@@ -168,7 +174,7 @@ impl SourceCtx<'_> {
         }
         let settings = *settings.get_or_insert_with(|| shared_scan::settings(self.policy));
         // No other build of the survey scans this way: nothing to keep.
-        if !self.root.shares_way(&settings) {
+        if !self.root.shares_way(&shared_scan::way(settings)) {
             self.scan(rel_source, level, trace, found, rejected);
             return;
         }
@@ -455,18 +461,7 @@ impl SourceCtx<'_> {
     /// How this policy reads a `SKILL.md`: everything the reading and
     /// parsing depend on.
     fn reading_how(&self) -> How {
-        How {
-            links: match self.policy.skills.skill_file_symlinks {
-                SymlinkRule::Never => SymlinkRule::Never,
-                SymlinkRule::WithinRoot => self.policy.trust.symlinks,
-            },
-            cap: read::file_cap(self.policy),
-            // A pinned project skill is approved by its whole file.
-            pin: self.origin == Origin::Project
-                && self.policy.trust.project == ProjectTrust::Pinned,
-            reading: super::frontmatter::Reading::of(self.policy),
-            bom_is_text: self.policy.skills.leading_bom == LeadingBom::Text,
-        }
+        How::of(self.policy, self.origin)
     }
 
     /// Opens and reads the `SKILL.md` `rel` as `how` says, and parses its
@@ -569,11 +564,9 @@ impl SourceCtx<'_> {
         let how = self.reading_how();
         // In a survey's pass, what another policy read and parsed the same
         // way (the same file, root, link rule, cap, fences and reading) is
-        // taken as it found it, paths included.
-        let key = self
-            .root
-            .shares_reads()
-            .then(|| how.key(self.id, rel_folder));
+        // taken as it found it, paths included; what no other policy of the
+        // survey reads this way is neither kept nor looked for.
+        let key = self.keeps_reads.then(|| how.key(self.id, rel_folder));
         let recalled = key
             .as_deref()
             .and_then(|k| self.root.recall::<SkillRead>(k));
@@ -686,6 +679,21 @@ impl SourceCtx<'_> {
     }
 }
 
+/// The tag of a reading's [way](How::way).
+const READ_WAY: u8 = b'R';
+
+/// The ways `policy` scans skill sources and reads `SKILL.md` files, as a
+/// survey's pass names them (see `sandbox::Pass::expecting`): what another
+/// policy of the survey may take from the pass only when it has the same.
+pub(crate) fn ways(policy: &Policy) -> Vec<Box<[u8]>> {
+    let mut ways = vec![shared_scan::way(shared_scan::settings(policy))];
+    ways.extend(
+        [Origin::Home, Origin::Project, Origin::Ancestor]
+            .map(|origin| How::of(policy, origin).way()),
+    );
+    ways
+}
+
 /// How a policy reads a `SKILL.md`: the link rule, the size cap, whether
 /// the whole file is read (a pinned project skill), the frontmatter
 /// reading (fences, scalars, fallback) and what a byte order mark is.
@@ -698,13 +706,31 @@ struct How {
 }
 
 impl How {
-    /// The key of the `SKILL.md` of the folder `rel` read this way under
-    /// the root `id`: the root (its trace entries name it), every field,
-    /// then the folder's path.
-    fn key(&self, id: RootId, rel: &Path) -> Vec<u8> {
-        let rel = rel.as_os_str().as_encoded_bytes();
-        let mut key = Vec::with_capacity(32 + rel.len());
-        key.extend_from_slice(&id.key_bytes());
+    /// How `policy` reads the `SKILL.md` files of a root of `origin`.
+    fn of(policy: &Policy, origin: Origin) -> Self {
+        How {
+            links: match policy.skills.skill_file_symlinks {
+                SymlinkRule::Never => SymlinkRule::Never,
+                SymlinkRule::WithinRoot => policy.trust.symlinks,
+            },
+            cap: read::file_cap(policy),
+            // A pinned project skill is approved by its whole file.
+            pin: origin == Origin::Project && policy.trust.project == ProjectTrust::Pinned,
+            reading: super::frontmatter::Reading::of(policy),
+            bom_is_text: policy.skills.leading_bom == LeadingBom::Text,
+        }
+    }
+
+    /// This way of reading, as a survey's pass names it (see
+    /// [`ways`]): every field, tagged as a reading.
+    fn way(&self) -> Box<[u8]> {
+        let mut way = vec![READ_WAY];
+        self.push_fields(&mut way);
+        way.into_boxed_slice()
+    }
+
+    /// Every field, in [`key`](Self::key)'s order.
+    fn push_fields(&self, key: &mut Vec<u8>) {
         key.push(match self.links {
             SymlinkRule::WithinRoot => 0,
             SymlinkRule::Never => 1,
@@ -713,6 +739,16 @@ impl How {
         key.push(u8::from(self.pin));
         key.push(self.reading.code());
         key.push(u8::from(self.bom_is_text));
+    }
+
+    /// The key of the `SKILL.md` of the folder `rel` read this way under
+    /// the root `id`: the root (its trace entries name it), every field,
+    /// then the folder's path.
+    fn key(&self, id: RootId, rel: &Path) -> Vec<u8> {
+        let rel = rel.as_os_str().as_encoded_bytes();
+        let mut key = Vec::with_capacity(32 + rel.len());
+        key.extend_from_slice(&id.key_bytes());
+        self.push_fields(&mut key);
         key.extend_from_slice(rel);
         key
     }
@@ -778,8 +814,14 @@ pub(super) fn run(
     found: &mut Vec<Found>,
     rejected: &mut Vec<Rejected>,
 ) {
-    let (policy, cache, root, id, origin, source) = (
-        ctx.policy, ctx.cache, ctx.root, ctx.id, ctx.origin, ctx.source,
+    let (policy, cache, root, id, origin, source, keeps_reads) = (
+        ctx.policy,
+        ctx.cache,
+        ctx.root,
+        ctx.id,
+        ctx.origin,
+        ctx.source,
+        ctx.keeps_reads,
     );
     let examine = |name: &str, rel: &std::path::Path| -> Outcome {
         let warnings = RefCell::new(Vec::new());
@@ -791,6 +833,7 @@ pub(super) fn run(
             id,
             origin,
             source,
+            keeps_reads,
         };
         let mut t = Trace::default();
         // A good skill records one path (its `SKILL.md`): room for exactly

@@ -21,11 +21,11 @@ mod stage;
 
 pub(crate) use cache::ParseCache;
 pub(crate) use discover::SKILL_FILE;
+pub(crate) use discover::ways;
 pub use found::Rejected;
 pub use frontmatter::{Frontmatter, FrontmatterError};
 #[cfg(feature = "internals")]
 pub(crate) use parallel::set_threshold as set_parallel_threshold;
 pub(crate) use read::{WholeFileError, whole_file};
 pub use resolve::{Shadowed, Skill};
-pub(crate) use shared_scan::settings as scan_settings;
 pub(crate) use stage::skills;

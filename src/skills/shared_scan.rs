@@ -77,6 +77,15 @@ pub(crate) fn settings(policy: &Policy) -> [u8; 16] {
     settings
 }
 
+/// The way of scanning of a policy whose [`settings`] are `settings`, as
+/// a survey's pass names it: the settings, tagged as a scan's.
+pub(super) fn way(settings: [u8; 16]) -> Box<[u8]> {
+    let mut way = Vec::with_capacity(17);
+    way.push(TAG);
+    way.extend_from_slice(&settings);
+    way.into_boxed_slice()
+}
+
 /// How many policies' [`settings`] the process remembers.
 const SETTINGS_REMEMBERED: usize = 256;
 
