@@ -10,8 +10,6 @@
 
 use std::path::{Path, PathBuf};
 
-use globset::GlobMatcher;
-
 use crate::policy::{ChainOrder, GlobOrder, Names, PathOrder, Policy, SourceLevels};
 use crate::sandbox::Place;
 use crate::sandbox::{Root, Roots};
@@ -85,7 +83,7 @@ fn expand(
     if !crate::policy::is_glob(name) {
         return vec![crate::vocab::paths::join(dir, name)];
     }
-    let Some(matcher): Option<GlobMatcher> = crate::policy::glob_matcher(name) else {
+    let Some(matcher) = crate::policy::glob_matcher(name) else {
         return Vec::new();
     };
     let prefix: PathBuf = name

@@ -75,10 +75,12 @@ fn kept_or<T: Clone, E>(
 /// The matcher of a glob (as [`compile_glob`] reads it), compiled once per
 /// process for the last few globs: a chain expands the same glob at every
 /// level of every build, and compiling it is dearer than matching.
-pub(crate) fn glob_matcher(pattern: &str) -> Option<globset::GlobMatcher> {
-    static COMPILED: Kept<globset::GlobMatcher> = std::sync::Mutex::new(Vec::new());
+/// Handed out shared: a matcher holds its pattern's text and tokens, and
+/// copying them cost more than the match.
+pub(crate) fn glob_matcher(pattern: &str) -> Option<std::sync::Arc<globset::GlobMatcher>> {
+    static COMPILED: Kept<std::sync::Arc<globset::GlobMatcher>> = std::sync::Mutex::new(Vec::new());
     kept_or(&COMPILED, 64, pattern, || {
-        compile_glob(pattern).map(|g| g.compile_matcher())
+        compile_glob(pattern).map(|g| std::sync::Arc::new(g.compile_matcher()))
     })
     .ok()
 }
