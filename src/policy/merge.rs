@@ -341,6 +341,37 @@ mod tests {
     }
 
     #[test]
+    fn a_shipped_policy_alone_is_shared_while_its_roots_are_found_in_the_same_places() {
+        let env_of =
+            |dir: &'static str| move |k: &str| (k == "HOME").then(|| std::ffi::OsString::from(dir));
+        let (a, b) = (env_of("/home/a"), env_of("/home/b"));
+        let first = Policy::shipped_located("amp", &a).unwrap().unwrap();
+        let again = Policy::shipped_located("amp", &a).unwrap().unwrap();
+        assert!(Arc::ptr_eq(&first, &again), "one copy for the same places");
+        // Another home: located there, with the digest a whole hash gives.
+        let other = Policy::shipped_located("amp", &b).unwrap().unwrap();
+        assert!(!Arc::ptr_eq(&first, &other));
+        for (policy, home) in [(&first, "/home/a"), (&other, "/home/b")] {
+            assert_eq!(
+                policy.named_root_paths(),
+                [Some(std::path::PathBuf::from(home))],
+                "{home}"
+            );
+            assert_eq!(policy.digest(), policy.compute_digest(), "{home}");
+        }
+        // Back to the first home: located there again, equal to the first.
+        let back = Policy::shipped_located("amp", &a).unwrap().unwrap();
+        assert_eq!(back.named_root_paths(), first.named_root_paths());
+        assert_eq!(back.digest(), first.digest());
+        // Each is the policy merging and locating it by hand gives.
+        let mut by_hand = Policy::from_sources(&[PolicySource::shipped("amp").unwrap()]).unwrap();
+        by_hand.locate_named_roots(&b);
+        assert_eq!(by_hand.digest(), other.digest());
+        assert_eq!(by_hand.to_toml(), other.to_toml());
+        assert!(Policy::shipped_located("no-such-policy", &a).is_none());
+    }
+
+    #[test]
     fn sources_out_of_order_give_the_same_policy() {
         let in_order = Policy::from_sources(&[PolicySource::builtin(), home(), cli()]).unwrap();
         let shuffled = Policy::from_sources(&[cli(), PolicySource::builtin(), home()]).unwrap();
