@@ -83,11 +83,10 @@ impl Bootstrap {
     /// policy alone is the process's one copy of it (see
     /// [`Policy::shipped_located`]).
     fn outside(&self, file: Option<&PolicySource>) -> Result<Arc<Policy>, BootstrapError> {
-        if file.is_none() {
-            let name = self.base.as_deref().unwrap_or(BUILTIN_NAME);
-            if let Some(policy) = Policy::shipped_located(name, &*self.env) {
-                return Ok(policy?);
-            }
+        if file.is_none()
+            && let Some(policy) = self.base_alone()
+        {
+            return Ok(policy?);
         }
         let mut sources = vec![self.base_source()?];
         sources.extend(file.cloned());
@@ -103,8 +102,14 @@ impl Bootstrap {
         if self.policy_file.is_some() || self.home_policy {
             return None;
         }
+        self.base_alone()?.ok()
+    }
+
+    /// The base policy alone, located (see [`Policy::shipped_located`]):
+    /// `None` for a base that is not shipped.
+    fn base_alone(&self) -> Option<Result<Arc<Policy>, PolicyError>> {
         let name = self.base.as_deref().unwrap_or(BUILTIN_NAME);
-        Policy::shipped_located(name, &*self.env)?.ok()
+        Policy::shipped_located(name, &*self.env)
     }
 
     /// Loads the layered policy: the policy file (for the home candidates),

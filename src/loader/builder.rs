@@ -337,14 +337,18 @@ impl LoaderBuilder {
     /// alone (no policy file, the home's policy not read). `None`
     /// otherwise.
     pub(super) fn known_policy(&self) -> Option<std::sync::Arc<Policy>> {
-        match &self.policy {
-            Some(policy) => {
-                let mut policy = policy.clone();
-                policy.locate_named_roots(&*self.bootstrap.env);
-                Some(std::sync::Arc::new(policy))
-            }
+        match self.ready_located() {
+            Some(policy) => Some(std::sync::Arc::new(policy)),
             None => self.bootstrap.shipped_alone(),
         }
+    }
+
+    /// The ready [`policy`](Self::policy), if any, its named roots found
+    /// with this builder's environment.
+    fn ready_located(&self) -> Option<Policy> {
+        let mut policy = self.policy.clone()?;
+        policy.locate_named_roots(&*self.bootstrap.env);
+        Some(policy)
     }
 
     /// Resolves the home root and loads the policy, without building a
@@ -358,11 +362,9 @@ impl LoaderBuilder {
     /// The home's own policy may not set `roots.home`: the home it names
     /// would not be the one the policy was read from.
     pub fn resolve(&self) -> Result<(Policy, Option<PathBuf>), BootstrapError> {
-        if let Some(policy) = &self.policy {
+        if let Some(policy) = self.ready_located() {
             // A ready policy: the home is only a root, which may appear later.
-            let home = self.bootstrap.home_for(policy);
-            let mut policy = policy.clone();
-            policy.locate_named_roots(&*self.bootstrap.env);
+            let home = self.bootstrap.home_for(&policy);
             return Ok((policy, home));
         }
         self.check_explicit_home()?;
@@ -383,10 +385,8 @@ impl LoaderBuilder {
     /// until the file is fixed.
     pub fn build(self) -> Result<Loader, BootstrapError> {
         self.check_settings()?;
-        if let Some(policy) = &self.policy {
-            let home = self.bootstrap.home_for(policy);
-            let mut policy = policy.clone();
-            policy.locate_named_roots(&*self.bootstrap.env);
+        if let Some(policy) = self.ready_located() {
+            let home = self.bootstrap.home_for(&policy);
             return Ok(Loader::fixed(
                 policy,
                 home,
