@@ -253,11 +253,20 @@ fn locked_update<T>(
     else {
         return Err(TrustError::NoHome);
     };
-    let attached = sandbox::attach(handles, None, &[], &[], Some(&state), &first.repo_root)
-        .map_err(|source| SnapshotError::OpenRoot {
-            path: state.clone(),
-            source,
-        })?;
+    let shield = sandbox::Shield::of(policy);
+    let attached = sandbox::attach(
+        handles,
+        None,
+        &[],
+        &[],
+        Some(&state),
+        &first.repo_root,
+        &shield,
+    )
+    .map_err(|source| SnapshotError::OpenRoot {
+        path: state.clone(),
+        source,
+    })?;
     let Some(home_root) = attached.get(crate::vocab::origin::RootId::State) else {
         return Err(TrustError::NoHome);
     };

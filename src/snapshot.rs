@@ -166,6 +166,9 @@ pub(crate) struct Built {
     pub(crate) snapshot: Arc<Snapshot>,
     /// Every path examined.
     pub(crate) trace: Trace,
+    /// What its roots never read inside: a check or a read of what it
+    /// listed takes its roots again with the same shield.
+    pub(crate) shield: Arc<sandbox::Shield>,
 }
 
 /// The skills as the snapshot holds them, in a list of their own size (a
@@ -373,6 +376,7 @@ fn build_inner(
         built: Built {
             snapshot: Arc::new(snapshot),
             trace,
+            shield: roots.set.repo.shield().clone(),
         },
         items,
         store_error,
@@ -442,6 +446,7 @@ pub(crate) fn traced_paths(
         &snap.ancestor_paths,
         snap.state_root.as_deref(),
         &snap.repo_root,
+        &built.shield,
     )
     .map_err(|e| sandbox::RootsError::open_root(snap.repo_root.clone(), e))?;
     Ok(built

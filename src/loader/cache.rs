@@ -463,6 +463,7 @@ impl Loader {
                 &snap.ancestor_paths,
                 snap.state_root.as_deref(),
                 &snap.repo_root,
+                &built.shield,
             )
             .map_err(|e| match e {
                 e if sandbox::is_exhaustion(&e) => SnapshotError::ResourceExhausted {
@@ -787,6 +788,7 @@ impl Loader {
             &snap.ancestor_paths,
             snap.state_root.as_deref(),
             &snap.repo_root,
+            &built.shield,
         ) else {
             return false;
         };

@@ -32,6 +32,9 @@ pub(crate) struct LookedFolder {
     pub(crate) stamp: Stamp,
     /// The handle, when the folder opened for listing.
     pub(super) fd: Option<OwnedFd>,
+    /// Why it will not be listed, when its way led into version-control
+    /// metadata.
+    pub(super) refused: Option<crate::vocab::reason::Reason>,
 }
 
 impl LookedFolder {
@@ -44,6 +47,9 @@ impl LookedFolder {
         rel: &Path,
         max: usize,
     ) -> Result<Option<Vec<Listed>>, crate::vocab::reason::Reason> {
+        if let Some(reason) = self.refused {
+            return Err(reason);
+        }
         match self.fd {
             Some(fd) => Ok(Some(list_fd(root, fd, max))),
             None if self.stamp == Stamp::Absent => Ok(None),
@@ -113,7 +119,14 @@ impl Root {
         let by_path = || LookedFolder {
             stamp: self.stamp(rel),
             fd: None,
+            refused: None,
         };
+        if self.shield.covers(rel) {
+            return LookedFolder {
+                refused: Some(crate::vocab::reason::Reason::VcsMetadata),
+                ..by_path()
+            };
+        }
         // Opened for reading (cap-std's own folder handles are `O_PATH`,
         // which cannot be listed), and only if it is a folder.
         let mut opts = OpenOptions::new();
@@ -127,16 +140,24 @@ impl Root {
                     Some(Errno::NOENT) => LookedFolder {
                         stamp: Stamp::Absent,
                         fd: None,
+                        refused: None,
                     },
                     _ => by_path(),
                 };
             }
         };
         match dir.metadata() {
-            Ok(meta) => LookedFolder {
-                stamp: Stamp::of(&meta),
-                fd: Some(OwnedFd::from(dir.into_std())),
-            },
+            // Where the way there really led decides whether it is listed.
+            Ok(meta) => {
+                let refused = self
+                    .leads_into_metadata(rel, &dir)
+                    .then_some(crate::vocab::reason::Reason::VcsMetadata);
+                LookedFolder {
+                    stamp: Stamp::of(&meta),
+                    fd: refused.is_none().then(|| OwnedFd::from(dir.into_std())),
+                    refused,
+                }
+            }
             Err(e) => {
                 self.shortage.note(&e);
                 by_path()

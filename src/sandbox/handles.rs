@@ -17,7 +17,7 @@ use cap_std::fs::Dir;
 use lru::LruCache;
 
 use super::pass::Pass;
-use super::{Root, Shortage, ambient, open};
+use super::{Root, Shield, Shortage, ambient, open};
 
 /// The default number of root handles a loader keeps open: well under the
 /// common soft limits on open files (1024, or 256 on macOS).
@@ -85,7 +85,12 @@ impl Handles {
     /// handle is not checked against the directory now at the path: the
     /// build's trace holds that directory's identity, and a check compares
     /// it.
-    pub(crate) fn root(&self, path: &Path, shortage: &Arc<Shortage>) -> io::Result<Root> {
+    pub(crate) fn root(
+        &self,
+        path: &Path,
+        shortage: &Arc<Shortage>,
+        shield: &Arc<Shield>,
+    ) -> io::Result<Root> {
         let remembered = self.lock().get(path).cloned();
         let dir = match remembered {
             Some(d) => d,
@@ -96,6 +101,7 @@ impl Handles {
             dir,
             shortage: shortage.clone(),
             pass: self.pass.clone(),
+            shield: shield.clone(),
         })
     }
 

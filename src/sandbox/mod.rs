@@ -17,7 +17,11 @@
 //! only these files of this module carry an `#[allow]` for them, each at
 //! the item that needs it and with its reason (`tests/it/door.rs` holds
 //! the code to this list): `ambient.rs`, `folder.rs`, `open.rs`,
-//! `root.rs`, `watch.rs`.
+//! `root.rs`, `shield.rs`, `watch.rs`.
+//!
+//! Every root refuses what lies inside version-control metadata (`.git`,
+//! `.hg`, `.svn`, `.jj`, the policy's marker folders), by name or through
+//! a link, for every read (`shield.rs`).
 
 mod ambient;
 mod errno;
@@ -34,6 +38,7 @@ mod policy_file;
 mod root;
 mod roots;
 mod secret;
+mod shield;
 mod stamp;
 mod trust_store;
 #[cfg(target_os = "linux")]
@@ -51,6 +56,7 @@ pub(crate) use place::Place;
 pub(crate) use root::{Root, Shortage};
 pub(crate) use roots::{RootSet, Roots, attach, is_trusted_owner, open_roots};
 pub(crate) use secret::{KEY_BYTES, home_key, process_key};
+pub(crate) use shield::Shield;
 pub use stamp::RACY_WINDOW;
 pub(crate) use stamp::Stamp;
 pub(crate) use trust_store::{MAX_STORE_BYTES, StoreBytes, StoreIoError, read_store, update_store};

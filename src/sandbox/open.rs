@@ -127,6 +127,12 @@ impl OpenFile {
         Stamp::of(&self.meta)
     }
 
+    /// The open descriptor, to ask the kernel what it names.
+    pub(super) fn handle(&self) -> std::os::fd::BorrowedFd<'_> {
+        use std::os::fd::AsFd as _;
+        self.file.as_fd()
+    }
+
     /// Reads at most `limit` bytes from the start (or from where the last
     /// read stopped).
     pub(crate) fn read_at_most(&self, limit: u64) -> io::Result<Vec<u8>> {
@@ -205,26 +211,17 @@ fn options(follow: FollowSymlinks) -> OpenOptions {
     o
 }
 
-/// Opens `rel` under `dir` as a candidate file, applying the symlink rule.
+/// Opens `rel` under `dir` as a candidate file, applying the symlink rule;
+/// and whether the rule had a say: only when the last component is a link
+/// do the rules open differently (without one, every rule gets the same
+/// answer).
 ///
 /// The last component is opened without following; if it is a link, it is
-/// refused (`never`) or opened again following links, which cap-std confines to
-/// the root (`within-root`). The type is then checked on the handle.
+/// refused (`never`) or opened again following links, which cap-std confines
+/// to the root (`within-root`). The type is then checked on the handle.
 ///
 /// Every error met is shown to `note` first (the root counts descriptor
 /// shortages there).
-pub(super) fn open_candidate(
-    dir: &Dir,
-    rel: &Path,
-    rule: SymlinkRule,
-    note: &dyn Fn(&io::Error),
-) -> Opened {
-    open_candidate_telling(dir, rel, rule, note).0
-}
-
-/// [`open_candidate`], and whether the rule had a say: only when the last
-/// component is a link do the rules open differently (without one, every
-/// rule gets the same answer).
 pub(super) fn open_candidate_telling(
     dir: &Dir,
     rel: &Path,
@@ -312,6 +309,7 @@ mod fast_paths {
             dir: Arc::new(ambient::open_root(path).expect("open root")),
             shortage: Arc::new(Shortage::default()),
             pass: None,
+            shield: super::super::Shield::standard(),
         }
     }
 

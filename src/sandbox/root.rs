@@ -12,6 +12,7 @@ use cap_std::fs::Dir;
 use super::listed::Listed;
 use super::open::{self, Opened};
 use super::pass::{Looked, Pass, Read};
+use super::shield::{self, Shield};
 use super::stamp::Stamp;
 use crate::policy::SymlinkRule;
 use crate::vocab::reason::Reason;
@@ -33,6 +34,8 @@ pub(crate) struct Root {
     pub(super) shortage: Arc<Shortage>,
     /// The survey pass this root's looks are shared through, if any.
     pub(super) pass: Option<Arc<Pass>>,
+    /// The folders nothing is read inside (version-control metadata).
+    pub(super) shield: Arc<Shield>,
 }
 
 /// The first shortage of file descriptors (EMFILE, ENFILE) met by the
@@ -64,9 +67,54 @@ impl Shortage {
 
 impl Root {
     /// Opens `rel` as a candidate file under the symlink rule (see
-    /// [`open::open_candidate`]).
+    /// [`open::open_candidate_telling`]), never inside version-control
+    /// metadata.
     pub(crate) fn open_file(&self, rel: &Path, rule: SymlinkRule) -> Opened {
-        open::open_candidate(&self.dir, rel, rule, &|e| self.shortage.note(e))
+        self.open_shielded(rel, rule).0
+    }
+
+    /// Opens `rel` as a candidate (see [`open::open_candidate_telling`]),
+    /// refusing (`vcs-metadata`) a path that enters version-control
+    /// metadata as written or where the open really led (see
+    /// [`shield`]); and whether the link rule had a say.
+    fn open_shielded(&self, rel: &Path, rule: SymlinkRule) -> (Opened, bool) {
+        if self.shield.covers(rel) {
+            return (Opened::Refused(Reason::VcsMetadata), false);
+        }
+        let (opened, ruled) =
+            open::open_candidate_telling(&self.dir, rel, rule, &|e| self.shortage.note(e));
+        match opened {
+            // A lone name opened as no link: nothing was followed.
+            Opened::File(file) if ruled || rel.components().nth(1).is_some() => {
+                if self.leads_into_metadata(rel, &file.handle()) {
+                    (Opened::Refused(Reason::VcsMetadata), ruled)
+                } else {
+                    (Opened::File(file), ruled)
+                }
+            }
+            other => (other, ruled),
+        }
+    }
+
+    /// Whether opening `rel` led into version-control metadata: the path
+    /// the kernel names for `fd` (what was opened), else the links on the
+    /// way as read now; a way that cannot be told is taken as leading in.
+    pub(super) fn leads_into_metadata(&self, rel: &Path, fd: &impl std::os::fd::AsFd) -> bool {
+        match shield::real_rel(&*self.dir, fd) {
+            Some(real) => self.shield.covers(&real),
+            None => self.resolve(rel).is_none_or(|r| self.shield.covers(&r)),
+        }
+    }
+
+    /// The folders nothing is read inside under this root.
+    pub(crate) fn shield(&self) -> &Arc<Shield> {
+        &self.shield
+    }
+
+    /// The survey pass, when what it keeps may serve this root: only while
+    /// the root refuses what every other root of the pass refuses.
+    fn shared_pass(&self) -> Option<&Arc<Pass>> {
+        self.pass.as_ref().filter(|_| self.shield.is_standard())
     }
 
     /// Stats `rel`, following links that stay inside the root (once per
@@ -102,7 +150,7 @@ impl Root {
             };
             Looked { stamp, listing }
         };
-        match &self.pass {
+        match self.shared_pass() {
             Some(pass) => pass.folder(&self.path, rel, max, look),
             None => Arc::new(look()),
         }
@@ -111,7 +159,7 @@ impl Root {
     /// What a build sharing this root's pass derived and kept under `key`
     /// (see [`Pass::recall`]); always `None` outside a survey's pass.
     pub(crate) fn recall<T: std::any::Any + Send + Sync>(&self, key: &[u8]) -> Option<Arc<T>> {
-        self.pass.as_ref()?.recall(&self.path, key)
+        self.shared_pass()?.recall(&self.path, key)
     }
 
     /// Keeps `value` under `key` in this root's pass, if it has one (see
@@ -122,7 +170,7 @@ impl Root {
         value: Arc<T>,
         weight: usize,
     ) {
-        if let Some(pass) = &self.pass {
+        if let Some(pass) = self.shared_pass() {
             pass.keep(&self.path, key, value, weight);
         }
     }
@@ -130,7 +178,7 @@ impl Root {
     /// Whether this root's pass has two builds or more deriving values
     /// `way` (see [`Pass::shares_way`]); false without a pass.
     pub(crate) fn shares_way(&self, way: &[u8]) -> bool {
-        self.pass.as_ref().is_some_and(|pass| pass.shares_way(way))
+        self.shared_pass().is_some_and(|pass| pass.shares_way(way))
     }
 
     /// Whether this root's reads are shared through a survey's pass: then
@@ -138,7 +186,7 @@ impl Root {
     /// [`SHARED_FILE_MAX`](super::SHARED_FILE_MAX) bytes whole (up to the
     /// cap), and each reader takes the part it wants from the bytes.
     pub(crate) fn shares_reads(&self) -> bool {
-        self.pass.is_some()
+        self.shared_pass().is_some()
     }
 
     /// Opens `rel` under `rule` and reads it (`read` does the reading,
@@ -153,8 +201,7 @@ impl Root {
         read: impl FnOnce(&open::OpenFile) -> Result<Vec<u8>, Reason>,
     ) -> Read {
         let now = || {
-            let (opened, ruled) =
-                open::open_candidate_telling(&self.dir, rel, rule, &|e| self.shortage.note(e));
+            let (opened, ruled) = self.open_shielded(rel, rule);
             let read = match opened {
                 Opened::Absent => Read::Absent,
                 Opened::Refused(reason) => Read::Refused(reason),
@@ -170,7 +217,7 @@ impl Root {
             };
             (read, ruled)
         };
-        match &self.pass {
+        match self.shared_pass() {
             Some(pass) => pass.file(&self.path, rel, rule, cap, now),
             None => now().0,
         }
@@ -183,7 +230,7 @@ impl Root {
     /// reads its prefix of those bytes; a larger one, or one that could not
     /// be read, is opened for the caller as without a pass.
     pub(crate) fn open_to_read(&self, rel: &Path, rule: SymlinkRule, cap: u64) -> open::ToRead {
-        if self.pass.is_none() {
+        if self.shared_pass().is_none() {
             return self.open_file(rel, rule).map(open::Readable::Open);
         }
         let read = self.read(rel, rule, cap, |file| {
@@ -382,6 +429,12 @@ impl Root {
     /// when nothing is there; the reason it would be refused for when it
     /// cannot be listed.
     pub(crate) fn list(&self, rel: &Path, max: usize) -> Result<Option<Vec<Listed>>, Reason> {
+        if self.shield.covers(rel)
+            || (rel.components().next().is_some()
+                && self.resolve(rel).is_some_and(|r| self.shield.covers(&r)))
+        {
+            return Err(Reason::VcsMetadata);
+        }
         let entries = match self.dir.read_dir(rel) {
             Ok(entries) => entries,
             Err(e) => {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::error::RootsError;
 use super::handles::Handles;
 use super::place::Place;
-use super::{Root, Shortage, Stamp, ambient, open};
+use super::{Root, Shield, Shortage, Stamp, ambient, open};
 use crate::policy::{MarkerKind, Policy};
 use crate::vocab::home::normalize;
 use crate::vocab::origin::RootId;
@@ -115,27 +115,36 @@ pub(crate) fn attach(
     ancestors: &[Option<PathBuf>],
     state: Option<&Path>,
     repo: &Path,
+    shield: &Arc<Shield>,
 ) -> io::Result<RootSet> {
     let shortage = Arc::new(Shortage::default());
     let home = match home {
-        Some(h) => Some(handles.root(h, &shortage)?),
+        Some(h) => Some(handles.root(h, &shortage, shield)?),
         None => None,
     };
     let named = named
         .iter()
-        .map(|p| p.as_deref().map(|p| handles.root(p, &shortage)).transpose())
+        .map(|p| {
+            p.as_deref()
+                .map(|p| handles.root(p, &shortage, shield))
+                .transpose()
+        })
         .collect::<io::Result<_>>()?;
     let ancestors = ancestors
         .iter()
-        .map(|p| p.as_deref().map(|p| handles.root(p, &shortage)).transpose())
+        .map(|p| {
+            p.as_deref()
+                .map(|p| handles.root(p, &shortage, shield))
+                .transpose()
+        })
         .collect::<io::Result<_>>()?;
     let state = match state {
-        Some(p) => Some(handles.root(p, &shortage)?),
+        Some(p) => Some(handles.root(p, &shortage, shield)?),
         None => None,
     };
     Ok(RootSet {
         home,
-        repo: handles.root(repo, &shortage)?,
+        repo: handles.root(repo, &shortage, shield)?,
         named,
         ancestors,
         state,
@@ -182,6 +191,7 @@ pub(crate) fn open_roots(
     };
 
     let pass = handles.pass();
+    let shield = Shield::of(policy);
     let probe = Probe {
         pass: pass.as_deref(),
     };
@@ -256,6 +266,7 @@ pub(crate) fn open_roots(
                 dir,
                 shortage: shortage.clone(),
                 pass: handles.pass(),
+                shield: shield.clone(),
             }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(RootsError::open_root(h.to_path_buf(), e)),
@@ -275,6 +286,7 @@ pub(crate) fn open_roots(
                     dir,
                     shortage: shortage.clone(),
                     pass: handles.pass(),
+                    shield: shield.clone(),
                 }),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
                 Err(e) => return Err(RootsError::open_root(p.clone(), e)),
@@ -320,6 +332,7 @@ pub(crate) fn open_roots(
                     dir: handle,
                     shortage: shortage.clone(),
                     pass: handles.pass(),
+                    shield: shield.clone(),
                 }),
                 Err(e) if open::is_exhaustion(&e) => {
                     return Err(RootsError::open_root(dir.to_path_buf(), e));
@@ -341,6 +354,7 @@ pub(crate) fn open_roots(
             dir: h.dir.clone(),
             shortage: shortage.clone(),
             pass: handles.pass(),
+            shield: shield.clone(),
         }),
         Some(p) => match ambient::ensure_state_dir(&p).and_then(|()| handles.open(&p)) {
             Ok(dir) => Some(Root {
@@ -348,6 +362,7 @@ pub(crate) fn open_roots(
                 dir,
                 shortage: shortage.clone(),
                 pass: handles.pass(),
+                shield: shield.clone(),
             }),
             Err(e) if open::is_exhaustion(&e) => return Err(RootsError::open_root(p, e)),
             Err(_) => None,
@@ -364,6 +379,7 @@ pub(crate) fn open_roots(
                 dir: repo_dir,
                 shortage,
                 pass: handles.pass(),
+                shield: shield.clone(),
             },
         },
         ancestor_paths,

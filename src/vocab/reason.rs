@@ -91,9 +91,11 @@ pub enum Reason {
     /// nothing (below their folder lie other users' folders, not only this
     /// repository).
     ImportFromAncestor,
-    /// An `@import` whose path, or the path its links lead to, passes
-    /// through a version-control metadata folder (`.git`, `.hg`, `.svn`,
-    /// `.jj`, a repository marker, `instructions.import-excluded-names`).
+    /// A path whose name, or where its links lead, passes through a
+    /// version-control metadata folder (`.git`, `.hg`, `.svn`, `.jj`, a
+    /// repository marker; for an `@import` also
+    /// `instructions.import-excluded-names`): refused by every root for
+    /// every read, under every policy.
     VcsMetadata,
     /// A skill name holding a character a reader does not see as written
     /// (a control, a line break, a bidi, zero-width or tag character, white

@@ -29,6 +29,7 @@ mod adversarial_output;
 mod adversarial_serve;
 mod adversarial_state;
 mod adversarial_store;
+mod adversarial_vcs;
 mod appear;
 mod bootstrap;
 mod cache_bytes;
