@@ -5,6 +5,7 @@
 //! ([`text`]), and the words every record carries ([`reason`], [`origin`],
 //! [`warning`]), and the work counters the tests read ([`counters`]).
 
+pub(crate) mod alike;
 pub(crate) mod collate;
 pub(crate) mod counters;
 pub(crate) mod hash;

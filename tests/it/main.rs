@@ -50,6 +50,7 @@ mod imports;
 mod load;
 mod loader;
 mod loader_model;
+mod look_alike_names;
 mod memo;
 mod parallel;
 mod peer_rules;
