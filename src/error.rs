@@ -168,7 +168,7 @@ pub enum SnapshotError {
         /// before a project's, then the deepest folder's; names that look
         /// alike are one name, and so are names equal without regard to
         /// case under `rules.one-per-name`).
-        held_by: Option<RuleHolder>,
+        held_by: Option<Box<RuleHolder>>,
     },
     /// The rule's file is not served: it went through the same steps as
     /// a chain file and one refused it (not approved under
@@ -312,7 +312,7 @@ impl Diagnostic for SnapshotError {
                 available,
                 held_by,
                 ..
-            } => Some(Box::new(rule_advice(name, available, held_by.as_ref()))),
+            } => Some(Box::new(rule_advice(name, available, held_by.as_deref()))),
             Self::AccessOutsideRoot { .. } => Some(Box::new(
                 "only paths under the repository root load instruction files on access",
             )),

@@ -125,10 +125,12 @@ pub(crate) fn rule(
             available.sort();
             available.dedup();
             let asked = snap.rules.iter().any(|r| r.name == name);
-            let held_by = holder.filter(|_| asked).map(|(h, _)| RuleHolder {
-                name: h.name.clone(),
-                origin: h.origin,
-                path: h.path.clone(),
+            let held_by = holder.filter(|_| asked).map(|(h, _)| {
+                Box::new(RuleHolder {
+                    name: h.name.clone(),
+                    origin: h.origin,
+                    path: h.path.clone(),
+                })
             });
             return Err(SnapshotError::RuleNotFound {
                 name: shown_name(name),

@@ -796,8 +796,8 @@ impl<'p> Selector<'p> {
                 winner.insert(name, k);
             }
         }
-        for k in 0..self.rules.len() {
-            let Some(&w) = winner.get(&set[k]) else {
+        for (k, name) in set.iter().enumerate() {
+            let Some(&w) = winner.get(name) else {
                 continue;
             };
             if w == k {

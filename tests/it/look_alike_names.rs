@@ -11,15 +11,13 @@
 use std::ffi::OsString;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
 use lisa_context::policy::{Layer, Policy, PolicySource, SHIPPED_NAMES};
 use serde_json::{Value, json};
 
 use crate::support::World;
 use crate::validate;
-
-const BIN: &str = env!("CARGO_BIN_EXE_lisa-context");
 
 /// The home skill and rule names.
 const HOME_DEPLOY: &str = "deploy";
