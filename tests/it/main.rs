@@ -36,6 +36,7 @@ mod chain;
 mod char_caps;
 mod cli;
 mod compat;
+mod cut_notes;
 mod dedup_partial;
 mod descriptors;
 mod door;
