@@ -160,9 +160,15 @@ pub enum SnapshotError {
         name: String,
         /// The cwd it was resolved for.
         cwd: PathBuf,
-        /// The rules' names available from that cwd, in name order, each
+        /// The rules' names served from that cwd, in name order, each
         /// once.
         available: Vec<String>,
+        /// When a rule of that very name exists but is not served: the
+        /// rule that holds its name in its place (the user's own rule
+        /// before a project's, then the deepest folder's; names that look
+        /// alike are one name, and so are names equal without regard to
+        /// case under `rules.one-per-name`).
+        held_by: Option<Box<RuleHolder>>,
     },
     /// The rule's file is not served: it went through the same steps as
     /// a chain file and one refused it (not approved under
@@ -179,6 +185,19 @@ pub enum SnapshotError {
         /// Why, as a snapshot's `skipped[].reason` says it.
         reason: Reason,
     },
+}
+
+/// The rule that holds a name asked for in place of a rule of that very
+/// name ([`SnapshotError::RuleNotFound`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RuleHolder {
+    /// Its name, as written.
+    pub name: String,
+    /// Home or project.
+    pub origin: crate::vocab::origin::Origin,
+    /// Its file.
+    pub path: PathBuf,
 }
 
 /// Why the winning skill's `SKILL.md` could not be read in full
@@ -289,8 +308,11 @@ impl Diagnostic for SnapshotError {
                 name, available, ..
             } => Some(Box::new(skill_advice(name, available))),
             Self::RuleNotFound {
-                name, available, ..
-            } => Some(Box::new(rule_advice(name, available))),
+                name,
+                available,
+                held_by,
+                ..
+            } => Some(Box::new(rule_advice(name, available, held_by.as_deref()))),
             Self::AccessOutsideRoot { .. } => Some(Box::new(
                 "only paths under the repository root load instruction files on access",
             )),
@@ -355,9 +377,33 @@ fn skill_advice(name: &str, available: &[String]) -> String {
     name_advice("skill", name, available)
 }
 
-/// The help of [`SnapshotError::RuleNotFound`].
-fn rule_advice(name: &str, available: &[String]) -> String {
-    name_advice("rule", name, available)
+/// The help of [`SnapshotError::RuleNotFound`]: why a rule of that name
+/// is not served, when one exists; else the nearest name.
+fn rule_advice(name: &str, available: &[String], held_by: Option<&RuleHolder>) -> String {
+    let Some(holder) = held_by else {
+        return name_advice("rule", name, available);
+    };
+    let safe = |n: &str| crate::vocab::unicode::terminal_safe(n).into_owned();
+    let listed = available
+        .iter()
+        .map(|n| safe(n))
+        .collect::<Vec<_>>()
+        .join(", ");
+    // Why the two are one name: the one-per-name rule compares without
+    // case; any other pair looks alike.
+    let why = if holder.name.trim().to_lowercase() == name.trim().to_lowercase() {
+        "rules whose names differ only in case are one rule under `rules.one-per-name`"
+    } else {
+        "names that look alike are one name"
+    };
+    format!(
+        "`{}` is not served: the {} rule `{}` ({}) holds its name ({why}; the user's own rule \
+         comes first, then the deepest folder's). Available here: {listed}",
+        safe(name),
+        holder.origin.as_str(),
+        safe(&holder.name),
+        crate::vocab::paths::shown(&holder.path),
+    )
 }
 
 /// The nearest of `available` names of a `kind` to `name`, and the list.

@@ -58,7 +58,7 @@ pub mod trust;
 pub mod internals;
 
 pub use access::{Access, RuleReach, Session};
-pub use error::{BootstrapError, PolicyFailure, SkillReadError, SnapshotError};
+pub use error::{BootstrapError, PolicyFailure, RuleHolder, SkillReadError, SnapshotError};
 pub use loader::{Loader, LoaderBuilder, SkillFile, SurveyError, Surveyed, build, survey};
 pub use on_request::RuleText;
 pub use review::TrustError;

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::error::SnapshotError;
+use crate::error::{RuleHolder, SnapshotError};
 use crate::hidden::HiddenReport;
 use crate::instructions::{self, Activation, Import, RuleFile, chain};
 use crate::policy::Policy;
@@ -22,6 +22,8 @@ use crate::sandbox::{Handles, open_roots};
 use crate::snapshot::Snapshot;
 use crate::trace::Trace;
 use crate::trust::Gate;
+use crate::vocab::alike;
+use crate::vocab::hash::FastMap;
 use crate::vocab::origin::Origin;
 
 /// The most bytes of an asked-for name an error repeats: a name is
@@ -59,8 +61,9 @@ pub struct RuleText {
     /// The text framed with the session's nonce, to put where the agent
     /// sees the answer: it reads as more of the section it already has.
     pub prompt: String,
-    /// Other rules of the same name that lost to this one (a home rule
-    /// wins over a project one, then the deepest folder): their files.
+    /// Other rules of the same name, or of a name that looks like it,
+    /// that lost to this one (a home rule wins over a project one, then
+    /// the deepest folder): their files.
     #[serde(serialize_with = "crate::vocab::paths::lossy_list")]
     pub shadowed: Vec<PathBuf>,
 }
@@ -69,7 +72,10 @@ pub struct RuleText {
 ///
 /// Of several rules of one name, the user's own (home) wins, so that no
 /// repository can answer in its place; then the deepest folder, then read
-/// order.
+/// order. Names that look alike are one name (see `vocab::alike`), and so
+/// are names equal but for case under `rules.one-per-name`: a rule whose
+/// name only looks like the winner's is not served (the error names the
+/// rule holding it), as a rule of the winner's very name is not.
 pub(crate) fn rule(
     policy: &Policy,
     home: Option<&Path>,
@@ -77,22 +83,62 @@ pub(crate) fn rule(
     snap: &Snapshot,
     name: &str,
 ) -> Result<RuleText, SnapshotError> {
-    // A rule another replaced (`rules.one-per-name`) answers to no name.
-    let mut named: Vec<&RuleFile> = snap
-        .rules
-        .iter()
-        .filter(|r| r.name == name && r.replaced_by.is_none())
-        .collect();
-    named.sort_by_key(|r| (r.origin != Origin::Home, std::cmp::Reverse(r.level)));
-    let Some((&winner, losers)) = named.split_first() else {
-        let mut available: Vec<String> = snap.rules.iter().map(|r| r.name.clone()).collect();
-        available.sort();
-        available.dedup();
-        return Err(SnapshotError::RuleNotFound {
-            name: shown_name(name),
-            cwd: snap.cwd.clone(),
-            available,
-        });
+    // Names that look alike are one name (and so are names equal but for
+    // case, where `rules.one-per-name` compares them so): each rule's set
+    // of one name, the asked name's first.
+    let sets = alike::groups(
+        std::iter::once(name.trim()).chain(snap.rules.iter().map(|r| r.name.trim())),
+        policy.rules.one_per_name,
+    );
+    let set_of = |i: usize| sets[i + 1];
+    // The rules a set's name answers with, best first: the home's, then
+    // the deepest folder's, then read order. A rule another replaced
+    // (`rules.one-per-name`) answers to no name.
+    let held = |set: usize| {
+        let mut held: Vec<&RuleFile> = snap
+            .rules
+            .iter()
+            .enumerate()
+            .filter(|(i, r)| set_of(*i) == set && r.replaced_by.is_none())
+            .map(|(_, r)| r)
+            .collect();
+        held.sort_by_key(|r| (r.origin != Origin::Home, std::cmp::Reverse(r.level)));
+        held
+    };
+    let named = held(sets[0]);
+    let (winner, losers) = match named.split_first() {
+        Some((&winner, losers)) if winner.name == name => (winner, losers),
+        holder => {
+            // The names served: each set's best rule's. A rule of the very
+            // name asked for that lost it is told apart from no rule at all.
+            let mut best: FastMap<usize, &RuleFile> = FastMap::default();
+            for (i, r) in snap.rules.iter().enumerate() {
+                let better = |b: &&RuleFile| {
+                    (r.origin != Origin::Home, std::cmp::Reverse(r.level))
+                        < (b.origin != Origin::Home, std::cmp::Reverse(b.level))
+                };
+                if r.replaced_by.is_none() && best.get(&set_of(i)).is_none_or(better) {
+                    best.insert(set_of(i), r);
+                }
+            }
+            let mut available: Vec<String> = best.values().map(|r| r.name.clone()).collect();
+            available.sort();
+            available.dedup();
+            let asked = snap.rules.iter().any(|r| r.name == name);
+            let held_by = holder.filter(|_| asked).map(|(h, _)| {
+                Box::new(RuleHolder {
+                    name: h.name.clone(),
+                    origin: h.origin,
+                    path: h.path.clone(),
+                })
+            });
+            return Err(SnapshotError::RuleNotFound {
+                name: shown_name(name),
+                cwd: snap.cwd.clone(),
+                available,
+                held_by,
+            });
+        }
     };
     let roots = open_roots(policy, home, &snap.cwd, Some(&snap.repo_root), handles)?;
     let candidate = chain::Candidate {

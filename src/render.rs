@@ -109,9 +109,15 @@ fn render_block(policy: &Policy, nonce: &str, b: &Block, guard: &Guard, out: &mu
     t.footer
         .fill_into(out, &[("path", &path), ("nonce", nonce)]);
     out.push('\n');
-    // The note says what cut the block: the per-file limit (the file's text
-    // size is then unknown, and no note claims it), or the budget.
-    if b.file_limit_cut {
+    // The note says what cut the block: the per-file limit, the character
+    // cap, or the budget. No note states the size of a text that was not
+    // read to its end: the per-file limit's note gives the file's size on
+    // disk (also for a text the character cap cut after the cap stopped
+    // the read); the character cap's is used only for a text read whole;
+    // the budget's `{total}` is the file's size on disk when the read
+    // stopped short (a file of 37,768 bytes read as far as 32,768 is not
+    // "this file's 32768 bytes").
+    if b.file_limit_cut || (b.char_limit_cut && b.read_capped) {
         t.file_limit_note.fill_into(
             out,
             &[
@@ -122,7 +128,7 @@ fn render_block(policy: &Policy, nonce: &str, b: &Block, guard: &Guard, out: &mu
             ],
         );
         out.push('\n');
-    } else if b.char_limit_cut {
+    } else if b.char_limit_cut && !b.read_cut {
         let unit = policy.instructions.char_unit;
         t.char_limit_note.fill_into(
             out,
@@ -135,12 +141,13 @@ fn render_block(policy: &Policy, nonce: &str, b: &Block, guard: &Guard, out: &mu
         );
         out.push('\n');
     } else if b.truncated {
+        let total = if b.read_cut { b.bytes } else { b.text_bytes };
         t.truncation_note.fill_into(
             out,
             &[
                 ("path", &path),
                 ("bytes", &b.bytes.to_string()),
-                ("total", &b.text_bytes.to_string()),
+                ("total", &total.to_string()),
                 ("included", &b.included_bytes.to_string()),
             ],
         );

@@ -214,9 +214,10 @@ pub fn explanation(s: &Snapshot, policy: Option<&Policy>) -> Explanation {
             abs(&sh.path),
             roots.shown(&sh.path, Some(Origin::Project)),
             format!(
-                "{} is claimed by {}",
+                "{} is claimed by {}{}",
                 terminal_safe(&sh.name),
-                roots.shown(&sh.shadowed_by, None)
+                roots.shown(&sh.shadowed_by, None),
+                looks_like(sh)
             ),
         ));
     }
@@ -320,6 +321,17 @@ pub fn table(s: &Snapshot, policy: Option<&Policy>) -> String {
     out.trim_end().to_string() + "\n"
 }
 
+/// What a shadowed skill's row adds when its name only looks like its
+/// winner's: the winner's name, escaped.
+fn looks_like(sh: &lisa_context::snapshot::Shadowed) -> String {
+    sh.looks_like.as_deref().map_or(String::new(), |name| {
+        format!(
+            "; its name looks like `{}`, and names that look alike are one",
+            terminal_safe(name)
+        )
+    })
+}
+
 /// `skill list`: the skills that won their names, then those shadowed and
 /// refused, paths relative to their root; no trailing blanks.
 pub fn skill_table(s: &Snapshot, list: &lisa_context::protocol::SkillList) -> String {
@@ -369,10 +381,11 @@ pub fn skill_table(s: &Snapshot, list: &lisa_context::protocol::SkillList) -> St
     for sh in &list.shadowed {
         let _ = writeln!(
             out,
-            "shadowed: {} at {} (claimed by {})",
+            "shadowed: {} at {} (claimed by {}{})",
             terminal_safe(&sh.name),
             roots.shown(&sh.path, None),
-            shown(&sh.shadowed_by)
+            shown(&sh.shadowed_by),
+            looks_like(sh)
         );
     }
     for r in &list.rejected {

@@ -26,8 +26,9 @@ pub struct Block {
     pub bytes: u64,
     /// The file's text, in UTF-8 bytes, as it would enter the prompt:
     /// trimmed, line breaks normalised, hidden text treated (revealed hidden
-    /// characters make it larger than the file). For a file cut by
-    /// `max-file-bytes` (`file_limit_cut`), the text of the part read.
+    /// characters make it larger than the file). For a file not read to its
+    /// end (`max-file-bytes`, or a read the budget left stopped), the text
+    /// of the part read: the whole text's size is then unknown.
     pub text_bytes: u64,
     /// The bytes of that text included in the prompt (at most `text_bytes`);
     /// this is what the budget counts.
@@ -37,7 +38,8 @@ pub struct Block {
     /// Whether the budget cut the text (`budget.exhausted` is then true).
     pub budget_cut: bool,
     /// Whether `instructions.max-file-bytes` stopped the read before the end
-    /// of the file.
+    /// of the file while the budget still had room after what it read (a
+    /// read that reached the budget left is a budget cut: `budget_cut`).
     pub file_limit_cut: bool,
     /// Whether `instructions.max-file-chars` cut the text.
     pub char_limit_cut: bool,
@@ -51,6 +53,15 @@ pub struct Block {
     /// Whether that cap was its source's rather than the file's own.
     #[serde(skip)]
     pub(crate) char_source_cut: bool,
+    /// Whether the read stopped before the end of the file (the per-file
+    /// cap, or the budget left): no note then states the size of a text
+    /// that was never read whole.
+    #[serde(skip)]
+    pub(crate) read_cut: bool,
+    /// Whether it was the per-file cap that stopped it (`file_limit_cut`
+    /// also when the budget then decided the cut).
+    #[serde(skip)]
+    pub(crate) read_capped: bool,
     /// The text included (trimmed, line breaks normalised, hidden text
     /// treated). A loader holds each distinct text once, however many of
     /// its cached snapshots show it.

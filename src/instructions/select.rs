@@ -697,6 +697,7 @@ impl<'p> Selector<'p> {
         // room, so the budget, not the cap, decided where it ends (the cap
         // names the cut only while the budget still had room after it).
         let fills_budget = charged && read_len >= room;
+        let read_capped = file_limit_cut;
         let file_limit_cut = file_limit_cut && !fills_budget;
         // A read stopped short because the budget could not use more is a
         // budget cut too, even when what was read happened to fit.
@@ -758,14 +759,17 @@ impl<'p> Selector<'p> {
             text_chars: chars_cut.unwrap_or(0),
             char_limit: char_limit.0,
             char_source_cut: chars_cut.is_some() && char_limit.1,
+            read_cut,
+            read_capped,
             text: kept.into(),
             order: i,
         });
     }
 
     /// `rules.one-per-name`: of the rules sharing a name (trimmed,
-    /// lower-cased), the home's wins over the project's, and among one
-    /// side's the one read last; the others are taken out of the
+    /// compared without regard to case, and names that look alike taken as
+    /// one: see `vocab::alike`), the home's wins over the project's, and
+    /// among one side's the one read last; the others are taken out of the
     /// selection whatever their mode: a kept block goes (giving its budget
     /// back, with its imports and hidden-text findings), a scoped rule
     /// stops waiting for an access, a listed rule leaves the list. Each
@@ -774,12 +778,13 @@ impl<'p> Selector<'p> {
         if !self.policy.rules.one_per_name || self.rules.len() < 2 {
             return;
         }
-        let key = |n: &str| n.trim().to_lowercase();
+        // Each rule's name, as the first rule's of its set of one name.
+        let set = crate::vocab::alike::groups(self.rules.iter().map(|(_, r)| r.name.trim()), true);
         let mut by_order: Vec<usize> = (0..self.rules.len()).collect();
         by_order.sort_by_key(|&k| self.rules[k].0);
-        let mut winner: FastMap<String, usize> = FastMap::default();
+        let mut winner: FastMap<usize, usize> = FastMap::default();
         for k in by_order {
-            let name = key(&self.rules[k].1.name);
+            let name = set[k];
             let home = self.rules[k].1.origin == Origin::Home;
             let take = match winner.get(&name) {
                 None => true,
@@ -791,8 +796,8 @@ impl<'p> Selector<'p> {
                 winner.insert(name, k);
             }
         }
-        for k in 0..self.rules.len() {
-            let Some(&w) = winner.get(&key(&self.rules[k].1.name)) else {
+        for (k, name) in set.iter().enumerate() {
+            let Some(&w) = winner.get(name) else {
                 continue;
             };
             if w == k {

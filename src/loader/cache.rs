@@ -507,7 +507,10 @@ impl Loader {
     /// user names for a `manual` one. Read now, as a chain file is read
     /// (sandbox, per-file cap, approval under `pinned`, hidden text,
     /// imports), and framed with the session's nonce. Of two rules of one
-    /// name, the home's wins, then the deepest folder's.
+    /// name, the home's wins, then the deepest folder's; names that look
+    /// alike are one name (and so are names equal but for case under
+    /// `rules.one-per-name`), so a rule whose name lost that way is not
+    /// served: [`SnapshotError::RuleNotFound`] names the rule holding it.
     ///
     /// ```
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -67,7 +67,13 @@ pub(super) fn estimate_bytes(built: &Built) -> usize {
             .sum::<usize>()
         + s.shadowed_project_skills
             .iter()
-            .map(|d| size_of_val(d) + d.name.capacity() + path(&d.path) + path(&d.shadowed_by))
+            .map(|d| {
+                size_of_val(d)
+                    + d.name.capacity()
+                    + d.looks_like.as_ref().map_or(0, String::capacity)
+                    + path(&d.path)
+                    + path(&d.shadowed_by)
+            })
             .sum::<usize>()
         + s.scoped_rules
             .iter()

@@ -771,7 +771,9 @@ section! {
         /// file: its file name without the extension).
         name_key: String => "name-key" where text(),
         /// Keep one rule per name (the name compared trimmed and
-        /// lower-cased): the home's wins over the project's (Cline lets a
+        /// lower-cased, and names that look alike taken as one: one
+        /// confusable skeleton, Unicode Technical Standard #39): the home's
+        /// wins over the project's (Cline lets a
         /// global rule replace a workspace rule of its name), and among
         /// the rules of one side the one read last. The others are left
         /// out (`rule-replaced`), each with the winner in `replacedBy`.
@@ -830,7 +832,9 @@ section! {
         forged_line_prefix: Template => "forged-line-prefix" where template(allowed: [], marks_lines),
         /// Added after a block that the budget cut. Placeholders: `{path}`, `{bytes}`
         /// (the file's size on disk), `{total}` (the bytes of its text as it
-        /// would enter the prompt), `{included}` (the bytes shown).
+        /// would enter the prompt; for a file the read stopped short of its
+        /// end, its size on disk: the rest of its text was never read),
+        /// `{included}` (the bytes shown).
         truncation_note: Template => "truncation-note" where template(allowed: [path, bytes, total, included]),
         /// Added after a block that `instructions.max-file-bytes` cut (the
         /// file was not read to its end). Placeholders: `{path}`, `{bytes}`

@@ -1,8 +1,9 @@
 //! Resolving skills: a home skill claims its name before any project one
-//! (under every policy), then the lowest rank; every loser is recorded with
-//! its winner, and the project list is capped.
+//! (under every policy), then the lowest rank; names that look alike are one
+//! name; every loser is recorded with its winner, and the project list is
+//! capped.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -11,6 +12,7 @@ use super::found::{Found, Rejected};
 use super::frontmatter::Frontmatter;
 use crate::hidden::HiddenFinding;
 use crate::policy::{Conflict, Policy};
+use crate::vocab::alike;
 use crate::vocab::origin::{Origin, RootId};
 
 /// A skill that won its name.
@@ -55,7 +57,8 @@ pub struct Skill {
     pub(crate) pinned_hash: Option<String>,
 }
 
-/// A skill that lost its name to a lower rank.
+/// A skill that lost its name (or a name that looks like it) to a home
+/// skill or a lower rank.
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
@@ -69,6 +72,12 @@ pub struct Shadowed {
     /// The winner's `SKILL.md`.
     #[serde(serialize_with = "crate::vocab::paths::lossy")]
     pub shadowed_by: PathBuf,
+    /// The winner's name, when it is written otherwise than this one's:
+    /// the two names look alike (one confusable skeleton, Unicode
+    /// Technical Standard #39, after NFC: a Cyrillic or Greek look-alike,
+    /// full-width letters, a decomposed accent), so they are one name.
+    /// `null` when the names are equal.
+    pub looks_like: Option<String>,
 }
 
 /// The resolved skills.
@@ -89,41 +98,59 @@ pub(crate) struct SkillSet {
 }
 
 /// Resolves name conflicts: the lowest rank wins (sources are distinct ranks).
-pub(crate) fn resolve(policy: &Policy, mut found: Vec<Found>, rejected: Vec<Rejected>) -> SkillSet {
-    // The claims on one name side by side, names in order; within a name the
-    // lowest rank first and, within one source looked for at several levels,
-    // the nearest level first. The sort is stable: equal claims keep the
-    // order they were found in.
+///
+/// Names that look alike are one name here (see [`alike`]): a project skill
+/// named with a Cyrillic or Greek look-alike, full-width letters or a
+/// decomposed accent of a home skill's name is shadowed by the home skill
+/// as a copy of its very name would be, and of two project skills whose
+/// names look alike the policy's precedence keeps one.
+pub(crate) fn resolve(policy: &Policy, found: Vec<Found>, rejected: Vec<Rejected>) -> SkillSet {
+    // The claims on one name side by side, names (their skeletons) in
+    // order; within a name the lowest rank first and, within one source
+    // looked for at several levels, the nearest level first, then the
+    // names as written. The sort is stable: equal claims keep the order
+    // they were found in.
     //
     // Across origins the home comes first whatever the ranks: a repository
     // cannot take a name from the user's own skills under any policy (ranks
     // order the sources within one origin).
-    found.sort_by(|a, b| {
+    let mut found: Vec<(String, Found)> = found
+        .into_iter()
+        .map(|f| (alike::skeleton(&f.name), f))
+        .collect();
+    found.sort_by(|(ka, a), (kb, b)| {
         (
-            &a.name,
+            ka,
             a.origin != Origin::Home,
             a.rank,
             std::cmp::Reverse(a.level),
+            &a.name,
         )
             .cmp(&(
-                &b.name,
+                kb,
                 b.origin != Origin::Home,
                 b.rank,
                 std::cmp::Reverse(b.level),
+                &b.name,
             ))
     });
     let max_project = usize::try_from(policy.skills.max_project_skills).unwrap_or(usize::MAX);
-    let mut skills = Vec::with_capacity(found.len());
     let mut shadowed = Vec::new();
-    let mut project_listed = 0usize;
-    let mut hidden_project = 0usize;
-    // One name's claims, then its winners; both reused from name to name.
+    // A loser's record: the winner's name too when the two are written
+    // differently (they look alike).
+    let lost = |loser: Found, winner_name: &str, winner_path: &Path| Shadowed {
+        looks_like: (loser.name != winner_name).then(|| winner_name.to_string()),
+        name: loser.name,
+        path: loser.path,
+        shadowed_by: winner_path.to_path_buf(),
+    };
+    // One name's claims, reused from name to name; every winner.
     let mut claims: Vec<Found> = Vec::new();
-    let mut winners: Vec<Found> = Vec::new();
+    let mut winners: Vec<Found> = Vec::with_capacity(found.len());
     let mut all = found.into_iter().peekable();
-    while let Some(first) = all.next() {
+    while let Some((key, first)) = all.next() {
         claims.push(first);
-        while let Some(next) = all.next_if(|f| claims.first().is_some_and(|c| c.name == f.name)) {
+        while let Some((_, next)) = all.next_if(|(k, _)| *k == key) {
             claims.push(next);
         }
         // Every claim of the group holds the name: each record takes its own.
@@ -134,38 +161,41 @@ pub(crate) fn resolve(policy: &Policy, mut found: Vec<Found>, rejected: Vec<Reje
                     continue;
                 };
                 for loser in group {
-                    shadowed.push(Shadowed {
-                        name: loser.name,
-                        path: loser.path,
-                        shadowed_by: winner.path.clone(),
-                    });
+                    shadowed.push(lost(loser, &winner.name, &winner.path));
                 }
                 winners.push(winner);
             }
             Conflict::ListAll => {
-                // Every copy is listed, but for a project copy of a home
-                // skill's name: that one is shadowed by the home skill.
+                // Every copy of the name is listed, but for a project copy
+                // of a home skill's name: that one is shadowed by the home
+                // skill. A name that only looks like the one listed (the
+                // home's, else the lowest rank's) is shadowed by it.
                 claims.sort_by(|a, b| (a.rank, &a.path).cmp(&(b.rank, &b.path)));
                 claims.dedup_by(|a, b| a.path == b.path);
-                let home = claims
-                    .iter()
-                    .find(|c| c.origin == Origin::Home)
-                    .map(|c| c.path.clone());
+                let home = claims.iter().find(|c| c.origin == Origin::Home);
+                let Some(holder) = home.or(claims.first()) else {
+                    continue;
+                };
+                let (name, path) = (holder.name.clone(), holder.path.clone());
+                let home = home.is_some();
                 for claim in claims.drain(..) {
-                    match &home {
-                        Some(home_path) if claim.origin != Origin::Home => {
-                            shadowed.push(Shadowed {
-                                name: claim.name,
-                                path: claim.path,
-                                shadowed_by: home_path.clone(),
-                            });
-                        }
-                        _ => winners.push(claim),
+                    if (home && claim.origin != Origin::Home) || claim.name != name {
+                        shadowed.push(lost(claim, &name, &path));
+                    } else {
+                        winners.push(claim);
                     }
                 }
             }
         }
-        for winner in winners.drain(..) {
+    }
+    // Winners in name order (the copies of one name as they were listed),
+    // and the project list capped in that order.
+    winners.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut project_listed = 0usize;
+    let mut hidden_project = 0usize;
+    let skills = winners
+        .into_iter()
+        .map(|winner| {
             let listed = match winner.origin {
                 Origin::Home => true,
                 Origin::Project | Origin::Ancestor if project_listed < max_project => {
@@ -177,7 +207,7 @@ pub(crate) fn resolve(policy: &Policy, mut found: Vec<Found>, rejected: Vec<Reje
                     false
                 }
             };
-            skills.push(Skill {
+            Skill {
                 name: winner.name,
                 description: winner.frontmatter.description.clone(),
                 origin: winner.origin,
@@ -191,9 +221,9 @@ pub(crate) fn resolve(policy: &Policy, mut found: Vec<Found>, rejected: Vec<Reje
                 rel: winner.rel,
                 root_id: winner.root,
                 pinned_hash: winner.pinned_hash,
-            });
-        }
-    }
+            }
+        })
+        .collect();
     SkillSet {
         skills,
         shadowed,
@@ -213,59 +243,90 @@ mod properties {
     use super::*;
     use crate::policy::{Layer, PolicySource};
 
-    /// Winners (name, path, listed) and losers (name, path, winner's path).
+    /// Winners (name, path, listed) and losers (name, path, winner's path,
+    /// the winner's name when it differs).
     type Outcome = (
         Vec<(String, PathBuf, bool)>,
-        Vec<(String, PathBuf, PathBuf)>,
+        Vec<(String, PathBuf, PathBuf, Option<String>)>,
     );
 
-    /// The grouping as first written: a map from each name to its claims,
-    /// each group sorted on its own, home claims before project ones.
-    /// `resolve` must give exactly this.
+    /// The grouping as first written: a map from each name's skeleton to
+    /// its claims, each group sorted on its own, home claims before project
+    /// ones. `resolve` must give exactly this.
     fn reference(policy: &Policy, found: Vec<Found>) -> Outcome {
         let mut by_name: BTreeMap<String, Vec<Found>> = BTreeMap::new();
         for f in found {
-            by_name.entry(f.name.clone()).or_default().push(f);
+            by_name
+                .entry(crate::vocab::alike::skeleton(&f.name))
+                .or_default()
+                .push(f);
         }
         let max_project = usize::try_from(policy.skills.max_project_skills).unwrap_or(usize::MAX);
-        let (mut skills, mut shadowed, mut listed_project) = (Vec::new(), Vec::new(), 0usize);
-        for (name, mut claims) in by_name {
-            claims.sort_by_key(|f| (f.origin != Origin::Home, f.rank, std::cmp::Reverse(f.level)));
-            let winners = match policy.skills.conflict {
+        let (mut winners, mut shadowed) = (Vec::new(), Vec::new());
+        let mut lose = |loser: Found, winner: &Found| {
+            let alike = (loser.name != winner.name).then(|| winner.name.clone());
+            shadowed.push((loser.name, loser.path, winner.path.clone(), alike));
+        };
+        for (_, mut claims) in by_name {
+            claims.sort_by(|a, b| {
+                (
+                    a.origin != Origin::Home,
+                    a.rank,
+                    std::cmp::Reverse(a.level),
+                    &a.name,
+                )
+                    .cmp(&(
+                        b.origin != Origin::Home,
+                        b.rank,
+                        std::cmp::Reverse(b.level),
+                        &b.name,
+                    ))
+            });
+            match policy.skills.conflict {
                 Conflict::LowestRank => {
                     let mut claims = claims.into_iter();
                     let Some(winner) = claims.next() else {
                         continue;
                     };
                     for loser in claims {
-                        shadowed.push((name.clone(), loser.path, winner.path.clone()));
+                        lose(loser, &winner);
                     }
-                    vec![winner]
+                    winners.push(winner);
                 }
                 Conflict::ListAll => {
                     claims.sort_by(|a, b| (a.rank, &a.path).cmp(&(b.rank, &b.path)));
                     claims.dedup_by(|a, b| a.path == b.path);
-                    let (home, project): (Vec<Found>, Vec<Found>) =
-                        claims.into_iter().partition(|c| c.origin == Origin::Home);
-                    match home.first() {
-                        Some(first) => {
-                            for p in project {
-                                shadowed.push((name.clone(), p.path, first.path.clone()));
-                            }
-                            home
+                    let has_home = claims.iter().any(|c| c.origin == Origin::Home);
+                    let Some(kept) = claims
+                        .iter()
+                        .find(|c| c.origin == Origin::Home || !has_home)
+                        .cloned()
+                    else {
+                        continue;
+                    };
+                    for c in claims {
+                        let copy = c.name == kept.name;
+                        if copy && (c.origin == Origin::Home || !has_home) {
+                            winners.push(c);
+                        } else {
+                            lose(c, &kept);
                         }
-                        None => project,
                     }
                 }
-            };
-            for w in winners {
+            }
+        }
+        winners.sort_by(|a, b| a.name.cmp(&b.name));
+        let mut listed_project = 0usize;
+        let skills = winners
+            .into_iter()
+            .map(|w| {
                 let listed = w.origin == Origin::Home || {
                     listed_project += 1;
                     listed_project <= max_project
                 };
-                skills.push((name.clone(), w.path, listed));
-            }
-        }
+                (w.name, w.path, listed)
+            })
+            .collect();
         (skills, shadowed)
     }
 
@@ -282,11 +343,23 @@ mod properties {
     /// A claim: name, rank, level, path and whether it is a home skill,
     /// each from a small set so that claims collide.
     fn claim() -> impl Strategy<Value = (u8, i64, usize, u8, bool)> {
-        (0u8..5, 0i64..4, 0usize..3, 0u8..6, any::<bool>())
+        (0u8..7, 0i64..4, 0usize..3, 0u8..6, any::<bool>())
     }
 
+    /// Names, some of which look alike: a Cyrillic `е`, full-width
+    /// letters, a decomposed accent, a Greek omicron, a capital.
+    const NAMES: [&str; 7] = [
+        "deploy",
+        "d\u{435}ploy",
+        "\u{ff44}\u{ff45}\u{ff50}\u{ff4c}\u{ff4f}\u{ff59}",
+        "caf\u{e9}",
+        "cafe\u{301}",
+        "depl\u{3bf}y",
+        "Deploy",
+    ];
+
     fn found((name, rank, level, path, home): (u8, i64, usize, u8, bool)) -> Found {
-        let name = format!("skill-{name}");
+        let name = NAMES[usize::from(name) % NAMES.len()].to_string();
         Found {
             frontmatter: Arc::new(Frontmatter {
                 name: name.clone(),
@@ -314,7 +387,7 @@ mod properties {
             let set = resolve(&policy, found.clone(), Vec::new());
             let ours: Outcome = (
                 set.skills.iter().map(|s| (s.name.clone(), s.path.clone(), s.listed)).collect::<Vec<_>>(),
-                set.shadowed.iter().map(|s| (s.name.clone(), s.path.clone(), s.shadowed_by.clone())).collect::<Vec<_>>(),
+                set.shadowed.iter().map(|s| (s.name.clone(), s.path.clone(), s.shadowed_by.clone(), s.looks_like.clone())).collect::<Vec<_>>(),
             );
             prop_assert_eq!(ours, reference(&policy, found));
         }

@@ -2,9 +2,11 @@
 //! and importing none of them. Pure values and string work, no disk access:
 //! what a reader sees of text ([`unicode`]), how paths are shown and
 //! expanded ([`paths`], [`home`]), decoding file bytes into text
-//! ([`text`]), and the words every record carries ([`reason`], [`origin`],
-//! [`warning`]), and the work counters the tests read ([`counters`]).
+//! ([`text`]), when two names are one ([`alike`]), and the words every
+//! record carries ([`reason`], [`origin`], [`warning`]), and the work
+//! counters the tests read ([`counters`]).
 
+pub(crate) mod alike;
 pub(crate) mod collate;
 pub(crate) mod counters;
 pub(crate) mod hash;

@@ -4,7 +4,8 @@
 //! A candidate the written word begins (`pin` for `pinned`, `claude` for
 //! `claude-code`) is the likeliest intent, the shortest such first; failing
 //! that, the nearest by edit distance, when near enough to be a typo (at
-//! most 3 edits, and fewer than the candidate's length).
+//! most 3 edits, and fewer than the candidate's length). The word written
+//! is never suggested: it is what just failed.
 
 /// The candidate `written` most likely meant, if any.
 pub(crate) fn closest<'a>(written: &str, candidates: &[&'a str]) -> Option<&'a str> {
@@ -21,6 +22,7 @@ pub(crate) fn closest<'a>(written: &str, candidates: &[&'a str]) -> Option<&'a s
     }
     candidates
         .iter()
+        .filter(|&&c| c != written)
         .map(|&c| (strsim::levenshtein(written, c), c))
         .filter(|(d, c)| *d <= 3 && *d < c.len())
         .min()
@@ -41,6 +43,8 @@ mod tests {
         assert_eq!(closest("relase", &["release", "deploy"]), Some("release"));
         assert_eq!(closest("zzzzzz", &["release", "deploy"]), None);
         assert_eq!(closest("", &["release"]), None);
-        assert_eq!(closest("open", &["open", "pinned"]), Some("open"));
+        // The word written is what failed: never suggested back.
+        assert_eq!(closest("open", &["open", "pinned"]), None);
+        assert_eq!(closest("Deploy", &["Deploy", "deploy"]), Some("deploy"));
     }
 }

@@ -20,6 +20,19 @@ const PIECES: &[&str] = &[
 ];
 
 /// A small deterministic generator.
+/// Whether the cline policy takes `a` and `b` for one rule name: they
+/// share a confusable skeleton (after NFC), as written or lower-cased.
+fn one_name(a: &str, b: &str) -> bool {
+    use unicode_normalization::UnicodeNormalization;
+    let skeleton = |n: &str| -> String {
+        let nfc: String = n.trim().nfc().collect();
+        unicode_security::skeleton(&nfc).collect()
+    };
+    let keys = |n: &str| [skeleton(n), skeleton(&n.trim().to_lowercase())];
+    let (ka, kb) = (keys(a), keys(b));
+    ka.iter().any(|k| kb.contains(k))
+}
+
 struct Lcg(u64);
 
 impl Lcg {
@@ -64,10 +77,11 @@ fn name_locale_orders_a_folder_as_javascript_localecompare_does() {
             let name: String = (0..len).map(|_| PIECES[rng.below(PIECES.len())]).collect();
             // A leading space or dot is left out (a shell would quote it;
             // a glob's `*` may not take a leading dot), and so is a name
-            // equal to one drawn before once trimmed and lower-cased: the
-            // policy keeps one rule per such name, as Cline does.
-            let id = |n: &str| n.trim().to_lowercase();
-            if name.starts_with([' ', '.']) || names.iter().any(|n| id(n) == id(&name)) {
+            // one with one drawn before: equal once trimmed and
+            // lower-cased (as Cline compares them), or looking alike (one
+            // confusable skeleton, UTS #39, as or without case): the
+            // policy keeps one rule per such name.
+            if name.starts_with([' ', '.']) || names.iter().any(|n| one_name(n, &name)) {
                 continue;
             }
             names.push(name);

@@ -323,7 +323,8 @@ export interface Block {
   charLimitCut: boolean;
   /**
    * Whether `instructions.max-file-bytes` stopped the read before the end
-   * of the file.
+   * of the file while the budget still had room after what it read (a
+   * read that reached the budget left is a budget cut: `budget_cut`).
    */
   fileLimitCut: boolean;
   /**
@@ -346,8 +347,9 @@ export interface Block {
   /**
    * The file's text, in UTF-8 bytes, as it would enter the prompt:
    * trimmed, line breaks normalised, hidden text treated (revealed hidden
-   * characters make it larger than the file). For a file cut by
-   * `max-file-bytes` (`file_limit_cut`), the text of the part read.
+   * characters make it larger than the file). For a file not read to its
+   * end (`max-file-bytes`, or a read the budget left stopped), the text
+   * of the part read: the whole text's size is then unknown.
    */
   textBytes: number;
   /**
@@ -492,9 +494,18 @@ export interface ScopedRule {
   path: string;
 }
 /**
- * A skill that lost its name to a lower rank.
+ * A skill that lost its name (or a name that looks like it) to a home
+ * skill or a lower rank.
  */
 export interface Shadowed {
+  /**
+   * The winner's name, when it is written otherwise than this one's:
+   * the two names look alike (one confusable skeleton, Unicode
+   * Technical Standard #39, after NFC: a Cyrillic or Greek look-alike,
+   * full-width letters, a decomposed accent), so they are one name.
+   * `null` when the names are equal.
+   */
+  looksLike: string | null;
   /**
    * The name.
    */
@@ -826,8 +837,9 @@ export interface RuleText {
    */
   prompt: string;
   /**
-   * Other rules of the same name that lost to this one (a home rule
-   * wins over a project one, then the deepest folder): their files.
+   * Other rules of the same name, or of a name that looks like it,
+   * that lost to this one (a home rule wins over a project one, then
+   * the deepest folder): their files.
    */
   shadowed: string[];
   /**

@@ -78,7 +78,8 @@ class Block:
     """Whether `instructions.max-file-chars` cut the text."""
     file_limit_cut: bool
     """Whether `instructions.max-file-bytes` stopped the read before the end
-    of the file.
+    of the file while the budget still had room after what it read (a
+    read that reached the budget left is a budget cut: `budget_cut`).
     """
     included_bytes: int
     """The bytes of that text included in the prompt (at most `text_bytes`);
@@ -93,8 +94,9 @@ class Block:
     text_bytes: int
     """The file's text, in UTF-8 bytes, as it would enter the prompt:
     trimmed, line breaks normalised, hidden text treated (revealed hidden
-    characters make it larger than the file). For a file cut by
-    `max-file-bytes` (`file_limit_cut`), the text of the part read.
+    characters make it larger than the file). For a file not read to its
+    end (`max-file-bytes`, or a read the budget left stopped), the text
+    of the part read: the whole text's size is then unknown.
     """
     truncated: bool
     """Whether the text was cut (budget, or the per-file read cap)."""
@@ -419,8 +421,17 @@ class ScopedRule:
 
 @dataclass(frozen=True)
 class Shadowed:
-    """A skill that lost its name to a lower rank."""
+    """A skill that lost its name (or a name that looks like it) to a home
+    skill or a lower rank.
+    """
 
+    looks_like: Optional[str]
+    """The winner's name, when it is written otherwise than this one's:
+    the two names look alike (one confusable skeleton, Unicode
+    Technical Standard #39, after NFC: a Cyrillic or Greek look-alike,
+    full-width letters, a decomposed accent), so they are one name.
+    `null` when the names are equal.
+    """
     name: str
     """The name."""
     path: str
@@ -432,6 +443,7 @@ class Shadowed:
     def _from_json(cls, d: Dict[str, Any]) -> Shadowed:
         """From the JSON object (fields this version does not know are ignored)."""
         return cls(
+            looks_like=d["looksLike"],
             name=d["name"],
             path=d["path"],
             shadowed_by=d["shadowedBy"],
@@ -960,8 +972,9 @@ class RuleText:
     sees the answer: it reads as more of the section it already has.
     """
     shadowed: List[str]
-    """Other rules of the same name that lost to this one (a home rule
-    wins over a project one, then the deepest folder): their files.
+    """Other rules of the same name, or of a name that looks like it,
+    that lost to this one (a home rule wins over a project one, then
+    the deepest folder): their files.
     """
     truncated: bool
     """Whether `instructions.max-file-bytes` stopped the read before the
