@@ -41,6 +41,11 @@ pub enum WarningKind {
     /// one build together) may keep, or with globs too long: only the
     /// first ones are used.
     ScopedGlobLimit,
+    /// A scoped rule's glob that this engine cannot compile: one that does
+    /// not parse is left out of its rule; when a rule's globs are more
+    /// than the engine compiles, the rule loads on no path. Either way it
+    /// costs that rule only.
+    ScopedGlobInvalid,
 }
 
 impl WarningKind {
