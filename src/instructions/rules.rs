@@ -25,7 +25,9 @@ pub struct ScopedRule {
     pub path: PathBuf,
     /// Home or project.
     pub origin: Origin,
-    /// The globs of its `paths:` frontmatter, as written.
+    /// The globs it is matched by, as its frontmatter writes them (its
+    /// `paths:`, or a `[rules]` file's globs keys), less those the caps or
+    /// the engine leave out (`warnings` names each rule that lost some).
     pub globs: Vec<String>,
     /// Where the rule lives, for loading it on access.
     #[serde(skip)]
@@ -307,8 +309,10 @@ pub struct RuleFile {
     /// description`...).
     pub why: String,
     /// What in the frontmatter this reading does not take as its author
-    /// likely meant (a quoted boolean, a mode word the harness does not
-    /// know, an on-access mode without globs): `null` when nothing.
+    /// likely meant (a frontmatter that does not parse or gives a key
+    /// twice, a quoted boolean, a mode word the harness does not know, an
+    /// on-access mode without globs, globs that are not text): the rule
+    /// then has the mode that loads least. `null` when nothing.
     pub misread: Option<String>,
     /// The rule of the same name that replaces this one
     /// (`rules.one-per-name`): this one is then left out whatever its
@@ -694,9 +698,13 @@ pub(crate) const MAX_GLOBS: usize = 1024;
 /// The longest glob kept, in bytes.
 pub(crate) const MAX_GLOB_BYTES: usize = 1024;
 
-/// The most bytes of glob text the rules of one side keep together: what
-/// the compiled automaton grows with, so that its size (and the time to
-/// build it) stays bounded however the globs are written.
+/// The most bytes of glob text one rule keeps: what the compiled automaton
+/// grows with, so that one rule's globs stay a small share of its side's.
+pub(crate) const MAX_RULE_GLOB_BYTES: usize = 8 * 1024;
+
+/// The most bytes of glob text the rules of one side keep together, so
+/// that the size of the compiled automaton (and the time to build it)
+/// stays bounded however the globs are written.
 pub(crate) const MAX_GLOB_TOTAL_BYTES: usize = 32 * 1024;
 
 /// One compiled set of globs, and for each of its globs the index of its
@@ -879,9 +887,9 @@ impl RuleMatcher {
 
 /// The scoped rules of one build (in read order) held to the caps, the
 /// home's rules first and on their own counts: each keeps its first
-/// [`MAX_GLOBS_PER_RULE`] globs of at most [`MAX_GLOB_BYTES`] bytes, and the
-/// rules of one side together at most [`MAX_GLOBS`] globs and
-/// [`MAX_GLOB_TOTAL_BYTES`] bytes of them. A rule that lost globs gets a
+/// [`MAX_GLOBS_PER_RULE`] globs of at most [`MAX_GLOB_BYTES`] bytes, and
+/// [`MAX_RULE_GLOB_BYTES`] bytes of them; the rules of one side together
+/// at most [`MAX_GLOBS`] globs and [`MAX_GLOB_TOTAL_BYTES`] bytes. A rule that lost globs gets a
 /// warning saying how many (a rule left with none is still listed: it
 /// applies to no path). Then the globs are compiled ([`RuleMatcher`]).
 /// Returns the rules, their globs compiled, and the warnings.
@@ -896,14 +904,16 @@ pub(crate) fn settle(mut rules: Vec<ScopedRule>) -> (Vec<ScopedRule>, RuleMatche
         {
             let written = rule.globs.len();
             let room = left.min(MAX_GLOBS_PER_RULE);
+            let mut rule_bytes_left = bytes_left.min(MAX_RULE_GLOB_BYTES);
             let mut kept = Vec::new();
             for g in std::mem::take(&mut rule.globs) {
                 if kept.len() == room {
                     break;
                 }
-                if g.len() > MAX_GLOB_BYTES || g.len() > bytes_left {
+                if g.len() > MAX_GLOB_BYTES || g.len() > rule_bytes_left {
                     continue;
                 }
+                rule_bytes_left -= g.len();
                 bytes_left -= g.len();
                 kept.push(g);
             }
@@ -915,8 +925,8 @@ pub(crate) fn settle(mut rules: Vec<ScopedRule>) -> (Vec<ScopedRule>, RuleMatche
                     format!(
                         "{} of this rule's {written} `paths:` globs are not used: a rule keeps \
                          its first {MAX_GLOBS_PER_RULE}, each of at most {MAX_GLOB_BYTES} bytes, \
-                         and the {} rules {MAX_GLOBS} in all, of {MAX_GLOB_TOTAL_BYTES} bytes \
-                         in all",
+                         {MAX_RULE_GLOB_BYTES} bytes in all, and the {} rules {MAX_GLOBS} in \
+                         all, of {MAX_GLOB_TOTAL_BYTES} bytes in all",
                         written - kept.len(),
                         if home { "home's" } else { "repository's" },
                     ),
@@ -1115,8 +1125,16 @@ mod tests {
         assert_eq!(rules.last().map(|r| r.globs.len()), Some(1));
         assert_eq!(m.matching("a/b.tf"), vec![rules.len() - 1]);
         assert!(warnings.iter().all(|w| !w.path.ends_with("home.md")));
-        // The byte count: 32 globs of 1,024 bytes fill it.
-        let (rules, _, _) = settle(vec![rule_of(Origin::Project, "long", &longs)]);
-        assert_eq!(rules[0].globs.len(), MAX_GLOB_TOTAL_BYTES / MAX_GLOB_BYTES);
+        // The byte counts: a rule keeps 8 KiB of globs, a side 32 KiB.
+        let per_rule = MAX_RULE_GLOB_BYTES / MAX_GLOB_BYTES;
+        let sides = MAX_GLOB_TOTAL_BYTES / MAX_RULE_GLOB_BYTES;
+        let (rules, _, warnings) = settle(
+            (0..=sides)
+                .map(|i| rule_of(Origin::Project, &format!("l{i}"), &longs))
+                .collect(),
+        );
+        let kept: Vec<usize> = rules.iter().map(|r| r.globs.len()).collect();
+        assert_eq!(kept, [vec![per_rule; sides], vec![0]].concat());
+        assert_eq!(warnings.len(), sides + 1);
     }
 }
