@@ -125,7 +125,10 @@ fn front_of(text: &str) -> Front {
             render.line_offset = (FIRST_FRONTMATTER_LINE - 1) as u64;
             let said = err.render_with_options(render);
             let said: String = said.split_whitespace().collect::<Vec<_>>().join(" ");
-            format!("the frontmatter does not parse as YAML ({})", shown(&said, 200))
+            format!(
+                "the frontmatter does not parse as YAML ({})",
+                shown(&said, 200)
+            )
         })),
     }
 }
@@ -627,10 +630,7 @@ pub(crate) fn activation(
             break 'decide (Activation::OnAccess, globs_word.clone());
         }
         if unread_trigger {
-            break 'decide (
-                Activation::Manual,
-                format!("{globs_word} that is not read"),
-            );
+            break 'decide (Activation::Manual, format!("{globs_word} that is not read"));
         }
         let by_description = |said: String| {
             let (mode, has) = match &description {
@@ -974,7 +974,10 @@ mod tests {
         else {
             unreachable!()
         };
-        assert!(why.contains("`title` is given twice (lines 3 and 4)"), "{why}");
+        assert!(
+            why.contains("`title` is given twice (lines 3 and 4)"),
+            "{why}"
+        );
     }
 
     #[test]
@@ -991,8 +994,14 @@ mod tests {
         let Front::Unread(why) = front_of("---\na:\n  b: 1\n  b: 2\n---\nx") else {
             unreachable!()
         };
-        assert!(why.starts_with("the frontmatter does not parse as YAML"), "{why}");
-        assert!(matches!(front_of("---\njust words\n---\n"), Front::Unread(_)));
+        assert!(
+            why.starts_with("the frontmatter does not parse as YAML"),
+            "{why}"
+        );
+        assert!(matches!(
+            front_of("---\njust words\n---\n"),
+            Front::Unread(_)
+        ));
         assert!(matches!(front_of("---\n# a comment\n---\n"), Front::Keys(m) if m.is_empty()));
     }
 
@@ -1093,7 +1102,13 @@ mod tests {
         let (m, warnings) = RuleMatcher::compile(&mut rules);
         let said: Vec<(String, WarningKind, String)> = warnings
             .iter()
-            .map(|w| (w.path.to_string_lossy().into_owned(), w.kind, w.message.clone()))
+            .map(|w| {
+                (
+                    w.path.to_string_lossy().into_owned(),
+                    w.kind,
+                    w.message.clone(),
+                )
+            })
             .collect();
         assert_eq!(said.len(), 2, "{said:?}");
         assert_eq!(said[0].0, "/r/.claude/rules/bad.md");
@@ -1110,7 +1125,9 @@ mod tests {
 
     #[test]
     fn the_repository_takes_no_glob_from_the_home_rules() {
-        let many: Vec<String> = (0..MAX_GLOBS_PER_RULE).map(|i| format!("d{i}/**")).collect();
+        let many: Vec<String> = (0..MAX_GLOBS_PER_RULE)
+            .map(|i| format!("d{i}/**"))
+            .collect();
         let many: Vec<&str> = many.iter().map(String::as_str).collect();
         let long = "x".repeat(MAX_GLOB_BYTES);
         let longs: Vec<&str> = vec![long.as_str(); MAX_GLOBS_PER_RULE];

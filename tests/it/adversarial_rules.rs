@@ -175,7 +175,11 @@ fn serve(mut c: Command, requests: &[Value]) -> Vec<Value> {
     let writer = std::thread::spawn(move || stdin.write_all(&input));
     let out = child.wait_with_output().unwrap();
     writer.join().unwrap().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout)
         .unwrap()
         .lines()
@@ -300,9 +304,10 @@ fn a_repository_never_turns_off_the_users_scoped_rules() {
         );
         let said = warnings(&snap);
         assert!(
-            said.iter().any(|(kind, path, message)| kind == "scoped-glob-invalid"
-                && path == s(&bad)
-                && message.contains("src/[oops")),
+            said.iter()
+                .any(|(kind, path, message)| kind == "scoped-glob-invalid"
+                    && path == s(&bad)
+                    && message.contains("src/[oops")),
             "{policy}: {said:#?}"
         );
         for heavy in &heavy_rules {
@@ -322,12 +327,18 @@ fn a_repository_never_turns_off_the_users_scoped_rules() {
 
         let responses = serve(
             command(&w, &home_root, policy),
-            &[json!({"id": 1, "op": "access", "cwd": s(&w.repo), "session": "s",
-                     "path": s(&tf)})],
+            &[
+                json!({"id": 1, "op": "access", "cwd": s(&w.repo), "session": "s",
+                     "path": s(&tf)}),
+            ],
         );
         let served = responses[0]["access"]["prompt"].as_str().unwrap();
         if layout.home_rule.is_some() {
-            assert!(served.contains("HOME-TF-RULE"), "{policy}: {:#}", responses[0]);
+            assert!(
+                served.contains("HOME-TF-RULE"),
+                "{policy}: {:#}",
+                responses[0]
+            );
         }
         assert!(served.contains("PROJECT-TF-RULE"), "{policy}");
     }
@@ -428,8 +439,16 @@ fn mode_cases(policy: &str) -> Option<(&'static str, Vec<Case>)> {
         "windsurf" => (
             ".windsurf/rules/{}.md",
             vec![
-                case("off-twice", "trigger: manual\ndescription: a\ndescription: b", twice),
-                case("mode-twice", "trigger: manual\ntrigger: always_on", mode_twice),
+                case(
+                    "off-twice",
+                    "trigger: manual\ndescription: a\ndescription: b",
+                    twice,
+                ),
+                case(
+                    "mode-twice",
+                    "trigger: manual\ntrigger: always_on",
+                    mode_twice,
+                ),
                 case("unknown", "trigger: sometimes", "is no mode word"),
                 case("glob-empty", "trigger: glob", "it would load on no path"),
                 crlf("trigger: manual"),
@@ -439,9 +458,17 @@ fn mode_cases(policy: &str) -> Option<(&'static str, Vec<Case>)> {
             ".kiro/steering/{}.md",
             vec![
                 case("off-twice", "inclusion: manual\nname: a\nname: b", twice),
-                case("mode-twice", "inclusion: manual\ninclusion: always", mode_twice),
+                case(
+                    "mode-twice",
+                    "inclusion: manual\ninclusion: always",
+                    mode_twice,
+                ),
                 case("unknown", "inclusion: sometimes", "is no mode word"),
-                case("glob-empty", "inclusion: fileMatch", "it would load on no path"),
+                case(
+                    "glob-empty",
+                    "inclusion: fileMatch",
+                    "it would load on no path",
+                ),
                 crlf("inclusion: manual"),
             ],
         ),
@@ -449,7 +476,11 @@ fn mode_cases(policy: &str) -> Option<(&'static str, Vec<Case>)> {
             ".continue/rules/{}.md",
             vec![
                 case("off-twice", "alwaysApply: false\nnote: a\nnote: b", twice),
-                case("mode-twice", "alwaysApply: false\nalwaysApply: true", mode_twice),
+                case(
+                    "mode-twice",
+                    "alwaysApply: false\nalwaysApply: true",
+                    mode_twice,
+                ),
                 case("unknown", "alwaysApply: sometimes", "is not a boolean"),
                 case("glob-empty", "globs: 42", "is not text"),
                 crlf("alwaysApply: false"),
@@ -468,7 +499,11 @@ fn mode_cases(policy: &str) -> Option<(&'static str, Vec<Case>)> {
             ".cursor/rules/{}.mdc",
             vec![
                 case("off-twice", "alwaysApply: false\nnote: a\nnote: b", twice),
-                case("mode-twice", "alwaysApply: false\nalwaysApply: true", mode_twice),
+                case(
+                    "mode-twice",
+                    "alwaysApply: false\nalwaysApply: true",
+                    mode_twice,
+                ),
                 case("unknown", "alwaysApply: sometimes", "is not a boolean"),
                 case("glob-empty", "globs: 42", "is not text"),
                 crlf("alwaysApply: false"),
@@ -478,7 +513,11 @@ fn mode_cases(policy: &str) -> Option<(&'static str, Vec<Case>)> {
             ".github/instructions/{}.instructions.md",
             vec![
                 case("off-twice", "description: a\nnote: a\nnote: b", twice),
-                case("mode-twice", "applyTo: \"x/**\"\napplyTo: \"**\"", mode_twice),
+                case(
+                    "mode-twice",
+                    "applyTo: \"x/**\"\napplyTo: \"**\"",
+                    mode_twice,
+                ),
                 case("glob-empty", "applyTo: 42", "is not text"),
                 crlf("description: a"),
             ],
@@ -517,7 +556,9 @@ fn rule_frontmatter_that_cannot_be_read_one_way_loads_least_and_is_reported() {
         );
         let Some((at, cases)) = cases else { continue };
         for c in cases {
-            let path = w.repo.join(at.replace("{}", &format!("{policy}-{}", c.label)));
+            let path = w
+                .repo
+                .join(at.replace("{}", &format!("{policy}-{}", c.label)));
             let mut text = format!(
                 "---\n{}\n---\nBODY-{policy}-{} must not be in the prompt\n",
                 c.front, c.label

@@ -481,7 +481,9 @@ export interface RuleFile {
  */
 export interface ScopedRule {
   /**
-   * The globs of its `paths:` frontmatter, as written.
+   * The globs it is matched by, as its frontmatter writes them (its
+   * `paths:`, or a `[rules]` file's globs keys), less those the caps or
+   * the engine leave out (`warnings` names each rule that lost some).
    */
   globs: string[];
   /**

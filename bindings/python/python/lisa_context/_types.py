@@ -403,7 +403,10 @@ class ScopedRule:
     """A rule that applies only to some paths."""
 
     globs: List[str]
-    """The globs of its `paths:` frontmatter, as written."""
+    """The globs it is matched by, as its frontmatter writes them (its
+    `paths:`, or a `[rules]` file's globs keys), less those the caps or
+    the engine leave out (`warnings` names each rule that lost some).
+    """
     misread: Optional[str]
     """What in its frontmatter this reading does not take as its author
     likely meant (a `paths:` in a frontmatter that does not parse, a key
