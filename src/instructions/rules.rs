@@ -688,11 +688,16 @@ pub(crate) fn activation(
 /// The most `paths:` globs one rule keeps (the first ones, as written).
 pub(crate) const MAX_GLOBS_PER_RULE: usize = 64;
 
-/// The most globs the scoped rules of one side keep together (in read
-/// order: a rule read later keeps what the earlier ones left). The home's
-/// rules (and the named roots') are one side, every other rule the other:
-/// each side has its own count, so that no repository takes a glob from
-/// the user's own rules.
+/// The sides of a build's scoped rules, each capped and compiled on its
+/// own: the home's (and the named roots'), those of the folders above the
+/// repository, the repository's. No side's globs can take a count from
+/// another's or make another's fail to compile: a repository never
+/// changes which of the user's rules apply.
+const SIDES: [Origin; 3] = [Origin::Home, Origin::Ancestor, Origin::Project];
+
+/// The most globs the scoped rules of one side (see [`SIDES`]) keep
+/// together (in read order: a rule read later keeps what the earlier ones
+/// left).
 pub(crate) const MAX_GLOBS: usize = 1024;
 
 /// The longest glob kept, in bytes.
@@ -719,8 +724,8 @@ struct Compiled {
 /// glob belongs to. An access asks it which rules apply to a path; nothing
 /// is compiled then.
 ///
-/// The home's rules are compiled apart from the others, so that nothing a
-/// repository writes can make the user's own globs fail to compile; when
+/// Each side ([`SIDES`]) is compiled apart from the others, so that nothing
+/// a repository writes can make the user's own globs fail to compile; when
 /// one side's globs together are more than the engine compiles, each rule
 /// of that side is compiled alone, and a rule that still fails loses its
 /// globs (it loads on no path), itself only.
@@ -792,9 +797,9 @@ impl RuleMatcher {
             rule.globs = kept;
             parsed.push(globs);
         }
-        for home in [true, false] {
+        for side_origin in SIDES {
             let side: Vec<usize> = (0..rules.len())
-                .filter(|&i| (rules[i].origin == Origin::Home) == home && !parsed[i].is_empty())
+                .filter(|&i| rules[i].origin == side_origin && !parsed[i].is_empty())
                 .collect();
             if side.is_empty() {
                 continue;
@@ -885,8 +890,8 @@ impl RuleMatcher {
     }
 }
 
-/// The scoped rules of one build (in read order) held to the caps, the
-/// home's rules first and on their own counts: each keeps its first
+/// The scoped rules of one build (in read order) held to the caps, each
+/// side ([`SIDES`]) on its own counts: each keeps its first
 /// [`MAX_GLOBS_PER_RULE`] globs of at most [`MAX_GLOB_BYTES`] bytes, and
 /// [`MAX_RULE_GLOB_BYTES`] bytes of them; the rules of one side together
 /// at most [`MAX_GLOBS`] globs and [`MAX_GLOB_TOTAL_BYTES`] bytes. A rule that lost globs gets a
@@ -895,13 +900,10 @@ impl RuleMatcher {
 /// Returns the rules, their globs compiled, and the warnings.
 pub(crate) fn settle(mut rules: Vec<ScopedRule>) -> (Vec<ScopedRule>, RuleMatcher, Vec<Warning>) {
     let mut warnings = Vec::new();
-    for home in [true, false] {
+    for side_origin in SIDES {
         let mut left = MAX_GLOBS;
         let mut bytes_left = MAX_GLOB_TOTAL_BYTES;
-        for rule in rules
-            .iter_mut()
-            .filter(|r| (r.origin == Origin::Home) == home)
-        {
+        for rule in rules.iter_mut().filter(|r| r.origin == side_origin) {
             let written = rule.globs.len();
             let room = left.min(MAX_GLOBS_PER_RULE);
             let mut rule_bytes_left = bytes_left.min(MAX_RULE_GLOB_BYTES);
@@ -928,7 +930,11 @@ pub(crate) fn settle(mut rules: Vec<ScopedRule>) -> (Vec<ScopedRule>, RuleMatche
                          {MAX_RULE_GLOB_BYTES} bytes in all, and the {} rules {MAX_GLOBS} in \
                          all, of {MAX_GLOB_TOTAL_BYTES} bytes in all",
                         written - kept.len(),
-                        if home { "home's" } else { "repository's" },
+                        match side_origin {
+                            Origin::Home => "home's",
+                            Origin::Ancestor => "above-the-repository",
+                            Origin::Project => "repository's",
+                        },
                     ),
                 ));
             }
