@@ -163,7 +163,6 @@ pub fn explanation(s: &Snapshot, policy: Option<&Policy>) -> Explanation {
             roots.shown(&r.path, Some(r.origin)),
             match &r.misread {
                 Some(m) => format!("loaded on no path: {}", terminal_safe(m)),
-                None if globs.is_empty() => "loaded on no path: no glob is used".to_string(),
                 None => format!("loaded on access to {}", globs.join(", ")),
             },
         ));
