@@ -161,7 +161,10 @@ pub fn explanation(s: &Snapshot, policy: Option<&Policy>) -> Explanation {
             r.origin.as_str(),
             abs(&r.path),
             roots.shown(&r.path, Some(r.origin)),
-            format!("loaded on access to {}", globs.join(", ")),
+            match &r.misread {
+                Some(m) => format!("loaded on no path: {}", terminal_safe(m)),
+                None => format!("loaded on access to {}", globs.join(", ")),
+            },
         ));
     }
     // Each rule's mode, and which frontmatter key gave it.

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use globset::{GlobSet, GlobSetBuilder};
 use regex::bytes::{RegexBuilder, RegexSet, RegexSetBuilder};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::vocab::origin::Origin;
 use crate::vocab::warning::{Warning, WarningKind};
@@ -25,7 +25,9 @@ pub struct ScopedRule {
     pub path: PathBuf,
     /// Home or project.
     pub origin: Origin,
-    /// The globs of its `paths:` frontmatter, as written.
+    /// The globs it is matched by, as its frontmatter writes them (its
+    /// `paths:`, or a `[rules]` file's globs keys), less those the caps or
+    /// the engine leave out (`warnings` names each rule that lost some).
     pub globs: Vec<String>,
     /// Where the rule lives, for loading it on access.
     #[serde(skip)]
@@ -43,65 +45,215 @@ pub struct ScopedRule {
     /// compiled, so the rule never loads).
     #[serde(skip)]
     pub(crate) content: Option<RegexSet>,
+    /// What in its frontmatter this reading does not take as its author
+    /// likely meant (a `paths:` in a frontmatter that does not parse, a key
+    /// given twice, a value that is not a glob): the rule is then scoped to
+    /// no path. `null` when nothing.
+    pub misread: Option<String>,
 }
 
-/// `paths:` as a string or a list of strings.
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum Globs {
-    One(String),
-    Many(Vec<String>),
-}
-
-/// The frontmatter fields a rule file is read for.
-#[derive(Deserialize)]
-struct RuleMeta {
-    #[serde(default)]
-    paths: Option<Globs>,
+/// The frontmatter block of `text`: the lines between a `---` line at its
+/// very start and the next `---` line (a line may end in `\r\n`), and where
+/// the body starts (after the closing line), when it has one.
+fn fenced(text: &str) -> Option<(&str, usize)> {
+    let open = if text.starts_with("---\n") {
+        4
+    } else if text.starts_with("---\r\n") {
+        5
+    } else {
+        return None;
+    };
+    let mut at = open;
+    while at < text.len() {
+        let rest = &text[at..];
+        let (line, next) = match rest.find('\n') {
+            Some(n) => (&rest[..n], at + n + 1),
+            None => (rest, text.len()),
+        };
+        if line.strip_suffix('\r').unwrap_or(line) == "---" {
+            return Some((&text[open..at], next));
+        }
+        at = next;
+    }
+    None
 }
 
 /// The text of a file's frontmatter: the block between a `---` line at the
 /// very start of the file and the next `---` line, when there is one.
 pub(crate) fn frontmatter_of(text: &str) -> Option<&str> {
-    let rest = text.strip_prefix("---\n")?;
-    let end = if rest.starts_with("---\n") || rest == "---" {
-        0
-    } else {
-        rest.find("\n---\n")
-            .map(|e| e + 1)
-            .or_else(|| rest.ends_with("\n---").then(|| rest.len() - 3))?
-    };
-    Some(&rest[..end])
+    fenced(text).map(|(fm, _)| fm)
 }
 
 /// Where the body of a file with a frontmatter starts (after the closing
 /// `---` line), when it has one.
 pub(crate) fn body_start(text: &str) -> Option<usize> {
-    let fm = frontmatter_of(text)?;
-    let close = "---\n".len() + fm.len();
-    let rest = text.get(close..)?.strip_prefix("---")?;
-    if rest.is_empty() {
-        Some(text.len())
-    } else {
-        rest.starts_with('\n').then_some(close + 4)
+    fenced(text).map(|(_, body)| body)
+}
+
+/// A frontmatter as a rule is read for: its keys, or why it has none the
+/// engine can trust.
+enum Front {
+    /// No frontmatter block.
+    Absent,
+    /// The block's keys (none for an empty block).
+    Keys(Meta),
+    /// A block that is there but is not a set of keys this engine reads
+    /// one way only (not YAML, a key given twice, not a mapping): why, in
+    /// words, with the line where the parser says.
+    Unread(String),
+}
+
+/// The file line of the frontmatter's first line (the opening `---` is
+/// line 1).
+const FIRST_FRONTMATTER_LINE: usize = 2;
+
+/// Reads the frontmatter of `text`.
+fn front_of(text: &str) -> Front {
+    let Some(fm) = frontmatter_of(text) else {
+        return Front::Absent;
+    };
+    let mut options = serde_saphyr::Options::default();
+    options.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::Error;
+    options.with_snippet = false;
+    match serde_saphyr::from_str_with_options::<serde_json::Value>(fm, options) {
+        Ok(serde_json::Value::Object(m)) => Front::Keys(m),
+        Ok(serde_json::Value::Null) => Front::Keys(Meta::new()),
+        Ok(_) => Front::Unread("the frontmatter is not a set of `key: value` lines".into()),
+        Err(err) => Front::Unread(duplicate_key(fm).unwrap_or_else(|| {
+            let mut render = serde_saphyr::RenderOptions::default();
+            render.snippets = serde_saphyr::SnippetMode::Off;
+            render.line_offset = (FIRST_FRONTMATTER_LINE - 1) as u64;
+            let said = err.render_with_options(render);
+            let said: String = said.split_whitespace().collect::<Vec<_>>().join(" ");
+            format!(
+                "the frontmatter does not parse as YAML ({})",
+                shown(&said, 200)
+            )
+        })),
     }
 }
 
+/// The first top-level key given twice in a frontmatter `fm`, said with
+/// its lines: the parser refuses such a block, and which of the two a
+/// harness takes is anyone's guess.
+fn duplicate_key(fm: &str) -> Option<String> {
+    let mut seen: Vec<(&str, usize)> = Vec::new();
+    for (n, line) in fm.split('\n').enumerate() {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        let Some(key) = top_level_key(line) else {
+            continue;
+        };
+        let at = FIRST_FRONTMATTER_LINE + n;
+        if let Some((_, first)) = seen.iter().find(|(k, _)| *k == key) {
+            return Some(format!(
+                "the key `{}` is given twice (lines {first} and {at})",
+                shown(key, 80)
+            ));
+        }
+        seen.push((key, at));
+    }
+    None
+}
+
+/// The key a frontmatter line starts at its first column (`key:` followed
+/// by a blank or the end of the line; quotes around the key removed).
+fn top_level_key(line: &str) -> Option<&str> {
+    if line.starts_with([' ', '\t', '#', '-']) || line.is_empty() {
+        return None;
+    }
+    let (key, rest) = line.split_once(':')?;
+    if !(rest.is_empty() || rest.starts_with([' ', '\t'])) {
+        return None;
+    }
+    let key = key.trim_end();
+    let unquoted = ['"', '\'']
+        .iter()
+        .find_map(|q| key.strip_prefix(*q).and_then(|k| k.strip_suffix(*q)));
+    Some(unquoted.unwrap_or(key)).filter(|k| !k.is_empty())
+}
+
+/// `text` cut to `most` characters, with `…` when cut.
+fn shown(text: &str, most: usize) -> String {
+    match text.char_indices().nth(most) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_string(),
+    }
+}
+
+/// Whether a globs or patterns value holds what is not text (a number, a
+/// boolean, a mapping, a list item that is not a string): that part is
+/// not read.
+fn holds_non_text(value: &serde_json::Value) -> bool {
+    match value {
+        serde_json::Value::Null | serde_json::Value::String(_) => false,
+        serde_json::Value::Array(items) => items.iter().any(|i| !i.is_string()),
+        _ => true,
+    }
+}
+
+/// What a file's frontmatter says of its scope under
+/// `instructions.scoped-rules`.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Scope {
+    /// No `paths:` with a glob: an ordinary file.
+    Unscoped,
+    /// Scoped to these globs.
+    Paths(Vec<String>),
+    /// A `paths:` this engine cannot read one way only (the frontmatter
+    /// does not parse, a key is given twice, the value is not a glob or a
+    /// list of globs): scoped to no path (the least a reading loads), and
+    /// why.
+    Unread(String),
+}
+
 /// The `paths:` globs of a file's frontmatter (a `---` block at its very
-/// start), when it has any. A frontmatter that does not parse, or without
-/// `paths`, makes an ordinary file.
-pub(crate) fn scope_of(text: &str) -> Option<Vec<String>> {
-    let meta: RuleMeta = serde_saphyr::from_str(frontmatter_of(text)?).ok()?;
-    let globs = match meta.paths? {
-        Globs::One(g) => vec![g],
-        Globs::Many(gs) => gs,
+/// start). Without `paths`, an ordinary file. A frontmatter that does not
+/// parse is an ordinary file too, unless one of its top-level lines is a
+/// `paths:` key: then the file meant a scope this reading cannot tell, and
+/// it loads on no path.
+pub(crate) fn scope_of(text: &str) -> Scope {
+    let meta = match front_of(text) {
+        Front::Absent => return Scope::Unscoped,
+        Front::Keys(meta) => meta,
+        Front::Unread(why) => {
+            let has_paths = frontmatter_of(text).is_some_and(|fm| {
+                fm.split('\n')
+                    .any(|l| top_level_key(l.strip_suffix('\r').unwrap_or(l)) == Some("paths"))
+            });
+            return if has_paths {
+                Scope::Unread(format!("{why}: its `paths:` is not read"))
+            } else {
+                Scope::Unscoped
+            };
+        }
+    };
+    let Some(value) = meta.get("paths") else {
+        return Scope::Unscoped;
+    };
+    if holds_non_text(value) {
+        return Scope::Unread(format!(
+            "`paths: {}` is not a glob or a list of globs",
+            shown(&value.to_string(), 80)
+        ));
+    }
+    let globs: Vec<String> = match value {
+        serde_json::Value::String(g) => vec![g.clone()],
+        serde_json::Value::Array(items) => items
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect(),
+        _ => Vec::new(),
     };
     let globs: Vec<String> = globs
         .into_iter()
         .map(|g| g.trim().to_string())
         .filter(|g| !g.is_empty())
         .collect();
-    (!globs.is_empty()).then_some(globs)
+    if globs.is_empty() {
+        Scope::Unscoped
+    } else {
+        Scope::Paths(globs)
+    }
 }
 
 /// When a rule (`[rules]`) applies: what its frontmatter says, read as the
@@ -160,8 +312,10 @@ pub struct RuleFile {
     /// description`...).
     pub why: String,
     /// What in the frontmatter this reading does not take as its author
-    /// likely meant (a quoted boolean, a mode word the harness does not
-    /// know, an on-access mode without globs): `null` when nothing.
+    /// likely meant (a frontmatter that does not parse or gives a key
+    /// twice, a quoted boolean, a mode word the harness does not know, an
+    /// on-access mode without globs, globs that are not text): the rule
+    /// then has the mode that loads least. `null` when nothing.
     pub misread: Option<String>,
     /// The rule of the same name that replaces this one
     /// (`rules.one-per-name`): this one is then left out whatever its
@@ -294,7 +448,8 @@ fn compile_patterns(
         let shown: String = p.chars().take(40).collect();
         if n >= MAX_PATTERNS_PER_RULE || *left == 0 {
             problems.push(format!(
-                "{} pattern(s) past the first {MAX_PATTERNS_PER_RULE} of a rule ({MAX_PATTERNS}                  in a build) are not used",
+                "{} pattern(s) past the first {MAX_PATTERNS_PER_RULE} of a rule ({MAX_PATTERNS} \
+                 in a build) are not used",
                 written.len() - n
             ));
             break;
@@ -317,11 +472,20 @@ fn compile_patterns(
             )),
         }
     }
+    // Each pattern compiled alone; together they may still be too much
+    // for one set: then this rule's patterns never match (no other rule's
+    // are touched).
     let set = RegexSetBuilder::new(&kept)
         .size_limit(PATTERN_SIZE_LIMIT * MAX_PATTERNS_PER_RULE)
         .dfa_size_limit(PATTERN_SIZE_LIMIT)
         .build()
-        .unwrap_or_else(|_| RegexSet::empty());
+        .unwrap_or_else(|_| {
+            problems.push(format!(
+                "its {} patterns together are more than this engine compiles for one rule",
+                kept.len()
+            ));
+            RegexSet::empty()
+        });
     let misread = (!problems.is_empty()).then(|| {
         let mut m = problems.join("; ");
         if set.is_empty() {
@@ -336,10 +500,17 @@ fn compile_patterns(
 
 /// The mode of the rule file `cand` whose text is `text`, under `rules`.
 ///
-/// The order in which the keys decide: the `mode-key` word (unknown words
-/// and `on-access` without globs give `manual`); then `always-key` true
-/// (`always`); then globs (`on-access`); then, with `always-key` false, or
-/// with neither key present, `absent` (by the description, or one mode).
+/// The order in which the keys decide: a frontmatter that cannot be read
+/// one way only (not YAML, a key given twice, not a mapping) gives
+/// `manual`; then the `mode-key` word (unknown words and `on-access`
+/// without globs give `manual`); then `always-key` true (`always`); then
+/// globs (`on-access`); then a globs or patterns key that holds nothing
+/// this reading takes (`manual`); then, with `always-key` false, or with
+/// neither key present, `absent` (by the description, or one mode).
+///
+/// Whatever the frontmatter says that this reading does not take as its
+/// author likely meant is said in `misread`, and the mode it then gets is
+/// the one that loads least: never more than a plain reading would.
 pub(crate) fn activation(
     rules: &crate::policy::Rules,
     text: &str,
@@ -348,13 +519,12 @@ pub(crate) fn activation(
 ) -> RuleFile {
     let path = cand.path.as_path();
     use crate::policy::{RuleAbsent, RuleMode};
-    let meta: Meta = frontmatter_of(text)
-        .and_then(|fm| serde_saphyr::from_str::<serde_json::Value>(fm).ok())
-        .and_then(|v| match v {
-            serde_json::Value::Object(m) => Some(m),
-            _ => None,
-        })
-        .unwrap_or_default();
+    let (meta, unread) = match front_of(text) {
+        Front::Absent => (Meta::new(), None),
+        Front::Keys(meta) => (meta, None),
+        Front::Unread(why) => (Meta::new(), Some(why)),
+    };
+    let mut misread: Vec<String> = Vec::new();
     let key = |k: &String| (!k.is_empty()).then(|| meta.get(k.as_str())).flatten();
     let stem = path
         .file_stem()
@@ -390,8 +560,21 @@ pub(crate) fn activation(
     let regex: Vec<String> = found_patterns
         .map(|(_, v)| patterns_of(v))
         .unwrap_or_default();
+    // A globs or patterns key whose value is not text (a number, a
+    // mapping, list items that are not strings): that part is not read.
+    let mut unread_trigger = false;
+    for (k, v) in [found_globs, found_patterns].into_iter().flatten() {
+        if holds_non_text(v) {
+            unread_trigger = true;
+            misread.push(format!(
+                "`{k}: {}` is not text or a list of text: what is not text is not read",
+                shown(&v.to_string(), 80)
+            ));
+        }
+    }
     let max_bytes = usize::try_from(rules.regex_max_bytes).unwrap_or(0);
-    let (content, mut misread) = compile_patterns(&regex, max_bytes, patterns_left);
+    let (content, patterns_misread) = compile_patterns(&regex, max_bytes, patterns_left);
+    misread.extend(patterns_misread);
     let triggered = !globs.is_empty() || content.is_some();
     let globs_word = match (found_globs, found_patterns) {
         (Some((g, _)), Some((r, _))) if content.is_some() => format!("{g} and {r}"),
@@ -400,30 +583,44 @@ pub(crate) fn activation(
     };
     let in_list = |list: &crate::policy::Names, w: &str| list.iter().any(|x| x.get_ref() == w);
     let (mode, why) = 'decide: {
+        if let Some(why) = unread {
+            misread.insert(0, why);
+            break 'decide (
+                Activation::Manual,
+                "a frontmatter that cannot be read one way only".to_string(),
+            );
+        }
         if let Some(word) = key(&rules.mode_key) {
-            let shown = text_of(word).unwrap_or_default();
+            let shown_word = text_of(word).unwrap_or_else(|| shown(&word.to_string(), 80));
             let k = &rules.mode_key;
-            let mode = if in_list(&rules.always_words, &shown) {
+            let mode = if in_list(&rules.always_words, &shown_word) {
                 Activation::Always
-            } else if in_list(&rules.on_access_words, &shown) {
+            } else if in_list(&rules.on_access_words, &shown_word) {
                 if !triggered {
+                    misread.push(format!(
+                        "`{k}: {shown_word}` loads on access, but the rule has no {globs_word}: \
+                         it would load on no path"
+                    ));
                     break 'decide (
                         Activation::Manual,
-                        format!("{k}: {shown}, but no {globs_word}"),
+                        format!("{k}: {shown_word}, but no {globs_word}"),
                     );
                 }
                 Activation::OnAccess
-            } else if in_list(&rules.listed_words, &shown) {
+            } else if in_list(&rules.listed_words, &shown_word) {
                 Activation::Listed
-            } else if in_list(&rules.manual_words, &shown) {
+            } else if in_list(&rules.manual_words, &shown_word) {
                 Activation::Manual
             } else {
+                misread.push(format!(
+                    "`{k}: {shown_word}` is no mode word this harness knows"
+                ));
                 break 'decide (
                     Activation::Manual,
-                    format!("{k}: {shown:?} is no mode word"),
+                    format!("{k}: {shown_word:?} is no mode word"),
                 );
             };
-            break 'decide (mode, format!("{k}: {shown}"));
+            break 'decide (mode, format!("{k}: {shown_word}"));
         }
         let always = key(&rules.always_key);
         if let Some(serde_json::Value::Bool(true)) = always {
@@ -431,6 +628,9 @@ pub(crate) fn activation(
         }
         if triggered {
             break 'decide (Activation::OnAccess, globs_word.clone());
+        }
+        if unread_trigger {
+            break 'decide (Activation::Manual, format!("{globs_word} that is not read"));
         }
         let by_description = |said: String| {
             let (mode, has) = match &description {
@@ -449,7 +649,7 @@ pub(crate) fn activation(
                 by_description(format!("{}: false, no {globs_word}", rules.always_key))
             }
             Some(other) => {
-                misread.get_or_insert(format!(
+                misread.push(format!(
                     "`{}: {other}` is not a boolean (write true or false unquoted)",
                     rules.always_key
                 ));
@@ -475,7 +675,7 @@ pub(crate) fn activation(
         globs,
         regex,
         why,
-        misread,
+        misread: (!misread.is_empty()).then(|| misread.join("; ")),
         replaced_by: None,
         content,
         root: cand.root,
@@ -488,121 +688,261 @@ pub(crate) fn activation(
 /// The most `paths:` globs one rule keeps (the first ones, as written).
 pub(crate) const MAX_GLOBS_PER_RULE: usize = 64;
 
-/// The most globs the scoped rules of one build keep together (in read
-/// order: a rule read later keeps what the earlier ones left).
+/// The sides of a build's scoped rules, each capped and compiled on its
+/// own: the home's (and the named roots'), those of the folders above the
+/// repository, the repository's. No side's globs can take a count from
+/// another's or make another's fail to compile: a repository never
+/// changes which of the user's rules apply.
+const SIDES: [Origin; 3] = [Origin::Home, Origin::Ancestor, Origin::Project];
+
+/// The most globs the scoped rules of one side (see [`SIDES`]) keep
+/// together (in read order: a rule read later keeps what the earlier ones
+/// left).
 pub(crate) const MAX_GLOBS: usize = 1024;
 
 /// The longest glob kept, in bytes.
 pub(crate) const MAX_GLOB_BYTES: usize = 1024;
 
-/// The scoped rules' globs, compiled once for a build into one set: which
-/// rule each glob of the set belongs to. An access asks it which rules
-/// apply to a path; nothing is compiled then.
+/// The most bytes of glob text one rule keeps: what the compiled automaton
+/// grows with, so that one rule's globs stay a small share of its side's.
+pub(crate) const MAX_RULE_GLOB_BYTES: usize = 8 * 1024;
+
+/// The most bytes of glob text the rules of one side keep together, so
+/// that the size of the compiled automaton (and the time to build it)
+/// stays bounded however the globs are written.
+pub(crate) const MAX_GLOB_TOTAL_BYTES: usize = 32 * 1024;
+
+/// One compiled set of globs, and for each of its globs the index of its
+/// rule.
+#[derive(Debug, Clone)]
+struct Compiled {
+    set: GlobSet,
+    owner: Vec<usize>,
+}
+
+/// The scoped rules' globs, compiled once for a build: which rule each
+/// glob belongs to. An access asks it which rules apply to a path; nothing
+/// is compiled then.
+///
+/// Each side ([`SIDES`]) is compiled apart from the others, so that nothing
+/// a repository writes can make the user's own globs fail to compile; when
+/// one side's globs together are more than the engine compiles, each rule
+/// of that side is compiled alone, and a rule that still fails loses its
+/// globs (it loads on no path), itself only.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct RuleMatcher {
-    set: GlobSet,
-    /// For each glob of `set`, the index of its rule.
-    owner: Vec<usize>,
+    /// The compiled sets: one per side, or one per rule of a side whose
+    /// set failed.
+    sets: Vec<Compiled>,
+    /// How many globs the sets hold.
+    globs: usize,
     /// The rules with content patterns and no globs: every path is theirs
     /// (their patterns decide).
     anywhere: Vec<usize>,
 }
 
+/// The globs of `g` compiled into one set, when the engine can.
+fn build_set(globs: &[&globset::Glob]) -> Result<GlobSet, globset::Error> {
+    let mut set = GlobSetBuilder::new();
+    for g in globs {
+        set.add((*g).clone());
+    }
+    crate::vocab::counters::bump(crate::vocab::counters::Counter::ScopedGlobSets);
+    set.build()
+}
+
 impl RuleMatcher {
     /// The globs of `rules` compiled (the ones that do not compile never
-    /// match).
+    /// match, as [`settle`] says).
+    #[cfg(test)]
     pub(crate) fn new(rules: &[ScopedRule]) -> Self {
-        if rules.is_empty() {
-            return Self::default();
-        }
-        let mut set = GlobSetBuilder::new();
-        let mut owner = Vec::new();
-        let mut anywhere = Vec::new();
-        for (i, rule) in rules.iter().enumerate() {
+        let mut rules = rules.to_vec();
+        Self::compile(&mut rules).0
+    }
+
+    /// The globs of `rules` compiled, each side on its own: a glob that
+    /// does not parse is left out of its rule, and a rule whose globs the
+    /// engine cannot compile (alone, or together once its side's set
+    /// failed) loses them all. What is left out is taken out of the rule's
+    /// `globs` and named in a warning.
+    fn compile(rules: &mut [ScopedRule]) -> (Self, Vec<Warning>) {
+        let mut warnings = Vec::new();
+        let mut matcher = Self::default();
+        // Each rule's globs, parsed.
+        let mut parsed: Vec<Vec<globset::Glob>> = Vec::with_capacity(rules.len());
+        for (i, rule) in rules.iter_mut().enumerate() {
             if rule.globs.is_empty() && rule.content.is_some() {
-                anywhere.push(i);
+                matcher.anywhere.push(i);
             }
-            for g in &rule.globs {
-                if let Ok(glob) = crate::policy::compile_glob(g.trim_start_matches("./")) {
-                    set.add(glob);
-                    owner.push(i);
+            let mut kept = Vec::with_capacity(rule.globs.len());
+            let mut globs = Vec::with_capacity(rule.globs.len());
+            for g in std::mem::take(&mut rule.globs) {
+                match crate::policy::compile_glob(g.trim_start_matches("./")) {
+                    Ok(glob) => {
+                        globs.push(glob);
+                        kept.push(g);
+                    }
+                    Err(e) => warnings.push(Warning::new(
+                        WarningKind::ScopedGlobInvalid,
+                        &rule.path,
+                        format!(
+                            "the glob {:?} is not used: it does not parse ({}); the rule's \
+                             other globs still apply",
+                            shown(&g, 80),
+                            e.kind()
+                        ),
+                    )),
+                }
+            }
+            rule.globs = kept;
+            parsed.push(globs);
+        }
+        for side_origin in SIDES {
+            let side: Vec<usize> = (0..rules.len())
+                .filter(|&i| rules[i].origin == side_origin && !parsed[i].is_empty())
+                .collect();
+            if side.is_empty() {
+                continue;
+            }
+            let all: Vec<&globset::Glob> = side.iter().flat_map(|&i| &parsed[i]).collect();
+            if let Ok(set) = build_set(&all) {
+                let owner = side
+                    .iter()
+                    .flat_map(|&i| std::iter::repeat_n(i, parsed[i].len()))
+                    .collect();
+                matcher.push(Compiled { set, owner });
+                continue;
+            }
+            // Too much for one set: each rule alone, so that one rule's
+            // globs cost that rule only.
+            for &i in &side {
+                let own: Vec<&globset::Glob> = parsed[i].iter().collect();
+                match build_set(&own) {
+                    Ok(set) => matcher.push(Compiled {
+                        set,
+                        owner: vec![i; own.len()],
+                    }),
+                    Err(_) => {
+                        let rule = &mut rules[i];
+                        // Name the globs that fail even alone, if any.
+                        let alone: Vec<String> = own
+                            .iter()
+                            .filter(|g| build_set(&[**g]).is_err())
+                            .map(|g| format!("{:?}", shown(g.glob(), 80)))
+                            .collect();
+                        let what = if alone.is_empty() {
+                            format!(
+                                "its {} globs together are more than this engine compiles",
+                                own.len()
+                            )
+                        } else {
+                            format!(
+                                "the glob(s) {} are more than this engine compiles",
+                                alone.join(", ")
+                            )
+                        };
+                        warnings.push(Warning::new(
+                            WarningKind::ScopedGlobInvalid,
+                            &rule.path,
+                            format!("{what}: the rule loads on no path"),
+                        ));
+                        rule.globs.clear();
+                    }
                 }
             }
         }
-        use crate::vocab::counters::{Counter, add, bump};
-        bump(Counter::ScopedGlobSets);
-        add(Counter::ScopedGlobs, owner.len() as u64);
-        match set.build() {
-            Ok(set) => Self {
-                set,
-                owner,
-                anywhere,
-            },
-            Err(_) => Self {
-                anywhere,
-                ..Self::default()
-            },
-        }
+        use crate::vocab::counters::{Counter, add};
+        add(Counter::ScopedGlobs, matcher.globs as u64);
+        (matcher, warnings)
+    }
+
+    fn push(&mut self, compiled: Compiled) {
+        self.globs += compiled.owner.len();
+        self.sets.push(compiled);
     }
 
     /// How many globs were compiled.
     pub(crate) fn globs(&self) -> usize {
-        self.owner.len()
+        self.globs
     }
 
     /// The indices of the rules one of whose globs matches `path` (a
     /// root-relative path with `/` separators), in rule order.
     pub(crate) fn matching(&self, path: &str) -> Vec<usize> {
-        if self.owner.is_empty() {
+        if self.sets.is_empty() {
             return self.anywhere.clone();
         }
         crate::vocab::counters::bump(crate::vocab::counters::Counter::ScopedMatches);
-        let mut rules: Vec<usize> = self
-            .set
-            .matches(path)
-            .into_iter()
-            .filter_map(|g| self.owner.get(g).copied())
-            .chain(self.anywhere.iter().copied())
-            .collect();
+        let candidate = globset::Candidate::new(path);
+        let mut rules: Vec<usize> = self.anywhere.clone();
+        for compiled in &self.sets {
+            rules.extend(
+                compiled
+                    .set
+                    .matches_candidate(&candidate)
+                    .into_iter()
+                    .filter_map(|g| compiled.owner.get(g).copied()),
+            );
+        }
         rules.sort_unstable();
         rules.dedup();
         rules
     }
 }
 
-/// The scoped rules of one build (in read order) held to the caps: each
-/// keeps its first [`MAX_GLOBS_PER_RULE`] globs of at most
-/// [`MAX_GLOB_BYTES`] bytes, and all of them together at most
-/// [`MAX_GLOBS`]. A rule that lost globs gets a warning saying how many
-/// (a rule left with none is still listed: it applies to no path). Returns
-/// the rules, their globs compiled, and the warnings.
+/// The scoped rules of one build (in read order) held to the caps, each
+/// side ([`SIDES`]) on its own counts: each keeps its first
+/// [`MAX_GLOBS_PER_RULE`] globs of at most [`MAX_GLOB_BYTES`] bytes, and
+/// [`MAX_RULE_GLOB_BYTES`] bytes of them; the rules of one side together
+/// at most [`MAX_GLOBS`] globs and [`MAX_GLOB_TOTAL_BYTES`] bytes. A rule that lost globs gets a
+/// warning saying how many (a rule left with none is still listed: it
+/// applies to no path). Then the globs are compiled ([`RuleMatcher`]).
+/// Returns the rules, their globs compiled, and the warnings.
 pub(crate) fn settle(mut rules: Vec<ScopedRule>) -> (Vec<ScopedRule>, RuleMatcher, Vec<Warning>) {
-    let mut left = MAX_GLOBS;
     let mut warnings = Vec::new();
-    for rule in &mut rules {
-        let written = rule.globs.len();
-        let room = left.min(MAX_GLOBS_PER_RULE);
-        let kept: Vec<String> = std::mem::take(&mut rule.globs)
-            .into_iter()
-            .take(room)
-            .filter(|g| g.len() <= MAX_GLOB_BYTES)
-            .collect();
-        left -= kept.len();
-        if kept.len() < written {
-            warnings.push(Warning::new(
-                WarningKind::ScopedGlobLimit,
-                &rule.path,
-                format!(
-                    "{} of this rule's {written} `paths:` globs are not used: a rule keeps its \
-                     first {MAX_GLOBS_PER_RULE}, the rules of one build {MAX_GLOBS} in all, \
-                     each of at most {MAX_GLOB_BYTES} bytes",
-                    written - kept.len()
-                ),
-            ));
+    for side_origin in SIDES {
+        let mut left = MAX_GLOBS;
+        let mut bytes_left = MAX_GLOB_TOTAL_BYTES;
+        for rule in rules.iter_mut().filter(|r| r.origin == side_origin) {
+            let written = rule.globs.len();
+            let room = left.min(MAX_GLOBS_PER_RULE);
+            let mut rule_bytes_left = bytes_left.min(MAX_RULE_GLOB_BYTES);
+            let mut kept = Vec::new();
+            for g in std::mem::take(&mut rule.globs) {
+                if kept.len() == room {
+                    break;
+                }
+                if g.len() > MAX_GLOB_BYTES || g.len() > rule_bytes_left {
+                    continue;
+                }
+                rule_bytes_left -= g.len();
+                bytes_left -= g.len();
+                kept.push(g);
+            }
+            left -= kept.len();
+            if kept.len() < written {
+                warnings.push(Warning::new(
+                    WarningKind::ScopedGlobLimit,
+                    &rule.path,
+                    format!(
+                        "{} of this rule's {written} `paths:` globs are not used: a rule keeps \
+                         its first {MAX_GLOBS_PER_RULE}, each of at most {MAX_GLOB_BYTES} bytes, \
+                         {MAX_RULE_GLOB_BYTES} bytes in all, and the {} rules {MAX_GLOBS} in \
+                         all, of {MAX_GLOB_TOTAL_BYTES} bytes in all",
+                        written - kept.len(),
+                        match side_origin {
+                            Origin::Home => "home's",
+                            Origin::Ancestor => "above-the-repository",
+                            Origin::Project => "repository's",
+                        },
+                    ),
+                ));
+            }
+            rule.globs = kept;
         }
-        rule.globs = kept;
     }
-    let matcher = RuleMatcher::new(&rules);
+    let (matcher, compile_warnings) = RuleMatcher::compile(&mut rules);
+    warnings.extend(compile_warnings);
     (rules, matcher, warnings)
 }
 
@@ -612,17 +952,63 @@ mod tests {
 
     #[test]
     fn paths_come_from_the_frontmatter_only() {
+        let paths = |gs: &[&str]| Scope::Paths(gs.iter().map(|g| g.to_string()).collect());
         assert_eq!(
             scope_of("---\npaths:\n  - \"src/**/*.ts\"\n  - lib/*.rs\n---\nRule.\n"),
-            Some(vec!["src/**/*.ts".to_string(), "lib/*.rs".to_string()])
+            paths(&["src/**/*.ts", "lib/*.rs"])
         );
+        assert_eq!(scope_of("---\npaths: docs/**\n---\n"), paths(&["docs/**"]));
         assert_eq!(
-            scope_of("---\npaths: docs/**\n---\n"),
-            Some(vec!["docs/**".to_string()])
+            scope_of("---\r\npaths: docs/**\r\n---\r\nRule.\r\n"),
+            paths(&["docs/**"])
         );
-        assert_eq!(scope_of("---\ntitle: x\n---\nRule.\n"), None);
-        assert_eq!(scope_of("Rule.\n---\npaths: x\n---\n"), None);
-        assert_eq!(scope_of("---\npaths: [unclosed\n---\n"), None);
+        assert_eq!(scope_of("---\ntitle: x\n---\nRule.\n"), Scope::Unscoped);
+        assert_eq!(scope_of("Rule.\n---\npaths: x\n---\n"), Scope::Unscoped);
+        assert_eq!(scope_of("---\npaths: []\n---\n"), Scope::Unscoped);
+        // A frontmatter that does not parse is no scope, unless it has a
+        // `paths:` key: then it scopes the file to no path.
+        assert_eq!(scope_of("---\ntitle: [x\n---\nRule.\n"), Scope::Unscoped);
+        for unread in [
+            "---\npaths: [unclosed\n---\n",
+            "---\npaths: \"**/*.tf\"\ntitle: a\ntitle: b\n---\n",
+            "---\npaths: 5\n---\n",
+            "---\npaths: [a/**, {b: c}]\n---\n",
+        ] {
+            assert!(matches!(scope_of(unread), Scope::Unread(_)), "{unread:?}");
+        }
+        let Scope::Unread(why) = scope_of("---\npaths: \"**/*.tf\"\ntitle: a\ntitle: b\n---\n")
+        else {
+            unreachable!()
+        };
+        assert!(
+            why.contains("`title` is given twice (lines 3 and 4)"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn a_key_given_twice_is_named_with_its_lines() {
+        assert_eq!(
+            duplicate_key("a: 1\n  a: 2\n'b': 3\n# b: 4\nb: 5\n"),
+            Some("the key `b` is given twice (lines 4 and 6)".to_string())
+        );
+        assert_eq!(duplicate_key("a: 1\nb: 2\n"), None);
+        let Front::Unread(why) = front_of("---\ntrigger: manual\ntrigger: manual\n---\nx") else {
+            unreachable!()
+        };
+        assert_eq!(why, "the key `trigger` is given twice (lines 2 and 3)");
+        let Front::Unread(why) = front_of("---\na:\n  b: 1\n  b: 2\n---\nx") else {
+            unreachable!()
+        };
+        assert!(
+            why.starts_with("the frontmatter does not parse as YAML"),
+            "{why}"
+        );
+        assert!(matches!(
+            front_of("---\njust words\n---\n"),
+            Front::Unread(_)
+        ));
+        assert!(matches!(front_of("---\n# a comment\n---\n"), Front::Keys(m) if m.is_empty()));
     }
 
     #[test]
@@ -635,17 +1021,24 @@ mod tests {
         assert_eq!(at("---\na: 1\n---"), Some(""));
         assert_eq!(at("no frontmatter\n"), None);
         assert_eq!(at("---\na: 1\n---x\n"), None);
+        assert_eq!(at("---\r\na: 1\r\n---\r\nbody\r\n"), Some("body\r\n"));
+        assert_eq!(at("---\na: 1\n---x\n---\nbody"), Some("body"));
     }
 
     fn rule(globs: &[&str]) -> ScopedRule {
+        rule_of(Origin::Project, "a", globs)
+    }
+
+    fn rule_of(origin: Origin, name: &str, globs: &[&str]) -> ScopedRule {
         ScopedRule {
-            path: PathBuf::from("/r/.claude/rules/a.md"),
-            origin: Origin::Project,
+            path: PathBuf::from(format!("/r/.claude/rules/{name}.md")),
+            origin,
             globs: globs.iter().map(|g| g.to_string()).collect(),
             root: crate::vocab::origin::RootId::Repo,
             rel: PathBuf::from(".claude/rules/a.md"),
             at: 0,
             content: None,
+            misread: None,
         }
     }
 
@@ -674,5 +1067,97 @@ mod tests {
         assert!(rules.last().is_some_and(|r| r.globs.is_empty()));
         assert_eq!(warnings.len(), rules.len());
         assert_eq!(m.matching("d3/x"), (0..rules.len() - 2).collect::<Vec<_>>());
+    }
+
+    /// A glob of about a kilobyte whose automaton is large: some hundred of
+    /// them are more than one set compiles, 64 are not.
+    fn heavy(i: usize) -> String {
+        format!("{i}{}", "*a".repeat(500))
+    }
+
+    #[test]
+    fn a_project_set_too_big_to_compile_leaves_the_home_rules_alone() {
+        let heavy: Vec<String> = (0..64).map(heavy).collect();
+        let heavy: Vec<&str> = heavy.iter().map(String::as_str).collect();
+        let mut rules = vec![
+            rule_of(Origin::Project, "p1", &heavy),
+            rule_of(Origin::Home, "home", &["**/*.tf"]),
+            rule_of(Origin::Project, "p2", &heavy),
+            rule_of(Origin::Project, "p3", &heavy),
+            rule_of(Origin::Project, "docs", &["docs/**"]),
+        ];
+        let (m, warnings) = RuleMatcher::compile(&mut rules);
+        // The project's 193 globs are too many for one set: each rule is
+        // compiled alone, and each alone compiles.
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(m.matching("infra/main.tf"), vec![1]);
+        assert_eq!(m.matching("docs/a.md"), vec![4]);
+        assert_eq!(m.matching(&format!("0{}", "xa".repeat(500))), vec![0, 2, 3]);
+    }
+
+    #[test]
+    fn a_rule_the_engine_cannot_compile_costs_that_rule_only() {
+        let heavy: Vec<String> = (0..256).map(heavy).collect();
+        let heavy: Vec<&str> = heavy.iter().map(String::as_str).collect();
+        let mut rules = vec![
+            rule_of(Origin::Project, "big", &heavy),
+            rule_of(Origin::Project, "bad", &["src/[oops", "src/*.rs"]),
+            rule_of(Origin::Home, "home", &["**/*.tf"]),
+            rule_of(Origin::Project, "docs", &["docs/**"]),
+        ];
+        let (m, warnings) = RuleMatcher::compile(&mut rules);
+        let said: Vec<(String, WarningKind, String)> = warnings
+            .iter()
+            .map(|w| {
+                (
+                    w.path.to_string_lossy().into_owned(),
+                    w.kind,
+                    w.message.clone(),
+                )
+            })
+            .collect();
+        assert_eq!(said.len(), 2, "{said:?}");
+        assert_eq!(said[0].0, "/r/.claude/rules/bad.md");
+        assert_eq!(said[0].1, WarningKind::ScopedGlobInvalid);
+        assert!(said[0].2.contains("\"src/[oops\" is not used"), "{said:?}");
+        assert_eq!(said[1].0, "/r/.claude/rules/big.md");
+        assert!(said[1].2.contains("the rule loads on no path"), "{said:?}");
+        assert!(rules[0].globs.is_empty());
+        assert_eq!(rules[1].globs, ["src/*.rs"]);
+        assert_eq!(m.matching("infra/main.tf"), vec![2]);
+        assert_eq!(m.matching("docs/a.md"), vec![3]);
+        assert_eq!(m.matching("src/a.rs"), vec![1]);
+    }
+
+    #[test]
+    fn the_repository_takes_no_glob_from_the_home_rules() {
+        let many: Vec<String> = (0..MAX_GLOBS_PER_RULE)
+            .map(|i| format!("d{i}/**"))
+            .collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        let long = "x".repeat(MAX_GLOB_BYTES);
+        let longs: Vec<&str> = vec![long.as_str(); MAX_GLOBS_PER_RULE];
+        // The repository's rules, read first, use up every count of their
+        // side; the home's rule, read last, keeps its glob.
+        let rules: Vec<ScopedRule> = (0..MAX_GLOBS / MAX_GLOBS_PER_RULE)
+            .map(|i| rule_of(Origin::Project, &format!("p{i}"), &many))
+            .chain([rule_of(Origin::Project, "long", &longs)])
+            .chain([rule_of(Origin::Home, "home", &["**/*.tf"])])
+            .collect();
+        let (rules, m, warnings) = settle(rules);
+        assert_eq!(rules.last().map(|r| r.globs.len()), Some(1));
+        assert_eq!(m.matching("a/b.tf"), vec![rules.len() - 1]);
+        assert!(warnings.iter().all(|w| !w.path.ends_with("home.md")));
+        // The byte counts: a rule keeps 8 KiB of globs, a side 32 KiB.
+        let per_rule = MAX_RULE_GLOB_BYTES / MAX_GLOB_BYTES;
+        let sides = MAX_GLOB_TOTAL_BYTES / MAX_RULE_GLOB_BYTES;
+        let (rules, _, warnings) = settle(
+            (0..=sides)
+                .map(|i| rule_of(Origin::Project, &format!("l{i}"), &longs))
+                .collect(),
+        );
+        let kept: Vec<usize> = rules.iter().map(|r| r.globs.len()).collect();
+        assert_eq!(kept, [vec![per_rule; sides], vec![0]].concat());
+        assert_eq!(warnings.len(), sides + 1);
     }
 }

@@ -457,6 +457,7 @@ impl<'p> Selector<'p> {
         cand: &Candidate,
         globs: Vec<String>,
         content: Option<regex::bytes::RegexSet>,
+        misread: Option<String>,
     ) {
         self.scoped.push((
             i,
@@ -468,6 +469,7 @@ impl<'p> Selector<'p> {
                 rel: cand.rel.clone(),
                 at: cand.at,
                 content,
+                misread,
             },
         ));
         self.skip(i, cand, Reason::Scoped);
@@ -559,7 +561,7 @@ impl<'p> Selector<'p> {
             match mode {
                 Activation::Always => {}
                 Activation::OnAccess => {
-                    self.wait_for_access(i, cand, globs, content);
+                    self.wait_for_access(i, cand, globs, content, None);
                     return None;
                 }
                 Activation::Listed => {
@@ -571,12 +573,20 @@ impl<'p> Selector<'p> {
                     return None;
                 }
             }
-        } else if self.policy.instructions.scoped_rules
-            && !cand.on_access
-            && let Some(globs) = rules::scope_of(&text)
-        {
-            self.wait_for_access(i, cand, globs, None);
-            return None;
+        } else if self.policy.instructions.scoped_rules && !cand.on_access {
+            match rules::scope_of(&text) {
+                rules::Scope::Unscoped => {}
+                rules::Scope::Paths(globs) => {
+                    self.wait_for_access(i, cand, globs, None, None);
+                    return None;
+                }
+                // A scope this reading cannot tell: the file waits for an
+                // access no path makes (it is listed, with why).
+                rules::Scope::Unread(why) => {
+                    self.wait_for_access(i, cand, Vec::new(), None, Some(why));
+                    return None;
+                }
+            }
         }
         // A rule's frontmatter is what it says about itself, not text for
         // the prompt: a rule goes in as its body (also when an access

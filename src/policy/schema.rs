@@ -737,7 +737,7 @@ section! {
         /// The `mode-key` words meaning `listed`.
         listed_words: Names => "listed-words" where words(),
         /// The `mode-key` words meaning `manual`. A word in no list makes the
-        /// rule `manual`, with the word in its `why`.
+        /// rule `manual`, with the word in its `why` and `misread`.
         manual_words: Names => "manual-words" where words(),
         /// The frontmatter key of a boolean that makes the rule `always`
         /// when true (Cursor's and Continue's `alwaysApply`); `""`: none. A

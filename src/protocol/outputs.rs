@@ -222,8 +222,9 @@ pub const SURVEY_PROBLEM_KINDS: [(&str, &str, &str); 7] = [
     (
         "rule-misread",
         "A harness reads this rule's frontmatter otherwise than it seems to \
-         mean (a quoted boolean, a mode word it does not know, a glob mode \
-         without globs).",
+         mean (a frontmatter that does not parse or gives a key twice, a \
+         quoted boolean, a mode word it does not know, a glob mode without \
+         globs): the rule gets the reading that loads least.",
         "warning",
     ),
     (
@@ -362,6 +363,15 @@ impl Part {
                     "rule-misread",
                     lossy(&r.path),
                     format!("{m}; read as {}", r.mode.as_str()),
+                );
+            }
+        }
+        for r in &s.scoped_rules {
+            if let Some(m) = &r.misread {
+                note(
+                    "rule-misread",
+                    lossy(&r.path),
+                    format!("{m}; loaded on no path"),
                 );
             }
         }

@@ -38,9 +38,15 @@ pub enum WarningKind {
     /// file (`roots.safe-directories` can trust the folder).
     UnsafeAncestor,
     /// A scoped rule with more `paths:` globs than a rule (or the rules of
-    /// one build together) may keep, or with globs too long: only the
-    /// first ones are used.
+    /// its side together: the home's, above the repository, the
+    /// repository's) may keep, or with globs too long: only the first ones
+    /// are used.
     ScopedGlobLimit,
+    /// A scoped rule's glob that this engine cannot compile: one that does
+    /// not parse is left out of its rule; when a rule's globs are more
+    /// than the engine compiles, the rule loads on no path. Either way it
+    /// costs that rule only.
+    ScopedGlobInvalid,
 }
 
 impl WarningKind {

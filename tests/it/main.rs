@@ -26,6 +26,7 @@ mod adversarial;
 mod adversarial_ancestors;
 mod adversarial_bounds;
 mod adversarial_output;
+mod adversarial_rules;
 mod adversarial_serve;
 mod adversarial_state;
 mod adversarial_store;

@@ -242,11 +242,26 @@ undescribed = "manual"
                 "alwaysApply: false, no globs, a description"
             ),
             ("03", Activation::Always, "no mode in the frontmatter"),
-            ("04", Activation::Always, "no mode in the frontmatter"),
+            // A frontmatter that does not parse says nothing this reading
+            // can trust: the rule loads least, and `misread` says why.
+            (
+                "04",
+                Activation::Manual,
+                "a frontmatter that cannot be read one way only"
+            ),
         ]
         .map(|(n, m, w)| (n.to_string(), m, w.to_string()))
     );
-    assert!(s.prompt.contains("STYLE") && s.prompt.contains("BROKEN"));
+    assert!(s.prompt.contains("STYLE") && !s.prompt.contains("BROKEN"));
+    let broken = s.rules.iter().find(|r| r.name == "04").unwrap();
+    assert!(
+        broken
+            .misread
+            .as_deref()
+            .is_some_and(|m| m.starts_with("the frontmatter does not parse as YAML")),
+        "{:?}",
+        broken.misread
+    );
     assert!(s.prompt.contains("- Deploy"));
 }
 

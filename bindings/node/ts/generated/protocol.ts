@@ -437,8 +437,10 @@ export interface RuleFile {
   globs: string[];
   /**
    * What in the frontmatter this reading does not take as its author
-   * likely meant (a quoted boolean, a mode word the harness does not
-   * know, an on-access mode without globs): `null` when nothing.
+   * likely meant (a frontmatter that does not parse or gives a key
+   * twice, a quoted boolean, a mode word the harness does not know, an
+   * on-access mode without globs, globs that are not text): the rule
+   * then has the mode that loads least. `null` when nothing.
    */
   misread: string | null;
   /**
@@ -481,9 +483,18 @@ export interface RuleFile {
  */
 export interface ScopedRule {
   /**
-   * The globs of its `paths:` frontmatter, as written.
+   * The globs it is matched by, as its frontmatter writes them (its
+   * `paths:`, or a `[rules]` file's globs keys), less those the caps or
+   * the engine leave out (`warnings` names each rule that lost some).
    */
   globs: string[];
+  /**
+   * What in its frontmatter this reading does not take as its author
+   * likely meant (a `paths:` in a frontmatter that does not parse, a key
+   * given twice, a value that is not a glob): the rule is then scoped to
+   * no path. `null` when nothing.
+   */
+  misread: string | null;
   /**
    * Home or project.
    */
@@ -706,7 +717,8 @@ export interface Warning {
     | "lenient-frontmatter"
     | "trust-store"
     | "unsafe-ancestor"
-    | "scoped-glob-limit";
+    | "scoped-glob-limit"
+    | "scoped-glob-invalid";
   /**
    * A sentence for a person.
    */

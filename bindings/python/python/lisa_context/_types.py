@@ -353,8 +353,10 @@ class RuleFile:
     """
     misread: Optional[str]
     """What in the frontmatter this reading does not take as its author
-    likely meant (a quoted boolean, a mode word the harness does not
-    know, an on-access mode without globs): `null` when nothing.
+    likely meant (a frontmatter that does not parse or gives a key
+    twice, a quoted boolean, a mode word the harness does not know, an
+    on-access mode without globs, globs that are not text): the rule
+    then has the mode that loads least. `null` when nothing.
     """
     mode: Activation
     """Its mode."""
@@ -403,7 +405,16 @@ class ScopedRule:
     """A rule that applies only to some paths."""
 
     globs: List[str]
-    """The globs of its `paths:` frontmatter, as written."""
+    """The globs it is matched by, as its frontmatter writes them (its
+    `paths:`, or a `[rules]` file's globs keys), less those the caps or
+    the engine leave out (`warnings` names each rule that lost some).
+    """
+    misread: Optional[str]
+    """What in its frontmatter this reading does not take as its author
+    likely meant (a `paths:` in a frontmatter that does not parse, a key
+    given twice, a value that is not a glob): the rule is then scoped to
+    no path. `null` when nothing.
+    """
     origin: Origin
     """Home or project."""
     path: str
@@ -414,6 +425,7 @@ class ScopedRule:
         """From the JSON object (fields this version does not know are ignored)."""
         return cls(
             globs=list(d["globs"]),
+            misread=d["misread"],
             origin=d["origin"],
             path=d["path"],
         )
@@ -581,7 +593,7 @@ class Unapproved:
             path=d["path"],
         )
 
-WarningKind = Literal["unsafe-repository", "home-inside-repository", "repository-inside-home", "home-is-repository", "hard-link", "lenient-frontmatter", "trust-store", "unsafe-ancestor", "scoped-glob-limit"]
+WarningKind = Literal["unsafe-repository", "home-inside-repository", "repository-inside-home", "home-is-repository", "hard-link", "lenient-frontmatter", "trust-store", "unsafe-ancestor", "scoped-glob-limit", "scoped-glob-invalid"]
 """What a warning is about. The kebab-case words are part of the JSON
 contract (`warnings[].kind`).
 """
