@@ -166,7 +166,15 @@ impl Homes {
         };
         let mut named = self.named.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(loader) = named.get(home) {
-            return Ok(Arc::clone(loader));
+            // The admission rule holds at every request, not only at the
+            // first: a home no longer the directory admitted (a link put in
+            // its place, another directory, another owner) loses its loader
+            // and everything built from it, and is admitted afresh below,
+            // or refused.
+            if loader.check_home().is_ok() {
+                return Ok(Arc::clone(loader));
+            }
+            named.pop(home);
         }
         // Built under the lock: two requests for a new home build it once.
         let loader =

@@ -19,6 +19,7 @@
 //! the code to this list): `ambient.rs`, `folder.rs`, `open.rs`,
 //! `root.rs`, `watch.rs`.
 
+mod admitted;
 mod ambient;
 mod errno;
 mod error;
@@ -39,7 +40,8 @@ mod trust_store;
 #[cfg(target_os = "linux")]
 pub(crate) mod watch;
 
-pub(crate) use ambient::{real_directory_below, stat_directory, user_file_stamp};
+pub(crate) use admitted::{Admitted, NotAdmitted};
+pub(crate) use ambient::{stat_directory, user_file_stamp};
 pub(crate) use handles::{DEFAULT_HANDLE_BUDGET, Handles};
 
 pub(crate) use error::RootsError;

@@ -167,6 +167,20 @@ impl Stamp {
         matches!(*self, Stamp::Present { nlink, .. } if nlink > 1) && self.is_file()
     }
 
+    /// Whether the group or others may write what is there (`mode & 0o022`):
+    /// a state folder or file that is so is not used.
+    pub(crate) fn writable_by_others(&self) -> bool {
+        matches!(*self, Stamp::Present { mode, .. } if mode & 0o022 != 0)
+    }
+
+    /// The permission bits (`mode & 0o7777`), when present.
+    pub(crate) fn permissions(&self) -> Option<u32> {
+        match *self {
+            Stamp::Present { mode, .. } => Some(mode & 0o7777),
+            _ => None,
+        }
+    }
+
     /// Device and inode, when present.
     pub(crate) fn identity(&self) -> Option<(u64, u64)> {
         match *self {

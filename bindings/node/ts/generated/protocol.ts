@@ -695,6 +695,7 @@ export interface Warning {
     | "lenient-frontmatter"
     | "trust-store"
     | "unsafe-ancestor"
+    | "unsafe-state"
     | "scoped-glob-limit";
   /**
    * A sentence for a person.
