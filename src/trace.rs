@@ -70,7 +70,9 @@ impl TraceEntry {
     /// directory's timestamps move with every git command), and the cwd, home
     /// and repository root by their kind and identity (their timestamps move
     /// whenever any entry in them does; the entries that matter are traced
-    /// themselves).
+    /// themselves). The state folder and its files by their kind, identity,
+    /// owner and whether others may write them: what decides whether the
+    /// state is used.
     pub(crate) fn unchanged(&self, now: &Stamp) -> bool {
         match self.place {
             Place::Within(_) => *now == self.stamp,

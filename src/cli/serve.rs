@@ -107,7 +107,10 @@ fn snapshot_error(id: &Id, e: &SnapshotError) -> Response {
 /// policy, nonce key, trust store and memo), kept while in use, the least
 /// recently used dropped past the most it keeps. The loaders are one group
 /// (`LoaderBuilder::share`): one cache, each text once, one watch, one
-/// budget of handles; never an answer from another home's build.
+/// budget of handles; never an answer from another home's build. A home's
+/// loader serves only while the home is the directory it admitted
+/// ([`Loader::check_home`], asked at every request): one replaced or
+/// handed to another user since is admitted afresh, or refused.
 pub struct Homes {
     own: Loader,
     under: Option<PathBuf>,

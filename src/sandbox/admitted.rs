@@ -21,8 +21,7 @@ use cap_fs_ext::DirExt as _;
 use cap_std::fs::Dir;
 
 use super::ambient::{self, UserFileError};
-use super::roots::is_trusted_owner;
-use super::stamp::Stamp;
+use super::stamp::{Stamp, is_trusted_owner};
 
 /// Why a home is not (or no longer) served: a sentence for the user.
 #[derive(Debug, Clone, thiserror::Error)]

@@ -2,7 +2,8 @@
 //! here so that `policy` itself stays pure (it parses and checks text; it
 //! never touches the disk). The files belong to the user, not to a
 //! repository: each is read by its full path through
-//! [`read_user_file`](super::ambient::read_user_file).
+//! [`read_user_file`](super::ambient::read_user_file), but a served home's,
+//! which is read through the admitted home's handle.
 
 use std::path::Path;
 

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use super::error::RootsError;
 use super::handles::Handles;
 use super::place::Place;
+use super::stamp::is_trusted_owner;
 use super::{Root, Shortage, Stamp, ambient, open};
 use crate::policy::{MarkerKind, Policy};
 use crate::vocab::home::normalize;
@@ -486,12 +487,6 @@ fn folder_refusal(root: &Root) -> Option<String> {
         Ok(m) => refusal(&Stamp::of(&m), "folder"),
         Err(e) => Some(e.to_string()),
     }
-}
-
-/// Whether what `uid` owns is trusted as the user's own: the user running
-/// the loader, or root (git's rule for `safe.directory`).
-pub(crate) fn is_trusted_owner(uid: u32) -> bool {
-    uid == 0 || uid == rustix::process::geteuid().as_raw()
 }
 
 /// A warning when the home root and the repository root overlap: the labels

@@ -341,7 +341,7 @@ fn a_served_home_others_can_write_keeps_no_state() {
                 &w,
                 base,
                 &["--homes-under", homes.to_str().unwrap()],
-                &[request.clone()],
+                std::slice::from_ref(&request),
                 |_| {},
             );
             let dir = w.base.join("state/lisa-context");
