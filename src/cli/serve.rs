@@ -174,10 +174,14 @@ impl Homes {
             // its place, another directory, another owner) loses its loader
             // and everything built from it, and is admitted afresh below,
             // or refused.
-            if loader.check_home().is_ok() {
-                return Ok(Arc::clone(loader));
+            match loader.check_home() {
+                Err(SnapshotError::HomeRefused { .. }) => {
+                    named.pop(home);
+                }
+                // Held, or not looked at for want of descriptors (the
+                // request says so itself).
+                _ => return Ok(Arc::clone(loader)),
             }
-            named.pop(home);
         }
         // Built under the lock: two requests for a new home build it once.
         let loader =

@@ -232,7 +232,9 @@ impl Loader {
     /// (opened again from the directory of homes, one folder at a time with
     /// no link followed, it is a real directory that this user owns) and is
     /// still the very directory admitted (the same device and inode), not
-    /// one put at its path since. `Ok` for any other loader.
+    /// one put at its path since. `Ok` for any other loader. (Out of file
+    /// descriptors, the home cannot be looked at:
+    /// [`SnapshotError::ResourceExhausted`].)
     ///
     /// Every call of the loader makes this check first and fails with this
     /// error; and whatever happens to the path after it, the home is read
@@ -258,12 +260,17 @@ impl Loader {
     /// assert!(loader.check_home().is_err());
     /// ```
     pub fn check_home(&self) -> Result<(), SnapshotError> {
-        self.handles
-            .check_admitted()
-            .map_err(|e| SnapshotError::HomeRefused {
-                path: self.home().unwrap_or_default(),
-                reason: e.reason,
-            })
+        self.handles.check_admitted().map_err(|e| {
+            let path = self.home().unwrap_or_default();
+            match e.shortage {
+                // Out of descriptors: nothing is known of the home.
+                Some(source) => SnapshotError::ResourceExhausted { path, source },
+                None => SnapshotError::HomeRefused {
+                    path,
+                    reason: e.reason,
+                },
+            }
+        })
     }
 
     /// The policy in force for a call, once the admitted home (if any) was

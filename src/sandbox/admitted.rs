@@ -21,27 +21,46 @@ use cap_fs_ext::DirExt as _;
 use cap_std::fs::Dir;
 
 use super::ambient::{self, UserFileError};
+use super::open;
 use super::stamp::{Stamp, is_trusted_owner};
 
 /// Why a home is not (or no longer) served: a sentence for the user.
-#[derive(Debug, Clone, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 #[error("{reason}")]
 pub(crate) struct NotAdmitted {
     /// Why.
     pub(crate) reason: String,
+    /// The process ran out of file descriptors on the way (EMFILE,
+    /// ENFILE): the home could not be looked at, which says nothing about
+    /// it; a caller answers with the shortage, not a refusal.
+    pub(crate) shortage: Option<io::Error>,
 }
 
 impl NotAdmitted {
     fn new(reason: impl Into<String>) -> Self {
         Self {
             reason: reason.into(),
+            shortage: None,
+        }
+    }
+
+    /// The refusal for `e`, met while looking at the home: `reason`, or
+    /// the shortage of descriptors it is.
+    fn on(e: io::Error, reason: String) -> Self {
+        Self {
+            reason,
+            shortage: open::is_exhaustion(&e).then_some(e),
         }
     }
 
     /// As an I/O error (what a root handle's open returns), from which
-    /// [`NotAdmitted::of`] takes it back.
+    /// [`NotAdmitted::of`] takes it back; a shortage of descriptors stays
+    /// the shortage it is.
     pub(crate) fn into_io(self) -> io::Error {
-        io::Error::other(self)
+        match self.shortage {
+            Some(e) => e,
+            None => io::Error::other(self),
+        }
     }
 
     /// The refusal an I/O error carries, if it is one.
@@ -149,17 +168,20 @@ impl Admitted {
 /// Opens `rel` below `under` one folder at a time, refusing a link at each
 /// step.
 fn walk(under: &Path, rel: &Path) -> Result<Dir, NotAdmitted> {
-    let refused =
-        |e: io::Error| NotAdmitted::new(format!("not a real directory below the homes: {e}"));
-    let mut dir = ambient::open_root(under).map_err(refused)?;
+    let mut dir = ambient::open_root(under).map_err(|e| {
+        let reason = format!("not a real directory below the homes: {e}");
+        NotAdmitted::on(e, reason)
+    })?;
     let mut at = under.to_path_buf();
     for c in rel.components() {
         at.push(c);
         dir = dir.open_dir_nofollow(c).map_err(|e| {
-            NotAdmitted::new(format!(
-                "not a real directory below the homes: {} is not a directory (a link is not followed): {e}",
+            let reason = format!(
+                "not a real directory below the homes: {} is not a directory (a link is not \
+                 followed): {e}",
                 at.display()
-            ))
+            );
+            NotAdmitted::on(e, reason)
         })?;
     }
     Ok(dir)
@@ -167,10 +189,10 @@ fn walk(under: &Path, rel: &Path) -> Result<Dir, NotAdmitted> {
 
 /// The stamp of `dir`, when this user (or root) owns it.
 fn owned(dir: &Dir) -> Result<Stamp, NotAdmitted> {
-    let stamp = dir
-        .dir_metadata()
-        .map(|m| Stamp::of(&m))
-        .map_err(|e| NotAdmitted::new(format!("it cannot be examined: {e}")))?;
+    let stamp = dir.dir_metadata().map(|m| Stamp::of(&m)).map_err(|e| {
+        let reason = format!("it cannot be examined: {e}");
+        NotAdmitted::on(e, reason)
+    })?;
     match stamp.owner() {
         Some(uid) if is_trusted_owner(uid) => Ok(stamp),
         Some(uid) => Err(NotAdmitted::new(format!(
