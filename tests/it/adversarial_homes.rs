@@ -347,3 +347,48 @@ fn a_home_replaced_by_another_real_directory_is_admitted_afresh() {
         first["snapshot"]["fingerprint"]
     );
 }
+
+#[test]
+fn an_embedders_loader_of_a_served_home_checks_it_at_every_call() {
+    // The library's own rule, for any embedder of `home_below`: every call
+    // of the loader (the writes of the trust store included) refuses a home
+    // replaced since it was admitted, and writes nothing where the path now
+    // leads.
+    use lisa_context::trust::Selection;
+    use lisa_context::{Loader, SnapshotError, TrustError};
+    let t = tree();
+    let pinned = "version = 1\n[trust]\nproject = \"pinned\"\n";
+    write(&t.a.join("context-policy.toml"), pinned);
+    let loader = Loader::builder()
+        .env(|_| None)
+        .home_below(&t.homes, &t.a)
+        .unwrap()
+        .build()
+        .unwrap();
+    let snap = loader.snapshot(&t.repo).unwrap();
+    assert!(snap.prompt.contains("notes of home A"));
+    assert!(loader.check_home().is_ok());
+    fs::rename(&t.a, t.homes.join("a.old")).unwrap();
+    std::os::unix::fs::symlink(&t.b, &t.a).unwrap();
+    let before = listing(&t.b);
+    assert!(matches!(
+        loader.check_home(),
+        Err(SnapshotError::HomeRefused { .. })
+    ));
+    assert!(matches!(
+        loader.snapshot(&t.repo),
+        Err(SnapshotError::HomeRefused { .. })
+    ));
+    assert!(matches!(
+        loader.trust_approve(&t.repo, None, &Selection::All),
+        Err(TrustError::Snapshot(SnapshotError::HomeRefused { .. }))
+    ));
+    assert!(matches!(
+        loader.skill(&t.repo, "release"),
+        Err(SnapshotError::HomeRefused { .. })
+    ));
+    assert_eq!(listing(&t.b), before, "nothing written in the other home");
+    // The error is the server's `home-refused`.
+    let e = loader.snapshot(&t.repo).unwrap_err();
+    assert_eq!(e.wire_code().as_str(), "home-refused");
+}
