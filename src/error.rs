@@ -150,6 +150,22 @@ pub enum SnapshotError {
         /// Why.
         reason: SkillReadError,
     },
+    /// The home a server admitted ([`LoaderBuilder::home_below`](crate::LoaderBuilder::home_below))
+    /// no longer holds: it is not a real directory below the directory of
+    /// homes with no link on the way, another user owns it, or it is no
+    /// longer the directory admitted (replaced since). Nothing of it was
+    /// read or written. `serve` admits such a home afresh at its next
+    /// request (or refuses it).
+    #[error(
+        "the home {} is not served here: {reason}",
+        crate::vocab::paths::shown(path)
+    )]
+    HomeRefused {
+        /// The home.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
     /// No rule (`[rules]`) of that name is in the snapshot for this cwd.
     #[error(
         "no rule named {name:?} is available from {}",
@@ -264,7 +280,12 @@ impl SnapshotError {
             ),
             Self::InvalidSkillName(_) => (Some("skill::invalid-name"), ErrorCode::InvalidSkillName),
             Self::SkillNotFound { .. } => (Some("skill::not-found"), ErrorCode::SkillNotFound),
+            // A served home refused while its policy was read says so.
+            Self::PolicyInvalid(f) if matches!(f.error(), BootstrapError::HomeRefused { .. }) => {
+                (None, ErrorCode::HomeRefused)
+            }
             Self::PolicyInvalid(_) => (None, ErrorCode::PolicyInvalid),
+            Self::HomeRefused { .. } => (Some("snapshot::home-refused"), ErrorCode::HomeRefused),
             Self::AccessOutsideRoot { .. } => {
                 (Some("access::outside-root"), ErrorCode::AccessOutsideRoot)
             }
@@ -317,6 +338,10 @@ impl Diagnostic for SnapshotError {
                 "only paths under the repository root load instruction files on access",
             )),
             Self::PolicyInvalid(inner) => inner.help(),
+            Self::HomeRefused { .. } => Some(Box::new(
+                "a served home must stay the real directory below --homes-under, owned by this \
+                 user, that the server admitted; a home replaced is admitted afresh, or refused",
+            )),
             Self::RelativeCwd(_)
             | Self::Cwd { .. }
             | Self::CwdNotADirectory(_)
@@ -440,6 +465,7 @@ impl From<RootsError> for SnapshotError {
             RootsError::ResourceExhausted { path, source } => {
                 Self::ResourceExhausted { path, source }
             }
+            RootsError::HomeRefused { path, reason } => Self::HomeRefused { path, reason },
         }
     }
 }

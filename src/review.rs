@@ -34,6 +34,20 @@ pub enum TrustError {
         /// Why.
         reason: StoreProblem,
     },
+    /// The state folder the store is kept in is not used: another user
+    /// owns it or a file of it, or others may write it (see
+    /// [`WarningKind::UnsafeState`](crate::vocab::warning::WarningKind::UnsafeState)).
+    /// Nothing was read from it or written to it.
+    #[error(
+        "the trust store cannot be kept in {}: {reason}",
+        crate::vocab::paths::shown(path)
+    )]
+    UnsafeState {
+        /// The state folder, or the file of it that decided.
+        path: PathBuf,
+        /// Why, as the snapshot's warning says it.
+        reason: String,
+    },
     /// Writing the change would make the store larger than the largest store
     /// read back, which would void every approval: nothing was written.
     #[error(
@@ -84,6 +98,14 @@ impl TrustError {
                     "nothing in it counts as approved; fix or remove the file, then approve again",
                 ),
                 ErrorCode::TrustStoreInvalid,
+            ),
+            Self::UnsafeState { .. } => (
+                Some("trust::unsafe-state"),
+                Some(
+                    "make the state folder and its files this user's alone (chown, chmod go-w), \
+                     or remove a file another user put there; then approve again",
+                ),
+                ErrorCode::TrustUnavailable,
             ),
             Self::StoreFull { .. } => (
                 Some("trust::store-full"),
@@ -210,6 +232,12 @@ fn review(scope: &Scope<'_>) -> Result<TrustStatus, TrustError> {
         .state
         .as_ref()
         .map(|h| h.join(&policy.trust.store_file));
+    if let Some(w) = review.unsafe_state {
+        return Err(TrustError::UnsafeState {
+            path: w.path,
+            reason: w.message,
+        });
+    }
     if let Some(reason) = review.store_error {
         return Err(TrustError::Store {
             path: store.unwrap_or_default(),
@@ -263,10 +291,7 @@ fn locked_update<T>(
         &first.repo_root,
         &shield,
     )
-    .map_err(|source| SnapshotError::OpenRoot {
-        path: state.clone(),
-        source,
-    })?;
+    .map_err(|source| SnapshotError::from(sandbox::RootsError::open_root(state.clone(), source)))?;
     let Some(home_root) = attached.get(crate::vocab::origin::RootId::State) else {
         return Err(TrustError::NoHome);
     };

@@ -215,6 +215,10 @@ pub(crate) struct Review {
     /// The state root (`roots.state`), when there is one: the trust store
     /// is kept there.
     pub(crate) state: Option<std::path::PathBuf>,
+    /// Why the state folder is not used (another user owns it or a file of
+    /// it, or others may write it), when it is not: no trust store can be
+    /// read or written there.
+    pub(crate) unsafe_state: Option<crate::vocab::warning::Warning>,
 }
 
 /// Builds `cwd`'s snapshot as `trust.project = "pinned"` would, keeping
@@ -240,6 +244,12 @@ pub(crate) fn review(
         store_error,
         repo_root: built.snapshot.repo_root.clone(),
         state: built.snapshot.state_root.clone(),
+        unsafe_state: built
+            .snapshot
+            .warnings
+            .iter()
+            .find(|w| w.kind == crate::vocab::warning::WarningKind::UnsafeState)
+            .cloned(),
     })
 }
 
@@ -273,6 +283,9 @@ fn build_inner(
     }
     for (path, stamp) in &roots.owner_probes {
         trace.push(Place::Owner, path, *stamp, None);
+    }
+    for (place, path, stamp) in &roots.state_probes {
+        trace.push(*place, path, *stamp, None);
     }
     let mut gate = Gate::load(policy, &roots, &mut trace, keep_text);
     let candidates = chain::candidates(policy, &roots, &mut trace);

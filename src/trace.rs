@@ -70,7 +70,9 @@ impl TraceEntry {
     /// directory's timestamps move with every git command), and the cwd, home
     /// and repository root by their kind and identity (their timestamps move
     /// whenever any entry in them does; the entries that matter are traced
-    /// themselves).
+    /// themselves). The state folder and its files by their kind, identity,
+    /// owner and whether others may write them: what decides whether the
+    /// state is used.
     pub(crate) fn unchanged(&self, now: &Stamp) -> bool {
         match self.place {
             Place::Within(_) => *now == self.stamp,
@@ -80,6 +82,14 @@ impl TraceEntry {
             }
             Place::Directory => {
                 kind_of(now) == kind_of(&self.stamp) && now.identity() == self.stamp.identity()
+            }
+            // What decides whether the state folder is used: its kind,
+            // which it is, who owns it and whether others may write it.
+            Place::StateFolder | Place::StateFile => {
+                kind_of(now) == kind_of(&self.stamp)
+                    && now.identity() == self.stamp.identity()
+                    && now.owner() == self.stamp.owner()
+                    && now.writable_by_others() == self.stamp.writable_by_others()
             }
         }
     }
@@ -348,6 +358,12 @@ impl Trace {
                     // marker counts; a hard-linked project file is reported.
                     if e.place == Place::Owner {
                         field(&mut h, &uid.to_le_bytes());
+                    }
+                    // Who owns the state folder and its files, and whether
+                    // others may write them, decide whether it is used.
+                    if matches!(e.place, Place::StateFolder | Place::StateFile) {
+                        field(&mut h, &uid.to_le_bytes());
+                        field(&mut h, &[u8::from(e.stamp.writable_by_others())]);
                     }
                     // Only a project file's links are reported: the count
                     // of a home file's names says nothing about the output

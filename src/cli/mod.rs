@@ -194,7 +194,10 @@ enum Command {
         /// Also serve the homes below DIR that requests name (a request's
         /// `home` field): each a real directory below DIR that this user
         /// owns, with its own policy, nonce key, trust store and memo.
-        /// Without it, a request naming a home is refused (`home-refused`).
+        /// Checked at every request: a home replaced (by a link, another
+        /// directory) or handed to another user since is admitted afresh,
+        /// or refused. Without it, a request naming a home is refused
+        /// (`home-refused`).
         #[arg(long, value_name = "DIR")]
         homes_under: Option<PathBuf>,
         /// The most homes named by requests the server keeps a loader for

@@ -107,7 +107,10 @@ fn snapshot_error(id: &Id, e: &SnapshotError) -> Response {
 /// policy, nonce key, trust store and memo), kept while in use, the least
 /// recently used dropped past the most it keeps. The loaders are one group
 /// (`LoaderBuilder::share`): one cache, each text once, one watch, one
-/// budget of handles; never an answer from another home's build.
+/// budget of handles; never an answer from another home's build. A home's
+/// loader serves only while the home is the directory it admitted
+/// ([`Loader::check_home`], asked at every request): one replaced or
+/// handed to another user since is admitted afresh, or refused.
 pub struct Homes {
     own: Loader,
     under: Option<PathBuf>,
@@ -166,7 +169,19 @@ impl Homes {
         };
         let mut named = self.named.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(loader) = named.get(home) {
-            return Ok(Arc::clone(loader));
+            // The admission rule holds at every request, not only at the
+            // first: a home no longer the directory admitted (a link put in
+            // its place, another directory, another owner) loses its loader
+            // and everything built from it, and is admitted afresh below,
+            // or refused.
+            match loader.check_home() {
+                Err(SnapshotError::HomeRefused { .. }) => {
+                    named.pop(home);
+                }
+                // Held, or not looked at for want of descriptors (the
+                // request says so itself).
+                _ => return Ok(Arc::clone(loader)),
+            }
         }
         // Built under the lock: two requests for a new home build it once.
         let loader =

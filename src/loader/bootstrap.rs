@@ -30,6 +30,10 @@ pub(super) struct Bootstrap {
     pub(super) home_policy: bool,
     /// How variables of the home candidates are read.
     pub(super) env: Env,
+    /// The home a server admitted ([`crate::LoaderBuilder::home_below`]):
+    /// its policy file is read through the admitted directory's handle,
+    /// never by its path.
+    pub(super) admitted: Option<Arc<sandbox::Admitted>>,
 }
 
 /// The outcome of one load of the layered policy.
@@ -154,9 +158,19 @@ impl Bootstrap {
         let result = (|| {
             let file = file?;
             let home = home?;
-            let home_layer = match &home_file {
-                Some(path) => PolicySource::read(Layer::Home, path, false)?,
-                None => None,
+            let home_layer = match (&home_file, &self.admitted) {
+                // The admitted home, still the directory admitted: its own
+                // file, whatever its path leads to now.
+                (Some(_), Some(admitted)) if home.as_deref() == Some(admitted.path()) => {
+                    PolicySource::read_admitted(Layer::Home, admitted, HOME_POLICY_FILE).map_err(
+                        |e| BootstrapError::HomeRefused {
+                            path: admitted.path().to_path_buf(),
+                            reason: e.reason,
+                        },
+                    )??
+                }
+                (Some(path), _) => PolicySource::read(Layer::Home, path, false)?,
+                (None, _) => None,
             };
             let policy = match (home_layer, outside_policy) {
                 // The same layers as the policy that found the home.

@@ -53,6 +53,8 @@ pub struct LoaderBuilder {
     racy_window: Duration,
     handle_budget: usize,
     parse_entries: usize,
+    /// The home admitted by [`home_below`](Self::home_below), if any.
+    admitted: Option<std::sync::Arc<sandbox::Admitted>>,
 }
 
 impl Default for LoaderBuilder {
@@ -85,6 +87,7 @@ impl LoaderBuilder {
                 base: None,
                 home_policy: true,
                 env: Box::new(|name| std::env::var_os(name)),
+                admitted: None,
             },
             policy: None,
             capacity: DEFAULT_CACHE_ENTRIES,
@@ -93,13 +96,18 @@ impl LoaderBuilder {
             racy_window: sandbox::RACY_WINDOW,
             handle_budget: DEFAULT_HANDLE_BUDGET,
             parse_entries: PARSE_CACHE_ENTRIES,
+            admitted: None,
         }
     }
 
     /// Uses `dir` as the home root, whatever the policy's candidates say.
-    /// A relative path is taken as it is; pass an absolute one.
+    /// A relative path is taken as it is; pass an absolute one. (It undoes
+    /// an earlier [`home_below`](Self::home_below).)
     pub fn home(mut self, dir: impl Into<PathBuf>) -> Self {
         self.bootstrap.home = Some(dir.into());
+        // A home given here is not one admitted below a directory of homes.
+        self.bootstrap.admitted = None;
+        self.admitted = None;
         self
     }
 
@@ -117,6 +125,15 @@ impl LoaderBuilder {
     /// user (or root), as a repository marker must. What `serve` does with a
     /// request's `home` field.
     ///
+    /// The rule holds at every call of the loader, not only here: the home
+    /// is kept as the directory admitted (its device and inode), each call
+    /// opens it again from `under` with no link followed and fails with
+    /// [`SnapshotError::HomeRefused`](crate::SnapshotError::HomeRefused)
+    /// unless it is still that directory and still this user's (see
+    /// [`Loader::check_home`]), and every read and write of the home (its
+    /// policy file, its files, the state kept in it) goes through a handle
+    /// of that directory, never through the path again.
+    ///
     /// ```
     /// let homes = tempfile::tempdir().unwrap();
     /// std::fs::create_dir(homes.path().join("u1")).unwrap();
@@ -126,35 +143,16 @@ impl LoaderBuilder {
     /// assert!(out.is_err());
     /// ```
     pub fn home_below(self, under: &Path, home: &Path) -> Result<Self, BootstrapError> {
-        let refused = |reason: &str| BootstrapError::HomeRefused {
-            path: home.to_path_buf(),
-            reason: reason.to_string(),
-        };
-        let plain = home.is_absolute()
-            && home.components().all(|c| {
-                matches!(
-                    c,
-                    std::path::Component::RootDir | std::path::Component::Normal(_)
-                )
-            });
-        if !plain {
-            return Err(refused("a home is an absolute path without `.` or `..`"));
-        }
-        let Ok(rel) = home.strip_prefix(under) else {
-            return Err(refused(
-                "it is not below the directory of homes (--homes-under)",
-            ));
-        };
-        if rel.as_os_str().is_empty() {
-            return Err(refused("it is the directory of homes itself"));
-        }
-        let stamp = sandbox::real_directory_below(under, rel)
-            .map_err(|e| refused(&format!("not a real directory below the homes: {e}")))?;
-        match stamp.owner() {
-            Some(uid) if sandbox::is_trusted_owner(uid) => Ok(self.home(home)),
-            Some(uid) => Err(refused(&format!("another user (uid {uid}) owns it"))),
-            None => Err(refused("its owner cannot be told")),
-        }
+        let admitted =
+            sandbox::Admitted::admit(under, home).map_err(|e| BootstrapError::HomeRefused {
+                path: home.to_path_buf(),
+                reason: e.reason,
+            })?;
+        let admitted = std::sync::Arc::new(admitted);
+        let mut this = self.home(home);
+        this.bootstrap.admitted = Some(std::sync::Arc::clone(&admitted));
+        this.admitted = Some(admitted);
+        Ok(this)
     }
 
     /// Uses the shipped policy `name` (one of
@@ -396,7 +394,8 @@ impl LoaderBuilder {
             )
             .with_parse_entries(self.parse_entries)
             .with_cache_bytes(self.cache_bytes)
-            .join(self.group));
+            .join(self.group)
+            .admitting(self.admitted));
         }
         self.check_explicit_home()?;
         let mut loaded = self.bootstrap.load();
@@ -427,6 +426,7 @@ impl LoaderBuilder {
         let parse_entries = self.parse_entries;
         let cache_bytes = self.cache_bytes;
         let group = self.group;
+        let admitted = self.admitted;
         Loader::watching(
             self.bootstrap,
             loaded,
@@ -437,6 +437,7 @@ impl LoaderBuilder {
         .with_parse_entries(parse_entries)
         .with_cache_bytes(cache_bytes)
         .join(group)
+        .admitting(admitted)
     }
 }
 

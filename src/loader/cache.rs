@@ -214,6 +214,72 @@ impl Loader {
         self
     }
 
+    /// Makes this loader the loader of the home `admitted` (from
+    /// [`LoaderBuilder::home_below`](crate::LoaderBuilder::home_below)):
+    /// its root handles open the home's path only as the admitted directory,
+    /// and every call first checks that the home still holds (see
+    /// [`check_home`](Self::check_home)).
+    pub(super) fn admitting(mut self, admitted: Option<Arc<sandbox::Admitted>>) -> Self {
+        if let Some(admitted) = admitted {
+            self.handles = Arc::new(self.handles.admitting(admitted));
+        }
+        self
+    }
+
+    /// For a loader made with
+    /// [`LoaderBuilder::home_below`](crate::LoaderBuilder::home_below):
+    /// whether its home still satisfies the rule it was admitted under, now
+    /// (opened again from the directory of homes, one folder at a time with
+    /// no link followed, it is a real directory that this user owns) and is
+    /// still the very directory admitted (the same device and inode), not
+    /// one put at its path since. `Ok` for any other loader. (Out of file
+    /// descriptors, the home cannot be looked at:
+    /// [`SnapshotError::ResourceExhausted`].)
+    ///
+    /// Every call of the loader makes this check first and fails with this
+    /// error; and whatever happens to the path after it, the home is read
+    /// and written only through a handle of the admitted directory. A
+    /// server keeping a loader per home asks before each request, and on
+    /// [`SnapshotError::HomeRefused`] drops the loader and admits the home
+    /// afresh (a new loader: nothing built from the old directory is
+    /// served).
+    ///
+    /// ```
+    /// let homes = tempfile::tempdir().unwrap();
+    /// let a = homes.path().join("a");
+    /// std::fs::create_dir(&a).unwrap();
+    /// let loader = lisa_context::Loader::builder()
+    ///     .home_below(homes.path(), &a)
+    ///     .unwrap()
+    ///     .build()
+    ///     .unwrap();
+    /// assert!(loader.check_home().is_ok());
+    /// // The home is replaced by another directory: no longer the one admitted.
+    /// std::fs::rename(&a, homes.path().join("old")).unwrap();
+    /// std::fs::create_dir(&a).unwrap();
+    /// assert!(loader.check_home().is_err());
+    /// ```
+    pub fn check_home(&self) -> Result<(), SnapshotError> {
+        self.handles.check_admitted().map_err(|e| {
+            let path = self.home().unwrap_or_default();
+            match e.shortage {
+                // Out of descriptors: nothing is known of the home.
+                Some(source) => SnapshotError::ResourceExhausted { path, source },
+                None => SnapshotError::HomeRefused {
+                    path,
+                    reason: e.reason,
+                },
+            }
+        })
+    }
+
+    /// The policy in force for a call, once the admitted home (if any) was
+    /// found to hold.
+    fn in_force(&self) -> Result<InForce, SnapshotError> {
+        self.check_home()?;
+        self.policies.in_force()
+    }
+
     /// Bounds the snapshot cache to `bytes` (see [`Loader::cached_bytes`]).
     pub(super) fn with_cache_bytes(self, bytes: usize) -> Self {
         self.lock().set_max_bytes(bytes);
@@ -256,7 +322,7 @@ impl Loader {
     /// again first if one changed; the error is the diagnostic of an invalid
     /// one ([`SnapshotError::PolicyInvalid`]).
     pub fn policy(&self) -> Result<Arc<Policy>, SnapshotError> {
-        Ok(self.policies.in_force()?.policy)
+        Ok(self.in_force()?.policy)
     }
 
     /// The home root's path under the policy last loaded (`None`: no home).
@@ -310,7 +376,7 @@ impl Loader {
     /// assert!(again.instruction_files.is_empty());
     /// ```
     pub fn access(&self, session: &mut Session, path: &Path) -> Result<Access, SnapshotError> {
-        let force = self.policies.in_force()?;
+        let force = self.in_force()?;
         let cwd = self.absolute(session.cwd())?;
         let built = self.current_under(&force, &cwd, session.root())?;
         crate::access::access(
@@ -430,7 +496,7 @@ impl Loader {
         root: Option<&Path>,
         name: &str,
     ) -> Result<SkillFile, SnapshotError> {
-        let force = self.policies.in_force()?;
+        let force = self.in_force()?;
         if !force.policy.is_valid_skill_name(name) {
             return Err(SnapshotError::InvalidSkillName(name.to_string()));
         }
@@ -470,7 +536,13 @@ impl Loader {
                     path: snap.repo_root.clone(),
                     source: e,
                 },
-                e => unreadable(SkillReadError::RootUnopenable(e)),
+                e => match sandbox::NotAdmitted::of(&e) {
+                    Some(refused) => SnapshotError::HomeRefused {
+                        path: snap.home.clone().unwrap_or_default(),
+                        reason: refused.reason.clone(),
+                    },
+                    None => unreadable(SkillReadError::RootUnopenable(e)),
+                },
             })?;
             let Some(skill_root) = roots.get(skill.root_id) else {
                 return Err(unreadable(SkillReadError::RootGone));
@@ -547,7 +619,7 @@ impl Loader {
         root: Option<&Path>,
         name: &str,
     ) -> Result<crate::on_request::RuleText, SnapshotError> {
-        let force = self.policies.in_force()?;
+        let force = self.in_force()?;
         let built = self.current_under(&force, cwd, root)?;
         crate::on_request::rule(
             &force.policy,
@@ -568,7 +640,7 @@ impl Loader {
         cwd: &Path,
         root: Option<&Path>,
     ) -> Result<crate::access::RuleReach, SnapshotError> {
-        let force = self.policies.in_force()?;
+        let force = self.in_force()?;
         let built = self.current_under(&force, cwd, root)?;
         crate::access::reach(
             &force.policy,
@@ -609,7 +681,7 @@ impl Loader {
     /// `trust.project = "pinned"`, whatever the policy says, and never
     /// cached. A trust store that cannot be used is an error.
     pub fn trust_status(&self, cwd: &Path, root: Option<&Path>) -> Result<TrustStatus, TrustError> {
-        let force = self.policies.in_force()?;
+        let force = self.in_force()?;
         let cwd = self.absolute(cwd)?;
         review::status(&self.trust_scope(&force, &cwd, root))
     }
@@ -646,7 +718,7 @@ impl Loader {
         root: Option<&Path>,
         selection: &Selection,
     ) -> Result<Vec<TrustItem>, TrustError> {
-        let force = self.policies.in_force()?;
+        let force = self.in_force()?;
         let cwd = self.absolute(cwd)?;
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -664,7 +736,7 @@ impl Loader {
         root: Option<&Path>,
         paths: Option<&[PathBuf]>,
     ) -> Result<Vec<PathBuf>, TrustError> {
-        let force = self.policies.in_force()?;
+        let force = self.in_force()?;
         let cwd = self.absolute(cwd)?;
         review::revoke(&self.trust_scope(&force, &cwd, root), paths)
     }
@@ -679,7 +751,7 @@ impl Loader {
 
     /// The up-to-date build for (cwd, root) under the policy in force.
     fn current(&self, cwd: &Path, root: Option<&Path>) -> Result<Arc<Built>, SnapshotError> {
-        let force = self.policies.in_force()?;
+        let force = self.in_force()?;
         self.current_under(&force, cwd, root)
     }
 
@@ -755,7 +827,7 @@ impl Loader {
         root: Option<&Path>,
         tracing: snapshot::Tracing,
     ) -> Result<(Arc<crate::snapshot::Snapshot>, crate::access::RuleReach), SnapshotError> {
-        let force = self.policies.in_force()?;
+        let force = self.in_force()?;
         let cwd = self.absolute(cwd)?;
         let root = root.map(crate::vocab::home::normalize);
         let built = self.build_now(&force, &cwd, root.as_deref(), tracing)?;

@@ -34,37 +34,6 @@ pub(crate) fn stat_directory(path: &Path) -> io::Result<Stamp> {
     std::fs::metadata(path).map(|m| Stamp::of_std(&m))
 }
 
-/// A home a request names, below the directory a server serves homes
-/// under (`base`, which the user named and may be a link): every folder
-/// from `base` down to it must be a real directory, not a link, so that a
-/// name below `base` cannot lead out of it. Returns the home's own stamp
-/// (its owner decides whether it is served).
-pub(crate) fn real_directory_below(base: &Path, rel: &Path) -> io::Result<Stamp> {
-    let mut last = std::fs::metadata(base)?;
-    if !last.is_dir() {
-        return Err(io::Error::new(
-            io::ErrorKind::NotADirectory,
-            "not a directory",
-        ));
-    }
-    let mut path = base.to_path_buf();
-    for c in rel.components() {
-        path.push(c);
-        let m = std::fs::symlink_metadata(&path)?;
-        if !m.file_type().is_dir() {
-            return Err(io::Error::new(
-                io::ErrorKind::NotADirectory,
-                format!(
-                    "{} is not a directory (a link is not followed)",
-                    path.display()
-                ),
-            ));
-        }
-        last = m;
-    }
-    Ok(Stamp::of_std(&last))
-}
-
 /// A repository marker (`.git`) in the cwd or one of its ancestors: the
 /// search for the repository root has to look above any root. A marker that
 /// is a symlink counts for what it points at, so a linked marker is stamped
@@ -84,11 +53,12 @@ pub(super) fn open_root(path: &Path) -> io::Result<Dir> {
 }
 
 /// Makes sure the loader's own state folder exists: created with its
-/// missing parents, mode 0700, when absent. It must then be a real folder
-/// (not a link) that this user owns: anything else is refused, and the
-/// loader keeps no state there.
+/// missing parents, mode 0700, when absent. It must then be a real folder,
+/// not a link: anything else is refused, and the loader keeps no state
+/// there. Who owns it and who may write it is judged on its handle once
+/// opened (see `roots::state_verdict`).
 pub(super) fn ensure_state_dir(path: &Path) -> io::Result<()> {
-    use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _};
+    use std::os::unix::fs::DirBuilderExt as _;
     match std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
@@ -102,10 +72,19 @@ pub(super) fn ensure_state_dir(path: &Path) -> io::Result<()> {
     if !meta.is_dir() {
         return Err(io::Error::other("the state folder is not a folder"));
     }
-    if meta.uid() != rustix::process::geteuid().as_raw() {
-        return Err(io::Error::other("the state folder belongs to another user"));
-    }
     Ok(())
+}
+
+/// A state folder or a state file, stamped by its path to tell later
+/// whether who owns it or who may write it changed: a folder with links
+/// followed (as its handle was opened), a file with its final link not
+/// followed (a link is never read as a state file).
+pub(super) fn state_stamp(path: &Path, folder: bool) -> Stamp {
+    if folder {
+        directory_stamp(path)
+    } else {
+        Stamp::of_result(std::fs::symlink_metadata(path))
+    }
 }
 
 /// Whether an open root handle still refers to the directory now at `path`
@@ -138,15 +117,39 @@ pub(crate) enum UserFileError {
 /// full path and a link to it is followed anywhere (dotfile managers link
 /// such files). Still: without blocking, and only if it is a regular file.
 pub(crate) fn read_user_file(path: &Path, limit: u64) -> Result<Vec<u8>, UserFileError> {
-    let mut opts = OpenOptions::new();
-    opts.read(true);
-    opts.follow(FollowSymlinks::Yes);
-    opts.nonblock(true);
-    let file = match File::open_ambient_with(path, &opts, ambient_authority()) {
+    let file = match File::open_ambient_with(path, &user_file_options(), ambient_authority()) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(UserFileError::NotFound(e)),
         Err(e) => return Err(UserFileError::Io(e)),
     };
+    read_user_opened(file, limit)
+}
+
+/// Reads the file `rel` under `dir` as [`read_user_file`] reads a file the
+/// user named, but through the handle: a link is followed only where it
+/// stays under `dir` (a served home's policy file, read through the
+/// admitted home's handle).
+pub(crate) fn read_file_under(dir: &Dir, rel: &Path, limit: u64) -> Result<Vec<u8>, UserFileError> {
+    let file = match dir.open_with(rel, &user_file_options()) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(UserFileError::NotFound(e)),
+        Err(e) => return Err(UserFileError::Io(e)),
+    };
+    read_user_opened(file, limit)
+}
+
+/// How a user's file is opened: for reading, links followed, without
+/// blocking.
+fn user_file_options() -> OpenOptions {
+    let mut opts = OpenOptions::new();
+    opts.read(true);
+    opts.follow(FollowSymlinks::Yes);
+    opts.nonblock(true);
+    opts
+}
+
+/// Reads an opened user file: a regular file of at most `limit` bytes.
+fn read_user_opened(file: File, limit: u64) -> Result<Vec<u8>, UserFileError> {
     let meta = file.metadata().map_err(UserFileError::Io)?;
     if !meta.is_file() {
         return Err(UserFileError::NotAFile);

@@ -23,12 +23,19 @@ pub(crate) enum RootsError {
     OpenRoot { path: PathBuf, source: io::Error },
     /// Opening or reading under a root ran out of file descriptors.
     ResourceExhausted { path: PathBuf, source: io::Error },
+    /// The home a server admitted is no longer the directory admitted, or
+    /// no longer a real directory below the homes that this user owns:
+    /// nothing of it is opened.
+    HomeRefused { path: PathBuf, reason: String },
 }
 
 impl RootsError {
     /// The error for a root at `path` that could not be opened.
     pub(crate) fn open_root(path: PathBuf, e: io::Error) -> Self {
-        if open::is_exhaustion(&e) {
+        if let Some(refused) = super::NotAdmitted::of(&e) {
+            let reason = refused.reason.clone();
+            Self::HomeRefused { path, reason }
+        } else if open::is_exhaustion(&e) {
             Self::ResourceExhausted { path, source: e }
         } else {
             Self::OpenRoot { path, source: e }

@@ -23,6 +23,7 @@
 //! `.hg`, `.svn`, `.jj`, the policy's marker folders), by name or through
 //! a link, for every read (`shield.rs`).
 
+mod admitted;
 mod ambient;
 mod errno;
 mod error;
@@ -44,7 +45,8 @@ mod trust_store;
 #[cfg(target_os = "linux")]
 pub(crate) mod watch;
 
-pub(crate) use ambient::{real_directory_below, stat_directory, user_file_stamp};
+pub(crate) use admitted::{Admitted, NotAdmitted};
+pub(crate) use ambient::{stat_directory, user_file_stamp};
 pub(crate) use handles::{DEFAULT_HANDLE_BUDGET, Handles};
 
 pub(crate) use error::RootsError;
@@ -54,9 +56,9 @@ pub(crate) use open::{OpenFile, Opened, Readable, ToRead, is_exhaustion};
 pub(crate) use pass::{Looked, Pass, Read, SHARED_FILE_MAX};
 pub(crate) use place::Place;
 pub(crate) use root::{Root, Shortage};
-pub(crate) use roots::{RootSet, Roots, attach, is_trusted_owner, open_roots};
+pub(crate) use roots::{RootSet, Roots, attach, open_roots};
 pub(crate) use secret::{KEY_BYTES, home_key, process_key};
 pub(crate) use shield::Shield;
 pub use stamp::RACY_WINDOW;
-pub(crate) use stamp::Stamp;
+pub(crate) use stamp::{Stamp, is_trusted_owner};
 pub(crate) use trust_store::{MAX_STORE_BYTES, StoreBytes, StoreIoError, read_store, update_store};

@@ -18,6 +18,13 @@ pub(crate) enum Place {
     /// A directory holding a repository marker, examined for its owner: an
     /// absolute path, links followed.
     Owner,
+    /// The state folder, examined for who owns it and who may write it
+    /// (whether it is used): an absolute path, links followed.
+    StateFolder,
+    /// A file of the state folder (the nonce key, the trust store, the
+    /// memo), examined the same way: an absolute path, final link not
+    /// followed.
+    StateFile,
 }
 
 impl Place {
@@ -32,6 +39,8 @@ impl Place {
             Place::Within(RootId::Named(i)) => 5 + i as u64,
             Place::Within(RootId::Ancestor(k)) => (1 << 32) + k as u64,
             Place::Within(RootId::State) => 1 << 33,
+            Place::StateFolder => 1 << 34,
+            Place::StateFile => (1 << 34) + 1,
         }
     }
 }

@@ -2,10 +2,12 @@
 //! here so that `policy` itself stays pure (it parses and checks text; it
 //! never touches the disk). The files belong to the user, not to a
 //! repository: each is read by its full path through
-//! [`read_user_file`](super::ambient::read_user_file).
+//! [`read_user_file`](super::ambient::read_user_file), but a served home's,
+//! which is read through the admitted home's handle.
 
 use std::path::Path;
 
+use super::admitted::{Admitted, NotAdmitted};
 use super::ambient::{UserFileError, read_user_file};
 use crate::policy::{HOME_POLICY_FILE, Layer, MAX_POLICY_BYTES, Policy, PolicyError, PolicySource};
 
@@ -16,14 +18,44 @@ impl PolicySource {
     ///
     /// Returns `Ok(None)` when `required` is false and the file does not exist.
     pub fn read(layer: Layer, path: &Path, required: bool) -> Result<Option<Self>, PolicyError> {
+        // The policy belongs to the user (or to whoever runs the command), not
+        // to a repository: the sandbox reads it by its full path, through a
+        // link anywhere, but without blocking and only if it is a regular file.
+        Self::from_read(
+            layer,
+            path,
+            required,
+            read_user_file(path, MAX_POLICY_BYTES),
+        )
+    }
+
+    /// Reads the policy file `name` of a home a server admitted
+    /// ([`Admitted`]), as [`read`](Self::read) reads a home's policy file
+    /// but through the admitted home's handle, opened now: a link is
+    /// followed only inside the home. The outer error: the home is no
+    /// longer the one admitted, and nothing was read.
+    pub(crate) fn read_admitted(
+        layer: Layer,
+        home: &Admitted,
+        name: &str,
+    ) -> Result<Result<Option<Self>, PolicyError>, NotAdmitted> {
+        let path = home.path().join(name);
+        let bytes = home.read_file(Path::new(name), MAX_POLICY_BYTES)?;
+        Ok(Self::from_read(layer, &path, false, bytes))
+    }
+
+    /// The layer read from `path`, given what reading it gave.
+    fn from_read(
+        layer: Layer,
+        path: &Path,
+        required: bool,
+        read: Result<Vec<u8>, UserFileError>,
+    ) -> Result<Option<Self>, PolicyError> {
         let unreadable = |source| PolicyError::Unreadable {
             path: path.to_path_buf(),
             source,
         };
-        // The policy belongs to the user (or to whoever runs the command), not
-        // to a repository: the sandbox reads it by its full path, through a
-        // link anywhere, but without blocking and only if it is a regular file.
-        let bytes = match read_user_file(path, MAX_POLICY_BYTES) {
+        let bytes = match read {
             Ok(bytes) => bytes,
             Err(UserFileError::NotFound(_)) if !required => return Ok(None),
             Err(UserFileError::NotFound(e) | UserFileError::Io(e)) => return Err(unreadable(e)),

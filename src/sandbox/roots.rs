@@ -8,6 +8,7 @@ use std::sync::Arc;
 use super::error::RootsError;
 use super::handles::Handles;
 use super::place::Place;
+use super::stamp::is_trusted_owner;
 use super::{Root, Shield, Shortage, Stamp, ambient, open};
 use crate::policy::{MarkerKind, Policy};
 use crate::vocab::home::normalize;
@@ -39,8 +40,13 @@ pub(crate) struct Roots {
     /// Every directory whose marker matched, examined for its owner: a
     /// marker in a directory another user owns is ignored.
     pub(crate) owner_probes: Vec<(PathBuf, Stamp)>,
+    /// The state folder, and the state files when one of them is why it
+    /// is not used, examined for who owns them and who may write them
+    /// (`Place::StateFolder`, `Place::StateFile`): a change there may
+    /// change whether the state is used.
+    pub(crate) state_probes: Vec<(Place, PathBuf, Stamp)>,
     /// What the user should know about the roots (an ignored marker, a home
-    /// and a repository that overlap).
+    /// and a repository that overlap, a state folder not used).
     pub(crate) warnings: Vec<Warning>,
 }
 
@@ -96,6 +102,8 @@ impl RootSet {
             Place::Within(id) => self.get(id)?.stamp(rel),
             Place::Marker => ambient::marker_stamp(rel),
             Place::Directory | Place::Owner => ambient::directory_stamp(rel),
+            Place::StateFolder => ambient::state_stamp(rel, true),
+            Place::StateFile => ambient::state_stamp(rel, false),
         })
     }
 
@@ -138,8 +146,12 @@ pub(crate) fn attach(
                 .transpose()
         })
         .collect::<io::Result<_>>()?;
+    // A state folder that is no longer this user's alone holds no state
+    // for a check or a write either (checked on the handle itself).
     let state = match state {
-        Some(p) => Some(handles.root(p, &shortage, shield)?),
+        Some(p) => {
+            Some(handles.root(p, &shortage, shield)?).filter(|r| folder_refusal(r).is_none())
+        }
         None => None,
     };
     Ok(RootSet {
@@ -346,7 +358,8 @@ pub(crate) fn open_roots(
     let (ancestor_paths, ancestors) = ancestors.into_iter().unzip();
     // The state root: the home's own handle when it is the home, else a
     // folder of the loader's own, created private on first use. One that
-    // cannot be made or is not this user's holds no state.
+    // cannot be made holds no state; nor does one that is not this user's
+    // alone (see `judge_state`).
     let state = match policy.state_dir(home.as_ref().map(|h| h.path.as_path())) {
         None => None,
         Some(p) if home.as_ref().is_some_and(|h| h.path == p) => home.as_ref().map(|h| Root {
@@ -368,6 +381,18 @@ pub(crate) fn open_roots(
             Err(_) => None,
         },
     };
+    let mut state_probes = Vec::new();
+    let state = state.and_then(|root| {
+        let (verdict, probes) = judge_state(policy, &root);
+        state_probes = probes;
+        match verdict {
+            None => Some(root),
+            Some(warning) => {
+                warnings.push(warning);
+                None
+            }
+        }
+    });
     Ok(Roots {
         set: RootSet {
             home,
@@ -388,14 +413,98 @@ pub(crate) fn open_roots(
         marker_probes,
         dir_probes,
         owner_probes,
+        state_probes,
         warnings,
     })
 }
 
-/// Whether what `uid` owns is trusted as the user's own: the user running
-/// the loader, or root (git's rule for `safe.directory`).
-pub(crate) fn is_trusted_owner(uid: u32) -> bool {
-    uid == 0 || uid == rustix::process::geteuid().as_raw()
+/// Whether the state root may be used: git's `safe.directory` stance,
+/// applied to the folder whose files key the nonce and hold the approvals.
+/// The folder (judged on its own handle) must belong to this user and be
+/// writable by no group or other user; each of the state files the policy
+/// names that is there (the nonce key, the trust store, the frontmatter
+/// memo; final links not followed) likewise. Anything else could have been
+/// planted by another user (a key they know, approvals they chose), so
+/// none of the folder's files is then read or written, and the warning
+/// says why. Returns the warning when refused, and what was examined, to
+/// be traced: the folder always, the files when one of them decided.
+fn judge_state(policy: &Policy, root: &Root) -> (Option<Warning>, Vec<(Place, PathBuf, Stamp)>) {
+    let folder = match root.dir.dir_metadata() {
+        Ok(m) => Stamp::of(&m),
+        Err(e) => Stamp::of_error(&e),
+    };
+    let mut probes = vec![(Place::StateFolder, root.path.clone(), folder)];
+    if let Some(refusal) = refusal(&folder, "folder") {
+        let message = format!(
+            "{refusal}: its files (the nonce key, the trust store, the frontmatter memo) are \
+             neither read nor written, so {UNUSED_STATE}; make it yours alone (chown, chmod go-w)"
+        );
+        return (
+            Some(Warning::new(WarningKind::UnsafeState, &root.path, message)),
+            probes,
+        );
+    }
+    let files = [
+        policy.trust.nonce_key_file.as_str(),
+        policy.trust.store_file.as_str(),
+        policy.skills.frontmatter_memo_file.as_str(),
+    ];
+    let mut warning = None;
+    let mut stamps = Vec::new();
+    for rel in files.into_iter().filter(|f| !f.is_empty()) {
+        let stamp = root.stamp_nofollow(Path::new(rel));
+        let path = root.path.join(rel);
+        if warning.is_none()
+            && let Some(refusal) = refusal(&stamp, "file")
+        {
+            let message = format!(
+                "{refusal}: no file of its folder (the nonce key, the trust store, the \
+                 frontmatter memo) is read or written, so {UNUSED_STATE}; remove it, or make it \
+                 yours alone (chown, chmod go-w)"
+            );
+            warning = Some(Warning::new(WarningKind::UnsafeState, &path, message));
+        }
+        stamps.push((Place::StateFile, path, stamp));
+    }
+    if warning.is_some() {
+        probes.extend(stamps);
+    }
+    (warning, probes)
+}
+
+/// What the loader does without its state, as the warnings say it.
+const UNUSED_STATE: &str = "the nonce comes from this process's own key and, under \
+     trust.project = \"pinned\", nothing counts as approved";
+
+/// Why a state folder or file (`what`) as `stamp` shows it may not be
+/// used: another user owns it, or the group or others may write it.
+/// `None` when it may (or nothing is there).
+fn refusal(stamp: &Stamp, what: &str) -> Option<String> {
+    let Stamp::Present { uid, .. } = *stamp else {
+        return None;
+    };
+    let me = rustix::process::geteuid().as_raw();
+    if uid != me {
+        return Some(format!(
+            "this state {what} belongs to another user (uid {uid})"
+        ));
+    }
+    if stamp.writable_by_others() {
+        let mode = stamp.permissions().unwrap_or_default();
+        return Some(format!(
+            "this state {what} can be written by other users (mode {mode:o})"
+        ));
+    }
+    None
+}
+
+/// Why the state root's folder may not be used now, judged on its handle
+/// (see [`judge_state`]); `None` when it may.
+fn folder_refusal(root: &Root) -> Option<String> {
+    match root.dir.dir_metadata() {
+        Ok(m) => refusal(&Stamp::of(&m), "folder"),
+        Err(e) => Some(e.to_string()),
+    }
 }
 
 /// A warning when the home root and the repository root overlap: the labels

@@ -167,6 +167,23 @@ impl Stamp {
         matches!(*self, Stamp::Present { nlink, .. } if nlink > 1) && self.is_file()
     }
 
+    /// Whether the group or others may write what is there (`mode & 0o022`):
+    /// a state folder or file that is so is not used. Never for a link,
+    /// whose own mode means nothing (its owner still says who put it
+    /// there).
+    pub(crate) fn writable_by_others(&self) -> bool {
+        matches!(*self, Stamp::Present { mode, .. } if mode & 0o022 != 0)
+            && self.file_type() != Some(FileType::Symlink)
+    }
+
+    /// The permission bits (`mode & 0o7777`), when present.
+    pub(crate) fn permissions(&self) -> Option<u32> {
+        match *self {
+            Stamp::Present { mode, .. } => Some(mode & 0o7777),
+            _ => None,
+        }
+    }
+
     /// Device and inode, when present.
     pub(crate) fn identity(&self) -> Option<(u64, u64)> {
         match *self {
@@ -174,6 +191,12 @@ impl Stamp {
             _ => None,
         }
     }
+}
+
+/// Whether what `uid` owns is trusted as the user's own: the user running
+/// the loader, or root (git's rule for `safe.directory`).
+pub(crate) fn is_trusted_owner(uid: u32) -> bool {
+    uid == 0 || uid == rustix::process::geteuid().as_raw()
 }
 
 #[cfg(test)]

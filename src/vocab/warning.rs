@@ -37,6 +37,14 @@ pub enum WarningKind {
     /// that another user owns (root excepted) was not read as an ancestor
     /// file (`roots.safe-directories` can trust the folder).
     UnsafeAncestor,
+    /// The state folder (`roots.state`: the home root under Lisa's policy,
+    /// a folder of the loader's own under the others) is not used: another
+    /// user owns it or a file of it (the nonce key, the trust store, the
+    /// frontmatter memo), or group or others may write it or such a file.
+    /// None of its files is read or written: the nonce comes from this
+    /// process's own key, and under `trust.project = "pinned"` nothing
+    /// counts as approved.
+    UnsafeState,
     /// A scoped rule with more `paths:` globs than a rule (or the rules of
     /// its side together: the home's, above the repository, the
     /// repository's) may keep, or with globs too long: only the first ones

@@ -717,6 +717,7 @@ export interface Warning {
     | "lenient-frontmatter"
     | "trust-store"
     | "unsafe-ancestor"
+    | "unsafe-state"
     | "scoped-glob-limit"
     | "scoped-glob-invalid";
   /**

@@ -593,7 +593,7 @@ class Unapproved:
             path=d["path"],
         )
 
-WarningKind = Literal["unsafe-repository", "home-inside-repository", "repository-inside-home", "home-is-repository", "hard-link", "lenient-frontmatter", "trust-store", "unsafe-ancestor", "scoped-glob-limit", "scoped-glob-invalid"]
+WarningKind = Literal["unsafe-repository", "home-inside-repository", "repository-inside-home", "home-is-repository", "hard-link", "lenient-frontmatter", "trust-store", "unsafe-ancestor", "unsafe-state", "scoped-glob-limit", "scoped-glob-invalid"]
 """What a warning is about. The kebab-case words are part of the JSON
 contract (`warnings[].kind`).
 """
