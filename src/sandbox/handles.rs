@@ -261,7 +261,15 @@ mod tests {
         }
         // ...nor for the trust store's write path (the state root attached
         // again).
-        let attached = attach(&handles, None, &[], &[], Some(&a), &repo);
+        let attached = attach(
+            &handles,
+            None,
+            &[],
+            &[],
+            Some(&a),
+            &repo,
+            &Shield::standard(),
+        );
         assert!(
             attached
                 .as_ref()
