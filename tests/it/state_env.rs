@@ -98,7 +98,6 @@ fn lisa_context_state_keeps_every_write_out_of_the_home_under_every_policy() {
             &["fingerprint"],
             &["trust", "approve", "--all"],
             &["trust", "status"],
-            &["skill", "show", "mine"],
         ] {
             let out = cli(&w, &state)
                 .arg("--policy")
@@ -119,7 +118,11 @@ fn lisa_context_state_keeps_every_write_out_of_the_home_under_every_policy() {
             home_before,
             "--policy {base}: nothing is written in the home"
         );
-        assert_eq!(tree_of(&w.repo), repo_before, "--policy {base}: nor in the repository");
+        assert_eq!(
+            tree_of(&w.repo),
+            repo_before,
+            "--policy {base}: nor in the repository"
+        );
         assert!(
             !w.base.join("xdg").exists(),
             "--policy {base}: LISA_CONTEXT_STATE comes before $XDG_STATE_HOME"
@@ -192,7 +195,10 @@ fn a_server_of_many_homes_writes_in_none_of_them_with_lisa_context_state() {
         let homes = w.mkdir("users");
         let (a, b) = (homes.join("ada"), homes.join("bob"));
         for (home, name) in [(&a, "ada"), (&b, "bob")] {
-            w.write(&format!("users/{name}/AGENTS.md"), &format!("notes of {name}"));
+            w.write(
+                &format!("users/{name}/AGENTS.md"),
+                &format!("notes of {name}"),
+            );
             w.write(
                 &format!("users/{name}/skills/{name}-notes/SKILL.md"),
                 &format!("---\nname: {name}-notes\ndescription: {name}'s\n---\nbody\n"),
@@ -207,19 +213,15 @@ fn a_server_of_many_homes_writes_in_none_of_them_with_lisa_context_state() {
         for (i, home) in [&a, &b].iter().enumerate() {
             let home = home.to_str().unwrap();
             requests.push(json!({ "id": 10 * i, "op": "snapshot", "cwd": repo, "home": home }));
-            requests.push(json!({ "id": 10 * i + 1, "op": "trust-status", "cwd": repo, "home": home }));
+            requests
+                .push(json!({ "id": 10 * i + 1, "op": "trust-status", "cwd": repo, "home": home }));
         }
         requests.push(json!({ "id": 99, "op": "snapshot", "cwd": repo }));
         let responses = serve(
             &w,
             &own,
             &state,
-            &[
-                "--policy",
-                base,
-                "--homes-under",
-                homes.to_str().unwrap(),
-            ],
+            &["--policy", base, "--homes-under", homes.to_str().unwrap()],
             &requests,
         );
         assert_eq!(responses.len(), requests.len(), "--policy {base}");
