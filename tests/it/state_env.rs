@@ -261,3 +261,16 @@ fn a_relative_lisa_context_state_is_no_candidate() {
     assert!(!w.base.join("relative").exists());
     assert!(w.home.join("context-nonce.key").is_file());
 }
+
+#[test]
+fn the_manual_names_lisa_context_state() {
+    let out = Command::new(BIN).arg("man").output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let page = String::from_utf8(out.stdout).unwrap();
+    let env = page
+        .split(".SH ENVIRONMENT")
+        .nth(1)
+        .and_then(|rest| rest.split(".SH ").next())
+        .unwrap_or_default();
+    assert!(env.contains("\\fBLISA_CONTEXT_STATE\\fR"), "{env}");
+}
