@@ -158,6 +158,12 @@ fn fixed_sections() -> String {
              front end (the commands, serve, the Node package).",
         ),
         (
+            "LISA_CONTEXT_STATE",
+            "An absolute folder where every shipped policy keeps the loader's own files (the \
+             nonce key, the frontmatter memo, the trust store), one folder per home below it, \
+             so that nothing is written in the home (roots.state's first candidate).",
+        ),
+        (
             "NO_COLOR",
             "When set and not empty, diagnostics are not coloured under \\-\\-color auto.",
         ),
@@ -178,8 +184,9 @@ fn fixed_sections() -> String {
         ),
         (
             nonce,
-            "In the state root (the home, under the built\\-in policy): the random key the \
-             prompt's nonce is derived from, created on the first snapshot (mode 0600)."
+            "In the state root (the home under the built\\-in policy, unless \
+             LISA_CONTEXT_STATE is set): the random key the prompt's nonce is derived from, \
+             created on the first snapshot (mode 0600)."
                 .to_string(),
         ),
         (

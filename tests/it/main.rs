@@ -76,6 +76,7 @@ mod serve;
 mod serve_homes;
 mod skills;
 mod soak;
+mod state_env;
 mod survey_pass;
 mod trust;
 

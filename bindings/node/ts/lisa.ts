@@ -8,10 +8,23 @@
  *
  * - The home is read at call time, as Lisa does: `$LISA_HOME`, else
  *   `~/.lisa`. Lisa's cloud build reads the home `AGENTS.md` from the global
- *   home and skills from a per-user home (`lisaHome()`, per uid inside a
- *   request scope): pass that function to `useSkillsHome` and
- *   `discoverSkills` reads home skills from the home it returns. Each
+ *   home (`lisaGlobalHome()`) and skills from the active one (`lisaHome()`
+ *   in Lisa's `src/paths.ts`: `homeScope.getStore()`, the
+ *   `AsyncLocalStorage` a signed-in request runs in, else the global home).
+ *   That scope is Lisa's own object, out of this module's reach, so the
+ *   swap passes the function once: `useSkillsHome(lisaHome)` in Lisa's
+ *   `src/skills/discovery.ts` beside `export * from "lisa-context/lisa"`
+ *   (the block the README gives, run as written by
+ *   `test/lisa-swap.test.mjs`). It is called at every call, in the caller's
+ *   async context, so each request reads its own user's home. Each
  *   distinct home gets its own loader (and cache), kept while in use.
+ * - What is written: the loader's own files (the nonce key
+ *   `context-nonce.key`, the frontmatter memo `context-frontmatter.memo`;
+ *   the trust store `context-trust.json` only when approvals are made) go
+ *   to the state root, `roots.state`: under Lisa's policy the home itself,
+ *   so every per-user home gets them, unless `$LISA_CONTEXT_STATE` (read at
+ *   call time too) names an absolute folder of the operator's, which then
+ *   holds them, one folder per home.
  * - The policy is the built-in one (Lisa's), the home's
  *   `context-policy.toml` over it, and `$LISA_CONTEXT_POLICY` (a policy file,
  *   or a shipped policy's name) over both, read at call time too.
@@ -116,10 +129,12 @@ function globalHome(): string {
 let skillsHome: () => string = globalHome;
 
 /**
- * Where `discoverSkills`, `skillSources` and `skillSourcesFingerprint` read
- * home skills from: a function called at each call (Lisa's `lisaHome`, per
- * user in its cloud build). `undefined` restores the default, the global
- * home (`$LISA_HOME`, else `~/.lisa`).
+ * Where `discoverSkills`, `skillSources`, `skillSourcesFingerprint` and
+ * `promptContext` read home skills from: a function called at each call,
+ * in the caller's async context (Lisa's `lisaHome`, which answers the
+ * user's home inside a cloud request's `homeScope` and the global home
+ * outside one). `undefined` restores the default, the global home
+ * (`$LISA_HOME`, else `~/.lisa`).
  */
 export function useSkillsHome(resolve: (() => string) | undefined): void {
   skillsHome = resolve ?? globalHome;
@@ -138,13 +153,17 @@ function isDirectory(dir: string): boolean {
 }
 
 /**
- * The loader for `home` under the policy `$LISA_CONTEXT_POLICY` names now.
- * A home that is not a directory is no home (Lisa reads nothing from it).
+ * The loader for `home` under the policy `$LISA_CONTEXT_POLICY` names now,
+ * keeping its own files where `$LISA_CONTEXT_STATE` says now (the shipped
+ * policies' first `roots.state` candidate, read by the native loader from
+ * the process's environment when it is made). A home that is not a
+ * directory is no home (Lisa reads nothing from it).
  */
 function loaderFor(home: string): Native.NativeLoader {
   const present = isDirectory(home);
   const policy = envPolicy();
-  const key = JSON.stringify([present ? path.resolve(home) : "", policy]);
+  const state = process.env.LISA_CONTEXT_STATE ?? "";
+  const key = JSON.stringify([present ? path.resolve(home) : "", policy, state]);
   let loader = loaders.get(key);
   if (loader) {
     loaders.delete(key);
