@@ -207,49 +207,24 @@ pub(crate) fn render(
 ) -> Rendered {
     let t = &policy.templates;
     let guard = Guard::new(policy, nonce);
-    let ours = Ours::new(policy, nonce, &guard, &blocks, skills, *hidden_project, rules, unapproved);
-    let mut plan = ours.plan(0);
-    // Something was left out: the note saying so is charged too, room
-    // made for it first (for as many items as the repository has).
-    let cap = ours.cap;
-    let note_for = |count: usize| {
-        t.share_note.fill(&[
-            ("count", &count.to_string()),
-            ("limit", &cap.to_string()),
-        ])
+    let cap = u64::try_from(policy.instructions.project_prompt_bytes).unwrap_or(0);
+    let items = Items {
+        blocks: &blocks,
+        skills,
+        hidden_project: *hidden_project,
+        rules,
+        unapproved,
+        opening: true,
     };
-    let mut note = None;
-    if plan.left_out > 0 {
-        let reserve = note_for(ours.items()).len() as u64 + 2;
-        if reserve <= cap {
-            plan = ours.plan(reserve);
-            let text = note_for(plan.left_out);
-            plan.used += text.len() as u64 + 2;
-            note = Some(text);
-        }
-    }
-    let share = Budget {
-        limit: cap,
-        used: plan.used,
-        exhausted: plan.left_out > 0 || plan.cut,
-    };
+    let ours = Ours::new(policy, nonce, &guard, cap, &items);
+    let (plan, note, share) = ours.fit();
     let Ours {
         pieces,
         project_skills,
         project_rules,
         ..
     } = ours;
-
-    // What the plan keeps, each project block with its text as rendered.
-    let mut kept: Vec<(Block, Option<String>)> = Vec::with_capacity(blocks.len());
-    let mut dropped = Vec::new();
-    for ((b, piece), fate) in blocks.into_iter().zip(pieces).zip(plan.fates) {
-        match fate {
-            Fate::Whole => kept.push((b, piece)),
-            Fate::Cut(cut, text) => kept.push((*cut, Some(text))),
-            Fate::Dropped => dropped.push(b),
-        }
-    }
+    let (kept, dropped) = keep(blocks, pieces, plan.fates);
     let shown_hidden = match plan.skills_shown {
         Some(k) => {
             for &i in project_skills.get(k..).unwrap_or_default() {
@@ -370,6 +345,91 @@ pub(crate) fn render(
         dropped_rules,
         share,
     }
+}
+
+/// Renders the blocks an access loads, framed with `nonce` (see
+/// [`render_blocks`]), within `share`: what is left of the repository's
+/// share of the prompt (`instructions.project-prompt-bytes`) after the
+/// session's section and what earlier accesses gave. The project blocks
+/// are charged as [`render`] charges them, in the order the budget was
+/// granted; the block that crosses what is left is cut, the ones after it
+/// are left out, and the share note says so.
+pub(crate) fn render_access(
+    policy: &Policy,
+    nonce: &str,
+    blocks: Vec<Block>,
+    share: u64,
+) -> Rendered {
+    let guard = Guard::new(policy, nonce);
+    let items = Items {
+        blocks: &blocks,
+        skills: &[],
+        hidden_project: 0,
+        rules: &[],
+        unapproved: 0,
+        opening: false,
+    };
+    let ours = Ours::new(policy, nonce, &guard, share, &items);
+    let (plan, note, share) = ours.fit();
+    let pieces = ours.pieces;
+    let (kept, dropped) = keep(blocks, pieces, plan.fates);
+    let mut out = String::new();
+    for (i, (b, piece)) in kept.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        match piece {
+            Some(text) => out.push_str(text),
+            None => render_block(policy, nonce, b, &guard, &mut out),
+        }
+    }
+    if let Some(note) = note {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(&note);
+        out.push('\n');
+    }
+    Rendered {
+        prompt: out,
+        instructions_end: 0,
+        blocks: kept.into_iter().map(|(b, _)| b).collect(),
+        dropped,
+        dropped_rules: Vec::new(),
+        share,
+    }
+}
+
+/// The blocks a plan keeps (each project block with its text as rendered,
+/// a cut one in its cut form), and the ones it leaves out, in read order.
+#[allow(clippy::type_complexity)]
+fn keep(
+    blocks: Vec<Block>,
+    pieces: Vec<Option<String>>,
+    fates: Vec<Fate>,
+) -> (Vec<(Block, Option<String>)>, Vec<Block>) {
+    let mut kept = Vec::with_capacity(blocks.len());
+    let mut dropped = Vec::new();
+    for ((b, piece), fate) in blocks.into_iter().zip(pieces).zip(fates) {
+        match fate {
+            Fate::Whole => kept.push((b, piece)),
+            Fate::Cut(cut, text) => kept.push((*cut, Some(text))),
+            Fate::Dropped => dropped.push(b),
+        }
+    }
+    (kept, dropped)
+}
+
+/// What a section is made of, for the share to charge.
+struct Items<'a> {
+    blocks: &'a [Block],
+    skills: &'a [Skill],
+    hidden_project: usize,
+    rules: &'a [RuleFile],
+    unapproved: usize,
+    /// Whether the blocks open the section (heading and preamble) when no
+    /// home block does; an access's blocks follow a section already there.
+    opening: bool,
 }
 
 /// The rules the prompt lists (mode `listed`, not replaced), with their
@@ -536,21 +596,26 @@ struct Ours<'a> {
 }
 
 impl<'a> Ours<'a> {
-    #[allow(clippy::too_many_arguments)]
+    /// The repository's part of `items`, each piece rendered alone, under
+    /// a share of `cap` bytes.
     fn new(
         policy: &'a Policy,
         nonce: &'a str,
         guard: &'a Guard<'a>,
-        blocks: &'a [Block],
-        skills: &[Skill],
-        hidden_project: usize,
-        rules: &[RuleFile],
-        unapproved: usize,
+        cap: u64,
+        items: &Items<'a>,
     ) -> Self {
+        let Items {
+            blocks,
+            skills,
+            hidden_project,
+            rules,
+            unapproved,
+            opening,
+        } = *items;
         let t = &policy.templates;
         let ours = |o: Origin| o != Origin::Home;
         let len = |s: &str| s.len() as u64;
-        let cap = u64::try_from(policy.instructions.project_prompt_bytes).unwrap_or(0);
         let pieces: Vec<Option<String>> = blocks
             .iter()
             .map(|b| ours(b.origin).then(|| block_text(policy, nonce, b, guard)))
@@ -561,7 +626,7 @@ impl<'a> Ours<'a> {
         grant.sort_by_key(|&i| blocks[i].granted);
         // A new section is charged a separator (a line feed before it),
         // whatever comes before it.
-        let opening = if blocks.iter().any(|b| !ours(b.origin)) {
+        let opening = if !opening || blocks.iter().any(|b| !ours(b.origin)) {
             0
         } else {
             1 + len(&t.heading.fill(&[]))
@@ -642,6 +707,38 @@ impl<'a> Ours<'a> {
     /// listed rules).
     fn items(&self) -> usize {
         self.grant.len() + self.skills_counted + self.project_rules.len()
+    }
+
+    /// The plan for the share, the note saying what it left out (when
+    /// there is room for it), and the share's account.
+    fn fit(&self) -> (Plan, Option<String>, Budget) {
+        let t = &self.policy.templates;
+        let cap = self.cap;
+        let note_for = |count: usize| {
+            t.share_note.fill(&[
+                ("count", &count.to_string()),
+                ("limit", &cap.to_string()),
+            ])
+        };
+        let mut plan = self.plan(0);
+        // Something was left out: the note saying so is charged too, room
+        // made for it first (for as many items as the repository has).
+        let mut note = None;
+        if plan.left_out > 0 {
+            let reserve = note_for(self.items()).len() as u64 + 2;
+            if reserve <= cap {
+                plan = self.plan(reserve);
+                let text = note_for(plan.left_out);
+                plan.used += text.len() as u64 + 2;
+                note = Some(text);
+            }
+        }
+        let share = Budget {
+            limit: cap,
+            used: plan.used,
+            exhausted: plan.left_out > 0 || plan.cut,
+        };
+        (plan, note, share)
     }
 
     /// What the share keeps, `reserve` bytes of it set aside: the note of
