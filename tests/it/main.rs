@@ -57,6 +57,7 @@ mod policy_constraints;
 mod policy_diagnostics;
 mod policy_language;
 mod policy_reload;
+mod prompt_share;
 mod proptest_entry_points;
 mod races;
 mod read_bounds;
