@@ -284,8 +284,7 @@ pub(crate) fn access(
     session.share_used += rendered.share.used;
     let mut used = sel.budget.used;
     let mut skipped = sel.skipped;
-    let by_text =
-        policy.instructions.budget_counts == crate::policy::BudgetCounts::Text;
+    let by_text = policy.instructions.budget_counts == crate::policy::BudgetCounts::Text;
     for b in &rendered.dropped {
         used = used.saturating_sub(b.charged);
         skipped.push(instructions::Skipped {

@@ -405,14 +405,14 @@ pub(crate) fn render_access(
 #[allow(clippy::type_complexity)]
 fn keep(
     blocks: Vec<Block>,
-    pieces: Vec<Option<String>>,
+    pieces: Vec<std::cell::OnceCell<String>>,
     fates: Vec<Fate>,
 ) -> (Vec<(Block, Option<String>)>, Vec<Block>) {
     let mut kept = Vec::with_capacity(blocks.len());
     let mut dropped = Vec::new();
     for ((b, piece), fate) in blocks.into_iter().zip(pieces).zip(fates) {
         match fate {
-            Fate::Whole => kept.push((b, piece)),
+            Fate::Whole => kept.push((b, piece.into_inner())),
             Fate::Cut(cut, text) => kept.push((*cut, Some(text))),
             Fate::Dropped => dropped.push(b),
         }
@@ -568,8 +568,10 @@ struct Ours<'a> {
     guard: &'a Guard<'a>,
     blocks: &'a [Block],
     cap: u64,
-    /// Each project block rendered alone (`None` for a home block).
-    pieces: Vec<Option<String>>,
+    /// Each project block rendered alone, when the share first weighs it
+    /// (the blocks after the share ran out are never rendered); a home
+    /// block's stays empty.
+    pieces: Vec<std::cell::OnceCell<String>>,
     /// The project blocks' indices, in the order the budget was granted.
     grant: Vec<usize>,
     /// What the first project block brings when no home block opened the
@@ -616,10 +618,7 @@ impl<'a> Ours<'a> {
         let t = &policy.templates;
         let ours = |o: Origin| o != Origin::Home;
         let len = |s: &str| s.len() as u64;
-        let pieces: Vec<Option<String>> = blocks
-            .iter()
-            .map(|b| ours(b.origin).then(|| block_text(policy, nonce, b, guard)))
-            .collect();
+        let pieces = blocks.iter().map(|_| std::cell::OnceCell::new()).collect();
         let mut grant: Vec<usize> = (0..blocks.len())
             .filter(|&i| ours(blocks[i].origin))
             .collect();
@@ -629,10 +628,7 @@ impl<'a> Ours<'a> {
         let opening = if !opening || blocks.iter().any(|b| !ours(b.origin)) {
             0
         } else {
-            1 + len(&t.heading.fill(&[]))
-                + 2
-                + len(&t.preamble.fill(&[("nonce", nonce)]))
-                + 1
+            1 + len(&t.heading.fill(&[])) + 2 + len(&t.preamble.fill(&[("nonce", nonce)])) + 1
         };
         let label = t.project_skill_label.fill(&[]);
         let project_skills: Vec<usize> = (0..skills.len())
@@ -664,8 +660,9 @@ impl<'a> Ours<'a> {
             };
             heading + count_line(&t.more_skills, skills_counted) + 1
         };
-        let (home_rules, project_rules): (Vec<usize>, Vec<usize>) =
-            listed_rules(rules).map(|(i, _)| i).partition(|&i| !ours(rules[i].origin));
+        let (home_rules, project_rules): (Vec<usize>, Vec<usize>) = listed_rules(rules)
+            .map(|(i, _)| i)
+            .partition(|&i| !ours(rules[i].origin));
         let rule_costs = project_rules
             .iter()
             .map(|&i| len(&rule_entry(policy, guard, &rules[i], &label)))
@@ -715,10 +712,8 @@ impl<'a> Ours<'a> {
         let t = &self.policy.templates;
         let cap = self.cap;
         let note_for = |count: usize| {
-            t.share_note.fill(&[
-                ("count", &count.to_string()),
-                ("limit", &cap.to_string()),
-            ])
+            t.share_note
+                .fill(&[("count", &count.to_string()), ("limit", &cap.to_string())])
         };
         let mut plan = self.plan(0);
         // Something was left out: the note saying so is charged too, room
@@ -759,8 +754,14 @@ impl<'a> Ours<'a> {
         let mut fates: Vec<Fate> = self.blocks.iter().map(|_| Fate::Whole).collect();
         let mut opening = self.opening;
         for &i in &self.grant {
-            let piece = self.pieces[i].as_ref().map_or(0, |p| p.len() as u64);
             let first_miss = !meter.full;
+            if !first_miss {
+                // Nothing fits any more: left out without being rendered.
+                fates[i] = Fate::Dropped;
+                left_out += 1;
+                continue;
+            }
+            let piece = self.piece(i).map_or(0, |p| p.len() as u64);
             if meter.take(opening + 1 + piece) {
                 opening = 0;
                 continue;
@@ -812,6 +813,13 @@ impl<'a> Ours<'a> {
             left_out,
             cut,
         }
+    }
+
+    /// Project block `i` rendered alone (`None` for a home block).
+    fn piece(&self, i: usize) -> Option<&String> {
+        let b = self.blocks.get(i).filter(|b| b.origin != Origin::Home)?;
+        let cell = self.pieces.get(i)?;
+        Some(cell.get_or_init(|| block_text(self.policy, self.nonce, b, self.guard)))
     }
 
     /// Block `i` cut so that it renders in at most `room` bytes, with the

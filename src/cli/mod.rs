@@ -599,11 +599,7 @@ fn dispatch(cli: Cli) -> miette::Result<u8> {
             // Files left out for want of room: say why, as the JSON's
             // `skipped` does (a budget of 0 lets no project file in).
             let short = |reason: lisa_context::snapshot::Reason| {
-                access
-                    .skipped
-                    .iter()
-                    .filter(|s| s.reason == reason)
-                    .count()
+                access.skipped.iter().filter(|s| s.reason == reason).count()
             };
             let (budget, share) = (
                 short(lisa_context::snapshot::Reason::BudgetExhausted),

@@ -24,8 +24,9 @@ use crate::support::World;
 /// level, scoped rules and on-access loading. Taken from the page, so the
 /// test follows what the page documents.
 pub(crate) fn team_example() -> String {
-    let page = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/policy.md"))
-        .unwrap();
+    let page =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/policy.md"))
+            .unwrap();
     let after = page
         .split("A team that keeps Lisa's framing")
         .nth(1)
@@ -139,7 +140,10 @@ fn assert_within(name: &str, snap: &Value, baseline: &Value, bound: usize) {
     let ps = &snap["projectShare"];
     assert_eq!(ps["limit"], json!(bound), "{name}");
     let used = ps["used"].as_u64().unwrap() as usize;
-    assert!(share <= used && used <= bound, "{name}: {share} <= {used} <= {bound}");
+    assert!(
+        share <= used && used <= bound,
+        "{name}: {share} <= {used} <= {bound}"
+    );
 }
 
 /// 3,000 tiny rule files, half at the root and half in a folder 2.4 KB
@@ -153,11 +157,15 @@ fn three_thousand_tiny_rules_in_a_deep_folder_stay_within_the_share() {
     let cwd = deep(&w.repo, 12, 200);
     assert!(cwd.as_os_str().len() > 2400);
     // Always on under every harness that reads these folders.
-    let text = |i: usize| {
-        format!("---\nalwaysApply: true\ntrigger: always_on\ninclusion: always\n---\nr{i}\n")
+    let text = |level: &'static str| {
+        move |i: usize| {
+            format!(
+                "---\nalwaysApply: true\ntrigger: always_on\ninclusion: always\n---\n{level}{i}\n"
+            )
+        }
     };
-    rules_in(&w.repo, 1500, text);
-    rules_in(&cwd, 1500, text);
+    rules_in(&w.repo, 1500, text("r"));
+    rules_in(&cwd, 1500, text("q"));
     let empty = w.repo_at("empty");
     let empty_cwd = deep(&empty, 12, 200);
     std::fs::create_dir_all(&empty_cwd).unwrap();
@@ -174,10 +182,10 @@ fn three_thousand_tiny_rules_in_a_deep_folder_stay_within_the_share() {
         if left_out > 0 {
             left_out_somewhere = true;
             assert_eq!(snap["projectShare"]["exhausted"], json!(true), "{name}");
-            let note = policy
-                .templates
-                .share_note
-                .fill(&[("count", &left_out.to_string()), ("limit", &bound(&policy).to_string())]);
+            let note = policy.templates.share_note.fill(&[
+                ("count", &left_out.to_string()),
+                ("limit", &bound(&policy).to_string()),
+            ]);
             assert!(
                 snap["prompt"].as_str().unwrap().contains(&note),
                 "under {name} the prompt says what the share left out"
@@ -193,9 +201,8 @@ fn three_thousand_tiny_rules_in_a_deep_folder_stay_within_the_share() {
 fn serve_answers_the_same_bounded_prompt() {
     let w = World::new();
     let cwd = deep(&w.repo, 12, 200);
-    let text = |i: usize| format!("r{i}\n");
-    rules_in(&w.repo, 1500, text);
-    rules_in(&cwd, 1500, text);
+    rules_in(&w.repo, 1500, |i| format!("r{i}\n"));
+    rules_in(&cwd, 1500, |i| format!("q{i}\n"));
     let team = w.write("team.toml", &team_example());
     let policy = Policy::from_sources(&[
         PolicySource::builtin(),
@@ -213,16 +220,26 @@ fn serve_answers_the_same_bounded_prompt() {
         .write_stdin(request)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
     let served = &answer["snapshot"];
     assert_eq!(served["prompt"], cli["prompt"]);
-    assert!(prompt_len(served) <= bound(&policy), "{}", prompt_len(served));
-    assert!(served["skipped"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .any(|s| s["reason"] == "prompt-share"));
+    assert!(
+        prompt_len(served) <= bound(&policy),
+        "{}",
+        prompt_len(served)
+    );
+    assert!(
+        served["skipped"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["reason"] == "prompt-share")
+    );
 }
 
 /// 300 rules whose `name:` is 30 KB: the names are capped as skill names
@@ -250,7 +267,11 @@ fn three_hundred_rules_with_huge_names_stay_within_the_share() {
         let cap = usize::try_from(policy.skills.name_max_chars).unwrap();
         for rule in snap["rules"].as_array().unwrap() {
             let n = rule["name"].as_str().unwrap();
-            assert!(n.chars().count() <= cap, "under {name}: a rule named {} characters", n.chars().count());
+            assert!(
+                n.chars().count() <= cap,
+                "under {name}: a rule named {} characters",
+                n.chars().count()
+            );
             if rule["mode"] == "listed" {
                 listed_somewhere = true;
             }
@@ -280,7 +301,11 @@ fn a_capped_rule_name_is_the_one_rule_show_answers_to() {
         .arg(&w.repo)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(String::from_utf8_lossy(&out.stdout).contains("long body"));
 }
 
@@ -306,12 +331,19 @@ fn the_crossing_block_is_cut_and_the_home_is_never_charged() {
     assert_eq!(files[1]["shareCut"], json!(true));
     assert_eq!(files[1]["truncated"], json!(true));
     let skipped = snap["skipped"].as_array().unwrap();
-    assert!(skipped
-        .iter()
-        .any(|s| s["reason"] == "prompt-share" && s["path"].as_str().unwrap().ends_with("a/AGENTS.md")));
+    assert!(
+        skipped.iter().any(|s| s["reason"] == "prompt-share"
+            && s["path"].as_str().unwrap().ends_with("a/AGENTS.md"))
+    );
     let prompt = snap["prompt"].as_str().unwrap();
-    assert!(prompt.contains("[cut here: the context budget ran out after"), "{prompt}");
-    assert!(prompt.contains("1 more items of this repository"), "{prompt}");
+    assert!(
+        prompt.contains("[cut here: the context budget ran out after"),
+        "{prompt}"
+    );
+    assert!(
+        prompt.contains("1 more items of this repository"),
+        "{prompt}"
+    );
     let baseline = snapshot(&w, &policy.to_string_lossy(), &w.repo_at("empty"));
     assert!(prompt.len() - prompt_len(&baseline) <= 900);
 }
@@ -323,7 +355,10 @@ fn skills_past_the_share_are_counted_not_listed() {
     for i in 0..40 {
         w.write(
             &format!("repo/.agents/skills/s{i:02}/SKILL.md"),
-            &format!("---\nname: s{i:02}\ndescription: {}\n---\nbody\n", "word ".repeat(90)),
+            &format!(
+                "---\nname: s{i:02}\ndescription: {}\n---\nbody\n",
+                "word ".repeat(90)
+            ),
         );
     }
     let snap = snapshot(&w, "lisa", &w.repo);
@@ -340,9 +375,14 @@ fn skills_past_the_share_are_counted_not_listed() {
         .iter()
         .filter(|s| s["listed"] == json!(true))
         .count() as u64;
-    assert!(hidden > 0 && listed > 0 && hidden + listed == 40, "{hidden} + {listed}");
+    assert!(
+        hidden > 0 && listed > 0 && hidden + listed == 40,
+        "{hidden} + {listed}"
+    );
     let prompt = snap["prompt"].as_str().unwrap();
-    assert!(prompt.contains(&format!("- and {hidden} more project skills, not listed here")));
+    assert!(prompt.contains(&format!(
+        "- and {hidden} more project skills, not listed here"
+    )));
     assert!(prompt.contains("# Skills (40)"));
     assert!(prompt.len() <= 4000, "{}", prompt.len());
 }
@@ -446,7 +486,12 @@ fn case_policy(case: &Case) -> Policy {
             text.push_str(&format!("[instructions]\nproject-prompt-bytes = {share}\n"));
         }
     }
-    Policy::from_sources(&[PolicySource::from_text(Layer::CommandLine, "case.toml", text)]).unwrap()
+    Policy::from_sources(&[PolicySource::from_text(
+        Layer::CommandLine,
+        "case.toml",
+        text,
+    )])
+    .unwrap()
 }
 
 /// Writes the home of `case` under `home`, and its repository under
@@ -463,7 +508,12 @@ fn write_case(case: &Case, home: &Path, repo: &Path, full: bool) -> PathBuf {
     }
     for i in 0..case.home_skills {
         let skill = format!("---\nname: h{i}\ndescription: home skill {i}\n---\nbody\n");
-        for dir in ["skills", ".agents/skills", ".claude/skills", "agents/skills"] {
+        for dir in [
+            "skills",
+            ".agents/skills",
+            ".claude/skills",
+            "agents/skills",
+        ] {
             put(home.join(format!("{dir}/h{i}/SKILL.md")), &skill);
         }
     }
@@ -474,7 +524,11 @@ fn write_case(case: &Case, home: &Path, repo: &Path, full: bool) -> PathBuf {
         return cwd;
     }
     for level in [repo, cwd.as_path()] {
-        let text = if level == repo { &case.root_text } else { &case.cwd_text };
+        let text = if level == repo {
+            &case.root_text
+        } else {
+            &case.cwd_text
+        };
         if let Some(t) = text {
             for name in ["AGENTS.md", "CLAUDE.md", "GEMINI.md"] {
                 put(level.join(name), t);
@@ -501,7 +555,12 @@ fn write_case(case: &Case, home: &Path, repo: &Path, full: bool) -> PathBuf {
             "---\nname: p{i}\ndescription: {}\n---\nbody\n",
             "x".repeat(case.description_len + 1)
         );
-        for dir in [".lisa/skills", ".agents/skills", ".claude/skills", ".gemini/skills"] {
+        for dir in [
+            ".lisa/skills",
+            ".agents/skills",
+            ".claude/skills",
+            ".gemini/skills",
+        ] {
             put(repo.join(format!("{dir}/p{i}/SKILL.md")), &skill);
         }
     }
