@@ -22,6 +22,7 @@ mod validate;
 mod harness;
 
 mod access;
+mod access_budget;
 mod adversarial;
 mod adversarial_ancestors;
 mod adversarial_bounds;
