@@ -4,10 +4,14 @@
 //! CLI and Claude Code load files below the cwd this way).
 //!
 //! The files go through the same steps as the chain's (the sandbox, pick
-//! rules, imports, hidden text, trust) under their own budget
-//! (`instructions.access-budget-bytes`, for the whole session), and are
-//! framed with the session's nonce: they read as more of the section the
-//! agent already has. A path outside the repository root loads nothing and
+//! rules, imports, hidden text, trust) under the chain's budget: what the
+//! chain used of `instructions.budget-bytes` counts, a session takes from
+//! what is left (at most `instructions.access-budget-bytes` in all), and a
+//! budget of 0 lets no project file in. They are framed with the session's
+//! nonce (they read as more of the section the agent already has), and
+//! what they add, framing included, is charged to what the section left of
+//! the repository's share of the prompt
+//! (`instructions.project-prompt-bytes`). A path outside the repository root loads nothing and
 //! is an error; `..` is resolved before the check, links are the sandbox's
 //! business (a linked folder leaving the root is refused like any other).
 

@@ -19,8 +19,9 @@ use crate::vocab::text::collapse_whitespace;
 use crate::vocab::unicode::as_seen;
 
 /// The nonce: 16 hex digits of a keyed BLAKE3 hash over the policy and
-/// everything rendered (every block's path and text, every skill's name and
-/// description). The key is a secret no repository can read (see
+/// everything the stages kept for rendering (every block's path and text,
+/// every skill's name and description, every listed rule's; an item the
+/// repository's share of the prompt then leaves out counts too). The key is a secret no repository can read (see
 /// `sandbox::home_key`), so a file cannot carry the real marker; the same
 /// key and content give the same nonce, so the prompt stays byte-stable
 /// while nothing changes.

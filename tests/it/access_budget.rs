@@ -70,8 +70,18 @@ fn on_access_policies() -> Vec<OnAccess> {
         policy,
     });
     let names: Vec<&str> = out.iter().map(|p| p.name.as_str()).collect();
-    for expected in ["gemini", "claude-code", "cursor", "windsurf", "opencode", "amp"] {
-        assert!(names.contains(&expected), "{expected} loads on access: {names:?}");
+    for expected in [
+        "gemini",
+        "claude-code",
+        "cursor",
+        "windsurf",
+        "opencode",
+        "amp",
+    ] {
+        assert!(
+            names.contains(&expected),
+            "{expected} loads on access: {names:?}"
+        );
     }
     out
 }
@@ -143,7 +153,11 @@ fn served_access(w: &World, policy: &Path) -> Value {
         .write_stdin(request)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
     answer["access"].clone()
 }
@@ -159,7 +173,11 @@ fn snapshot(w: &World, policy: &Path) -> Value {
         .arg(&w.repo)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
@@ -193,7 +211,10 @@ fn a_budget_of_zero_loads_nothing_on_access_under_every_policy() {
             );
             assert_eq!(answer["prompt"], json!(""), "{name}, {how}");
             let skipped = answer["skipped"].as_array().unwrap();
-            assert!(!skipped.is_empty(), "under {name} through {how}: {answer:#}");
+            assert!(
+                !skipped.is_empty(),
+                "under {name} through {how}: {answer:#}"
+            );
             assert!(
                 skipped.iter().all(|s| s["reason"] == "budget-exhausted"),
                 "under {name} through {how} each file says why: {skipped:?}"
@@ -231,7 +252,10 @@ fn an_access_adds_at_most_what_the_chain_left_under_every_policy() {
             ),
         );
         let chain = snapshot(&w, &small)["budget"]["used"].as_u64().unwrap();
-        assert!(chain > 0 && chain <= BUDGET, "under {name} the chain used {chain}");
+        assert!(
+            chain > 0 && chain <= BUDGET,
+            "under {name} the chain used {chain}"
+        );
         for (how, answer) in [
             ("the command line", access(&w, &small).0),
             ("serve", served_access(&w, &small)),
@@ -314,5 +338,11 @@ fn an_access_takes_its_frames_from_what_the_share_left() {
             .iter()
             .any(|s| s["reason"] == "prompt-share")
     }));
-    assert!(answers[0]["access"]["instructionFiles"].as_array().unwrap().len() == 1);
+    assert!(
+        answers[0]["access"]["instructionFiles"]
+            .as_array()
+            .unwrap()
+            .len()
+            == 1
+    );
 }

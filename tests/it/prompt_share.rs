@@ -146,6 +146,42 @@ fn assert_within(name: &str, snap: &Value, baseline: &Value, bound: usize) {
     );
 }
 
+/// The bound `docs/policy.md` states for each shipped policy is the one
+/// the policy declares (`instructions.project-prompt-bytes`), every
+/// shipped policy listed once, and the team example's is its parent's.
+#[test]
+fn the_documented_share_of_each_policy_is_the_declared_one() {
+    let page =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/policy.md"))
+            .unwrap();
+    let table = page
+        .split("<!-- share:begin -->")
+        .nth(1)
+        .and_then(|rest| rest.split("<!-- share:end -->").next())
+        .expect("docs/policy.md has the share table");
+    let rows: Vec<(String, usize)> = table
+        .lines()
+        .filter_map(|l| {
+            let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+            let name = cells.get(1)?.strip_prefix('`')?.strip_suffix('`')?;
+            let bytes = cells.get(2)?.strip_suffix(" bytes")?.parse().ok()?;
+            Some((name.to_string(), bytes))
+        })
+        .collect();
+    let declared: Vec<(String, usize)> = SHIPPED_NAMES
+        .iter()
+        .map(|&name| {
+            let policy = Policy::from_sources(&[PolicySource::shipped(name).unwrap()]).unwrap();
+            (name.to_string(), bound(&policy))
+        })
+        .collect();
+    assert_eq!(rows, declared);
+    let w = World::new();
+    let team = policies(&w).pop().unwrap().2;
+    assert_eq!(bound(&team), declared[0].1, "the team example keeps lisa's");
+    assert!(page.contains(&format!("(the team example above: {})", bound(&team))));
+}
+
 /// 3,000 tiny rule files, half at the root and half in a folder 2.4 KB
 /// deep (the cwd), each path repeated by its block's header and footer:
 /// under every shipped policy and the documented team example the prompt
