@@ -4,10 +4,14 @@
 //! CLI and Claude Code load files below the cwd this way).
 //!
 //! The files go through the same steps as the chain's (the sandbox, pick
-//! rules, imports, hidden text, trust) under their own budget
-//! (`instructions.access-budget-bytes`, for the whole session), and are
-//! framed with the session's nonce: they read as more of the section the
-//! agent already has. A path outside the repository root loads nothing and
+//! rules, imports, hidden text, trust) under the chain's budget: what the
+//! chain used of `instructions.budget-bytes` counts, a session takes from
+//! what is left (at most `instructions.access-budget-bytes` in all), and a
+//! budget of 0 lets no project file in. They are framed with the session's
+//! nonce (they read as more of the section the agent already has), and
+//! what they add, framing included, is charged to what the section left of
+//! the repository's share of the prompt
+//! (`instructions.project-prompt-bytes`). A path outside the repository root loads nothing and
 //! is an error; `..` is resolved before the check, links are the sandbox's
 //! business (a linked folder leaving the root is refused like any other).
 
@@ -47,6 +51,9 @@ pub struct Session {
     given: BTreeMap<(u64, u64), PathBuf>,
     /// Budget used on access so far.
     used: u64,
+    /// Bytes of the repository's share of the prompt
+    /// (`instructions.project-prompt-bytes`) that accesses took so far.
+    share_used: u64,
 }
 
 impl Session {
@@ -65,6 +72,7 @@ impl Session {
             delivered: BTreeSet::new(),
             given: BTreeMap::new(),
             used: 0,
+            share_used: 0,
         }
     }
 
@@ -154,7 +162,13 @@ pub(crate) fn access(
     if depth > MAX_PATH_DEPTH {
         return Err(too_long(length, depth));
     }
-    let limit = u64::try_from(policy.instructions.access_budget_bytes).unwrap_or(0);
+    // The chain's budget holds on access too: what the chain used counts,
+    // and a session takes from what it left (within its own
+    // `access-budget-bytes`); a budget of 0 lets no project file in.
+    let chain_left = snap.budget.limit.saturating_sub(snap.budget.used);
+    let limit = u64::try_from(policy.instructions.access_budget_bytes)
+        .unwrap_or(0)
+        .min(chain_left);
     let mut outcome = Access {
         path: absolute,
         instruction_files: Vec::new(),
@@ -262,8 +276,31 @@ pub(crate) fn access(
             source,
         });
     }
-    session.used += sel.budget.used;
-    for b in &sel.blocks {
+    // What the files take of the prompt is the repository's too: within
+    // what its share has left after the session's section and the
+    // accesses before this one.
+    let share_left = snap
+        .project_share
+        .limit
+        .saturating_sub(snap.project_share.used)
+        .saturating_sub(session.share_used);
+    let rendered = render::render_access(policy, &snap.nonce, sel.blocks, share_left);
+    session.share_used += rendered.share.used;
+    let mut used = sel.budget.used;
+    let mut skipped = sel.skipped;
+    let by_text = policy.instructions.budget_counts == crate::policy::BudgetCounts::Text;
+    for b in &rendered.dropped {
+        used = used.saturating_sub(b.charged);
+        skipped.push(instructions::Skipped {
+            path: b.path.clone(),
+            reason: crate::vocab::reason::Reason::PromptShare,
+        });
+    }
+    for b in rendered.blocks.iter().filter(|b| b.share_cut && by_text) {
+        used = used.saturating_sub(b.charged - b.included_bytes.min(b.charged));
+    }
+    session.used += used;
+    for b in &rendered.blocks {
         session.delivered.insert(b.path.clone());
         if let Some(id) = identity(&b.path) {
             session.given.insert(id, b.path.clone());
@@ -274,15 +311,15 @@ pub(crate) fn access(
             session.delivered.insert(d.path.clone());
         }
     }
-    outcome.prompt = render::render_blocks(policy, &snap.nonce, &sel.blocks);
-    outcome.instruction_files = sel.blocks;
+    outcome.prompt = rendered.prompt;
+    outcome.instruction_files = rendered.blocks;
     outcome.deduped = sel.deduped;
-    outcome.skipped = sel.skipped;
+    outcome.skipped = skipped;
     outcome.imports = sel.imports;
     outcome.budget = Budget {
         limit,
         used: session.used,
-        exhausted: sel.budget.exhausted,
+        exhausted: sel.budget.exhausted || rendered.share.exhausted,
     };
     Ok(outcome)
 }

@@ -11,7 +11,7 @@
 
 use std::borrow::Cow;
 
-use crate::instructions::{Activation, Block, RuleFile};
+use crate::instructions::{Activation, Block, Budget, RuleFile};
 use crate::policy::Policy;
 use crate::skills::Skill;
 use crate::vocab::origin::Origin;
@@ -19,8 +19,9 @@ use crate::vocab::text::collapse_whitespace;
 use crate::vocab::unicode::as_seen;
 
 /// The nonce: 16 hex digits of a keyed BLAKE3 hash over the policy and
-/// everything rendered (every block's path and text, every skill's name and
-/// description). The key is a secret no repository can read (see
+/// everything the stages kept for rendering (every block's path and text,
+/// every skill's name and description, every listed rule's; an item the
+/// repository's share of the prompt then leaves out counts too). The key is a secret no repository can read (see
 /// `sandbox::home_key`), so a file cannot carry the real marker; the same
 /// key and content give the same nonce, so the prompt stays byte-stable
 /// while nothing changes.
@@ -109,15 +110,29 @@ fn render_block(policy: &Policy, nonce: &str, b: &Block, guard: &Guard, out: &mu
     t.footer
         .fill_into(out, &[("path", &path), ("nonce", nonce)]);
     out.push('\n');
-    // The note says what cut the block: the per-file limit, the character
-    // cap, or the budget. No note states the size of a text that was not
-    // read to its end: the per-file limit's note gives the file's size on
-    // disk (also for a text the character cap cut after the cap stopped
-    // the read); the character cap's is used only for a text read whole;
-    // the budget's `{total}` is the file's size on disk when the read
-    // stopped short (a file of 37,768 bytes read as far as 32,768 is not
-    // "this file's 32768 bytes").
-    if b.file_limit_cut || (b.char_limit_cut && b.read_capped) {
+    // The note says what cut the block: the repository's share of the
+    // prompt, the per-file limit, the character cap, or the budget. No note
+    // states the size of a text that was not read to its end: the per-file
+    // limit's note gives the file's size on disk (also for a text the
+    // character cap cut after the cap stopped the read); the character
+    // cap's is used only for a text read whole; the budget's and the
+    // share's `{total}` is the file's size on disk when the read stopped
+    // short (a file of 37,768 bytes read as far as 32,768 is not "this
+    // file's 32768 bytes").
+    if b.share_cut {
+        // The repository's share of the prompt ran out in it.
+        let total = if b.read_cut { b.bytes } else { b.text_bytes };
+        t.truncation_note.fill_into(
+            out,
+            &[
+                ("path", &path),
+                ("bytes", &b.bytes.to_string()),
+                ("total", &total.to_string()),
+                ("included", &b.included_bytes.to_string()),
+            ],
+        );
+        out.push('\n');
+    } else if b.file_limit_cut || (b.char_limit_cut && b.read_capped) {
         t.file_limit_note.fill_into(
             out,
             &[
@@ -155,27 +170,107 @@ fn render_block(policy: &Policy, nonce: &str, b: &Block, guard: &Guard, out: &mu
     }
 }
 
+/// The rendered section, and what the repository's share of it
+/// (`instructions.project-prompt-bytes`) changed.
+#[derive(Debug)]
+pub(crate) struct Rendered {
+    /// The section, exactly as it goes into the prompt.
+    pub(crate) prompt: String,
+    /// Where the instruction part ends (the heading, the preamble and the
+    /// blocks; the skills list and the notes follow it).
+    pub(crate) instructions_end: usize,
+    /// The blocks in the prompt, in read order (the block the share cut
+    /// holds the text shown, `share_cut`).
+    pub(crate) blocks: Vec<Block>,
+    /// The blocks the share left out, in read order.
+    pub(crate) dropped: Vec<Block>,
+    /// The listed rules the share left out: their indices in `rules`.
+    pub(crate) dropped_rules: Vec<usize>,
+    /// The share: its limit, the bytes charged for the repository's items
+    /// (at least what they take of `prompt`), and whether something was
+    /// cut or left out for it.
+    pub(crate) share: Budget,
+}
+
 /// Renders the whole section with the given `nonce` (see [`nonce`]). Empty
-/// when there is nothing to show. Also returns where the instruction part
-/// ends (the heading, the preamble and the blocks; the skills list and the
-/// unapproved note follow it).
+/// when there is nothing to show.
+///
+/// The repository's items (its blocks, its listed skills and rules, the
+/// headings, separators and notes they bring) take at most
+/// `instructions.project-prompt-bytes` of it: each is rendered alone first
+/// and charged every byte it adds, in order (the notes, the blocks in the
+/// order the budget was granted, the skills in name order, the rules in
+/// read order); the block that crosses the share is cut to what is left,
+/// and what comes after it is left out, which the policy's share note
+/// says. A listed skill left out joins `hidden_project`; the blocks and
+/// rules left out are in the answer. The user's own items are never
+/// charged nor left out.
 pub(crate) fn render(
     policy: &Policy,
     nonce: &str,
-    blocks: &[Block],
-    skills: &[Skill],
-    hidden_project: usize,
+    blocks: Vec<Block>,
+    skills: &mut [Skill],
+    hidden_project: &mut usize,
     rules: &[RuleFile],
     unapproved: usize,
-) -> (String, usize) {
+) -> Rendered {
     let t = &policy.templates;
+    let guard = Guard::new(policy, nonce);
+    let cap = u64::try_from(policy.instructions.project_prompt_bytes).unwrap_or(0);
+    let items = Items {
+        blocks: &blocks,
+        skills,
+        hidden_project: *hidden_project,
+        rules,
+        unapproved,
+        opening: true,
+    };
+    let ours = Ours::new(policy, nonce, &guard, cap, &items);
+    let (plan, note, share) = ours.fit();
+    let Ours {
+        pieces,
+        project_skills,
+        project_rules,
+        ..
+    } = ours;
+    let (kept, dropped) = keep(blocks, pieces, plan.fates);
+    let shown_hidden = match plan.skills_shown {
+        Some(k) => {
+            for &i in project_skills.get(k..).unwrap_or_default() {
+                if let Some(s) = skills.get_mut(i) {
+                    s.listed = false;
+                    *hidden_project += 1;
+                }
+            }
+            *hidden_project
+        }
+        None => {
+            for &i in &project_skills {
+                if let Some(s) = skills.get_mut(i) {
+                    s.listed = false;
+                    *hidden_project += 1;
+                }
+            }
+            0
+        }
+    };
+    let dropped_rules: Vec<usize> = project_rules
+        .get(plan.rules_shown..)
+        .unwrap_or_default()
+        .to_vec();
+
     // Room for the whole section at once: every block's text and frame,
     // every skill's line (growing it by doubling copies the prompt over
     // and over).
     let frame = 2 * (t.project_header.source().len() + t.footer.source().len());
-    let estimate = blocks
+    let estimate = kept
         .iter()
-        .map(|b| b.text.len() + frame + 2 * b.path.as_os_str().len() + 64)
+        .map(|(b, piece)| {
+            piece.as_ref().map_or(
+                b.text.len() + frame + 2 * b.path.as_os_str().len() + 64,
+                |p| p.len() + 1,
+            )
+        })
         .sum::<usize>()
         + skills
             .iter()
@@ -183,64 +278,45 @@ pub(crate) fn render(
             .sum::<usize>()
         + 1024;
     let mut out = String::with_capacity(estimate);
-    let guard = Guard::new(policy, nonce);
-    if !blocks.is_empty() {
+    if !kept.is_empty() {
         t.heading.fill_into(&mut out, &[]);
         out.push_str("\n\n");
         t.preamble.fill_into(&mut out, &[("nonce", nonce)]);
         out.push('\n');
-        for b in blocks {
+        for (b, piece) in &kept {
             out.push('\n');
-            render_block(policy, nonce, b, &guard, &mut out);
+            match piece {
+                Some(text) => out.push_str(text),
+                None => render_block(policy, nonce, b, &guard, &mut out),
+            }
         }
     }
     let instructions_end = out.len();
     let listed: Vec<&Skill> = skills.iter().filter(|s| s.listed).collect();
-    if !listed.is_empty() || hidden_project > 0 {
+    if !listed.is_empty() || shown_hidden > 0 {
         if !out.is_empty() {
             out.push('\n');
         }
         t.skills_heading.fill_into(
             &mut out,
-            &[("count", &(listed.len() + hidden_project).to_string())],
+            &[("count", &(listed.len() + shown_hidden).to_string())],
         );
         out.push('\n');
         let label = t.project_skill_label.fill(&[]);
-        let cap = usize::try_from(policy.skills.project_description_chars).unwrap_or(usize::MAX);
         for s in listed {
-            let one_line = collapse_whitespace(&s.description);
-            let (description, label) = match s.origin {
-                Origin::Home => (one_line, ""),
-                // Skills never come from above the repository; were one to,
-                // it would read as a project's.
-                Origin::Project | Origin::Ancestor => (cut_chars(&one_line, cap), label.as_str()),
-            };
-            let entry = t.skill_entry.fill(&[
-                ("name", &s.name),
-                ("description", &description),
-                ("label", label),
-                ("origin", s.origin.as_str()),
-            ]);
-            // A description is one line, but under a team's own template it
-            // may start the line: it gets the same guard as file text. Names
-            // holding a line break were refused when the skill was found and
-            // descriptions are folded, so the entry is normally one line;
-            // every break a reader might honour is still made a line feed
-            // first, so that none passes the guard unseen.
-            let entry = crate::vocab::text::normalize_line_breaks(entry);
-            guard.push_text(&mut out, &entry);
+            out.push_str(&skill_entry(policy, &guard, s, &label));
         }
-        if hidden_project > 0 {
+        if shown_hidden > 0 {
             t.more_skills
-                .fill_into(&mut out, &[("count", &hidden_project.to_string())]);
+                .fill_into(&mut out, &[("count", &shown_hidden.to_string())]);
             out.push('\n');
         }
     }
     // The listed rules: name, description and path, for the agent to read
     // the one that applies.
-    let listed_rules: Vec<&RuleFile> = rules
-        .iter()
-        .filter(|r| r.mode == Activation::Listed && r.replaced_by.is_none())
+    let listed_rules: Vec<&RuleFile> = listed_rules(rules)
+        .filter(|(i, _)| !dropped_rules.contains(i))
+        .map(|(_, r)| r)
         .collect();
     if !listed_rules.is_empty() {
         if !out.is_empty() {
@@ -250,41 +326,542 @@ pub(crate) fn render(
             .fill_into(&mut out, &[("count", &listed_rules.len().to_string())]);
         out.push('\n');
         let label = t.project_skill_label.fill(&[]);
-        let cap = usize::try_from(policy.skills.project_description_chars).unwrap_or(usize::MAX);
         for r in listed_rules {
-            let one_line = collapse_whitespace(r.description.as_deref().unwrap_or(""));
-            let (description, label) = match r.origin {
-                Origin::Home => (one_line, ""),
-                Origin::Project | Origin::Ancestor => (cut_chars(&one_line, cap), label.as_str()),
-            };
-            let path = crate::vocab::paths::for_prompt(&r.path);
-            let entry = t.rule_entry.fill(&[
-                ("name", &collapse_whitespace(&r.name)),
-                ("description", &description),
-                ("label", label),
-                ("origin", r.origin.as_str()),
-                ("path", &path),
-            ]);
-            let entry = crate::vocab::text::normalize_line_breaks(entry);
-            guard.push_text(&mut out, &entry);
+            out.push_str(&rule_entry(policy, &guard, r, &label));
         }
     }
     // Under a pinned policy: how many project items were left out, and
     // what the user runs to review them.
-    if unapproved > 0 {
+    if plan.unapproved {
         if !out.is_empty() {
             out.push('\n');
         }
-        t.unapproved_note.fill_into(
-            &mut out,
-            &[
-                ("count", &unapproved.to_string()),
-                ("command", &policy.trust.review_command),
-            ],
-        );
+        out.push_str(&unapproved_note(policy, unapproved));
         out.push('\n');
     }
-    (out, instructions_end)
+    if let Some(note) = note {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(&note);
+        out.push('\n');
+    }
+    Rendered {
+        prompt: out,
+        instructions_end,
+        blocks: kept.into_iter().map(|(b, _)| b).collect(),
+        dropped,
+        dropped_rules,
+        share,
+    }
+}
+
+/// Renders the blocks an access loads, framed with `nonce` (see
+/// [`render_blocks`]), within `share`: what is left of the repository's
+/// share of the prompt (`instructions.project-prompt-bytes`) after the
+/// session's section and what earlier accesses gave. The project blocks
+/// are charged as [`render`] charges them, in the order the budget was
+/// granted; the block that crosses what is left is cut, the ones after it
+/// are left out, and the share note says so.
+pub(crate) fn render_access(
+    policy: &Policy,
+    nonce: &str,
+    blocks: Vec<Block>,
+    share: u64,
+) -> Rendered {
+    let guard = Guard::new(policy, nonce);
+    let items = Items {
+        blocks: &blocks,
+        skills: &[],
+        hidden_project: 0,
+        rules: &[],
+        unapproved: 0,
+        opening: false,
+    };
+    let ours = Ours::new(policy, nonce, &guard, share, &items);
+    let (plan, note, share) = ours.fit();
+    let pieces = ours.pieces;
+    let (kept, dropped) = keep(blocks, pieces, plan.fates);
+    let mut out = String::new();
+    for (i, (b, piece)) in kept.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        match piece {
+            Some(text) => out.push_str(text),
+            None => render_block(policy, nonce, b, &guard, &mut out),
+        }
+    }
+    if let Some(note) = note {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(&note);
+        out.push('\n');
+    }
+    Rendered {
+        prompt: out,
+        instructions_end: 0,
+        blocks: kept.into_iter().map(|(b, _)| b).collect(),
+        dropped,
+        dropped_rules: Vec::new(),
+        share,
+    }
+}
+
+/// The blocks a plan keeps (each project block with its text as rendered,
+/// a cut one in its cut form), and the ones it leaves out, in read order.
+#[allow(clippy::type_complexity)]
+fn keep(
+    blocks: Vec<Block>,
+    pieces: Vec<std::cell::OnceCell<String>>,
+    fates: Vec<Fate>,
+) -> (Vec<(Block, Option<String>)>, Vec<Block>) {
+    let mut kept = Vec::with_capacity(blocks.len());
+    let mut dropped = Vec::new();
+    for ((b, piece), fate) in blocks.into_iter().zip(pieces).zip(fates) {
+        match fate {
+            Fate::Whole => kept.push((b, piece.into_inner())),
+            Fate::Cut(cut, text) => kept.push((*cut, Some(text))),
+            Fate::Dropped => dropped.push(b),
+        }
+    }
+    (kept, dropped)
+}
+
+/// What a section is made of, for the share to charge.
+struct Items<'a> {
+    blocks: &'a [Block],
+    skills: &'a [Skill],
+    hidden_project: usize,
+    rules: &'a [RuleFile],
+    unapproved: usize,
+    /// Whether the blocks open the section (heading and preamble) when no
+    /// home block does; an access's blocks follow a section already there.
+    opening: bool,
+}
+
+/// The rules the prompt lists (mode `listed`, not replaced), with their
+/// indices.
+fn listed_rules(rules: &[RuleFile]) -> impl Iterator<Item = (usize, &RuleFile)> {
+    rules
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.mode == Activation::Listed && r.replaced_by.is_none())
+}
+
+/// One skill's line in the list, guarded, with its line feed.
+fn skill_entry(policy: &Policy, guard: &Guard, s: &Skill, label: &str) -> String {
+    let t = &policy.templates;
+    let cap = usize::try_from(policy.skills.project_description_chars).unwrap_or(usize::MAX);
+    let one_line = collapse_whitespace(&s.description);
+    let (description, label) = match s.origin {
+        Origin::Home => (one_line, ""),
+        // Skills never come from above the repository; were one to,
+        // it would read as a project's.
+        Origin::Project | Origin::Ancestor => (cut_chars(&one_line, cap), label),
+    };
+    let entry = t.skill_entry.fill(&[
+        ("name", &s.name),
+        ("description", &description),
+        ("label", label),
+        ("origin", s.origin.as_str()),
+    ]);
+    // A description is one line, but under a team's own template it
+    // may start the line: it gets the same guard as file text. Names
+    // holding a line break were refused when the skill was found and
+    // descriptions are folded, so the entry is normally one line;
+    // every break a reader might honour is still made a line feed
+    // first, so that none passes the guard unseen.
+    let entry = crate::vocab::text::normalize_line_breaks(entry);
+    let mut out = String::with_capacity(entry.len() + 1);
+    guard.push_text(&mut out, &entry);
+    out
+}
+
+/// One listed rule's line, guarded, with its line feed.
+fn rule_entry(policy: &Policy, guard: &Guard, r: &RuleFile, label: &str) -> String {
+    let t = &policy.templates;
+    let cap = usize::try_from(policy.skills.project_description_chars).unwrap_or(usize::MAX);
+    let one_line = collapse_whitespace(r.description.as_deref().unwrap_or(""));
+    let (description, label) = match r.origin {
+        Origin::Home => (one_line, ""),
+        Origin::Project | Origin::Ancestor => (cut_chars(&one_line, cap), label),
+    };
+    let path = crate::vocab::paths::for_prompt(&r.path);
+    let entry = t.rule_entry.fill(&[
+        ("name", &collapse_whitespace(&r.name)),
+        ("description", &description),
+        ("label", label),
+        ("origin", r.origin.as_str()),
+        ("path", &path),
+    ]);
+    let entry = crate::vocab::text::normalize_line_breaks(entry);
+    let mut out = String::with_capacity(entry.len() + 1);
+    guard.push_text(&mut out, &entry);
+    out
+}
+
+/// The note of the items awaiting approval (without its line feed).
+fn unapproved_note(policy: &Policy, count: usize) -> String {
+    policy.templates.unapproved_note.fill(&[
+        ("count", &count.to_string()),
+        ("command", &policy.trust.review_command),
+    ])
+}
+
+/// One block rendered alone, as the section holds it.
+fn block_text(policy: &Policy, nonce: &str, b: &Block, guard: &Guard) -> String {
+    let mut out = String::with_capacity(b.text.len() + 256 + 2 * b.path.as_os_str().len());
+    render_block(policy, nonce, b, guard, &mut out);
+    out
+}
+
+/// What becomes of one block under the repository's share.
+#[derive(Debug)]
+enum Fate {
+    /// In the prompt as it is.
+    Whole,
+    /// In the prompt, cut to what was left of the share: the cut block and
+    /// its text as rendered.
+    Cut(Box<Block>, String),
+    /// Left out.
+    Dropped,
+}
+
+/// What the share keeps of the repository's items (see [`Ours::plan`]).
+#[derive(Debug)]
+struct Plan {
+    /// The bytes charged.
+    used: u64,
+    /// Each block's fate, by its index (a home block's is always whole).
+    fates: Vec<Fate>,
+    /// How many of the listed project skills stay listed (in name order);
+    /// `None`: there was no room for their part of the list at all (its
+    /// heading's count, the "more" line), so none of it is shown.
+    skills_shown: Option<usize>,
+    /// How many of the listed project rules stay listed (in read order).
+    rules_shown: usize,
+    /// Whether the note of the items awaiting approval is shown.
+    unapproved: bool,
+    /// How many items were left out.
+    left_out: usize,
+    /// Whether a block was cut.
+    cut: bool,
+}
+
+/// Bytes granted in order until one does not fit; from then on nothing is.
+struct Meter {
+    left: u64,
+    used: u64,
+    full: bool,
+}
+
+impl Meter {
+    fn take(&mut self, cost: u64) -> bool {
+        if self.full || cost > self.left {
+            self.full = true;
+            return false;
+        }
+        self.left -= cost;
+        self.used += cost;
+        true
+    }
+}
+
+/// The repository's items in the prompt, each with what it costs, and the
+/// share they are granted (`instructions.project-prompt-bytes`).
+struct Ours<'a> {
+    policy: &'a Policy,
+    nonce: &'a str,
+    guard: &'a Guard<'a>,
+    blocks: &'a [Block],
+    cap: u64,
+    /// Each project block rendered alone, when the share first weighs it
+    /// (the blocks after the share ran out are never rendered); a home
+    /// block's stays empty.
+    pieces: Vec<std::cell::OnceCell<String>>,
+    /// The project blocks' indices, in the order the budget was granted.
+    grant: Vec<usize>,
+    /// What the first project block brings when no home block opened the
+    /// section: its separator, the heading and the preamble.
+    opening: u64,
+    /// The listed project skills' indices (name order) and their lines'
+    /// bytes.
+    project_skills: Vec<usize>,
+    skill_costs: Vec<u64>,
+    /// What the project's part of the skills list brings besides its
+    /// lines: the heading (or what its count adds to the home's), the
+    /// "more" line; 0 when the project has no skill to list or count.
+    skills_opening: u64,
+    /// The listed project rules' indices (read order) and their lines'
+    /// bytes.
+    project_rules: Vec<usize>,
+    rule_costs: Vec<u64>,
+    /// What the project's listed rules bring besides their lines.
+    rules_opening: u64,
+    /// What the note of the items awaiting approval takes (0: none).
+    unapproved: u64,
+    /// How many project skills are counted, listed or not.
+    skills_counted: usize,
+}
+
+impl<'a> Ours<'a> {
+    /// The repository's part of `items`, each piece rendered alone, under
+    /// a share of `cap` bytes.
+    fn new(
+        policy: &'a Policy,
+        nonce: &'a str,
+        guard: &'a Guard<'a>,
+        cap: u64,
+        items: &Items<'a>,
+    ) -> Self {
+        let Items {
+            blocks,
+            skills,
+            hidden_project,
+            rules,
+            unapproved,
+            opening,
+        } = *items;
+        let t = &policy.templates;
+        let ours = |o: Origin| o != Origin::Home;
+        let len = |s: &str| s.len() as u64;
+        let pieces = blocks.iter().map(|_| std::cell::OnceCell::new()).collect();
+        let mut grant: Vec<usize> = (0..blocks.len())
+            .filter(|&i| ours(blocks[i].origin))
+            .collect();
+        grant.sort_by_key(|&i| blocks[i].granted);
+        // A new section is charged a separator (a line feed before it),
+        // whatever comes before it.
+        let opening = if !opening || blocks.iter().any(|b| !ours(b.origin)) {
+            0
+        } else {
+            1 + len(&t.heading.fill(&[])) + 2 + len(&t.preamble.fill(&[("nonce", nonce)])) + 1
+        };
+        let label = t.project_skill_label.fill(&[]);
+        let project_skills: Vec<usize> = (0..skills.len())
+            .filter(|&i| skills[i].listed && ours(skills[i].origin))
+            .collect();
+        let skill_costs = project_skills
+            .iter()
+            .map(|&i| len(&skill_entry(policy, guard, &skills[i], &label)))
+            .collect();
+        let home_skills = skills
+            .iter()
+            .filter(|s| s.listed && !ours(s.origin))
+            .count();
+        let skills_counted = project_skills.len() + hidden_project;
+        let count_line = |tpl: &crate::policy::Template, count: usize| {
+            len(&tpl.fill(&[("count", &count.to_string())]))
+        };
+        let skills_opening = if skills_counted == 0 {
+            0
+        } else {
+            // The heading's count is the same whatever the share leaves
+            // out (a skill left out is counted in the "more" line), which
+            // is charged for as many as there are.
+            let heading = if home_skills == 0 {
+                1 + count_line(&t.skills_heading, skills_counted) + 1
+            } else {
+                count_line(&t.skills_heading, home_skills + skills_counted)
+                    .saturating_sub(count_line(&t.skills_heading, home_skills))
+            };
+            heading + count_line(&t.more_skills, skills_counted) + 1
+        };
+        let (home_rules, project_rules): (Vec<usize>, Vec<usize>) = listed_rules(rules)
+            .map(|(i, _)| i)
+            .partition(|&i| !ours(rules[i].origin));
+        let rule_costs = project_rules
+            .iter()
+            .map(|&i| len(&rule_entry(policy, guard, &rules[i], &label)))
+            .collect();
+        let rules_opening = if project_rules.is_empty() {
+            0
+        } else if home_rules.is_empty() {
+            1 + count_line(&t.rules_heading, project_rules.len()) + 1
+        } else {
+            count_line(&t.rules_heading, home_rules.len() + project_rules.len())
+                .saturating_sub(count_line(&t.rules_heading, home_rules.len()))
+        };
+        let unapproved = if unapproved == 0 {
+            0
+        } else {
+            1 + len(&unapproved_note(policy, unapproved)) + 1
+        };
+        Ours {
+            policy,
+            nonce,
+            guard,
+            blocks,
+            cap,
+            pieces,
+            grant,
+            opening,
+            project_skills,
+            skill_costs,
+            skills_opening,
+            project_rules,
+            rule_costs,
+            rules_opening,
+            unapproved,
+            skills_counted,
+        }
+    }
+
+    /// How many items of the repository there are (blocks, skills counted,
+    /// listed rules).
+    fn items(&self) -> usize {
+        self.grant.len() + self.skills_counted + self.project_rules.len()
+    }
+
+    /// The plan for the share, the note saying what it left out (when
+    /// there is room for it), and the share's account.
+    fn fit(&self) -> (Plan, Option<String>, Budget) {
+        let t = &self.policy.templates;
+        let cap = self.cap;
+        let note_for = |count: usize| {
+            t.share_note
+                .fill(&[("count", &count.to_string()), ("limit", &cap.to_string())])
+        };
+        let mut plan = self.plan(0);
+        // Something was left out: the note saying so is charged too, room
+        // made for it first (for as many items as the repository has).
+        let mut note = None;
+        if plan.left_out > 0 {
+            let reserve = note_for(self.items()).len() as u64 + 2;
+            if reserve <= cap {
+                plan = self.plan(reserve);
+                let text = note_for(plan.left_out);
+                plan.used += text.len() as u64 + 2;
+                note = Some(text);
+            }
+        }
+        let share = Budget {
+            limit: cap,
+            used: plan.used,
+            exhausted: plan.left_out > 0 || plan.cut,
+        };
+        (plan, note, share)
+    }
+
+    /// What the share keeps, `reserve` bytes of it set aside: the note of
+    /// the items awaiting approval, then the blocks in the order the
+    /// budget was granted, the skills, the rules, each while it fits. The
+    /// first block that does not fit is cut to what is left (when some of
+    /// its text fits); from the first item that does not fit on, nothing
+    /// more is kept.
+    fn plan(&self, reserve: u64) -> Plan {
+        let mut meter = Meter {
+            left: self.cap.saturating_sub(reserve),
+            used: 0,
+            full: false,
+        };
+        let mut left_out = 0;
+        let mut cut = false;
+        let unapproved = self.unapproved > 0 && meter.take(self.unapproved);
+        let mut fates: Vec<Fate> = self.blocks.iter().map(|_| Fate::Whole).collect();
+        let mut opening = self.opening;
+        for &i in &self.grant {
+            let first_miss = !meter.full;
+            if !first_miss {
+                // Nothing fits any more: left out without being rendered.
+                fates[i] = Fate::Dropped;
+                left_out += 1;
+                continue;
+            }
+            let piece = self.piece(i).map_or(0, |p| p.len() as u64);
+            if meter.take(opening + 1 + piece) {
+                opening = 0;
+                continue;
+            }
+            if first_miss {
+                let room = meter.left.saturating_sub(opening + 1);
+                if let Some((block, text)) = self.cut(i, room) {
+                    let cost = opening + 1 + text.len() as u64;
+                    meter.left -= cost;
+                    meter.used += cost;
+                    opening = 0;
+                    cut = true;
+                    fates[i] = Fate::Cut(Box::new(block), text);
+                    continue;
+                }
+            }
+            fates[i] = Fate::Dropped;
+            left_out += 1;
+        }
+        let skills_shown = if self.skills_opening == 0 {
+            Some(0)
+        } else if meter.take(self.skills_opening) {
+            let shown = self
+                .skill_costs
+                .iter()
+                .take_while(|&&c| meter.take(c))
+                .count();
+            left_out += self.project_skills.len() - shown;
+            Some(shown)
+        } else {
+            left_out += self.skills_counted;
+            None
+        };
+        let rules_shown = if self.rules_opening > 0 && meter.take(self.rules_opening) {
+            self.rule_costs
+                .iter()
+                .take_while(|&&c| meter.take(c))
+                .count()
+        } else {
+            0
+        };
+        left_out += self.project_rules.len() - rules_shown;
+        Plan {
+            used: meter.used,
+            fates,
+            skills_shown,
+            rules_shown,
+            unapproved,
+            left_out,
+            cut,
+        }
+    }
+
+    /// Project block `i` rendered alone (`None` for a home block).
+    fn piece(&self, i: usize) -> Option<&String> {
+        let b = self.blocks.get(i).filter(|b| b.origin != Origin::Home)?;
+        let cell = self.pieces.get(i)?;
+        Some(cell.get_or_init(|| block_text(self.policy, self.nonce, b, self.guard)))
+    }
+
+    /// Block `i` cut so that it renders in at most `room` bytes, with the
+    /// truncation note; `None` when none of its text fits.
+    fn cut(&self, i: usize, room: u64) -> Option<(Block, String)> {
+        let whole = self.blocks.get(i)?;
+        let room = usize::try_from(room).unwrap_or(usize::MAX);
+        let mut block = whole.clone();
+        block.truncated = true;
+        block.share_cut = true;
+        block.text = "".into();
+        block.included_bytes = 0;
+        // The frame and the note, with room for the note's number to grow.
+        let frame = block_text(self.policy, self.nonce, &block, self.guard).len() + 20;
+        let text = &whole.text;
+        let mut end = crate::vocab::text::floor_char_boundary(text, room.saturating_sub(frame));
+        // Each try is shorter than the one before; the guard's prefixes
+        // make a try longer than its text, rarely by much.
+        for _ in 0..64 {
+            if end == 0 {
+                return None;
+            }
+            block.text = text.get(..end)?.into();
+            block.included_bytes = end as u64;
+            let rendered = block_text(self.policy, self.nonce, &block, self.guard);
+            if rendered.len() <= room {
+                return Some((block, rendered));
+            }
+            let over = rendered.len() - room;
+            end = crate::vocab::text::floor_char_boundary(text, end.saturating_sub(over));
+        }
+        None
+    }
 }
 
 /// The guards: the boundary templates' visible literal starts that are not

@@ -74,6 +74,15 @@ pub struct Snapshot {
     pub(crate) rule_matcher: crate::instructions::rules::RuleMatcher,
     /// The instruction budget.
     pub budget: Budget,
+    /// The repository's share of the prompt
+    /// (`instructions.project-prompt-bytes`): `limit`, the bytes charged
+    /// for everything the repository (and the folders above it) put in
+    /// `prompt` (its blocks with their frames and notes, its listed skills
+    /// and rules, the headings and notes they bring; at least what they
+    /// take), and whether something was cut or left out for it (`skipped`,
+    /// `prompt-share`; a listed skill left out counts in
+    /// `hiddenProjectSkills`).
+    pub project_share: Budget,
     /// Skills that won their name, in name order.
     // A loader holds each skill once, however many of its cached snapshots
     // list it.
@@ -82,7 +91,9 @@ pub struct Snapshot {
     pub shadowed_project_skills: Vec<Shadowed>,
     /// Skill folders and files refused.
     pub rejected_skills: Vec<Rejected>,
-    /// Project skills not listed in the prompt because of the cap.
+    /// Project skills not listed in the prompt because of the cap
+    /// (`skills.max-project-skills`) or the repository's share of the
+    /// prompt.
     pub hidden_project_skills: usize,
     /// Files (and skill files) where hidden text was found.
     pub hidden_text: Vec<HiddenFinding>,
@@ -298,15 +309,34 @@ fn build_inner(
     hidden_text.extend(set.hidden);
     let key = nonce_key(policy, &roots, &mut trace);
     let nonce = render::nonce(&key, policy, &sel.blocks, &set.skills, &sel.rules);
-    let (mut prompt, instructions_end) = render::render(
+    let mut skills = set.skills;
+    let mut hidden_project = set.hidden_project;
+    let rendered = render::render(
         policy,
         &nonce,
-        &sel.blocks,
-        &set.skills,
-        set.hidden_project,
+        sel.blocks,
+        &mut skills,
+        &mut hidden_project,
         &sel.rules,
         unapproved.len(),
     );
+    let mut budget = sel.budget;
+    let mut skipped = sel.skipped;
+    let mut considered = sel.considered;
+    let blocks = left_out_for_share(
+        policy,
+        &rendered,
+        &sel.rules,
+        &mut budget,
+        &mut skipped,
+        &mut considered,
+    );
+    let render::Rendered {
+        mut prompt,
+        instructions_end,
+        share,
+        ..
+    } = rendered;
     prompt.shrink_to_fit();
     let home = roots.set.home.as_ref().map(|h| h.path.clone());
     let home_str = home
@@ -344,18 +374,19 @@ fn build_inner(
         repo_root: roots.set.repo.path.clone(),
         cwd: roots.cwd.clone(),
         named_roots,
-        instruction_files: sel.blocks,
+        instruction_files: blocks,
         deduped: sel.deduped,
-        skipped: sel.skipped,
+        skipped,
         imports: sel.imports,
         scoped_rules: sel.scoped,
         rules: sel.rules,
         rule_matcher: sel.rule_matcher,
-        budget: sel.budget,
-        skills: shared_skills(set.skills),
+        budget,
+        project_share: share,
+        skills: shared_skills(skills),
         shadowed_project_skills: set.shadowed,
         rejected_skills: set.rejected,
-        hidden_project_skills: set.hidden_project,
+        hidden_project_skills: hidden_project,
         hidden_text,
         warnings: roots
             .warnings
@@ -368,7 +399,7 @@ fn build_inner(
         unapproved,
         prompt,
         instructions_end,
-        considered: sel.considered,
+        considered,
         state_root: roots.set.state.as_ref().map(|r| r.path.clone()),
         ancestor_paths: roots
             .ancestor_paths
@@ -394,6 +425,67 @@ fn build_inner(
         items,
         store_error,
     })
+}
+
+/// Records what the repository's share of the prompt left out or cut
+/// (see [`render::render`]): a block left out is `skipped` as
+/// `prompt-share` and gives back what it charged the budget, a cut block
+/// keeps only what it shows charged (when the budget counts text), and a
+/// listed rule left out is `skipped` as `prompt-share` instead of
+/// `rule-listed`. Returns the blocks the prompt holds.
+fn left_out_for_share(
+    policy: &Policy,
+    rendered: &render::Rendered,
+    rules: &[crate::instructions::RuleFile],
+    budget: &mut crate::instructions::Budget,
+    skipped: &mut Vec<Skipped>,
+    considered: &mut [Considered],
+) -> Vec<Block> {
+    use crate::vocab::hash::FastMap;
+    let mut blocks = rendered.blocks.clone();
+    if !rendered.share.exhausted {
+        return blocks;
+    }
+    let by_text = policy.instructions.budget_counts == crate::policy::BudgetCounts::Text;
+    let mut status: FastMap<&Path, Status> = FastMap::default();
+    for b in &mut blocks {
+        if b.share_cut {
+            let now = if by_text {
+                b.included_bytes.min(b.charged)
+            } else {
+                b.charged
+            };
+            budget.used = budget.used.saturating_sub(b.charged - now);
+            b.charged = now;
+            status.insert(&b.path, Status::Truncated);
+        }
+    }
+    for b in &rendered.dropped {
+        budget.used = budget.used.saturating_sub(b.charged);
+        skipped.push(Skipped {
+            path: b.path.clone(),
+            reason: Reason::PromptShare,
+        });
+        status.insert(&b.path, Status::Skipped(Reason::PromptShare));
+    }
+    for &i in &rendered.dropped_rules {
+        let Some(rule) = rules.get(i) else {
+            continue;
+        };
+        if let Some(s) = skipped
+            .iter_mut()
+            .find(|s| s.path == rule.path && s.reason == Reason::RuleListed)
+        {
+            s.reason = Reason::PromptShare;
+        }
+        status.insert(&rule.path, Status::Skipped(Reason::PromptShare));
+    }
+    for c in considered {
+        if let Some(s) = status.get(c.path.as_path()) {
+            c.status = s.clone();
+        }
+    }
+    blocks
 }
 
 /// The key the nonce is derived with: the home root's key file (created on

@@ -76,6 +76,7 @@ pub fn explanation(s: &Snapshot, policy: Option<&Policy>) -> Explanation {
                 let b = s.instruction_files.iter().find(|b| b.path == c.path);
                 let why = b.map_or(String::new(), |b| {
                     let cause = match (b.file_limit_cut, b.budget_cut, b.char_limit_cut) {
+                        _ if b.share_cut => "the repository's share of the prompt",
                         (true, true, _) => "file limit and budget",
                         (true, false, _) => "file limit",
                         (false, false, true) => "character limit",
@@ -270,7 +271,8 @@ pub fn table(s: &Snapshot, policy: Option<&Policy>) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "repository root: {}\nhome: {}\ncwd: {}\nbudget: {} of {} bytes used{}\nfingerprint: {}\n",
+        "repository root: {}\nhome: {}\ncwd: {}\nbudget: {} of {} bytes used{}\n\
+         project share of the prompt: {} of {} bytes used{}\nfingerprint: {}\n",
         shown(&s.repo_root),
         s.home
             .as_deref()
@@ -279,6 +281,13 @@ pub fn table(s: &Snapshot, policy: Option<&Policy>) -> String {
         s.budget.used,
         s.budget.limit,
         if s.budget.exhausted {
+            " (exhausted)"
+        } else {
+            ""
+        },
+        s.project_share.used,
+        s.project_share.limit,
+        if s.project_share.exhausted {
             " (exhausted)"
         } else {
             ""

@@ -599,6 +599,30 @@ fn dispatch(cli: Cli) -> miette::Result<u8> {
                     loading.join(", ")
                 );
             }
+            // Files left out for want of room: say why, as the JSON's
+            // `skipped` does (a budget of 0 lets no project file in).
+            let short = |reason: lisa_context::snapshot::Reason| {
+                access.skipped.iter().filter(|s| s.reason == reason).count()
+            };
+            let (budget, share) = (
+                short(lisa_context::snapshot::Reason::BudgetExhausted),
+                short(lisa_context::snapshot::Reason::PromptShare),
+            );
+            if budget > 0 {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "note: {budget} file(s) not loaded: the instruction budget has no room \
+                     left (instructions.budget-bytes, less what the session's context used, \
+                     within instructions.access-budget-bytes; 0 lets no project file in)"
+                );
+            }
+            if share > 0 {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "note: {share} file(s) not loaded: the repository's share of the prompt \
+                     is full (instructions.project-prompt-bytes)"
+                );
+            }
             match format {
                 Format::Text => write_out(&mut out, access.prompt.as_bytes()),
                 Format::Json => {

@@ -43,6 +43,10 @@ pub struct Block {
     pub file_limit_cut: bool,
     /// Whether `instructions.max-file-chars` cut the text.
     pub char_limit_cut: bool,
+    /// Whether the repository's share of the prompt
+    /// (`instructions.project-prompt-bytes`) cut the text: the block that
+    /// crossed it (`truncated` too).
+    pub share_cut: bool,
     /// When it did: how many characters (`char-unit`s) the text had.
     #[serde(skip)]
     pub(crate) text_chars: u64,
@@ -70,6 +74,13 @@ pub struct Block {
     /// Position in read order.
     #[serde(skip)]
     pub(crate) order: usize,
+    /// Position in the order the budget was granted in (the repository's
+    /// share of the prompt is granted in the same order).
+    #[serde(skip)]
+    pub(crate) granted: usize,
+    /// What it charged the budget (0: the budget does not count it).
+    #[serde(skip)]
+    pub(crate) charged: u64,
 }
 
 /// A file folded into an earlier one.

@@ -533,6 +533,9 @@ impl<'p> Selector<'p> {
         if !cand.on_access && is_rule {
             let mut rule =
                 rules::activation(&self.policy.rules, &text, cand, &mut self.patterns_left);
+            // A rule's name is capped as a skill's is: the name it is listed,
+            // shown and asked for by.
+            cap_name(&mut rule.name, self.policy);
             let mode = rule.mode;
             // A listed rule's name and description reach the prompt: the
             // policy's hidden-text rule holds for them as for file text.
@@ -771,8 +774,11 @@ impl<'p> Selector<'p> {
             char_source_cut: chars_cut.is_some() && char_limit.1,
             read_cut,
             read_capped,
+            share_cut: false,
             text: kept.into(),
             order: i,
+            granted: self.blocks.len(),
+            charged: self.charged_bytes.get(&i).copied().unwrap_or(0),
         });
     }
 
@@ -876,6 +882,23 @@ impl<'p> Selector<'p> {
             rules: in_read_order(self.rules),
             rule_matcher,
         }
+    }
+}
+
+/// Holds a rule's name to the length cap of a skill's name
+/// (`skills.name-max-chars`, in characters): a longer one is cut and ends
+/// with `…`, counted in the cap. What the prompt lists, `rules` records
+/// and `rule show` answers to is this name.
+fn cap_name(name: &mut String, policy: &Policy) {
+    let max = usize::try_from(policy.skills.name_max_chars).unwrap_or(usize::MAX);
+    if let Some((end, _)) = name.char_indices().nth(max) {
+        // `max` characters fit; the cut one keeps `max - 1` and the mark.
+        let keep = name
+            .char_indices()
+            .nth(max.saturating_sub(1))
+            .map_or(end, |(at, _)| at);
+        name.truncate(keep);
+        name.push('…');
     }
 }
 

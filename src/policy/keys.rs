@@ -57,6 +57,7 @@ pub fn behind(reason: Reason, subject: Subject) -> Option<&'static str> {
         (Reason::Scoped, _) => INSTRUCTIONS.scoped_rules,
         (Reason::RuleListed | Reason::RuleManual, _) => RULES.files,
         (Reason::RuleReplaced, _) => RULES.one_per_name,
+        (Reason::PromptShare, _) => INSTRUCTIONS.project_prompt_bytes,
         (Reason::ImportOutsideRoot, _) => INSTRUCTIONS.import_root,
         (Reason::ImportTooDeep, _) => INSTRUCTIONS.import_depth,
         (Reason::InvalidName, _) => SKILLS.name_rule,

@@ -32,6 +32,9 @@ pub const MAX_BUDGET_BYTES: i64 = 1 << 20;
 /// The largest per-file cap accepted, for instruction files and `SKILL.md`.
 pub const MAX_FILE_BYTES: i64 = 16 << 20;
 
+/// The largest `instructions.project-prompt-bytes` accepted (16 MiB).
+pub const MAX_PROJECT_PROMPT_BYTES: i64 = 16 << 20;
+
 /// The largest `skills.frontmatter-memo-max-bytes` accepted (64 MiB).
 pub const MAX_MEMO_BYTES: i64 = 64 << 20;
 
@@ -484,6 +487,17 @@ section! {
         home_max_chars: i64 => "home-max-chars" where range(0, MAX_BUDGET_BYTES),
         /// The same cap for the repository's files (and those above it).
         project_max_chars: i64 => "project-max-chars" where range(0, MAX_BUDGET_BYTES),
+        /// The most bytes of the prompt that come from the repository (and
+        /// the folders above it), everything it brings counted: its blocks
+        /// with their headers, footers and notes, its listed skills and
+        /// rules with their labels, the headings and notes they bring. Its
+        /// items are granted this in order (the blocks in `budget-order`,
+        /// then the skills, then the rules); the block that crosses it is
+        /// cut, and what comes after it is left out (`prompt-share`), with
+        /// `templates.share-note`. A repository's share of the prompt never
+        /// exceeds it, under every policy (0: the repository puts nothing
+        /// in the prompt).
+        project_prompt_bytes: i64 => "project-prompt-bytes" where range(0, MAX_PROJECT_PROMPT_BYTES),
         /// In which order the budget is granted: `outermost-first` or
         /// `nearest-first`. Blocks are rendered outermost-first either way.
         budget_order: BudgetOrder => "budget-order",
@@ -883,6 +897,11 @@ section! {
         /// project items were left out awaiting the user's review.
         /// Placeholders: `{count}`, `{command}` (`trust.review-command`).
         unapproved_note: Template => "unapproved-note" where template(allowed: [count, command]),
+        /// Ends the section when items of the repository were left out
+        /// because its share of the prompt
+        /// (`instructions.project-prompt-bytes`) was full. Placeholders:
+        /// `{count}` (the items left out), `{limit}` (the share, in bytes).
+        share_note: Template => "share-note" where template(allowed: [count, limit]),
     }
 }
 

@@ -116,6 +116,11 @@ pub enum Reason {
     /// repository's) already put as many characters in the prompt as
     /// `instructions.home-max-chars` or `project-max-chars` allow.
     CharLimit,
+    /// An item of the repository (an instruction file, a listed rule)
+    /// left out of the prompt because the repository's share of it
+    /// (`instructions.project-prompt-bytes`), every byte it brings counted,
+    /// was full.
+    PromptShare,
 }
 
 impl Reason {
@@ -144,7 +149,7 @@ mod tests {
 
     #[test]
     fn words_match_their_json() {
-        assert_eq!(Reason::ALL.len(), 35);
+        assert_eq!(Reason::ALL.len(), 36);
         for r in Reason::ALL {
             let json = serde_json::to_string(r).unwrap_or_default();
             assert_eq!(json, format!("\"{}\"", r.as_str()));

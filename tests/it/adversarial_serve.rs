@@ -270,7 +270,11 @@ fn a_session_records_a_bounded_number_of_files() {
     }
     let policy = w.write(
         "big.toml",
-        "version = 1\n[instructions]\non-access = true\naccess-budget-bytes = 1000000\n",
+        // Room for every file: the chain's budget and the repository's
+        // share of the prompt bound a session too, and this test is about
+        // the bound on the files it records.
+        "version = 1\n[instructions]\non-access = true\naccess-budget-bytes = 1000000\n\
+         budget-bytes = 1000000\nproject-prompt-bytes = 16000000\n",
     );
     let mut input = String::new();
     for i in 0..n {

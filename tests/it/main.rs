@@ -22,6 +22,7 @@ mod validate;
 mod harness;
 
 mod access;
+mod access_budget;
 mod adversarial;
 mod adversarial_ancestors;
 mod adversarial_bounds;
@@ -63,6 +64,7 @@ mod policy_constraints;
 mod policy_diagnostics;
 mod policy_language;
 mod policy_reload;
+mod prompt_share;
 mod proptest_entry_points;
 mod races;
 mod read_bounds;

@@ -87,7 +87,8 @@ export type Reason =
   | "rule-listed"
   | "rule-manual"
   | "rule-replaced"
-  | "char-limit";
+  | "char-limit"
+  | "prompt-share";
 
 /**
  * The answer to `hello`.
@@ -148,7 +149,9 @@ export interface Snapshot {
    */
   fingerprint: string;
   /**
-   * Project skills not listed in the prompt because of the cap.
+   * Project skills not listed in the prompt because of the cap
+   * (`skills.max-project-skills`) or the repository's share of the
+   * prompt.
    */
   hiddenProjectSkills: number;
   /**
@@ -174,6 +177,7 @@ export interface Snapshot {
    * where each was found (`null`: nowhere, or not a directory).
    */
   namedRoots: NamedRootPlace[];
+  projectShare: Budget1;
   /**
    * The rendered section, exactly as it goes into the prompt.
    */
@@ -345,6 +349,12 @@ export interface Block {
    */
   root: string;
   /**
+   * Whether the repository's share of the prompt
+   * (`instructions.project-prompt-bytes`) cut the text: the block that
+   * crossed it (`truncated` too).
+   */
+  shareCut: boolean;
+  /**
    * The file's text, in UTF-8 bytes, as it would enter the prompt:
    * trimmed, line breaks normalised, hidden text treated (revealed hidden
    * characters make it larger than the file). For a file not read to its
@@ -369,6 +379,30 @@ export interface NamedRootPlace {
    * Its directory, when it exists.
    */
   path: string | null;
+}
+/**
+ * The repository's share of the prompt
+ * (`instructions.project-prompt-bytes`): `limit`, the bytes charged
+ * for everything the repository (and the folders above it) put in
+ * `prompt` (its blocks with their frames and notes, its listed skills
+ * and rules, the headings and notes they bring; at least what they
+ * take), and whether something was cut or left out for it (`skipped`,
+ * `prompt-share`; a listed skill left out counts in
+ * `hiddenProjectSkills`).
+ */
+export interface Budget1 {
+  /**
+   * Whether some text was cut or dropped for lack of budget.
+   */
+  exhausted: boolean;
+  /**
+   * The limit in UTF-8 bytes.
+   */
+  limit: number;
+  /**
+   * Bytes used.
+   */
+  used: number;
 }
 /**
  * A folder or file that was examined and refused.
@@ -420,7 +454,8 @@ export interface Rejected {
     | "rule-listed"
     | "rule-manual"
     | "rule-replaced"
-    | "char-limit";
+    | "char-limit"
+    | "prompt-share";
 }
 /**
  * A rule file (`[rules]`) and the mode its frontmatter gave it.
@@ -674,7 +709,8 @@ export interface Skipped {
     | "rule-listed"
     | "rule-manual"
     | "rule-replaced"
-    | "char-limit";
+    | "char-limit"
+    | "prompt-share";
 }
 /**
  * A project item left out of the prompt, or an approval whose item is gone.
@@ -1012,7 +1048,7 @@ export interface AccessResponse {
  * What one access added to a session.
  */
 export interface Access {
-  budget: Budget1;
+  budget: Budget2;
   /**
    * Files folded into a kept one.
    */
@@ -1042,7 +1078,7 @@ export interface Access {
 /**
  * The session's on-access budget after this access.
  */
-export interface Budget1 {
+export interface Budget2 {
   /**
    * Whether some text was cut or dropped for lack of budget.
    */

@@ -91,6 +91,11 @@ class Block:
     """Absolute path of the file."""
     root: str
     """The root it was read under: `home`, `repo`, or a named root's name."""
+    share_cut: bool
+    """Whether the repository's share of the prompt
+    (`instructions.project-prompt-bytes`) cut the text: the block that
+    crossed it (`truncated` too).
+    """
     text_bytes: int
     """The file's text, in UTF-8 bytes, as it would enter the prompt:
     trimmed, line breaks normalised, hidden text treated (revealed hidden
@@ -113,6 +118,7 @@ class Block:
             origin=d["origin"],
             path=d["path"],
             root=d["root"],
+            share_cut=d["shareCut"],
             text_bytes=d["textBytes"],
             truncated=d["truncated"],
         )
@@ -156,7 +162,7 @@ class Deduped:
             same_as=d["sameAs"],
         )
 
-Reason = Literal["symlink-escape", "symlink-refused", "not-regular-file", "unreadable", "too-large", "empty", "not-text", "budget-exhausted", "excluded", "invalid-name", "dot-folder", "missing-skill-file", "not-a-directory", "bad-frontmatter", "missing-name", "missing-description", "description-too-long", "impostor", "scan-limit", "hard-link", "unapproved", "import-outside-root", "import-cycle", "import-limit", "import-missing", "import-too-deep", "scoped", "foreign-owner", "import-from-ancestor", "vcs-metadata", "hidden-text-in-name", "rule-listed", "rule-manual", "rule-replaced", "char-limit"]
+Reason = Literal["symlink-escape", "symlink-refused", "not-regular-file", "unreadable", "too-large", "empty", "not-text", "budget-exhausted", "excluded", "invalid-name", "dot-folder", "missing-skill-file", "not-a-directory", "bad-frontmatter", "missing-name", "missing-description", "description-too-long", "impostor", "scan-limit", "hard-link", "unapproved", "import-outside-root", "import-cycle", "import-limit", "import-missing", "import-too-deep", "scoped", "foreign-owner", "import-from-ancestor", "vcs-metadata", "hidden-text-in-name", "rule-listed", "rule-manual", "rule-replaced", "char-limit", "prompt-share"]
 """Why a candidate was not used.
 
 Declaration order is part of every fingerprint (a traced path that could
@@ -636,7 +642,10 @@ class Snapshot:
     fingerprint: str
     """The fingerprint, 32 hex digits."""
     hidden_project_skills: int
-    """Project skills not listed in the prompt because of the cap."""
+    """Project skills not listed in the prompt because of the cap
+    (`skills.max-project-skills`) or the repository's share of the
+    prompt.
+    """
     hidden_text: List[HiddenFinding]
     """Files (and skill files) where hidden text was found."""
     home: Optional[str]
@@ -651,6 +660,16 @@ class Snapshot:
     named_roots: List[NamedRootPlace]
     """The policy's named roots (`[[roots.named]]`), in its order, with
     where each was found (`null`: nowhere, or not a directory).
+    """
+    project_share: Budget
+    """The repository's share of the prompt
+    (`instructions.project-prompt-bytes`): `limit`, the bytes charged
+    for everything the repository (and the folders above it) put in
+    `prompt` (its blocks with their frames and notes, its listed skills
+    and rules, the headings and notes they bring; at least what they
+    take), and whether something was cut or left out for it (`skipped`,
+    `prompt-share`; a listed skill left out counts in
+    `hiddenProjectSkills`).
     """
     prompt: str
     """The rendered section, exactly as it goes into the prompt."""
@@ -699,6 +718,7 @@ class Snapshot:
             imports=[Import._from_json(x0) for x0 in d["imports"]],
             instruction_files=[Block._from_json(x0) for x0 in d["instructionFiles"]],
             named_roots=[NamedRootPlace._from_json(x0) for x0 in d["namedRoots"]],
+            project_share=Budget._from_json(d["projectShare"]),
             prompt=d["prompt"],
             rejected_skills=[Rejected._from_json(x0) for x0 in d["rejectedSkills"]],
             repo_root=d["repoRoot"],
