@@ -82,6 +82,11 @@ fn response_schema() -> Value {
         obj.remove("$defs");
         obj.remove("$schema");
         obj.remove("title");
+        if let Some(Value::Object(props)) = obj.get_mut("properties") {
+            for field in props.values_mut() {
+                lone_ref(field);
+            }
+        }
     }
     defs.insert("ErrorBody".into(), error_body);
     defs.insert("Id".into(), strip_root(id));
@@ -100,7 +105,10 @@ fn response_schema() -> Value {
             let mut props = serde_json::Map::new();
             props.insert("id".into(), serde_json::json!({ "$ref": "#/$defs/Id" }));
             if let Some(Value::Object(rest)) = obj.remove("properties") {
-                props.extend(rest);
+                props.extend(rest.into_iter().map(|(name, mut field)| {
+                    lone_ref(&mut field);
+                    (name, field)
+                }));
             }
             obj.insert("properties".into(), Value::Object(props));
             let mut required = vec![Value::from("id")];
@@ -134,6 +142,16 @@ fn response_schema() -> Value {
         "anyOf": refs,
         "$defs": defs,
     })
+}
+
+/// A `$ref` stands alone: a description beside it makes type generators
+/// take the field for a type of its own (`Snapshot1`).
+fn lone_ref(field: &mut Value) {
+    if let Some(f) = field.as_object_mut()
+        && f.contains_key("$ref")
+    {
+        f.remove("description");
+    }
 }
 
 /// A generated root schema as a definition (no `$schema`, `title`).
