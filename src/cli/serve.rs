@@ -7,11 +7,11 @@ use std::io::{self, BufRead, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
-use lisa_context::protocol::{ErrorCode, Hello, Request, TrustDiff, error_chain, plain_report};
-use lisa_context::{BootstrapError, Loader, SnapshotError, TrustError};
+use lisa_context::protocol::{Answer, ErrorCode, ErrorReport, Request, error_chain};
+use lisa_context::{BootstrapError, Loader};
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 /// The longest request line accepted (1 MiB).
 pub const MAX_LINE: usize = 1 << 20;
@@ -29,22 +29,33 @@ impl Id {
     }
 }
 
-/// One response: the id to echo and the other fields.
+/// One response: the id to echo and the body: an answer, or an error.
 #[derive(Debug)]
 pub struct Response {
     id: Id,
-    body: Map<String, Value>,
+    body: Body,
+}
+
+/// A response's fields besides the id.
+#[derive(Debug, serde::Serialize)]
+#[serde(untagged)]
+enum Body {
+    Answer(Answer),
+    Error { error: ErrorReport },
 }
 
 impl Response {
-    fn new(id: &Id, body: Value) -> Self {
-        let body = match body {
-            Value::Object(fields) => fields,
-            other => Map::from_iter([("result".to_string(), other)]),
-        };
+    fn answer(id: &Id, answer: Answer) -> Self {
         Response {
             id: id.clone(),
-            body,
+            body: Body::Answer(answer),
+        }
+    }
+
+    fn error(id: &Id, error: ErrorReport) -> Self {
+        Response {
+            id: id.clone(),
+            body: Body::Error { error },
         }
     }
 
@@ -54,51 +65,23 @@ impl Response {
         let mut line = Vec::with_capacity(64);
         line.extend_from_slice(b"{\"id\":");
         line.extend_from_slice(self.id.0.get().as_bytes());
-        for (key, value) in &self.body {
-            line.push(b',');
-            // Strings and values serialize infallibly into a Vec.
-            let _ = serde_json::to_writer(&mut line, key);
-            line.push(b':');
-            let _ = serde_json::to_writer(&mut line, value);
+        // The body is one JSON object: its members follow the id. The
+        // protocol's types serialize infallibly into a Vec.
+        let body = serde_json::to_vec(&self.body).unwrap_or_else(|_| b"{}".to_vec());
+        match body.get(1..) {
+            Some(rest) if rest != b"}" => {
+                line.push(b',');
+                line.extend_from_slice(rest);
+            }
+            _ => line.push(b'}'),
         }
-        line.extend_from_slice(b"}\n");
+        line.push(b'\n');
         line
     }
 }
 
 fn error(id: &Id, code: ErrorCode, message: impl Into<String>) -> Response {
-    Response::new(
-        id,
-        json!({ "error": { "code": code, "message": message.into() } }),
-    )
-}
-
-/// A snapshot error: its code and message, with what a program can use
-/// beside them: `help` (what the command line would advise), for
-/// `skill-not-found` the names `available`, for `policy-invalid` the
-/// `problems` one by one.
-fn snapshot_error(id: &Id, e: &SnapshotError) -> Response {
-    let mut body = serde_json::Map::new();
-    body.insert("code".into(), json!(ErrorCode::of(e)));
-    match e {
-        SnapshotError::PolicyInvalid(failure) => {
-            body.insert("message".into(), json!(plain_report(failure)));
-            body.insert(
-                "problems".into(),
-                json!(lisa_context::protocol::policy_problems(e)),
-            );
-        }
-        _ => {
-            body.insert("message".into(), json!(error_chain(e)));
-            if let Some(help) = miette::Diagnostic::help(e) {
-                body.insert("help".into(), json!(help.to_string()));
-            }
-            if let SnapshotError::SkillNotFound { available, .. } = e {
-                body.insert("available".into(), json!(available));
-            }
-        }
-    }
-    Response::new(id, json!({ "error": body }))
+    Response::error(id, ErrorReport::new(code, message))
 }
 
 /// The homes a server answers for: its own (the requests that name none),
@@ -297,68 +280,12 @@ fn run(homes: &Homes, id: &Id, request: Request, home: Option<&Path>) -> Respons
     response
 }
 
-/// Answers a parsed request with `loader`.
+/// Answers a parsed request with `loader`, through the library's one
+/// operation core.
 fn answer_with(loader: &Loader, id: &Id, request: Request) -> Response {
-    let result = match request {
-        Request::Hello {} => return Response::new(id, json!({ "hello": Hello::new() })),
-        Request::Snapshot { cwd, root } => loader
-            .snapshot_in(&cwd, root.as_deref())
-            .map(|s| Response::new(id, json!({ "snapshot": &*s }))),
-        Request::Fingerprint { cwd, root } => loader
-            .fingerprint_in(&cwd, root.as_deref())
-            .map(|f| Response::new(id, json!({ "fingerprint": f }))),
-        Request::Refresh {
-            cwd,
-            root,
-            fingerprint,
-        } => loader
-            .refresh_in(&cwd, root.as_deref(), &fingerprint)
-            .map(|r| match r {
-                None => Response::new(id, json!({ "changed": false })),
-                Some(s) => Response::new(id, json!({ "changed": true, "snapshot": &*s })),
-            }),
-        Request::Skill { cwd, root, name } => loader
-            .skill_in(&cwd, root.as_deref(), &name)
-            .map(|s| Response::new(id, json!({ "skill": s }))),
-        Request::Rule { cwd, root, name } => loader
-            .rule_in(&cwd, root.as_deref(), &name)
-            .map(|r| Response::new(id, json!({ "rule": r }))),
-        Request::TrustStatus { cwd, root } => {
-            return match loader.trust_status(&cwd, root.as_deref()) {
-                Ok(status) => Response::new(id, json!({ "trust": status })),
-                Err(e) => trust_error(id, e),
-            };
-        }
-        Request::TrustDiff { cwd, root } => {
-            return match loader.trust_status(&cwd, root.as_deref()) {
-                Ok(status) => Response::new(id, json!({ "trustDiff": TrustDiff::of(&status) })),
-                Err(e) => trust_error(id, e),
-            };
-        }
-        Request::Access {
-            cwd,
-            root,
-            path,
-            session,
-        } => loader
-            .access_named(
-                session.as_deref().unwrap_or(""),
-                &cwd,
-                root.as_deref(),
-                &path,
-            )
-            .map(|a| Response::new(id, json!({ "access": a }))),
-        // Ops added to the library's protocol before this server knows them.
-        _ => return error(id, ErrorCode::UnknownOp, "op not served by this build"),
-    };
-    result.unwrap_or_else(|e| snapshot_error(id, &e))
-}
-
-/// The error response for a trust request.
-fn trust_error(id: &Id, e: TrustError) -> Response {
-    match e {
-        TrustError::Snapshot(e) => snapshot_error(id, &e),
-        other => error(id, ErrorCode::of_trust(&other), other.to_string()),
+    match lisa_context::protocol::answer(loader, request) {
+        Ok(answer) => Response::answer(id, answer),
+        Err(report) => Response::error(id, report),
     }
 }
 

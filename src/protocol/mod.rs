@@ -11,6 +11,7 @@
 //! request fields it does not know, and a client must ignore response
 //! fields it does not know.
 
+mod answer;
 mod outputs;
 mod sarif;
 #[cfg(feature = "schema")]
@@ -18,6 +19,7 @@ mod schema;
 mod wire;
 
 pub use crate::error::ErrorCode;
+pub use answer::{Answer, ErrorReport, answer};
 pub use outputs::{
     ExplainRow, Explanation, SURVEY_PROBLEM_KINDS, SkillList, Survey, SurveyProblem,
     SurveyedPolicy, SurveyedRule,
@@ -25,6 +27,6 @@ pub use outputs::{
 #[cfg(feature = "schema")]
 pub use schema::schemas;
 pub use wire::{
-    ErrorReport, Hello, POLICIES, PROTOCOL_VERSION, PendingItem, PolicyProblem, Request, TrustDiff,
-    error_chain, plain_report, policy_problems,
+    Hello, POLICIES, PROTOCOL_VERSION, PendingItem, PolicyProblem, Request, TrustDiff, error_chain,
+    plain_report, policy_problems,
 };

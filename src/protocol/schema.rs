@@ -4,9 +4,8 @@
 use schemars::{JsonSchema, Schema, generate::SchemaSettings, transform::Transform};
 use serde_json::Value;
 
-use super::wire::{Hello, Request, TrustDiff};
-use crate::error::ErrorCode;
-use crate::loader::SkillFile;
+use super::answer::{Answer, ErrorReport};
+use super::wire::{Request, TrustDiff};
 use crate::snapshot::Snapshot;
 use crate::trust::TrustStatus;
 
@@ -46,136 +45,122 @@ enum CliOutput {
     Survey(super::Survey),
 }
 
-/// One response line: an answer, or an error.
-#[derive(JsonSchema)]
-#[serde(untagged)]
-#[allow(dead_code)]
-enum Response {
-    Hello(HelloResponse),
-    Snapshot(SnapshotResponse),
-    Fingerprint(FingerprintResponse),
-    Unchanged(UnchangedResponse),
-    Changed(ChangedResponse),
-    Skill(SkillResponse),
-    Rule(RuleResponse),
-    Trust(TrustResponse),
-    TrustDiff(TrustDiffResponse),
-    Access(AccessResponse),
-    Error(ErrorResponse),
+/// The names the response schema gives the answers, in [`Answer`]'s
+/// variant order, and the error's: the `$defs` a client's generated types
+/// are named from.
+const RESPONSE_NAMES: [&str; 10] = [
+    "HelloResponse",
+    "SnapshotResponse",
+    "FingerprintResponse",
+    "UnchangedResponse",
+    "ChangedResponse",
+    "SkillResponse",
+    "RuleResponse",
+    "TrustResponse",
+    "TrustDiffResponse",
+    "AccessResponse",
+];
+
+/// The schema of a response line, derived from the types `serve` writes:
+/// each [`Answer`] variant with the request's `id` beside its fields, or
+/// `{id, error}` with the [`ErrorReport`]. No type mirrors them: a variant
+/// added to [`Answer`] without a name here fails the schema test.
+fn response_schema() -> Value {
+    let mut answer = generate::<Answer>(true);
+    let id = generate::<Id>(true);
+    let mut defs = answer
+        .get_mut("$defs")
+        .and_then(Value::as_object_mut)
+        .map(std::mem::take)
+        .unwrap_or_default();
+    let error = generate::<ErrorReport>(true);
+    if let Some(more) = error.get("$defs").and_then(Value::as_object) {
+        defs.extend(more.clone());
+    }
+    let mut error_body = error;
+    if let Some(obj) = error_body.as_object_mut() {
+        obj.remove("$defs");
+        obj.remove("$schema");
+        obj.remove("title");
+        if let Some(Value::Object(props)) = obj.get_mut("properties") {
+            for field in props.values_mut() {
+                lone_ref(field);
+            }
+        }
+    }
+    defs.insert("ErrorBody".into(), error_body);
+    defs.insert("Id".into(), strip_root(id));
+    let branches = answer
+        .get_mut("anyOf")
+        .and_then(Value::as_array_mut)
+        .map(std::mem::take)
+        .unwrap_or_default();
+    assert_eq!(
+        branches.len(),
+        RESPONSE_NAMES.len(),
+        "every Answer variant has a name in RESPONSE_NAMES"
+    );
+    let with_id = |mut branch: Value| {
+        if let Some(obj) = branch.as_object_mut() {
+            let mut props = serde_json::Map::new();
+            props.insert("id".into(), serde_json::json!({ "$ref": "#/$defs/Id" }));
+            if let Some(Value::Object(rest)) = obj.remove("properties") {
+                props.extend(rest.into_iter().map(|(name, mut field)| {
+                    lone_ref(&mut field);
+                    (name, field)
+                }));
+            }
+            obj.insert("properties".into(), Value::Object(props));
+            let mut required = vec![Value::from("id")];
+            if let Some(Value::Array(rest)) = obj.remove("required") {
+                required.extend(rest);
+            }
+            obj.insert("required".into(), Value::Array(required));
+        }
+        branch
+    };
+    let mut refs = Vec::new();
+    for (name, branch) in RESPONSE_NAMES.iter().zip(branches) {
+        defs.insert((*name).into(), with_id(branch));
+        refs.push(serde_json::json!({ "$ref": format!("#/$defs/{name}") }));
+    }
+    defs.insert(
+        "ErrorResponse".into(),
+        with_id(serde_json::json!({
+            "description": "A request that failed.",
+            "type": "object",
+            "properties": { "error": { "$ref": "#/$defs/ErrorBody" } },
+            "required": ["error"],
+            "additionalProperties": false,
+        })),
+    );
+    refs.push(serde_json::json!({ "$ref": "#/$defs/ErrorResponse" }));
+    serde_json::json!({
+        "$schema": answer.get("$schema").cloned().unwrap_or(Value::Null),
+        "title": "Response",
+        "description": "One response line: an answer, or an error.",
+        "anyOf": refs,
+        "$defs": defs,
+    })
 }
 
-/// The answer to `hello`.
-#[derive(JsonSchema)]
-#[allow(dead_code)]
-struct HelloResponse {
-    id: Id,
-    hello: Hello,
+/// A `$ref` stands alone: a description beside it makes type generators
+/// take the field for a type of its own (`Snapshot1`).
+fn lone_ref(field: &mut Value) {
+    if let Some(f) = field.as_object_mut()
+        && f.contains_key("$ref")
+    {
+        f.remove("description");
+    }
 }
 
-/// The answer to `snapshot`.
-#[derive(JsonSchema)]
-#[allow(dead_code)]
-struct SnapshotResponse {
-    id: Id,
-    snapshot: Snapshot,
-}
-
-/// The answer to `fingerprint`.
-#[derive(JsonSchema)]
-#[allow(dead_code)]
-struct FingerprintResponse {
-    id: Id,
-    /// 32 hex digits.
-    fingerprint: String,
-}
-
-/// The answer to `refresh` when the fingerprint still holds.
-#[derive(JsonSchema)]
-#[allow(dead_code)]
-struct UnchangedResponse {
-    id: Id,
-    #[schemars(extend("const" = false))]
-    changed: bool,
-}
-
-/// The answer to `refresh` when the fingerprint moved.
-#[derive(JsonSchema)]
-#[allow(dead_code)]
-struct ChangedResponse {
-    id: Id,
-    #[schemars(extend("const" = true))]
-    changed: bool,
-    snapshot: Snapshot,
-}
-
-/// The answer to `skill`.
-#[derive(JsonSchema)]
-#[allow(dead_code)]
-struct SkillResponse {
-    id: Id,
-    skill: SkillFile,
-}
-
-/// The answer to `rule`.
-#[derive(JsonSchema)]
-#[allow(dead_code)]
-struct RuleResponse {
-    id: Id,
-    rule: crate::on_request::RuleText,
-}
-
-/// The answer to `trust-status`.
-#[derive(JsonSchema)]
-#[allow(dead_code)]
-struct TrustResponse {
-    id: Id,
-    trust: TrustStatus,
-}
-
-/// The answer to `trust-diff`.
-#[derive(JsonSchema)]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
-struct TrustDiffResponse {
-    id: Id,
-    trust_diff: TrustDiff,
-}
-
-/// The answer to `access`.
-#[derive(JsonSchema)]
-#[allow(dead_code)]
-struct AccessResponse {
-    id: Id,
-    access: crate::access::Access,
-}
-
-/// A request that failed.
-#[derive(JsonSchema)]
-#[allow(dead_code)]
-struct ErrorResponse {
-    id: Id,
-    error: ErrorBody,
-}
-
-/// What went wrong.
-#[derive(JsonSchema)]
-#[allow(dead_code)]
-struct ErrorBody {
-    code: ErrorCode,
-    /// For a person (for `policy-invalid`, the diagnostic as `policy
-    /// check` prints it).
-    message: String,
-    /// What to do about it, when the command line would say something
-    /// (for `skill-not-found`: the nearest name and those available).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    help: Option<String>,
-    /// For `skill-not-found`: the skills available from the cwd, in name
-    /// order.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    available: Option<Vec<String>>,
-    /// For `policy-invalid`: each problem, for a program.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    problems: Option<Vec<super::PolicyProblem>>,
+/// A generated root schema as a definition (no `$schema`, `title`).
+fn strip_root(mut schema: Value) -> Value {
+    if let Some(obj) = schema.as_object_mut() {
+        obj.remove("$schema");
+        obj.remove("title");
+    }
+    schema
 }
 
 /// Every object the server writes has exactly the properties the
@@ -217,7 +202,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
     vec![
         ("snapshot.schema.json", generate::<Snapshot>(true)),
         ("request.schema.json", generate::<RequestLine>(false)),
-        ("response.schema.json", generate::<Response>(true)),
+        ("response.schema.json", response_schema()),
         ("cli.schema.json", generate::<CliOutput>(true)),
     ]
 }

@@ -126,7 +126,7 @@ impl Request {
 
 /// One problem of an invalid policy, for a program: `policy-invalid`
 /// responses carry the list beside the drawn diagnostic.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct PolicyProblem {
@@ -195,44 +195,6 @@ pub fn plain_report(diagnostic: &dyn miette::Diagnostic) -> String {
     match handler.render_report(&mut out, diagnostic) {
         Ok(()) => out,
         Err(_) => diagnostic.to_string(),
-    }
-}
-
-/// An error as a front end (the bindings, `serve`) reports it: its stable
-/// code and one message, the whole diagnostic for `policy-invalid` and the
-/// chain of causes otherwise.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct ErrorReport {
-    /// The code (`error.code` on the wire, the bindings' exception code).
-    pub code: ErrorCode,
-    /// What to show.
-    pub message: String,
-}
-
-impl ErrorReport {
-    /// The report of a snapshot error.
-    pub fn of_snapshot(e: &crate::error::SnapshotError) -> Self {
-        let message = match e {
-            crate::error::SnapshotError::PolicyInvalid(failure) => plain_report(failure),
-            _ => error_chain(e),
-        };
-        ErrorReport {
-            code: ErrorCode::of(e),
-            message,
-        }
-    }
-
-    /// The report of a trust error (a snapshot error inside it as
-    /// [`of_snapshot`](Self::of_snapshot) gives it).
-    pub fn of_trust(e: &crate::review::TrustError) -> Self {
-        match e {
-            crate::review::TrustError::Snapshot(inner) => Self::of_snapshot(inner),
-            other => ErrorReport {
-                code: ErrorCode::of_trust(other),
-                message: error_chain(other),
-            },
-        }
     }
 }
 

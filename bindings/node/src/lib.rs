@@ -12,8 +12,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use lisa_context::protocol::{ErrorCode, ErrorReport, Hello, TrustDiff, error_chain};
-use lisa_context::{SnapshotError, TrustError};
+use lisa_context::protocol::{Answer, ErrorCode, ErrorReport, Hello, Request, answer};
 use napi::bindgen_prelude::AsyncTask;
 use napi::{Env, Task};
 use napi_derive::napi;
@@ -43,12 +42,12 @@ pub struct LoaderOptions {
     pub cache_bytes: Option<f64>,
 }
 
-/// The error thrown by the constructor: its message is the JSON text
-/// `{"code", "message"}`, which the TypeScript layer turns into a
-/// `LisaContextError`.
-fn constructor_error(code: ErrorCode, message: String) -> napi::Error {
-    let body = serde_json::json!({ "code": code, "message": message });
-    napi::Error::new(napi::Status::InvalidArg, body.to_string())
+/// The error thrown by the constructor: its message is the JSON text of
+/// the [`ErrorReport`] (`{code, message, help?, available?, problems?}`),
+/// which the TypeScript layer turns into a `LisaContextError`.
+fn constructor_error(report: &ErrorReport) -> napi::Error {
+    let body = serde_json::to_string(report).unwrap_or_default();
+    napi::Error::new(napi::Status::InvalidArg, body)
 }
 
 /// A whole number in `1..=max`, or a `bad-request` naming the option.
@@ -58,15 +57,17 @@ fn whole_in_range(name: &str, value: f64, max: usize) -> napi::Result<usize> {
         // In range and whole: the conversion is exact.
         Ok(value as usize)
     } else {
-        Err(constructor_error(
+        Err(constructor_error(&ErrorReport::new(
             ErrorCode::BadRequest,
             format!("`{name}` must be a whole number from 1 to {max}, not {value}"),
-        ))
+        )))
     }
 }
 
 /// The result of one call: `value` (JSON text, or absent for "nothing",
-/// e.g. an unchanged `refresh`), or `code` and `message`.
+/// e.g. an unchanged `refresh`), or the error: `code` and `message`, and
+/// `error`, the JSON text of the whole [`ErrorReport`] (the same fields
+/// `serve` writes: `help`, `available`, `problems` where they apply).
 #[napi(object)]
 pub struct Outcome {
     /// The answer, as JSON text.
@@ -75,6 +76,8 @@ pub struct Outcome {
     pub code: Option<String>,
     /// The error message, when the call failed.
     pub message: Option<String>,
+    /// The whole error report as JSON text, when the call failed.
+    pub error: Option<String>,
 }
 
 impl Outcome {
@@ -83,14 +86,7 @@ impl Outcome {
             value,
             code: None,
             message: None,
-        }
-    }
-
-    fn error(code: ErrorCode, message: String) -> Self {
-        Outcome {
-            value: None,
-            code: Some(code.as_str().to_string()),
-            message: Some(message),
+            error: None,
         }
     }
 
@@ -98,93 +94,77 @@ impl Outcome {
         match serde_json::to_string(value) {
             Ok(text) => Outcome::value(Some(text)),
             // The snapshot types serialize infallibly; say so if not.
-            Err(e) => Outcome::error(ErrorCode::BadRequest, e.to_string()),
+            Err(e) => Outcome::report(ErrorReport::new(ErrorCode::BadRequest, e.to_string())),
         }
     }
 
-    fn snapshot_error(e: &SnapshotError) -> Self {
-        Outcome::report(ErrorReport::of_snapshot(e))
-    }
-
-    fn trust_error(e: &TrustError) -> Self {
-        Outcome::report(ErrorReport::of_trust(e))
-    }
-
     fn report(r: ErrorReport) -> Self {
-        Outcome::error(r.code, r.message)
+        Outcome {
+            value: None,
+            code: Some(r.code.as_str().to_string()),
+            message: Some(r.message.clone()),
+            error: serde_json::to_string(&r).ok(),
+        }
+    }
+
+    /// A JavaScript value for an answer of the core: the object each op's
+    /// method promises (a fingerprint as bare text, an unchanged `refresh`
+    /// as nothing).
+    fn answer(answer: Answer) -> Self {
+        match answer {
+            Answer::Hello { hello } => Outcome::json(&hello),
+            Answer::Snapshot { snapshot } => Outcome::json(&*snapshot),
+            Answer::Fingerprint { fingerprint } => Outcome::value(Some(fingerprint)),
+            Answer::Unchanged { .. } => Outcome::value(None),
+            Answer::Changed { snapshot, .. } => Outcome::json(&*snapshot),
+            Answer::Skill { skill } => Outcome::json(&skill),
+            Answer::Rule { rule } => Outcome::json(&rule),
+            Answer::Trust { trust } => Outcome::json(&trust),
+            Answer::TrustDiff { trust_diff } => Outcome::json(&trust_diff),
+            Answer::Access { access } => Outcome::json(&access),
+            // An answer added to the core before this binding knows it.
+            other => Outcome::json(&other),
+        }
     }
 }
 
-/// What one call does.
+/// What one call does: a request of the protocol, or Lisa's view (a
+/// snapshot answer with what Lisa's API needs beside it).
 enum Op {
-    Snapshot,
-    Fingerprint,
-    Refresh(String),
-    Skill(String),
-    Rule(String),
-    TrustStatus,
-    TrustDiff,
+    Request(Request),
     /// What Lisa's API needs beyond the snapshot (see `NativeLoader::lisa`).
-    Lisa,
-    /// What touching a path adds to a named session.
-    Access {
-        path: String,
-        session: String,
-    },
+    Lisa(Request),
 }
 
 /// One call, run on the thread pool.
 pub struct Call {
     loader: Arc<lisa_context::Loader>,
-    cwd: PathBuf,
-    root: Option<PathBuf>,
-    op: Op,
+    op: Option<Op>,
 }
 
 impl Call {
-    fn run(&self) -> Outcome {
-        let loader = &self.loader;
-        let cwd = self.cwd.as_path();
-        let root = self.root.as_deref();
-        match &self.op {
-            Op::Snapshot => match loader.snapshot_in(cwd, root) {
-                Ok(s) => Outcome::json(&*s),
-                Err(e) => Outcome::snapshot_error(&e),
+    fn run(&mut self) -> Outcome {
+        let loader = &*self.loader;
+        match self.op.take() {
+            None => Outcome::report(ErrorReport::new(
+                ErrorCode::BadRequest,
+                "the call ran twice",
+            )),
+            Some(Op::Request(request)) => match answer(loader, request) {
+                Ok(a) => Outcome::answer(a),
+                Err(report) => Outcome::report(report),
             },
-            // A bare string: the JavaScript side takes it as it is.
-            Op::Fingerprint => match loader.fingerprint_in(cwd, root) {
-                Ok(f) => Outcome::value(Some(f)),
-                Err(e) => Outcome::snapshot_error(&e),
-            },
-            Op::Refresh(fingerprint) => match loader.refresh_in(cwd, root, fingerprint) {
-                Ok(None) => Outcome::value(None),
-                Ok(Some(s)) => Outcome::json(&*s),
-                Err(e) => Outcome::snapshot_error(&e),
-            },
-            Op::Skill(name) => match loader.skill_in(cwd, root, name) {
-                Ok(s) => Outcome::json(&s),
-                Err(e) => Outcome::snapshot_error(&e),
-            },
-            Op::Rule(name) => match loader.rule_in(cwd, root, name) {
-                Ok(r) => Outcome::json(&r),
-                Err(e) => Outcome::snapshot_error(&e),
-            },
-            Op::TrustStatus => match loader.trust_status(cwd, root) {
-                Ok(s) => Outcome::json(&s),
-                Err(e) => Outcome::trust_error(&e),
-            },
-            Op::TrustDiff => match loader.trust_status(cwd, root) {
-                Ok(s) => Outcome::json(&TrustDiff::of(&s)),
-                Err(e) => Outcome::trust_error(&e),
-            },
-            Op::Lisa => match loader.snapshot_in(cwd, root) {
-                Ok(s) => Outcome::json(&lisa_view(loader, &s, cwd, root)),
-                Err(e) => Outcome::snapshot_error(&e),
-            },
-            Op::Access { path, session } => {
-                match loader.access_named(session, cwd, root, std::path::Path::new(path)) {
-                    Ok(a) => Outcome::json(&a),
-                    Err(e) => Outcome::snapshot_error(&e),
+            Some(Op::Lisa(request)) => {
+                let (cwd, root) = match &request {
+                    Request::Snapshot { cwd, root } => (cwd.clone(), root.clone()),
+                    _ => return Outcome::report(ErrorReport::new(ErrorCode::BadRequest, "lisa")),
+                };
+                match answer(loader, request) {
+                    Ok(Answer::Snapshot { snapshot }) => {
+                        Outcome::json(&lisa_view(loader, &snapshot, &cwd, root.as_deref()))
+                    }
+                    Ok(other) => Outcome::answer(other),
+                    Err(report) => Outcome::report(report),
                 }
             }
         }
@@ -268,12 +248,12 @@ impl NativeLoader {
                 );
                 let n = whole_in_range("cacheBytes", bytes, max)?;
                 if n < min {
-                    return Err(constructor_error(
+                    return Err(constructor_error(&ErrorReport::new(
                         ErrorCode::BadRequest,
                         format!(
                             "`cacheBytes` must be a whole number from {min} to {max}, not {bytes}"
                         ),
-                    ));
+                    )));
                 }
                 builder = builder.cache_bytes(n);
             }
@@ -283,29 +263,37 @@ impl NativeLoader {
                 inner: Arc::new(loader),
                 options: kept,
             }),
-            Err(e) => Err(constructor_error(e.wire_code(), error_chain(&e))),
+            Err(e) => Err(constructor_error(&ErrorReport::of_bootstrap(&e))),
         }
     }
 
-    fn call(&self, cwd: String, root: Option<String>, op: Op) -> AsyncTask<Call> {
+    fn call(&self, op: Op) -> AsyncTask<Call> {
         AsyncTask::new(Call {
             loader: Arc::clone(&self.inner),
-            cwd: PathBuf::from(cwd),
-            root: root.map(PathBuf::from),
-            op,
+            op: Some(op),
         })
+    }
+
+    fn request(&self, request: Request) -> AsyncTask<Call> {
+        self.call(Op::Request(request))
     }
 
     /// The snapshot object, as JSON text.
     #[napi(ts_return_type = "Promise<Outcome>")]
     pub fn snapshot(&self, cwd: String, root: Option<String>) -> AsyncTask<Call> {
-        self.call(cwd, root, Op::Snapshot)
+        self.request(Request::Snapshot {
+            cwd: cwd.into(),
+            root: root.map(Into::into),
+        })
     }
 
     /// The fingerprint (32 hex digits, not JSON).
     #[napi(ts_return_type = "Promise<Outcome>")]
     pub fn fingerprint(&self, cwd: String, root: Option<String>) -> AsyncTask<Call> {
-        self.call(cwd, root, Op::Fingerprint)
+        self.request(Request::Fingerprint {
+            cwd: cwd.into(),
+            root: root.map(Into::into),
+        })
     }
 
     /// No value when `fingerprint` still holds, else the new snapshot.
@@ -316,14 +304,22 @@ impl NativeLoader {
         fingerprint: String,
         root: Option<String>,
     ) -> AsyncTask<Call> {
-        self.call(cwd, root, Op::Refresh(fingerprint))
+        self.request(Request::Refresh {
+            cwd: cwd.into(),
+            root: root.map(Into::into),
+            fingerprint,
+        })
     }
 
     /// The `SKILL.md` of the skill that wins `name`: `{name, origin, path,
     /// content}`.
     #[napi(ts_return_type = "Promise<Outcome>")]
     pub fn skill(&self, cwd: String, name: String, root: Option<String>) -> AsyncTask<Call> {
-        self.call(cwd, root, Op::Skill(name))
+        self.request(Request::Skill {
+            cwd: cwd.into(),
+            root: root.map(Into::into),
+            name,
+        })
     }
 
     /// The text of the rule (`[rules]`) named `name`, read now: `{name,
@@ -331,19 +327,29 @@ impl NativeLoader {
     /// shadowed}`.
     #[napi(ts_return_type = "Promise<Outcome>")]
     pub fn rule(&self, cwd: String, name: String, root: Option<String>) -> AsyncTask<Call> {
-        self.call(cwd, root, Op::Rule(name))
+        self.request(Request::Rule {
+            cwd: cwd.into(),
+            root: root.map(Into::into),
+            name,
+        })
     }
 
     /// The cwd's project items and their approvals (read-only).
     #[napi(ts_return_type = "Promise<Outcome>")]
     pub fn trust_status(&self, cwd: String, root: Option<String>) -> AsyncTask<Call> {
-        self.call(cwd, root, Op::TrustStatus)
+        self.request(Request::TrustStatus {
+            cwd: cwd.into(),
+            root: root.map(Into::into),
+        })
     }
 
     /// The pending items, each with its diff (read-only).
     #[napi(ts_return_type = "Promise<Outcome>")]
     pub fn trust_diff(&self, cwd: String, root: Option<String>) -> AsyncTask<Call> {
-        self.call(cwd, root, Op::TrustDiff)
+        self.request(Request::TrustDiff {
+            cwd: cwd.into(),
+            root: root.map(Into::into),
+        })
     }
 
     /// For `lisa-context/lisa` (Lisa's own API): the snapshot with what it
@@ -354,7 +360,10 @@ impl NativeLoader {
     /// read again).
     #[napi(ts_return_type = "Promise<Outcome>")]
     pub fn lisa(&self, cwd: String, root: Option<String>) -> AsyncTask<Call> {
-        self.call(cwd, root, Op::Lisa)
+        self.call(Op::Lisa(Request::Snapshot {
+            cwd: cwd.into(),
+            root: root.map(Into::into),
+        }))
     }
 
     /// The policy's skill sources as JSON text, `[{dir, rank, scope, root,
@@ -364,10 +373,10 @@ impl NativeLoader {
     /// files' check.
     #[napi]
     pub fn skill_sources(&self, root: String) -> napi::Result<String> {
-        let policy = self.inner.policy().map_err(|e| {
-            let o = Outcome::snapshot_error(&e);
-            constructor_error(ErrorCode::PolicyInvalid, o.message.unwrap_or_default())
-        })?;
+        let policy = self
+            .inner
+            .policy()
+            .map_err(|e| constructor_error(&ErrorReport::of_snapshot(&e)))?;
         let home = self.inner.home();
         let named = policy.named_root_paths();
         let mut sources: Vec<&lisa_context::policy::SkillSource> =
@@ -410,7 +419,12 @@ impl NativeLoader {
         session: String,
         root: Option<String>,
     ) -> AsyncTask<Call> {
-        self.call(cwd, root, Op::Access { path, session })
+        self.request(Request::Access {
+            cwd: cwd.into(),
+            root: root.map(Into::into),
+            path: path.into(),
+            session: Some(session),
+        })
     }
 
     /// For the package's benchmark only (the TypeScript `Loader` does not

@@ -174,6 +174,32 @@ test("every error code the binding can meet", async (t) => {
   );
 });
 
+test("errors carry the fields serve writes: help, available, problems", async (t) => {
+  const w = world();
+  t.after(w.cleanup);
+  const loader = new Loader({ home: w.home });
+  // skill-not-found: the names available and the advice, as serve gives them.
+  const missing = await loader.skill(w.app, "deploi").then(
+    () => assert.fail("resolved"),
+    (e) => e,
+  );
+  assert.ok(missing instanceof LisaContextError);
+  assert.equal(missing.code, "skill-not-found");
+  assert.deepEqual(missing.available, ["deploy", "release"]);
+  assert.match(missing.help ?? "", /deploy/);
+  // policy-invalid: each problem with its file, line, column and key.
+  const policy = path.join(w.base, "team.toml");
+  write(policy, 'version = 1\n[trust]\nsymlinks = "sometimes"\n');
+  const broken = await new Loader({ home: w.home, policy }).snapshot(w.app).then(
+    () => assert.fail("resolved"),
+    (e) => e,
+  );
+  assert.equal(broken.code, "policy-invalid");
+  assert.ok(Array.isArray(broken.problems) && broken.problems.length === 1, String(broken.problems));
+  assert.equal(broken.problems[0].key, "trust.symlinks");
+  assert.equal(broken.problems[0].line, 3);
+});
+
 test("1,000 concurrent requests over three sessions", async (t) => {
   const w = world();
   t.after(w.cleanup);

@@ -3,7 +3,16 @@ import os from "node:os";
 import path from "node:path";
 
 import { LisaContextError, type LisaContextErrorCode } from "./errors.js";
-import type { Access, Hello, RuleText, SkillFile, Snapshot, TrustDiff, TrustStatus } from "./generated/protocol.js";
+import type {
+  Access,
+  Hello,
+  PolicyProblem,
+  RuleText,
+  SkillFile,
+  Snapshot,
+  TrustDiff,
+  TrustStatus,
+} from "./generated/protocol.js";
 import { envPolicy, policyOptions } from "./policy-env.js";
 import type { ContextSource, PlaceOptions } from "./source.js";
 import type * as Native from "../native.cjs";
@@ -32,9 +41,39 @@ export interface LoaderOptions {
 
 function unwrap(outcome: Native.Outcome): string | undefined {
   if (outcome.code != null) {
+    const report = outcome.error == null ? undefined : parseReport(outcome.error);
+    if (report) throw reportError(report);
     throw new LisaContextError(outcome.code as LisaContextErrorCode, outcome.message ?? outcome.code);
   }
   return outcome.value ?? undefined;
+}
+
+/** The library's error report: the same fields `serve` writes as `error`. */
+interface Report {
+  code: LisaContextErrorCode;
+  message: string;
+  help?: string;
+  available?: string[];
+  problems?: PolicyProblem[];
+}
+
+function parseReport(text: string): Report | undefined {
+  try {
+    const body = JSON.parse(text) as Partial<Report>;
+    if (typeof body.code === "string" && typeof body.message === "string") return body as Report;
+  } catch {
+    // Not a report.
+  }
+  return undefined;
+}
+
+function reportError(report: Report, cause?: unknown): LisaContextError {
+  return new LisaContextError(report.code, report.message, {
+    ...(cause === undefined ? {} : { cause }),
+    ...(report.help === undefined ? {} : { help: report.help }),
+    ...(report.available === undefined ? {} : { available: report.available }),
+    ...(report.problems === undefined ? {} : { problems: report.problems }),
+  });
 }
 
 function json<T>(outcome: Native.Outcome): T {
@@ -66,7 +105,7 @@ export class Loader implements ContextSource {
       this.#native = new native.NativeLoader(this.#options);
     } catch (e) {
       const body = parseNativeThrow(e);
-      if (body) throw new LisaContextError(body.code, body.message, { cause: e });
+      if (body) throw reportError(body, e);
       throw e;
     }
   }
@@ -155,7 +194,7 @@ export class Loader implements ContextSource {
         loader = this.#native.forHome(key);
       } catch (e) {
         const body = parseNativeThrow(e);
-        if (body) throw new LisaContextError(body.code, body.message, { cause: e });
+        if (body) throw reportError(body, e);
         throw e;
       }
       if (this.#homes.size >= MAX_HOMES) {
@@ -191,15 +230,8 @@ function rootFor(cwd: string, options: PlaceOptions): string | undefined {
   return options.root ?? (noProjectDir !== undefined && cwd === noProjectDir ? cwd : undefined);
 }
 
-function parseNativeThrow(e: unknown): { code: LisaContextErrorCode; message: string } | undefined {
+function parseNativeThrow(e: unknown): Report | undefined {
+  // Not ours: rethrown as it is.
   if (!(e instanceof Error)) return undefined;
-  try {
-    const body = JSON.parse(e.message) as { code?: unknown; message?: unknown };
-    if (typeof body.code === "string" && typeof body.message === "string") {
-      return { code: body.code as LisaContextErrorCode, message: body.message };
-    }
-  } catch {
-    // Not ours: rethrown as it is.
-  }
-  return undefined;
+  return parseReport(e.message);
 }

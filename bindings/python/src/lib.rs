@@ -7,33 +7,39 @@
 //! Answers cross as JSON text, which the package's Python layer turns into
 //! the dataclasses generated from `schema/` (the Node package does the same
 //! with its TypeScript types): one declaration of every field for the three
-//! front ends. Errors are raised as `lisa_context.LisaContextError(code,
-//! message)`, the codes being the protocol's.
+//! front ends. Every call is a request answered by the library's one
+//! operation core (`lisa_context::protocol::answer`), as `serve` and the Node
+//! binding answer it. Errors are raised as `lisa_context.LisaContextError`
+//! from the core's report: its code, message, `help`, `available` and
+//! `problems`, the fields `serve` writes.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
-use lisa_context::protocol::{ErrorCode, ErrorReport, Hello, TrustDiff, error_chain};
+use lisa_context::protocol::{Answer, ErrorCode, ErrorReport, Hello, Request, answer};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::PyBool;
 
-/// The package's one exception, raised with a code and a message.
-fn raise(py: Python<'_>, code: ErrorCode, message: String) -> PyErr {
+/// The package's one exception, raised from an error report: its code
+/// and message, and the report as JSON text, from which the Python layer
+/// takes `help`, `available` and `problems`.
+fn raise_report(py: Python<'_>, report: ErrorReport) -> PyErr {
+    let body = serde_json::to_string(&report).unwrap_or_default();
     let made = py
         .import("lisa_context._errors")
         .and_then(|m| m.getattr("LisaContextError"))
-        .and_then(|class| class.call1((code.as_str(), message.clone())));
+        .and_then(|class| class.call_method1("_from_report", (body,)));
     match made {
         Ok(exception) => PyErr::from_value(exception),
         // The package's Python half is missing (the module imported on its
         // own): still say what failed.
-        Err(_) => PyRuntimeError::new_err(format!("{code}: {message}")),
+        Err(_) => PyRuntimeError::new_err(format!("{}: {}", report.code, report.message)),
     }
 }
 
-fn raise_report(py: Python<'_>, report: ErrorReport) -> PyErr {
-    raise(py, report.code, report.message)
+fn raise(py: Python<'_>, code: ErrorCode, message: String) -> PyErr {
+    raise_report(py, ErrorReport::new(code, message))
 }
 
 fn json(py: Python<'_>, value: &impl serde::Serialize) -> PyResult<String> {
@@ -127,7 +133,7 @@ impl NativeLoader {
                 inner: Arc::new(loader),
                 options,
             }),
-            Err(e) => Err(raise(py, e.wire_code(), error_chain(&e))),
+            Err(e) => Err(raise_report(py, ErrorReport::of_bootstrap(&e))),
         }
     }
 
@@ -139,6 +145,34 @@ impl NativeLoader {
     ) -> T {
         let loader = Arc::clone(&self.inner);
         py.detach(move || work(&loader))
+    }
+
+    /// Answers `request` through the library's one operation core, the GIL
+    /// let go meanwhile: the answer's value as JSON text (a fingerprint as
+    /// bare text), `None` for an unchanged `refresh`, or the raised error.
+    fn call(&self, py: Python<'_>, request: Request) -> PyResult<Option<String>> {
+        match self.run(py, move |l| answer(l, request)) {
+            Ok(Answer::Fingerprint { fingerprint }) => Ok(Some(fingerprint)),
+            Ok(Answer::Unchanged { .. }) => Ok(None),
+            Ok(Answer::Snapshot { snapshot } | Answer::Changed { snapshot, .. }) => {
+                json(py, &*snapshot).map(Some)
+            }
+            Ok(Answer::Skill { skill }) => json(py, &skill).map(Some),
+            Ok(Answer::Rule { rule }) => json(py, &rule).map(Some),
+            Ok(Answer::Trust { trust }) => json(py, &trust).map(Some),
+            Ok(Answer::TrustDiff { trust_diff }) => json(py, &trust_diff).map(Some),
+            Ok(Answer::Access { access }) => json(py, &access).map(Some),
+            Ok(Answer::Hello { hello }) => json(py, &hello).map(Some),
+            // An answer added to the core before this binding knows it.
+            Ok(other) => json(py, &other).map(Some),
+            Err(report) => Err(raise_report(py, report)),
+        }
+    }
+
+    /// [`call`](Self::call) for an op that always answers with a value.
+    fn text(&self, py: Python<'_>, request: Request) -> PyResult<String> {
+        self.call(py, request)?
+            .ok_or_else(|| raise(py, ErrorCode::BadRequest, "no answer".to_string()))
     }
 }
 
@@ -203,17 +237,13 @@ impl NativeLoader {
     /// The snapshot, as JSON text.
     #[pyo3(signature = (cwd, root=None))]
     fn snapshot(&self, py: Python<'_>, cwd: PathBuf, root: Option<PathBuf>) -> PyResult<String> {
-        match self.run(py, |l| l.snapshot_in(&cwd, root.as_deref())) {
-            Ok(s) => json(py, &*s),
-            Err(e) => Err(raise_report(py, ErrorReport::of_snapshot(&e))),
-        }
+        self.text(py, Request::Snapshot { cwd, root })
     }
 
     /// The fingerprint (32 hex digits).
     #[pyo3(signature = (cwd, root=None))]
     fn fingerprint(&self, py: Python<'_>, cwd: PathBuf, root: Option<PathBuf>) -> PyResult<String> {
-        self.run(py, |l| l.fingerprint_in(&cwd, root.as_deref()))
-            .map_err(|e| raise_report(py, ErrorReport::of_snapshot(&e)))
+        self.text(py, Request::Fingerprint { cwd, root })
     }
 
     /// `None` while `fingerprint` holds, else the new snapshot as JSON text.
@@ -225,11 +255,14 @@ impl NativeLoader {
         fingerprint: String,
         root: Option<PathBuf>,
     ) -> PyResult<Option<String>> {
-        match self.run(py, |l| l.refresh_in(&cwd, root.as_deref(), &fingerprint)) {
-            Ok(None) => Ok(None),
-            Ok(Some(s)) => json(py, &*s).map(Some),
-            Err(e) => Err(raise_report(py, ErrorReport::of_snapshot(&e))),
-        }
+        self.call(
+            py,
+            Request::Refresh {
+                cwd,
+                root,
+                fingerprint,
+            },
+        )
     }
 
     /// The `SKILL.md` of the skill that wins `name`, as JSON text.
@@ -241,10 +274,7 @@ impl NativeLoader {
         name: String,
         root: Option<PathBuf>,
     ) -> PyResult<String> {
-        match self.run(py, |l| l.skill_in(&cwd, root.as_deref(), &name)) {
-            Ok(s) => json(py, &s),
-            Err(e) => Err(raise_report(py, ErrorReport::of_snapshot(&e))),
-        }
+        self.text(py, Request::Skill { cwd, root, name })
     }
 
     /// The text of the rule (`[rules]`) named `name`, read now, as JSON
@@ -257,10 +287,7 @@ impl NativeLoader {
         name: String,
         root: Option<PathBuf>,
     ) -> PyResult<String> {
-        match self.run(py, |l| l.rule_in(&cwd, root.as_deref(), &name)) {
-            Ok(r) => json(py, &r),
-            Err(e) => Err(raise_report(py, ErrorReport::of_snapshot(&e))),
-        }
+        self.text(py, Request::Rule { cwd, root, name })
     }
 
     /// The cwd's project items and their approvals, as JSON text.
@@ -271,19 +298,13 @@ impl NativeLoader {
         cwd: PathBuf,
         root: Option<PathBuf>,
     ) -> PyResult<String> {
-        match self.run(py, |l| l.trust_status(&cwd, root.as_deref())) {
-            Ok(s) => json(py, &s),
-            Err(e) => Err(raise_report(py, ErrorReport::of_trust(&e))),
-        }
+        self.text(py, Request::TrustStatus { cwd, root })
     }
 
     /// The pending items with their diffs, as JSON text.
     #[pyo3(signature = (cwd, root=None))]
     fn trust_diff(&self, py: Python<'_>, cwd: PathBuf, root: Option<PathBuf>) -> PyResult<String> {
-        match self.run(py, |l| l.trust_status(&cwd, root.as_deref())) {
-            Ok(s) => json(py, &TrustDiff::of(&s)),
-            Err(e) => Err(raise_report(py, ErrorReport::of_trust(&e))),
-        }
+        self.text(py, Request::TrustDiff { cwd, root })
     }
 
     /// What touching `path` adds to the session `session`, as JSON text.
@@ -296,13 +317,15 @@ impl NativeLoader {
         session: String,
         root: Option<PathBuf>,
     ) -> PyResult<String> {
-        let touched: &Path = &path;
-        match self.run(py, |l| {
-            l.access_named(&session, &cwd, root.as_deref(), touched)
-        }) {
-            Ok(a) => json(py, &a),
-            Err(e) => Err(raise_report(py, ErrorReport::of_snapshot(&e))),
-        }
+        self.text(
+            py,
+            Request::Access {
+                cwd,
+                root,
+                path,
+                session: Some(session),
+            },
+        )
     }
 
     /// Snapshots in the cache.

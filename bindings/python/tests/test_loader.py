@@ -59,6 +59,12 @@ def test_skill_and_its_errors(tree: Tree) -> None:
     with pytest.raises(LisaContextError) as e:
         l.skill(tree.sub, "nope")
     assert e.value.code == "skill-not-found"
+    # The fields `serve` writes, from the same report: the names available
+    # and the advice.
+    assert e.value.available == ["release"]
+    with pytest.raises(LisaContextError) as near:
+        l.skill(tree.sub, "releas")
+    assert near.value.help is not None and "release" in near.value.help
 
 
 def test_a_listed_rule_by_name(tree: Tree) -> None:
@@ -157,6 +163,10 @@ def test_policy_invalid_carries_the_whole_diagnostic(tree: Tree, tmp_path: Path)
     assert e.value.code == "policy-invalid"
     assert "budget-bytes" in e.value.message
     assert "bad.toml:3" in e.value.message, e.value.message
+    # Each problem for a program, as `serve` lists them.
+    assert e.value.problems is not None and len(e.value.problems) == 1
+    assert e.value.problems[0].key == "instructions.budget-bytes"
+    assert e.value.problems[0].line == 3
     # Fixed, the next call works: the policy file is watched.
     write(policy, "version = 1\n")
     assert l.snapshot(tree.sub).instruction_files

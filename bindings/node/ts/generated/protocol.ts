@@ -779,6 +779,9 @@ export interface FingerprintResponse {
  * The answer to `refresh` when the fingerprint still holds.
  */
 export interface UnchangedResponse {
+  /**
+   * Always `false`.
+   */
   changed: false;
   id: Id;
 }
@@ -786,6 +789,9 @@ export interface UnchangedResponse {
  * The answer to `refresh` when the fingerprint moved.
  */
 export interface ChangedResponse {
+  /**
+   * Always `true`.
+   */
   changed: true;
   id: Id;
   snapshot: Snapshot;
@@ -1100,7 +1106,9 @@ export interface ErrorResponse {
   id: Id;
 }
 /**
- * What went wrong.
+ * Why a request failed, as every front end reports it: the same fields
+ * through `serve` (`error`), the Node binding (`LisaContextError`) and the
+ * Python binding (`LisaContextError`), rendered once here.
  */
 export interface ErrorBody {
   /**
@@ -1116,7 +1124,7 @@ export interface ErrorBody {
   help?: string | null;
   /**
    * For a person (for `policy-invalid`, the diagnostic as `policy
-   * check` prints it).
+   * check` prints it; otherwise the error and its causes on one line).
    */
   message: string;
   /**

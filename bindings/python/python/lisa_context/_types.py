@@ -737,7 +737,7 @@ class ChangedResponse:
     """The answer to `refresh` when the fingerprint moved."""
 
     changed: bool
-    """changed"""
+    """Always `true`."""
     id: Id
     """id"""
     snapshot: Snapshot
@@ -795,13 +795,16 @@ class PolicyProblem:
 
 @dataclass(frozen=True)
 class ErrorBody:
-    """What went wrong."""
+    """Why a request failed, as every front end reports it: the same fields
+    through `serve` (`error`), the Node binding (`LisaContextError`) and the
+    Python binding (`LisaContextError`), rendered once here.
+    """
 
     code: ErrorCode
     """code"""
     message: str
     """For a person (for `policy-invalid`, the diagnostic as `policy
-    check` prints it).
+    check` prints it; otherwise the error and its causes on one line).
     """
     available: Optional[List[str]] = None
     """For `skill-not-found`: the skills available from the cwd, in name
@@ -1237,7 +1240,7 @@ class UnchangedResponse:
     """The answer to `refresh` when the fingerprint still holds."""
 
     changed: bool
-    """changed"""
+    """Always `false`."""
     id: Id
     """id"""
 
