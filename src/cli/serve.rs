@@ -7,7 +7,7 @@ use std::io::{self, BufRead, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
-use lisa_context::protocol::{Answer, ErrorCode, ErrorReport, Request, error_chain};
+use lisa_context::protocol::{Answer, ErrorCode, ErrorReport, Request};
 use lisa_context::{BootstrapError, Loader};
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -138,16 +138,15 @@ impl Homes {
     }
 
     /// The loader for a request naming `home` (`None`: the server's own).
-    fn get(&self, home: Option<&Path>) -> Result<Arc<Loader>, (ErrorCode, String)> {
+    fn get(&self, home: Option<&Path>) -> Result<Arc<Loader>, ErrorReport> {
         let Some(home) = home else {
-            return Err((ErrorCode::BadRequest, String::new()));
+            return Err(ErrorReport::new(ErrorCode::BadRequest, String::new()));
         };
         let Some(under) = &self.under else {
-            return Err((
+            return Err(ErrorReport::new(
                 ErrorCode::HomeRefused,
                 "this server serves only its own home: start it with --homes-under DIR to \
-                 serve the homes below DIR"
-                    .into(),
+                 serve the homes below DIR",
             ));
         };
         let mut named = self.named.lock().unwrap_or_else(|p| p.into_inner());
@@ -158,7 +157,7 @@ impl Homes {
             // and everything built from it, and is admitted afresh below,
             // or refused.
             match loader.check_home() {
-                Err(SnapshotError::HomeRefused { .. }) => {
+                Err(lisa_context::SnapshotError::HomeRefused { .. }) => {
                     named.pop(home);
                 }
                 // Held, or not looked at for want of descriptors (the
@@ -168,7 +167,7 @@ impl Homes {
         }
         // Built under the lock: two requests for a new home build it once.
         let loader =
-            (self.make)(&self.own, under, home).map_err(|e| (e.wire_code(), error_chain(&e)))?;
+            (self.make)(&self.own, under, home).map_err(|e| ErrorReport::of_bootstrap(&e))?;
         let loader = Arc::new(loader);
         if named.len() >= self.max {
             named.pop_lru();
@@ -262,7 +261,7 @@ fn run(homes: &Homes, id: &Id, request: Request, home: Option<&Path>) -> Respons
                 named = l;
                 &*named
             }
-            Err((code, message)) => return error(id, code, message),
+            Err(report) => return Response::error(id, report),
         },
     };
     let response = answer_with(loader, id, request);
