@@ -503,9 +503,7 @@ def main():
 
     # A mod.rs holds `mod` and `use` lines only.
     for path, mod in sorted(mods.items()):
-        if not mod.file.endswith(("mod.rs", "lib.rs")) or mod.crate == "bin" and path != ("cli",):
-            continue
-        if mod.crate == "bin":
+        if not mod.file.endswith(("mod.rs", "lib.rs")):
             continue
         body = re.sub(r"#!?\[(?:[^\[\]]|\[[^\]]*\])*\]", "", mod.code)
         body = re.sub(r"\bcompile_error!\s*\([^;]*\)\s*;", "", body)

@@ -106,7 +106,13 @@ impl World {
     /// [`World::cli`] as a plain `std::process::Command` (for piped
     /// standard streams and children that outlive the call).
     pub fn command(&self) -> std::process::Command {
-        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_lisa-context"));
+        self.command_of(Path::new(env!("CARGO_BIN_EXE_lisa-context")))
+    }
+
+    /// [`World::command`] running `program` instead of the built binary (a
+    /// [`SharedBinary`], for a command another user runs).
+    pub fn command_of(&self, program: &Path) -> std::process::Command {
+        let mut cmd = std::process::Command::new(program);
         cmd.env_remove("LISA_HOME")
             .env("XDG_STATE_HOME", self.base.join("state"))
             .arg("--home")
@@ -159,21 +165,76 @@ pub fn running_as_root() -> bool {
     rustix::process::geteuid().is_root()
 }
 
+/// The uid and gid of `nobody`, the other user of the tests that drop root.
+pub const NOBODY: u32 = 65534;
+
+/// The binary where another user can run it: a copy (or a hard link) in a
+/// fresh folder of mode 0755 in the system's temporary folder, removed when
+/// dropped. The built binary may sit where only its owner can enter (a clone
+/// under `/root` or in a `mktemp -d` folder, as CI containers have it), and
+/// `nobody` could not start it there.
+pub struct SharedBinary {
+    _dir: tempfile::TempDir,
+    /// The binary's path inside the folder.
+    pub path: PathBuf,
+}
+
+impl SharedBinary {
+    /// Places the binary and checks that `nobody` can start it. `Err` says
+    /// why not, for the test to print as its visible reason to skip.
+    pub fn new() -> Result<SharedBinary, String> {
+        use std::os::unix::fs::PermissionsExt as _;
+        use std::os::unix::process::CommandExt as _;
+        let built = Path::new(env!("CARGO_BIN_EXE_lisa-context"));
+        let dir = tempfile::Builder::new()
+            .prefix("lisa-bin-")
+            .tempdir()
+            .map_err(|e| format!("cannot make a folder for the binary: {e}"))?;
+        let path = dir.path().join("lisa-context");
+        let open = |p: &Path, mode| {
+            fs::set_permissions(p, fs::Permissions::from_mode(mode))
+                .map_err(|e| format!("cannot open up {}: {e}", p.display()))
+        };
+        open(dir.path(), 0o755)?;
+        if fs::hard_link(built, &path).is_err() {
+            fs::copy(built, &path)
+                .map_err(|e| format!("cannot copy the binary to {}: {e}", path.display()))?;
+        }
+        open(&path, 0o755)?;
+        // Every folder above must be traversable too: try it.
+        let probe = std::process::Command::new(&path)
+            .arg("--version")
+            .uid(NOBODY)
+            .gid(NOBODY)
+            .output();
+        match probe {
+            Ok(out) if out.status.success() => Ok(SharedBinary { _dir: dir, path }),
+            Ok(out) => Err(format!(
+                "uid {NOBODY} cannot run {}: {}",
+                path.display(),
+                out.status
+            )),
+            Err(e) => Err(format!("uid {NOBODY} cannot run {}: {e}", path.display())),
+        }
+    }
+}
+
 /// Runs the `lisa-context` binary with `args` as the unprivileged user
-/// `nobody` (uid and gid 65534), for checks that mean nothing to root (a
-/// mode-000 file does not stop root). `world` is made traversable first (a
-/// temporary directory starts as mode 0700). `Err` says why it could not be
-/// done here, for the test to print as its visible reason to skip.
+/// `nobody` (uid and gid [`NOBODY`]), for checks that mean nothing to root
+/// (a mode-000 file does not stop root). `world` is made traversable first
+/// (a temporary directory starts as mode 0700), and the binary is run from a
+/// [`SharedBinary`]. `Err` says why it could not be done here, for the test
+/// to print as its visible reason to skip.
 pub fn run_unprivileged(
     world: &Path,
     args: &[&std::ffi::OsStr],
 ) -> Result<std::process::Output, String> {
     use std::os::unix::fs::PermissionsExt as _;
     use std::os::unix::process::CommandExt as _;
-    const NOBODY: u32 = 65534;
     fs::set_permissions(world, fs::Permissions::from_mode(0o755))
         .map_err(|e| format!("cannot open up {}: {e}", world.display()))?;
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_lisa-context"))
+    let bin = SharedBinary::new()?;
+    let out = std::process::Command::new(&bin.path)
         .args(args)
         .env_remove("LISA_HOME")
         .uid(NOBODY)

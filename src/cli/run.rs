@@ -1,0 +1,109 @@
+//! The command's entry: parse the arguments, run the command, render an
+//! error the one way every command's errors are rendered.
+
+use std::process::ExitCode;
+
+use clap::{CommandFactory as _, Parser as _};
+
+use super::args::{Cli, Command};
+use super::context::FAILED;
+use super::{commands, report};
+
+/// Parses the arguments and runs the command.
+pub(crate) fn run() -> ExitCode {
+    // `COMPLETE=SHELL lisa-context ...`: a completion request, answered and
+    // exited here (see `complete`).
+    clap_complete::CompleteEnv::with_factory(Cli::command).complete();
+    let cli = Cli::parse();
+    let color = cli.color;
+    let code = match dispatch(&cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(report) => {
+            report::emit(report.as_ref(), color, bypass_note(&report));
+            ExitCode::from(FAILED)
+        }
+    };
+    #[cfg(feature = "internals")]
+    emit_counts();
+    code
+}
+
+/// In a build with the `internals` feature (the tests' build), prints the
+/// work counters as one line of JSON on stderr when `LISA_CONTEXT_COUNTS`
+/// is set: how the black-box tests count parses, compilations and writes.
+#[cfg(feature = "internals")]
+fn emit_counts() {
+    use std::io::Write as _;
+    if std::env::var_os("LISA_CONTEXT_COUNTS").is_none() {
+        return;
+    }
+    let counts: serde_json::Map<String, serde_json::Value> = lisa_context::internals::counts()
+        .into_iter()
+        .map(|(name, n)| (name.to_string(), n.into()))
+        .collect();
+    let _ = writeln!(
+        std::io::stderr(),
+        "lisa-context counts: {}",
+        serde_json::Value::Object(counts)
+    );
+}
+
+/// For a broken home policy, how to run once without it.
+fn bypass_note(report: &miette::Report) -> Option<&'static str> {
+    let invalid = match report.downcast_ref::<lisa_context::BootstrapError>() {
+        Some(lisa_context::BootstrapError::Policy(lisa_context::policy::PolicyError::Invalid(
+            i,
+        ))) => i,
+        _ => match report.downcast_ref::<lisa_context::policy::PolicyError>() {
+            Some(lisa_context::policy::PolicyError::Invalid(i)) => i,
+            _ => return None,
+        },
+    };
+    invalid
+        .name
+        .ends_with(lisa_context::policy::HOME_POLICY_FILE)
+        .then_some("this is the home's policy; to run once without it, add --no-home-policy")
+}
+
+/// Runs the command the arguments name.
+fn dispatch(cli: &Cli) -> miette::Result<u8> {
+    match &cli.command {
+        Command::Snapshot { place, format } => commands::snapshot::run(cli, place, *format),
+        Command::Access {
+            path,
+            place,
+            format,
+        } => commands::access::run(cli, path, place, *format),
+        Command::Explain { place, format } => commands::explain::run(cli, place, *format),
+        Command::Fingerprint { place } => commands::fingerprint::run(cli, place),
+        Command::Policy { command } => commands::policy::run(cli, command),
+        Command::Skill { command } => commands::skill::run(cli, command),
+        Command::Rule { command } => commands::rule::run(cli, command),
+        Command::Trust { command } => commands::trust::run(cli, command),
+        Command::Survey {
+            place,
+            policies,
+            with_home_policy,
+            format,
+            deny,
+        } => commands::survey::run(cli, place, policies, *with_home_policy, *format, *deny),
+        Command::Completions { shell } => commands::completions::run(*shell),
+        Command::Man => commands::man::run(),
+        Command::Serve {
+            jobs,
+            homes_under,
+            homes_max,
+            cache_bytes,
+            cache_entries,
+            handle_budget,
+        } => commands::serve::run(
+            cli,
+            *jobs,
+            homes_under.as_deref(),
+            *homes_max,
+            *cache_bytes,
+            *cache_entries,
+            *handle_budget,
+        ),
+    }
+}
