@@ -73,6 +73,7 @@ mod render_guards;
 mod rule_show;
 mod rules;
 #[cfg(feature = "schema")]
+mod sarif;
 mod schema;
 mod serve;
 mod serve_homes;
