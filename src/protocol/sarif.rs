@@ -66,6 +66,18 @@ fn location(path: &str, root: &str) -> Option<Value> {
     }))
 }
 
+/// `budget-clip` as `BudgetClip`.
+fn pascal(kind: &str) -> String {
+    kind.split('-')
+        .map(|w| {
+            let mut c = w.chars();
+            c.next()
+                .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
 impl Survey {
     /// This survey as a SARIF 2.1.0 log.
     pub fn sarif(&self) -> Value {
@@ -93,7 +105,8 @@ impl Survey {
                 }
                 json!({
                     "id": k.kind,
-                    "name": k.kind,
+                    // A name for people, which SARIF wants other than the id.
+                    "name": pascal(k.kind),
                     "shortDescription": { "text": format!("{}.", k.title) },
                     "fullDescription": { "text": meaning },
                     "help": {
