@@ -396,6 +396,9 @@ struct Part {
     project_files: Vec<String>,
 }
 
+/// A policy, and what it says of a problem.
+type Said = (String, String);
+
 /// What a `rule-unmatched` problem says.
 const UNMATCHED: &str = "its globs match no path of the repository: it never loads";
 
@@ -568,8 +571,7 @@ impl Survey {
         let mut problems = Vec::new();
         // Per (kind, path, key): the policies it holds for, each with its
         // message.
-        let mut grouped: BTreeMap<(usize, String, String, String), Vec<(String, String)>> =
-            BTreeMap::new();
+        let mut grouped: BTreeMap<(usize, String, String, String), Vec<Said>> = BTreeMap::new();
         // Per project file: the policies that read it.
         let mut readers: BTreeMap<String, Vec<String>> = BTreeMap::new();
         let mut policies = Vec::with_capacity(parts.len());

@@ -42,10 +42,7 @@ const FINGERPRINT: &str = "lisaContextProblem/v1";
 fn manual_uri() -> String {
     let version = env!("CARGO_PKG_VERSION");
     match option_env!("CARGO_PKG_REPOSITORY").filter(|r| !r.is_empty()) {
-        Some(repo) => format!(
-            "{}/blob/v{version}/docs/cli.md",
-            repo.trim_end_matches('/')
-        ),
+        Some(repo) => format!("{}/blob/v{version}/docs/cli.md", repo.trim_end_matches('/')),
         None => format!("https://docs.rs/crate/lisa-context/{version}/source/docs/cli.md"),
     }
 }
@@ -230,7 +227,10 @@ mod tests {
         assert_eq!(region(1), &json!({ "startLine": 2 }));
         assert!(region(2).is_null());
         let at = &results[1]["locations"][0]["physicalLocation"]["artifactLocation"];
-        assert_eq!(at, &json!({ "uri": "a%20b/CLAUDE.md", "uriBaseId": "%SRCROOT%" }));
+        assert_eq!(
+            at,
+            &json!({ "uri": "a%20b/CLAUDE.md", "uriBaseId": "%SRCROOT%" })
+        );
         assert_eq!(log["runs"][0]["properties"]["outsideRepository"], 1);
         assert!(!log.to_string().contains("file://"));
     }

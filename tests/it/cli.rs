@@ -500,7 +500,7 @@ fn survey_compares_the_harnesses_and_names_the_problems() {
         // The policies whose names must match their folders (the Agent
         // Skills rule) and that read .agents/skills.
         text.contains(
-            "rejected-skill .agents/skills/innocent (lisa, cursor, copilot, zed): refused: impostor"
+            "rejected-skill .agents/skills/innocent/SKILL.md (lisa, cursor, copilot, zed): refused: impostor"
         ),
         "{text}"
     );

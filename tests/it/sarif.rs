@@ -60,7 +60,13 @@ pub(crate) fn sample_repo(repo: &Path, above: usize) {
 fn survey(repo: &Path, home: &Path, format: &str) -> Value {
     fs::create_dir_all(home).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_lisa-context"))
-        .args(["--home", home.to_str().unwrap(), "survey", "--format", format])
+        .args([
+            "--home",
+            home.to_str().unwrap(),
+            "survey",
+            "--format",
+            format,
+        ])
         .arg("--cwd")
         .arg(repo)
         .env_remove("LISA_HOME")
@@ -106,7 +112,12 @@ fn rules_carry_what_code_scanning_asks_for() {
     let log = survey(&repo, &tmp.path().join("home"), "sarif");
     crate::validate::sarif(&log);
     let driver = &log["runs"][0]["tool"]["driver"];
-    assert!(driver["informationUri"].as_str().unwrap().starts_with("https://"));
+    assert!(
+        driver["informationUri"]
+            .as_str()
+            .unwrap()
+            .starts_with("https://")
+    );
     let rules = driver["rules"].as_array().unwrap();
     assert_eq!(rules.len(), SURVEY_PROBLEM_KINDS.len());
     for (rule, kind) in rules.iter().zip(&SURVEY_PROBLEM_KINDS) {
@@ -167,8 +178,10 @@ fn results_are_relative_with_regions_where_there_are_lines() {
     let problems = json["problems"].as_array().unwrap();
     let results = log["runs"][0]["results"].as_array().unwrap();
     assert_eq!(results.len(), problems.len());
-    let kinds: std::collections::BTreeSet<&str> =
-        results.iter().map(|r| r["ruleId"].as_str().unwrap()).collect();
+    let kinds: std::collections::BTreeSet<&str> = results
+        .iter()
+        .map(|r| r["ruleId"].as_str().unwrap())
+        .collect();
     for k in &SURVEY_PROBLEM_KINDS {
         assert!(kinds.contains(k.kind), "{} missing: {kinds:?}", k.kind);
     }
