@@ -52,13 +52,17 @@ Example:
 const OK: u8 = 0;
 /// Exit status: the command failed (invalid policy, unusable cwd, no such skill...).
 const FAILED: u8 = 1;
+/// Exit status of `survey` when it could not survey (a tool error, told
+/// apart from findings that fail the gate, which exit [`FAILED`]).
+const SURVEY_ERROR: u8 = 2;
 
 /// Builds the project-context section of an AI agent's system prompt
 /// (instruction files and skills) under a declared TOML policy, reading only
 /// inside the home and repository roots.
 ///
 /// Exit codes: 0 success; 1 failure (invalid policy, unusable cwd or root,
-/// skill not found or invalid name); 2 command-line usage error.
+/// skill not found or invalid name), or `survey --deny` findings; 2
+/// command-line usage error, or a `survey` that could not be made.
 #[derive(Parser, Debug)]
 #[command(name = "lisa-context", version, about, long_about, after_long_help = EXAMPLES)]
 struct Cli {
@@ -171,7 +175,9 @@ enum Command {
         /// problem, paths relative to the repository root).
         #[arg(long, value_enum, default_value_t = SurveyFormat::Text)]
         format: SurveyFormat,
-        /// `warnings`: exit 1 when a problem was found (for CI).
+        /// `warnings`: exit 1 when a problem of level warning was found
+        /// (for CI; notes such as `read-by-some` do not fail). A survey
+        /// that cannot be made exits 2.
         #[arg(long, value_enum, value_name = "WHAT")]
         deny: Option<Deny>,
     },
@@ -375,11 +381,17 @@ pub fn run() -> ExitCode {
     clap_complete::CompleteEnv::with_factory(Cli::command).complete();
     let cli = Cli::parse();
     let color = cli.color;
+    // `survey` is a gate: its findings exit 1, its own failures 2.
+    let failed = if matches!(cli.command, Command::Survey { .. }) {
+        SURVEY_ERROR
+    } else {
+        FAILED
+    };
     let code = match dispatch(cli) {
         Ok(code) => ExitCode::from(code),
         Err(report) => {
             report::emit(report.as_ref(), color, bypass_note(&report));
-            ExitCode::from(FAILED)
+            ExitCode::from(failed)
         }
     };
     #[cfg(feature = "internals")]
@@ -865,11 +877,15 @@ fn dispatch(cli: Cli) -> miette::Result<u8> {
                 SurveyFormat::Sarif => encoded(json::pretty(&survey.sarif()))?,
             };
             write_out(&mut out, text.as_bytes())?;
-            Ok(if deny.is_some() && !survey.problems.is_empty() {
-                FAILED
-            } else {
-                OK
-            })
+            // The gate: a problem at or above its kind's level `warning`
+            // (a kind not declared counts as one).
+            let fails = survey.problems.iter().any(|p| {
+                lisa_context::protocol::SURVEY_PROBLEM_KINDS
+                    .iter()
+                    .find(|k| k.kind == p.kind)
+                    .is_none_or(|k| k.level != "note")
+            });
+            Ok(if deny.is_some() && fails { FAILED } else { OK })
         }
         Command::Serve {
             jobs,

@@ -577,7 +577,8 @@ fn survey_compares_the_harnesses_and_names_the_problems() {
     let denied = run(&[&base[..], &["--deny", "warnings"]].concat(), &[]);
     assert_eq!(denied.status.code(), Some(1));
     let unknown = run(&[&base[..], &["--policies", "cursorr"]].concat(), &[]);
-    assert_eq!(unknown.status.code(), Some(1));
+    // A tool error, told apart from findings (tests/it/survey_exit.rs).
+    assert_eq!(unknown.status.code(), Some(2));
     assert!(
         text_of_err(&unknown).contains("no policy named `cursorr`"),
         "{unknown:?}"

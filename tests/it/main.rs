@@ -80,6 +80,7 @@ mod serve_homes;
 mod skills;
 mod soak;
 mod state_env;
+mod survey_exit;
 mod survey_pass;
 mod trust;
 
