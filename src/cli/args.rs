@@ -45,7 +45,8 @@ Example:
 /// inside the home and repository roots.
 ///
 /// Exit codes: 0 success; 1 failure (invalid policy, unusable cwd or root,
-/// skill not found or invalid name); 2 command-line usage error.
+/// skill not found or invalid name), or `survey --deny` findings; 2
+/// command-line usage error, or a `survey` that could not be made.
 #[derive(Parser, Debug)]
 #[command(name = "lisa-context", version, about, long_about, after_long_help = EXAMPLES)]
 pub(super) struct Cli {
@@ -158,7 +159,9 @@ pub(super) enum Command {
         /// problem, paths relative to the repository root).
         #[arg(long, value_enum, default_value_t = SurveyFormat::Text)]
         format: SurveyFormat,
-        /// `warnings`: exit 1 when a problem was found (for CI).
+        /// `warnings`: exit 1 when a problem of level warning was found
+        /// (for CI; notes such as `read-by-some` do not fail). A survey
+        /// that cannot be made exits 2.
         #[arg(long, value_enum, value_name = "WHAT")]
         deny: Option<Deny>,
     },

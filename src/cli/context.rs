@@ -17,6 +17,9 @@ use super::{explain, json};
 pub(super) const OK: u8 = 0;
 /// Exit status: the command failed (invalid policy, unusable cwd, no such skill...).
 pub(super) const FAILED: u8 = 1;
+/// Exit status of `survey` when it could not survey (a tool error, told
+/// apart from findings that fail the gate, which exit [`FAILED`]).
+pub(super) const SURVEY_ERROR: u8 = 2;
 
 /// `p`, absolute: relative to the current directory.
 pub(super) fn absolute(p: &Path) -> PathBuf {

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::{CommandFactory as _, Parser as _};
 
 use super::args::{Cli, Command};
-use super::context::FAILED;
+use super::context::{FAILED, SURVEY_ERROR};
 use super::{commands, report};
 
 /// Parses the arguments and runs the command.
@@ -16,11 +16,17 @@ pub(crate) fn run() -> ExitCode {
     clap_complete::CompleteEnv::with_factory(Cli::command).complete();
     let cli = Cli::parse();
     let color = cli.color;
+    // `survey` is a gate: its findings exit 1, its own failures 2.
+    let failed = if matches!(cli.command, Command::Survey { .. }) {
+        SURVEY_ERROR
+    } else {
+        FAILED
+    };
     let code = match dispatch(&cli) {
         Ok(code) => ExitCode::from(code),
         Err(report) => {
             report::emit(report.as_ref(), color, bypass_note(&report));
-            ExitCode::from(FAILED)
+            ExitCode::from(failed)
         }
     };
     #[cfg(feature = "internals")]

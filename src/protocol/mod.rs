@@ -21,8 +21,8 @@ mod wire;
 pub use crate::error::ErrorCode;
 pub use answer::{Answer, ErrorReport, answer};
 pub use outputs::{
-    ExplainRow, Explanation, SURVEY_PROBLEM_KINDS, SkillList, Survey, SurveyProblem,
-    SurveyedPolicy, SurveyedRule,
+    ExplainRow, Explanation, SURVEY_PROBLEM_KINDS, SURVEY_PROBLEM_KINDS_ANCHOR, SkillList, Survey,
+    SurveyProblem, SurveyProblemKind, SurveyedPolicy, SurveyedRule, survey_problem_kinds_table,
 };
 #[cfg(feature = "schema")]
 pub use schema::schemas;

@@ -185,62 +185,137 @@ pub struct SurveyedRule {
     pub mode: String,
 }
 
-/// The kinds of problem a survey reports, in the order it lists them: the
-/// kind, what it means (for a repository's author), and its SARIF level.
+/// One kind of problem a survey reports, as its SARIF rule, its line in
+/// the manual (docs/cli.md, "Survey problem kinds") and its level are all
+/// made from it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SurveyProblemKind {
+    /// The kind (`budget-clip`...): a problem's `kind`, a SARIF `ruleId`.
+    pub kind: &'static str,
+    /// A title of a few words (a SARIF rule's `shortDescription`).
+    pub title: &'static str,
+    /// What it means, for a repository's author (a SARIF rule's
+    /// `fullDescription`).
+    pub meaning: &'static str,
+    /// What to do about it (with the meaning, a SARIF rule's `help`).
+    pub fix: &'static str,
+    /// Its SARIF level: `warning` or `note`.
+    pub level: &'static str,
+    /// For a kind that is a security problem, its severity for code
+    /// scanning (`properties.security-severity`, 0.0 to 10.0, as text);
+    /// `None` for the others.
+    pub security_severity: Option<&'static str>,
+}
+
+/// The kinds of problem a survey reports, in the order it lists them.
 /// The survey, its documentation and its SARIF rules are all read from
 /// here.
-pub const SURVEY_PROBLEM_KINDS: [(&str, &str, &str); 7] = [
-    (
-        "budget-clip",
-        "A harness's instruction budget, or its cap on one file (in bytes or \
+pub const SURVEY_PROBLEM_KINDS: [SurveyProblemKind; 7] = [
+    SurveyProblemKind {
+        kind: "budget-clip",
+        title: "An instruction file is cut",
+        meaning: "A harness's instruction budget, or its cap on one file (in bytes or \
          characters), cuts this file: its model sees only the start.",
-        "warning",
-    ),
-    (
-        "hidden-text",
-        "The file holds text a person reading it does not see (invisible or \
+        fix: "Shorten the file, move what matters to its start, or split it \
+         into files a harness loads on access (rules, skills).",
+        level: "warning",
+        security_severity: None,
+    },
+    SurveyProblemKind {
+        kind: "hidden-text",
+        title: "Text a reader does not see",
+        meaning: "The file holds text a person reading it does not see (invisible or \
          bidirectional characters, HTML comments), which a model reads.",
-        "warning",
-    ),
-    (
-        "rejected-skill",
-        "A harness refuses this skill (an impostor, a missing or invalid \
+        fix: "Remove the hidden characters and comments, or make the text \
+         visible, and review what they said: a reviewer never saw it.",
+        level: "warning",
+        security_severity: Some("5.0"),
+    },
+    SurveyProblemKind {
+        kind: "rejected-skill",
+        title: "A harness refuses a skill",
+        meaning: "A harness refuses this skill (an impostor, a missing or invalid \
          frontmatter, a link leaving the repository).",
-        "warning",
-    ),
-    (
-        "read-by-some",
-        "Some harnesses read this instruction file and others ignore it.",
-        "note",
-    ),
-    (
-        "import-failed",
-        "An import in this file (`@path`, `#[[file:path]]`) is not followed by a \
+        fix: "Give the skill a valid frontmatter with a name of its own that \
+         matches its folder, and keep its files inside the repository.",
+        level: "warning",
+        security_severity: Some("5.0"),
+    },
+    SurveyProblemKind {
+        kind: "read-by-some",
+        title: "Some harnesses ignore a file",
+        meaning: "Some harnesses read this instruction file and others ignore it.",
+        fix: "Write the instructions every harness should follow in a file \
+         each reads (AGENTS.md), or link the others' files to it.",
+        level: "note",
+        security_severity: None,
+    },
+    SurveyProblemKind {
+        kind: "import-failed",
+        title: "An import is not followed",
+        meaning: "An import in this file (`@path`, `#[[file:path]]`) is not followed by a \
          harness that imports.",
-        "warning",
-    ),
-    (
-        "rule-misread",
-        "A harness reads this rule's frontmatter otherwise than it seems to \
+        fix: "Point the import at a text file inside the repository that \
+         exists, within the harness's depth and size limits.",
+        level: "warning",
+        security_severity: Some("2.0"),
+    },
+    SurveyProblemKind {
+        kind: "rule-misread",
+        title: "A rule's frontmatter is misread",
+        meaning: "A harness reads this rule's frontmatter otherwise than it seems to \
          mean (a frontmatter that does not parse or gives a key twice, a \
          quoted boolean, a mode word it does not know, a glob mode without \
          globs): the rule gets the reading that loads least.",
-        "warning",
-    ),
-    (
-        "rule-unmatched",
-        "A harness loads this rule only when a file its globs match is touched, \
+        fix: "Fix the frontmatter as the message says (unquote booleans, use \
+         a mode word the harness knows, give globs to a glob mode).",
+        level: "warning",
+        security_severity: None,
+    },
+    SurveyProblemKind {
+        kind: "rule-unmatched",
+        title: "A rule never loads",
+        meaning: "A harness loads this rule only when a file its globs match is touched, \
          and no path of the repository matches them: it never loads.",
-        "warning",
-    ),
+        fix: "Fix the rule's globs so that they match the repository's paths \
+         (relative to its root), or make the rule always apply.",
+        level: "warning",
+        security_severity: None,
+    },
 ];
+
+/// The anchor of the manual's section that lists [`SURVEY_PROBLEM_KINDS`]
+/// (docs/cli.md): each SARIF rule's `helpUri` points there.
+pub const SURVEY_PROBLEM_KINDS_ANCHOR: &str = "survey-problem-kinds";
+
+/// The manual's table of [`SURVEY_PROBLEM_KINDS`] (docs/cli.md, "Survey
+/// problem kinds" holds it as is; a test checks).
+pub fn survey_problem_kinds_table() -> String {
+    let mut t = String::from(
+        "| Kind | Level | Security severity | What it means | What to do |\n\
+         |------|-------|-------------------|---------------|------------|\n",
+    );
+    let one = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    for k in &SURVEY_PROBLEM_KINDS {
+        t.push_str(&format!(
+            "| `{}` | {} | {} | {} | {} |\n",
+            k.kind,
+            k.level,
+            k.security_severity.unwrap_or("-"),
+            one(k.meaning),
+            one(k.fix)
+        ));
+    }
+    t
+}
 
 /// Where `kind` stands in [`SURVEY_PROBLEM_KINDS`] (past the end for a
 /// kind not declared).
 pub(super) fn kind_order(kind: &str) -> usize {
     SURVEY_PROBLEM_KINDS
         .iter()
-        .position(|(k, ..)| *k == kind)
+        .position(|k| k.kind == kind)
         .unwrap_or(SURVEY_PROBLEM_KINDS.len())
 }
 
@@ -264,6 +339,50 @@ pub struct SurveyProblem {
     pub path: String,
     /// What happens, in words.
     pub message: String,
+    /// The line (from 1) in the file where it is, when the problem is at
+    /// one place of the file and the survey knows it; absent otherwise
+    /// (a problem of the whole file).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u64>,
+    /// The column (from 1, in characters) on [`line`](Self::line), when
+    /// known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub column: Option<u64>,
+    /// What tells this problem from every other, the same on every
+    /// machine and across edits that move it: a hash of its kind, its
+    /// file relative to the repository root and its key (for
+    /// `budget-clip`, which cap cuts the file; for `hidden-text`,
+    /// `read-by-some` and `rule-unmatched`, nothing: one per file; for the
+    /// others, the message, which holds no count, line or absolute path).
+    /// Problems are grouped by it: two policies that cut a file with the
+    /// same cap are one problem, whatever each shows of it.
+    pub fingerprint: String,
+}
+
+/// What tells a problem of `kind` saying `message` from the others of its
+/// file (as [`SurveyProblem::fingerprint`] says): never a count or a line.
+fn problem_key<'m>(kind: &str, message: &'m str) -> &'m str {
+    match kind {
+        "budget-clip" => message.split(" cuts it").next().unwrap_or(message),
+        "hidden-text" | "read-by-some" | "rule-unmatched" => "",
+        _ => message,
+    }
+}
+
+/// The fingerprint of a problem of `kind` at `path` with `key` (as
+/// [`SurveyProblem::fingerprint`] says), `root` the repository root.
+fn fingerprint(kind: &str, path: &str, key: &str, root: &str) -> String {
+    let rel = std::path::Path::new(path)
+        .strip_prefix(root)
+        .ok()
+        .filter(|_| !root.is_empty())
+        .map_or_else(|| path.to_string(), |r| r.to_string_lossy().into_owned());
+    let mut h = blake3::Hasher::new();
+    for part in [kind, rel.as_str(), key] {
+        h.update(&(part.len() as u64).to_le_bytes());
+        h.update(part.as_bytes());
+    }
+    h.finalize().to_hex()[..32].to_string()
 }
 
 /// What one policy's snapshot gives a survey, made apart from the others
@@ -276,6 +395,9 @@ struct Part {
     /// The project instruction files it reads.
     project_files: Vec<String>,
 }
+
+/// A policy, and what it says of a problem.
+type Said = (String, String);
 
 /// What a `rule-unmatched` problem says.
 const UNMATCHED: &str = "its globs match no path of the repository: it never loads";
@@ -351,9 +473,16 @@ impl Part {
             );
         }
         for r in &s.rejected_skills {
+            // An impostor is refused as its folder; the name that does not
+            // match it is written in its SKILL.md, where a reader goes.
+            let path = if r.reason == crate::vocab::reason::Reason::Impostor {
+                r.path.join(crate::skills::SKILL_FILE)
+            } else {
+                r.path.clone()
+            };
             note(
                 "rejected-skill",
-                lossy(&r.path),
+                lossy(&path),
                 format!("refused: {}", r.reason.as_str()),
             );
         }
@@ -440,18 +569,20 @@ impl Survey {
     fn of_parts(cwd: &std::path::Path, parts: Vec<Part>) -> Self {
         use std::collections::BTreeMap;
         let mut problems = Vec::new();
-        // Per (kind, path, message): the policies it holds for.
-        let mut grouped: BTreeMap<(usize, String, String, String), Vec<String>> = BTreeMap::new();
+        // Per (kind, path, key): the policies it holds for, each with its
+        // message.
+        let mut grouped: BTreeMap<(usize, String, String, String), Vec<Said>> = BTreeMap::new();
         // Per project file: the policies that read it.
         let mut readers: BTreeMap<String, Vec<String>> = BTreeMap::new();
         let mut policies = Vec::with_capacity(parts.len());
         for part in parts {
             let name = &part.line.name;
             for (kind, path, message) in part.notes {
+                let key = problem_key(kind, &message).to_string();
                 grouped
-                    .entry((kind_order(kind), kind.to_string(), path, message))
+                    .entry((kind_order(kind), kind.to_string(), path, key))
                     .or_default()
-                    .push(name.clone());
+                    .push((name.clone(), message));
             }
             for path in part.project_files {
                 readers.entry(path).or_default().push(name.clone());
@@ -466,23 +597,42 @@ impl Survey {
                     .map(|p| p.name.as_str())
                     .filter(|n| !by.iter().any(|b| b == n))
                     .collect();
+                let message = format!("not read by {}", others.join(", "));
                 grouped.insert(
                     (
                         kind_order("read-by-some"),
                         "read-by-some".into(),
                         path,
-                        format!("not read by {}", others.join(", ")),
+                        problem_key("read-by-some", &message).to_string(),
                     ),
-                    by,
+                    by.into_iter().map(|b| (b, message.clone())).collect(),
                 );
             }
         }
-        for ((_, kind, path, message), policies) in grouped {
+        let root = policies
+            .first()
+            .map(|p| p.repo_root.clone())
+            .unwrap_or_default();
+        for ((_, kind, path, key), said) in grouped {
+            // One message when the policies say the same, else each
+            // policy's (a cap that shows one more byte to one of them).
+            let message = if said.iter().all(|(_, m)| *m == said[0].1) {
+                said[0].1.clone()
+            } else {
+                said.iter()
+                    .map(|(p, m)| format!("{m} ({p})"))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            };
+            let policies = said.into_iter().map(|(p, _)| p).collect();
             problems.push(SurveyProblem {
+                fingerprint: fingerprint(&kind, &path, &key, &root),
                 kind,
                 policies,
                 path,
                 message,
+                line: None,
+                column: None,
             });
         }
         Self {
@@ -506,10 +656,21 @@ impl Survey {
             {
                 Some(p) => p.policies.push(name.to_string()),
                 None => self.problems.push(SurveyProblem {
+                    fingerprint: fingerprint(
+                        "rule-unmatched",
+                        &path,
+                        problem_key("rule-unmatched", UNMATCHED),
+                        self.policies
+                            .first()
+                            .map(|p| p.repo_root.as_str())
+                            .unwrap_or_default(),
+                    ),
                     kind: "rule-unmatched".into(),
                     policies: vec![name.to_string()],
                     path,
                     message: UNMATCHED.into(),
+                    line: None,
+                    column: None,
                 }),
             }
         }

@@ -73,12 +73,14 @@ mod render_guards;
 mod rule_show;
 mod rules;
 #[cfg(feature = "schema")]
+mod sarif;
 mod schema;
 mod serve;
 mod serve_homes;
 mod skills;
 mod soak;
 mod state_env;
+mod survey_exit;
 mod survey_pass;
 mod trust;
 

@@ -51,9 +51,13 @@ pub(in crate::cli) fn run(
         SurveyFormat::Sarif => encode(&survey.sarif(), "the survey")?,
     };
     write_out(text.as_bytes())?;
-    Ok(if deny.is_some() && !survey.problems.is_empty() {
-        FAILED
-    } else {
-        OK
-    })
+    // The gate: a problem at or above its kind's level `warning` (a kind
+    // not declared counts as one).
+    let fails = survey.problems.iter().any(|p| {
+        lisa_context::protocol::SURVEY_PROBLEM_KINDS
+            .iter()
+            .find(|k| k.kind == p.kind)
+            .is_none_or(|k| k.level != "note")
+    });
+    Ok(if deny.is_some() && fails { FAILED } else { OK })
 }
