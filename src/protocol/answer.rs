@@ -196,6 +196,7 @@ impl From<&BootstrapError> for ErrorReport {
 /// # let dir = tempfile::tempdir().unwrap();
 /// # std::fs::create_dir_all(dir.path().join("repo/.git")).unwrap();
 /// # std::fs::write(dir.path().join("repo/AGENTS.md"), "Use tabs.").unwrap();
+/// # std::fs::create_dir_all(dir.path().join("home")).unwrap();
 /// use lisa_context::Loader;
 /// use lisa_context::protocol::{Answer, Request, answer};
 ///
