@@ -79,7 +79,7 @@ mod serve_homes;
 mod skills;
 mod soak;
 mod state_env;
-mod survey_pass;
+mod survey_alone;
 mod trust;
 
 /// Every `.rs` file in `tests/it/` (but this one) is declared above as a
