@@ -835,7 +835,7 @@ fn dispatch(cli: Cli) -> miette::Result<u8> {
             } else {
                 policies.clone()
             };
-            // One pass: what the policies all look at is looked at once.
+            // One ordinary build per policy, side by side.
             let builders = names.iter().map(|name| {
                 let mut b = Loader::builder()
                     .shipped_policy(name.clone())
