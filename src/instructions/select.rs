@@ -15,7 +15,7 @@ use crate::policy::{
     Policy, Trim,
 };
 use crate::sandbox::Place;
-use crate::sandbox::{Readable, Roots, Stamp, ToRead};
+use crate::sandbox::{OpenFile, Opened, Roots, Stamp};
 use crate::trace::Trace;
 use crate::trust::{self, Gate, ItemKind};
 use crate::vocab::hash::FastMap;
@@ -373,11 +373,8 @@ impl<'p> Selector<'p> {
             self.refuse_foreign(i, cand, &root.path, &path, owner);
             return;
         }
-        // Opened to read at most the per-file limit (what any read below
-        // asks at most): in a survey's pass, a small file another policy
-        // read is taken from its bytes.
-        let file = match root.open_to_read(&cand.rel, self.policy.trust.symlinks, self.max_file) {
-            ToRead::Absent => {
+        let file = match root.open_file(&cand.rel, self.policy.trust.symlinks) {
+            Opened::Absent => {
                 if cand.origin == Origin::Project {
                     gate.missing(&cand.rel, &cand.path);
                 }
@@ -385,7 +382,7 @@ impl<'p> Selector<'p> {
                 self.statuses[i] = Some(Status::Absent);
                 return;
             }
-            ToRead::Refused(reason) => {
+            Opened::Refused(reason) => {
                 if cand.origin == Origin::Project {
                     gate.missing(&cand.rel, &cand.path);
                 }
@@ -398,7 +395,7 @@ impl<'p> Selector<'p> {
                 self.skip(i, cand, reason);
                 return;
             }
-            ToRead::File(file) => file,
+            Opened::File(file) => file,
         };
         let stamp = file.stamp();
         // The file opened is the one examined: one swapped in since is
@@ -482,7 +479,7 @@ impl<'p> Selector<'p> {
         &mut self,
         i: usize,
         root: &crate::sandbox::Root,
-        file: Readable,
+        file: OpenFile,
         place: Place,
         cand: &Candidate,
         trace: &mut Trace,

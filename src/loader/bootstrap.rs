@@ -99,16 +99,6 @@ impl Bootstrap {
         Ok(Arc::new(policy))
     }
 
-    /// The policy a load would give when it is a shipped policy alone (no
-    /// policy file, the home's not read), without loading anything: `None`
-    /// for any other.
-    pub(super) fn shipped_alone(&self) -> Option<Arc<Policy>> {
-        if self.policy_file.is_some() || self.home_policy {
-            return None;
-        }
-        self.base_alone()?.ok()
-    }
-
     /// The base policy alone, located (see [`Policy::shipped_located`]):
     /// `None` for a base that is not shipped.
     fn base_alone(&self) -> Option<Result<Arc<Policy>, PolicyError>> {

@@ -330,17 +330,6 @@ impl LoaderBuilder {
         }
     }
 
-    /// The policy the loader would start with, when that is known without
-    /// reading a file: a ready [`policy`](Self::policy), or a shipped one
-    /// alone (no policy file, the home's policy not read). `None`
-    /// otherwise.
-    pub(super) fn known_policy(&self) -> Option<std::sync::Arc<Policy>> {
-        match self.ready_located() {
-            Some(policy) => Some(std::sync::Arc::new(policy)),
-            None => self.bootstrap.shipped_alone(),
-        }
-    }
-
     /// The ready [`policy`](Self::policy), if any, its named roots found
     /// with this builder's environment.
     fn ready_located(&self) -> Option<Policy> {

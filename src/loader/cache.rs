@@ -840,13 +840,6 @@ impl Loader {
         Ok((built.snapshot, reach))
     }
 
-    /// This loader, its roots sharing `pass` (the first loader of a
-    /// survey; the others share its handles, and so the pass).
-    pub(super) fn in_pass(mut self, pass: Arc<sandbox::Pass>) -> Self {
-        self.handles = Arc::new(sandbox::Handles::with_pass(self.handles.budget(), pass));
-        self
-    }
-
     /// Whether every path a build examined looks as it did, and none of it was
     /// too fresh to trust.
     fn still_valid(&self, key: &Key, built: &Arc<Built>) -> bool {

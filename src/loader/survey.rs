@@ -1,12 +1,11 @@
 //! What `survey` builds: one snapshot per policy of the same repository,
-//! and the reach of each policy's on-access rules, through one pass over
-//! the disk.
+//! and the reach of each policy's on-access rules.
 //!
-//! The policies' loaders form one group (one parse cache, one set of root
-//! handles) and share a [`Pass`]: a folder the policies all list is listed
-//! once, a `SKILL.md` they all read the same way is read once, a path they
-//! all stamp is stamped once. The loaders keep nothing: each build is made
-//! once, for the survey, and dropped with it, the pass with it.
+//! Each policy is an ordinary build by a loader of its own, made from the
+//! policy's builder as a one-shot command makes it: what the survey
+//! answers for a policy is what that policy's snapshot answers alone. The
+//! builds share nothing but the threads they run on, and each loader is
+//! dropped with its build.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -14,7 +13,6 @@ use std::sync::Arc;
 use super::LoaderBuilder;
 use crate::access::RuleReach;
 use crate::error::{BootstrapError, SnapshotError};
-use crate::sandbox::Pass;
 use crate::snapshot::{Snapshot, Tracing};
 
 /// One surveyed policy: what it loads from the repository, and which of its
@@ -28,13 +26,6 @@ pub struct Surveyed {
     pub snapshot: Arc<Snapshot>,
     /// The reach of its on-access rules.
     pub reach: RuleReach,
-}
-
-/// One policy of a survey: the first (its loader set up already), or
-/// another, whose builder the thread that takes it sets up.
-enum Job {
-    First(String),
-    Later(String, Box<LoaderBuilder>),
 }
 
 /// Why a survey could not be made.
@@ -68,7 +59,7 @@ pub enum SurveyError {
 /// (at most eight), each thread setting up the loaders of the policies it
 /// takes. The first error, in the order given, is the answer. Each loader
 /// builds once, so a builder's [`parse_cache`](LoaderBuilder::parse_cache)
-/// is set to 0: a reading two policies share comes from the survey's pass.
+/// is set to 0.
 ///
 /// ```
 /// let (home, repo) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
@@ -109,55 +100,16 @@ pub(crate) fn survey_each<T: Send>(
     tracing: Tracing,
     each: &(dyn Fn(Surveyed) -> T + Sync),
 ) -> Result<Vec<T>, SurveyError> {
-    let policies: Vec<(String, LoaderBuilder)> = policies.into_iter().collect();
-    let pass = Arc::new(pass_for(&policies));
-    let mut policies = policies.into_iter();
-    let Some((name, builder)) = policies.next() else {
+    let jobs: Vec<(String, LoaderBuilder)> = policies.into_iter().collect();
+    if jobs.is_empty() {
         return Ok(Vec::new());
-    };
-    // The first loader takes the pass; the others share its handles (and
-    // so the pass) and its parse cache. The others are set up by the
-    // threads that build them. Each loader builds once, so none keeps
-    // parsed frontmatter in memory (a policy reading a `SKILL.md` as
-    // another did takes that reading from the pass).
-    let first = match builder.parse_cache(0).build() {
-        Ok(l) => l.in_pass(Arc::clone(&pass)),
-        Err(source) => {
-            return Err(SurveyError::Bootstrap {
-                policy: name,
-                source,
-            });
-        }
-    };
-    let mut jobs = vec![Job::First(name)];
-    for (name, builder) in policies {
-        jobs.push(Job::Later(name, Box::new(builder)));
     }
-    // Built side by side, each thread taking the next policy. The pass lets
-    // one build at a time ask the disk a question (the others wait for its
-    // answer), so the answers are the ones one build after another would
-    // get.
+    // Built side by side, each thread taking the next policy.
     let workers = crate::skills::parallel::workers().min(jobs.len());
-    let built = crate::skills::parallel::each_in_order(jobs, workers, &|job| {
-        let (policy, later);
-        let loader = match job {
-            Job::First(name) => {
-                policy = name;
-                &first
-            }
-            Job::Later(name, builder) => {
-                later = match builder.parse_cache(0).share(&first).build() {
-                    Ok(loader) => loader,
-                    Err(source) => {
-                        return Err(SurveyError::Bootstrap {
-                            policy: name,
-                            source,
-                        });
-                    }
-                };
-                policy = name;
-                &later
-            }
+    let built = crate::skills::parallel::each_in_order(jobs, workers, &|(policy, builder)| {
+        let loader = match builder.parse_cache(0).build() {
+            Ok(loader) => loader,
+            Err(source) => return Err(SurveyError::Bootstrap { policy, source }),
         };
         match loader.surveyed(cwd, root, tracing) {
             Ok((snapshot, reach)) => Ok(each(Surveyed {
@@ -170,19 +122,4 @@ pub(crate) fn survey_each<T: Send>(
     });
     // The first error in the order given is the answer.
     built.into_iter().collect()
-}
-
-/// The pass of a survey of `policies`: told which ways of scanning a skill
-/// source or reading a `SKILL.md` two policies or more share, when every
-/// policy is known before it is built (what only one policy finds its way
-/// is then not kept for the others).
-fn pass_for(policies: &[(String, LoaderBuilder)]) -> Pass {
-    let ways: Option<Vec<Vec<Box<[u8]>>>> = policies
-        .iter()
-        .map(|(_, builder)| builder.known_policy().map(|p| crate::skills::ways(&p)))
-        .collect();
-    match ways {
-        Some(ways) => Pass::expecting(ways),
-        None => Pass::default(),
-    }
 }

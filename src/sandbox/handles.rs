@@ -24,7 +24,6 @@ use lru::LruCache;
 #[cfg(test)]
 use super::Stamp;
 use super::admitted::Admitted;
-use super::pass::Pass;
 use super::{Root, Shield, Shortage, ambient, open};
 
 /// The default number of root handles a loader keeps open: well under the
@@ -39,8 +38,6 @@ pub(crate) struct Handles {
     dirs: Arc<Mutex<LruCache<PathBuf, Arc<Dir>>>>,
     /// At most this many are kept.
     budget: usize,
-    /// The survey pass the roots taken from these handles share, if any.
-    pass: Option<Arc<Pass>>,
     /// The home a server admitted, if any: its path opens only as the
     /// admitted directory.
     admitted: Option<Arc<Admitted>>,
@@ -59,7 +56,6 @@ impl Handles {
         Self {
             dirs: Arc::new(Mutex::new(LruCache::new(budget))),
             budget: budget.get(),
-            pass: None,
             admitted: None,
         }
     }
@@ -71,7 +67,6 @@ impl Handles {
         Self {
             dirs: Arc::clone(&self.dirs),
             budget: self.budget,
-            pass: self.pass.clone(),
             admitted: Some(admitted),
         }
     }
@@ -108,25 +103,6 @@ impl Handles {
         let dir = Arc::new(admitted.open().map_err(super::NotAdmitted::into_io)?);
         self.lock().push(path.to_path_buf(), dir.clone());
         Ok(dir)
-    }
-
-    /// Handles whose roots share `pass`: for the builds of one survey only
-    /// (see [`Pass`]).
-    pub(crate) fn with_pass(budget: usize, pass: Arc<Pass>) -> Self {
-        Self {
-            pass: Some(pass),
-            ..Self::with_budget(budget)
-        }
-    }
-
-    /// How many handles are kept at most.
-    pub(crate) fn budget(&self) -> usize {
-        self.budget
-    }
-
-    /// The pass the roots share, if any.
-    pub(crate) fn pass(&self) -> Option<Arc<Pass>> {
-        self.pass.clone()
     }
 
     /// The handle for `path`: the remembered one while it still names the
@@ -169,7 +145,6 @@ impl Handles {
             path: path.to_path_buf(),
             dir,
             shortage: shortage.clone(),
-            pass: self.pass.clone(),
             shield: shield.clone(),
         })
     }

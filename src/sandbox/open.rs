@@ -17,84 +17,19 @@ use super::stamp::Stamp;
 use crate::policy::SymlinkRule;
 use crate::vocab::reason::Reason;
 
-/// What opening a candidate found: nothing, a refusal, or the file (an
-/// open one, or, as [`ToRead`], one that may be read already).
+/// What opening a candidate found: nothing, a refusal, or the file.
 #[derive(Debug)]
 #[allow(
     clippy::large_enum_variant,
     reason = "a short-lived return value, moved once; a box would cost an allocation per file opened"
 )]
-pub(crate) enum Opened<F = OpenFile> {
+pub(crate) enum Opened {
     /// Nothing at that path.
     Absent,
     /// Something there that will not be read.
     Refused(Reason),
     /// A regular file, open for reading.
-    File(F),
-}
-
-impl<F> Opened<F> {
-    /// The same finding, the file made a `G` by `f`.
-    pub(crate) fn map<G>(self, f: impl FnOnce(F) -> G) -> Opened<G> {
-        match self {
-            Self::Absent => Opened::Absent,
-            Self::Refused(reason) => Opened::Refused(reason),
-            Self::File(file) => Opened::File(f(file)),
-        }
-    }
-}
-
-/// What looking for a file to read found.
-pub(crate) type ToRead = Opened<Readable>;
-
-/// A regular file to read a prefix of: open, or (in a survey's pass) read
-/// whole already, up to the reader's cap, by an earlier build.
-#[derive(Debug)]
-pub(crate) enum Readable {
-    /// Open under its root.
-    Open(OpenFile),
-    /// Read whole by a build of the same survey.
-    Kept {
-        /// The stamp of the handle it was read through.
-        stamp: Stamp,
-        /// Its size, as fstat reported it.
-        len: u64,
-        /// Its bytes, up to the cap it was read under.
-        bytes: std::sync::Arc<[u8]>,
-    },
-}
-
-impl Readable {
-    /// The file's size, as fstat reported it when it was opened.
-    pub(crate) fn len(&self) -> u64 {
-        match self {
-            Self::Open(file) => file.len(),
-            Self::Kept { len, .. } => *len,
-        }
-    }
-
-    /// The stamp of the handle it is (or was) read through.
-    pub(crate) fn stamp(&self) -> Stamp {
-        match self {
-            Self::Open(file) => file.stamp(),
-            Self::Kept { stamp, .. } => *stamp,
-        }
-    }
-
-    /// Reads at most `limit` bytes from the start: for a kept file, the
-    /// same prefix of what was read (no larger than the cap it was read
-    /// under, which the caller's `limit` never passes).
-    pub(crate) fn read_at_most(&self, limit: u64) -> io::Result<Vec<u8>> {
-        match self {
-            Self::Open(file) => file.read_at_most(limit),
-            Self::Kept { bytes, .. } => {
-                let n = usize::try_from(limit)
-                    .unwrap_or(usize::MAX)
-                    .min(bytes.len());
-                Ok(bytes[..n].to_vec())
-            }
-        }
-    }
+    File(OpenFile),
 }
 
 /// A regular file opened under a root. The only thing to do with it is read
@@ -308,7 +243,6 @@ mod fast_paths {
             path: path.to_path_buf(),
             dir: Arc::new(ambient::open_root(path).expect("open root")),
             shortage: Arc::new(Shortage::default()),
-            pass: None,
             shield: super::super::Shield::standard(),
         }
     }

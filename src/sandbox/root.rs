@@ -11,7 +11,6 @@ use cap_std::fs::Dir;
 
 use super::listed::Listed;
 use super::open::{self, Opened};
-use super::pass::{Looked, Pass, Read};
 use super::shield::{self, Shield};
 use super::stamp::Stamp;
 use crate::policy::SymlinkRule;
@@ -32,10 +31,37 @@ pub(crate) struct Root {
     pub(super) dir: Arc<Dir>,
     /// Where a shortage of file descriptors met under this root is noted.
     pub(super) shortage: Arc<Shortage>,
-    /// The survey pass this root's looks are shared through, if any.
-    pub(super) pass: Option<Arc<Pass>>,
     /// The folders nothing is read inside (version-control metadata).
     pub(super) shield: Arc<Shield>,
+}
+
+/// A folder as [`Root::look`] saw it: its stamp, and its entries (at most
+/// the number asked for, in the file system's order).
+#[derive(Debug, Clone)]
+pub(crate) struct Looked {
+    /// The folder's stamp (see [`Root::look_folder`]).
+    pub(crate) stamp: Stamp,
+    /// Its entries; `Ok(None)` when nothing is there or it is not a folder.
+    pub(crate) listing: Result<Option<Vec<Listed>>, Reason>,
+}
+
+/// A file as [`Root::read`] read it.
+#[derive(Debug)]
+pub(crate) enum Read {
+    /// Nothing there.
+    Absent,
+    /// Refused, with the reason.
+    Refused(Reason),
+    /// A regular file: its stamp and size from the open handle, and what
+    /// the reader took from it (or why it took nothing).
+    File {
+        /// The open handle's stamp.
+        stamp: Stamp,
+        /// The size fstat reported.
+        len: u64,
+        /// What was read, or why nothing was.
+        bytes: Result<Vec<u8>, Reason>,
+    },
 }
 
 /// The first shortage of file descriptors (EMFILE, ENFILE) met by the
@@ -67,19 +93,12 @@ impl Shortage {
 
 impl Root {
     /// Opens `rel` as a candidate file under the symlink rule (see
-    /// [`open::open_candidate_telling`]), never inside version-control
-    /// metadata.
+    /// [`open::open_candidate_telling`]), refusing (`vcs-metadata`) a path that
+    /// enters version-control metadata as written or where the open really
+    /// led (see [`shield`]).
     pub(crate) fn open_file(&self, rel: &Path, rule: SymlinkRule) -> Opened {
-        self.open_shielded(rel, rule).0
-    }
-
-    /// Opens `rel` as a candidate (see [`open::open_candidate_telling`]),
-    /// refusing (`vcs-metadata`) a path that enters version-control
-    /// metadata as written or where the open really led (see
-    /// [`shield`]); and whether the link rule had a say.
-    fn open_shielded(&self, rel: &Path, rule: SymlinkRule) -> (Opened, bool) {
         if self.shield.covers(rel) {
-            return (Opened::Refused(Reason::VcsMetadata), false);
+            return Opened::Refused(Reason::VcsMetadata);
         }
         let (opened, ruled) =
             open::open_candidate_telling(&self.dir, rel, rule, &|e| self.shortage.note(e));
@@ -87,12 +106,12 @@ impl Root {
             // A lone name opened as no link: nothing was followed.
             Opened::File(file) if ruled || rel.components().nth(1).is_some() => {
                 if self.leads_into_metadata(rel, &file.handle()) {
-                    (Opened::Refused(Reason::VcsMetadata), ruled)
+                    Opened::Refused(Reason::VcsMetadata)
                 } else {
-                    (Opened::File(file), ruled)
+                    Opened::File(file)
                 }
             }
-            other => (other, ruled),
+            other => other,
         }
     }
 
@@ -111,22 +130,8 @@ impl Root {
         &self.shield
     }
 
-    /// The survey pass, when what it keeps may serve this root: only while
-    /// the root refuses what every other root of the pass refuses.
-    fn shared_pass(&self) -> Option<&Arc<Pass>> {
-        self.pass.as_ref().filter(|_| self.shield.is_standard())
-    }
-
-    /// Stats `rel`, following links that stay inside the root (once per
-    /// path in a survey's pass).
+    /// Stats `rel`, following links that stay inside the root.
     pub(crate) fn stamp(&self, rel: &Path) -> Stamp {
-        match &self.pass {
-            Some(pass) => pass.stamp(&self.path, rel, || self.stamp_now(rel)),
-            None => self.stamp_now(rel),
-        }
-    }
-
-    fn stamp_now(&self, rel: &Path) -> Stamp {
         match self.dir.metadata(rel) {
             Ok(m) => Stamp::of(&m),
             Err(e) => {
@@ -138,61 +143,20 @@ impl Root {
 
     /// The folder `rel`, stamped and listed up to `max` entries (see
     /// [`look_folder`](Self::look_folder)); a present non-folder is stamped
-    /// and not listed. Once per path and `max` in a survey's pass.
-    pub(crate) fn look(&self, rel: &Path, max: usize) -> Arc<Looked> {
-        let look = || {
-            let folder = self.look_folder(rel);
-            let stamp = folder.stamp;
-            let listing = if matches!(stamp, Stamp::Present { .. }) && !stamp.is_dir() {
-                Ok(None)
-            } else {
-                folder.list(self, rel, max)
-            };
-            Looked { stamp, listing }
+    /// and not listed.
+    pub(crate) fn look(&self, rel: &Path, max: usize) -> Looked {
+        let folder = self.look_folder(rel);
+        let stamp = folder.stamp;
+        let listing = if matches!(stamp, Stamp::Present { .. }) && !stamp.is_dir() {
+            Ok(None)
+        } else {
+            folder.list(self, rel, max)
         };
-        match self.shared_pass() {
-            Some(pass) => pass.folder(&self.path, rel, max, look),
-            None => Arc::new(look()),
-        }
-    }
-
-    /// What a build sharing this root's pass derived and kept under `key`
-    /// (see [`Pass::recall`]); always `None` outside a survey's pass.
-    pub(crate) fn recall<T: std::any::Any + Send + Sync>(&self, key: &[u8]) -> Option<Arc<T>> {
-        self.shared_pass()?.recall(&self.path, key)
-    }
-
-    /// Keeps `value` under `key` in this root's pass, if it has one (see
-    /// [`Pass::keep`]).
-    pub(crate) fn keep<T: std::any::Any + Send + Sync>(
-        &self,
-        key: Box<[u8]>,
-        value: Arc<T>,
-        weight: usize,
-    ) {
-        if let Some(pass) = self.shared_pass() {
-            pass.keep(&self.path, key, value, weight);
-        }
-    }
-
-    /// Whether this root's pass has two builds or more deriving values
-    /// `way` (see [`Pass::shares_way`]); false without a pass.
-    pub(crate) fn shares_way(&self, way: &[u8]) -> bool {
-        self.shared_pass().is_some_and(|pass| pass.shares_way(way))
-    }
-
-    /// Whether this root's reads are shared through a survey's pass: then
-    /// [`read`](Self::read) must read a file of at most
-    /// [`SHARED_FILE_MAX`](super::SHARED_FILE_MAX) bytes whole (up to the
-    /// cap), and each reader takes the part it wants from the bytes.
-    pub(crate) fn shares_reads(&self) -> bool {
-        self.shared_pass().is_some()
+        Looked { stamp, listing }
     }
 
     /// Opens `rel` under `rule` and reads it (`read` does the reading,
-    /// given the open file; a file over `cap` bytes is not read). In a
-    /// survey's pass, `read` must read a small file whole up to `cap`, and
-    /// such a file is read once for every build that asks the same way.
+    /// given the open file; a file over `cap` bytes is not read).
     pub(crate) fn read(
         &self,
         rel: &Path,
@@ -200,55 +164,18 @@ impl Root {
         cap: u64,
         read: impl FnOnce(&open::OpenFile) -> Result<Vec<u8>, Reason>,
     ) -> Read {
-        let now = || {
-            let (opened, ruled) = self.open_shielded(rel, rule);
-            let read = match opened {
-                Opened::Absent => Read::Absent,
-                Opened::Refused(reason) => Read::Refused(reason),
-                Opened::File(file) => Read::File {
-                    stamp: file.stamp(),
-                    len: file.len(),
-                    bytes: if file.len() > cap {
-                        Err(Reason::TooLarge)
-                    } else {
-                        read(&file).map(Arc::from)
-                    },
+        match self.open_file(rel, rule) {
+            Opened::Absent => Read::Absent,
+            Opened::Refused(reason) => Read::Refused(reason),
+            Opened::File(file) => Read::File {
+                stamp: file.stamp(),
+                len: file.len(),
+                bytes: if file.len() > cap {
+                    Err(Reason::TooLarge)
+                } else {
+                    read(&file)
                 },
-            };
-            (read, ruled)
-        };
-        match self.shared_pass() {
-            Some(pass) => pass.file(&self.path, rel, rule, cap, now),
-            None => now().0,
-        }
-    }
-
-    /// Opens `rel` under `rule` to read at most `cap` bytes of it. In a
-    /// survey's pass, a file of at most
-    /// [`SHARED_FILE_MAX`](super::SHARED_FILE_MAX) bytes is read whole (up
-    /// to `cap`) once for every build that asks the same way, and each
-    /// reads its prefix of those bytes; a larger one, or one that could not
-    /// be read, is opened for the caller as without a pass.
-    pub(crate) fn open_to_read(&self, rel: &Path, rule: SymlinkRule, cap: u64) -> open::ToRead {
-        if self.shared_pass().is_none() {
-            return self.open_file(rel, rule).map(open::Readable::Open);
-        }
-        let read = self.read(rel, rule, cap, |file| {
-            if file.len() <= super::SHARED_FILE_MAX {
-                file.read_at_most(cap).map_err(|_| Reason::Unreadable)
-            } else {
-                Err(Reason::TooLarge)
-            }
-        });
-        match read {
-            Read::Absent => open::ToRead::Absent,
-            Read::Refused(reason) => open::ToRead::Refused(reason),
-            Read::File {
-                stamp,
-                len,
-                bytes: Ok(bytes),
-            } => open::ToRead::File(open::Readable::Kept { stamp, len, bytes }),
-            Read::File { .. } => self.open_file(rel, rule).map(open::Readable::Open),
+            },
         }
     }
 

@@ -202,17 +202,13 @@ pub(crate) fn open_roots(
         }
     };
 
-    let pass = handles.pass();
     let shield = Shield::of(policy);
-    let probe = Probe {
-        pass: pass.as_deref(),
-    };
     let mut dir_probes = vec![(cwd.clone(), cwd_stamp)];
     if let Some(h) = home {
-        dir_probes.push((h.to_path_buf(), probe.directory(h)));
+        dir_probes.push((h.to_path_buf(), ambient::directory_stamp(h)));
     }
     for p in policy.named_root_paths().iter().flatten() {
-        dir_probes.push((p.clone(), probe.directory(p)));
+        dir_probes.push((p.clone(), ambient::directory_stamp(p)));
     }
     let mut marker_probes = Vec::new();
     let mut owner_probes = Vec::new();
@@ -235,7 +231,6 @@ pub(crate) fn open_roots(
     let found = {
         let mut search = Search {
             policy,
-            probe,
             markers: &mut marker_probes,
             owners: &mut owner_probes,
             warnings: &mut warnings,
@@ -258,7 +253,7 @@ pub(crate) fn open_roots(
             .iter()
             .rev()
             .find(|(dir, _)| *dir == repo_path)
-            .map_or_else(|| probe.directory(&repo_path), |(_, s)| *s);
+            .map_or_else(|| ambient::directory_stamp(&repo_path), |(_, s)| *s);
         dir_probes.push((repo_path.clone(), stamp));
     }
     let repo_dir = handles
@@ -277,7 +272,6 @@ pub(crate) fn open_roots(
                 path: h.to_path_buf(),
                 dir,
                 shortage: shortage.clone(),
-                pass: handles.pass(),
                 shield: shield.clone(),
             }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
@@ -297,7 +291,6 @@ pub(crate) fn open_roots(
                     path: p.clone(),
                     dir,
                     shortage: shortage.clone(),
-                    pass: handles.pass(),
                     shield: shield.clone(),
                 }),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
@@ -315,7 +308,7 @@ pub(crate) fn open_roots(
             if policy.is_ceiling(dir) {
                 break;
             }
-            let stamp = probe.directory(dir);
+            let stamp = ambient::directory_stamp(dir);
             dir_probes.push((dir.to_path_buf(), stamp));
             // Git's owner rule: a folder another user owns (root excepted)
             // may hold anything that user planted, so none of it is read
@@ -343,7 +336,6 @@ pub(crate) fn open_roots(
                     path: dir.to_path_buf(),
                     dir: handle,
                     shortage: shortage.clone(),
-                    pass: handles.pass(),
                     shield: shield.clone(),
                 }),
                 Err(e) if open::is_exhaustion(&e) => {
@@ -366,7 +358,6 @@ pub(crate) fn open_roots(
             path: h.path.clone(),
             dir: h.dir.clone(),
             shortage: shortage.clone(),
-            pass: handles.pass(),
             shield: shield.clone(),
         }),
         Some(p) => match ambient::ensure_state_dir(&p).and_then(|()| handles.open(&p)) {
@@ -374,7 +365,6 @@ pub(crate) fn open_roots(
                 path: p,
                 dir,
                 shortage: shortage.clone(),
-                pass: handles.pass(),
                 shield: shield.clone(),
             }),
             Err(e) if open::is_exhaustion(&e) => return Err(RootsError::open_root(p, e)),
@@ -403,7 +393,6 @@ pub(crate) fn open_roots(
                 path: repo_path,
                 dir: repo_dir,
                 shortage,
-                pass: handles.pass(),
                 shield: shield.clone(),
             },
         },
@@ -531,40 +520,9 @@ fn overlap(home: &Path, repo: &Path) -> Option<Warning> {
     Some(Warning::new(kind, home, message))
 }
 
-/// Stamps of paths outside the roots (the folders a build looks at before
-/// it has roots, and the markers of the repository's search): each once
-/// per survey when the handles share a pass (every policy of a survey
-/// searches from the same cwd), else taken every time.
-#[derive(Clone, Copy)]
-struct Probe<'a> {
-    pass: Option<&'a super::Pass>,
-}
-
-impl Probe<'_> {
-    /// The stamp of the directory `path` (links followed).
-    fn directory(&self, path: &Path) -> Stamp {
-        self.remembered("outside:directory", path, ambient::directory_stamp)
-    }
-
-    /// The stamp of the marker `path` (see `ambient::marker_stamp`).
-    fn marker(&self, path: &Path) -> Stamp {
-        self.remembered("outside:marker", path, ambient::marker_stamp)
-    }
-
-    /// Under `kind` in the pass's stamps: a kind is no absolute path, so it
-    /// never meets a root's own stamps.
-    fn remembered(&self, kind: &str, path: &Path, stamp: fn(&Path) -> Stamp) -> Stamp {
-        match self.pass {
-            Some(pass) => pass.stamp(Path::new(kind), path, || stamp(path)),
-            None => stamp(path),
-        }
-    }
-}
-
 /// The search for the repository root, and what it records.
 struct Search<'a> {
     policy: &'a Policy,
-    probe: Probe<'a>,
     markers: &'a mut Vec<(PathBuf, Stamp)>,
     owners: &'a mut Vec<(PathBuf, Stamp)>,
     warnings: &'a mut Vec<Warning>,
@@ -582,7 +540,7 @@ impl Search<'_> {
             }
             for marker in &self.policy.roots.repo_markers {
                 let p = crate::vocab::paths::join(dir, marker.get_ref());
-                let stamp = self.probe.marker(&p);
+                let stamp = ambient::marker_stamp(&p);
                 let hit = marker_matches(&stamp, self.policy.roots.repo_marker_kind);
                 self.markers.push((p, stamp));
                 if hit && self.trusted_owner(dir) {
@@ -598,7 +556,7 @@ impl Search<'_> {
     /// `safe-directories` trust it (git's rule against another user's
     /// repository above a shared directory).
     fn trusted_owner(&mut self, dir: &Path) -> bool {
-        let stamp = self.probe.directory(dir);
+        let stamp = ambient::directory_stamp(dir);
         self.owners.push((dir.to_path_buf(), stamp));
         let Some(owner) = stamp.owner() else {
             return false;

@@ -64,13 +64,6 @@ impl Shield {
         Arc::clone(&STANDARD)
     }
 
-    /// Whether this is the [`standard`](Self::standard) shield: two roots
-    /// with it refuse exactly the same paths, so what one read may serve
-    /// the other (a survey's pass).
-    pub(crate) fn is_standard(&self) -> bool {
-        self.names.len() == VCS_METADATA_NAMES.len()
-    }
-
     /// Whether `name` (one path component) is a folder never read inside.
     pub(crate) fn covers_name(&self, name: &OsStr) -> bool {
         self.names.iter().any(|n| name.eq_ignore_ascii_case(&**n))

@@ -38,8 +38,8 @@ enum MemoFile {
     #[default]
     None,
     /// Attached, not read yet: it is read at the first parse the memory
-    /// cannot answer (a build whose every frontmatter is in memory, as in a
-    /// survey's later policies, never reads it).
+    /// cannot answer (a build whose every frontmatter is in memory never
+    /// reads it).
     Pending {
         /// The root it is in.
         root: Root,

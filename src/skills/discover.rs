@@ -10,13 +10,12 @@ pub(crate) use super::found::{Found, Rejected};
 use super::frontmatter::Frontmatter;
 use super::parallel::{in_order, threshold, workers};
 use super::read;
-use super::shared_scan;
 use crate::policy::{
     HardLinkRule, LeadingBom, LongDescription, NameFrom, Policy, ProjectTrust, SkillSource,
     SourceLevels, SymlinkRule, Whitespace,
 };
 use crate::sandbox::Place;
-use crate::sandbox::{Looked, Opened, Read, Root, Roots, SHARED_FILE_MAX, Stamp};
+use crate::sandbox::{Looked, Opened, Read, Root, Roots, Stamp};
 use crate::trace::{Trace, TraceEntry};
 use crate::vocab::origin::{Origin, RootId};
 use crate::vocab::reason::Reason;
@@ -43,9 +42,6 @@ pub(crate) fn discover(
     sources.sort_by_key(|s| *s.rank.get_ref());
     let mut found = Vec::new();
     let mut rejected = Vec::new();
-    // What of the policy a scan reads, hashed once it is needed (in a
-    // survey's pass, to share scans between policies).
-    let mut settings = None;
     for source in sources {
         let Some(id) = policy.root_id(source.root.get_ref()) else {
             continue;
@@ -62,17 +58,9 @@ pub(crate) fn discover(
             id,
             origin,
             source,
-            keeps_reads: root.shares_reads() && root.shares_way(&How::of(policy, origin).way()),
         };
         for (level, rel_source) in source_dirs(source, &roots.cwd_rel) {
-            ctx.scan_shared(
-                &mut settings,
-                &rel_source,
-                level,
-                trace,
-                &mut found,
-                &mut rejected,
-            );
+            ctx.scan(&rel_source, level, trace, &mut found, &mut rejected);
         }
     }
     (found, rejected, warnings.into_inner())
@@ -107,10 +95,6 @@ pub(super) struct SourceCtx<'a> {
     pub(super) id: RootId,
     pub(super) origin: Origin,
     pub(super) source: &'a SkillSource,
-    /// Whether the `SKILL.md` readings are kept in (and taken from) a
-    /// survey's pass: when another policy of the survey reads them the
-    /// same way.
-    pub(super) keeps_reads: bool,
 }
 
 impl SourceCtx<'_> {
@@ -142,61 +126,6 @@ impl SourceCtx<'_> {
             path: crate::vocab::paths::join(&self.root.path, rel),
             reason,
         });
-    }
-
-    /// Scans `rel_source` as [`scan`](Self::scan) does, taking what
-    /// another policy of the survey found scanning it the same way, and
-    /// keeping what this scan finds for the others (see
-    /// `skills::shared_scan`). Outside a survey's pass, only scans.
-    fn scan_shared(
-        &self,
-        settings: &mut Option<[u8; 16]>,
-        rel_source: &Path,
-        level: usize,
-        trace: &mut Trace,
-        found: &mut Vec<Found>,
-        rejected: &mut Vec<Rejected>,
-    ) {
-        if !self.root.shares_reads() {
-            self.scan(rel_source, level, trace, found, rejected);
-            return;
-        }
-        // A source that is not a folder is one look, answered by the pass:
-        // nothing to share, and no key to make.
-        if !self
-            .root
-            .look(rel_source, self.listing_max())
-            .stamp
-            .is_dir()
-        {
-            self.scan(rel_source, level, trace, found, rejected);
-            return;
-        }
-        let settings = *settings.get_or_insert_with(|| shared_scan::settings(self.policy));
-        // No other build of the survey scans this way: nothing to keep.
-        if !self.root.shares_way(&shared_scan::way(settings)) {
-            self.scan(rel_source, level, trace, found, rejected);
-            return;
-        }
-        let key = shared_scan::key(
-            settings,
-            trace.keeps(),
-            self.id,
-            self.source,
-            level,
-            rel_source,
-        );
-        let (rank, source) = (*self.source.rank.get_ref(), self.source.path.get_ref());
-        if let Some(scanned) = self.root.recall::<shared_scan::Scanned>(&key) {
-            let mut warnings = self.warnings.borrow_mut();
-            scanned.take_into(rank, source, found, rejected, trace, &mut warnings);
-            return;
-        }
-        let marks = shared_scan::Marks::at(found, rejected, trace, &self.warnings.borrow());
-        self.scan(rel_source, level, trace, found, rejected);
-        let scanned = marks.since(found, rejected, trace, &self.warnings.borrow());
-        let weight = scanned.weight();
-        self.root.keep(key, Arc::new(scanned), weight);
     }
 
     fn scan(
@@ -260,7 +189,6 @@ impl SourceCtx<'_> {
         // file system's directory order unless the folder is huge.
         let cap = usize::try_from(self.policy.skills.max_entries_per_source).unwrap_or(usize::MAX);
         let mut names = match &folder.listing {
-            // Borrowed: a survey's policies share one listing.
             Ok(Some(names)) => names.iter().collect::<Vec<_>>(),
             Ok(None) => return None,
             Err(reason) => {
@@ -341,12 +269,11 @@ impl SourceCtx<'_> {
     ) {
         let cap = usize::try_from(self.policy.skills.max_entries_per_source).unwrap_or(usize::MAX);
         let never_follow = self.policy.trust.symlinks == SymlinkRule::Never;
-        // Each folder with its look, when one was taken for its stamp.
-        let mut queue: std::collections::VecDeque<(PathBuf, usize, Option<Arc<Looked>>)> =
-            std::collections::VecDeque::from([(rel_source.to_path_buf(), 0usize, None)]);
+        let mut queue: std::collections::VecDeque<(PathBuf, usize)> =
+            std::collections::VecDeque::from([(rel_source.to_path_buf(), 0usize)]);
         let mut listed = 0usize;
         let mut source = Some(folder);
-        while let Some((dir, at, taken)) = queue.pop_front() {
+        while let Some((dir, at)) = queue.pop_front() {
             if listed >= cap {
                 self.reject(rejected, &dir, Reason::ScanLimit);
                 break;
@@ -354,13 +281,9 @@ impl SourceCtx<'_> {
             listed += 1;
             // The source itself was looked at by `scan`.
             let below;
-            let looked = match (source.take(), taken) {
-                (Some(folder), _) => folder,
-                (None, Some(taken)) => {
-                    below = taken;
-                    &below
-                }
-                (None, None) => {
+            let looked = match source.take() {
+                Some(folder) => folder,
+                None => {
                     below = self.root.look(&dir, self.listing_max());
                     &below
                 }
@@ -378,22 +301,14 @@ impl SourceCtx<'_> {
                 if name.starts_with('.') || (entry.is_link && never_follow) || entry.is_file {
                     continue;
                 }
-                let (stamp, taken) = if at + 1 < depth && self.root.shares_reads() {
-                    // In a survey's pass a look is remembered: looking now
-                    // gives the same stamp, and the listing, kept with the
-                    // folder, is ready when the folder's turn comes.
-                    let looked = self.root.look(&rel_folder, self.listing_max());
-                    (looked.stamp, Some(looked))
-                } else {
-                    (self.root.stamp(&rel_folder), None)
-                };
+                let stamp = self.root.stamp(&rel_folder);
                 if !stamp.is_dir() {
                     continue;
                 }
                 trace.push(self.place(), &rel_folder, stamp, None);
                 self.maybe_skill(&name, &rel_folder, level, trace, found, rejected);
                 if at + 1 < depth {
-                    queue.push_back((rel_folder, at + 1, taken));
+                    queue.push_back((rel_folder, at + 1));
                 }
             }
         }
@@ -478,14 +393,9 @@ impl SourceCtx<'_> {
         let (cap, pin, fences) = (how.cap, how.pin, how.reading.fences);
         // A pinned project skill is approved by its whole file: read it all
         // (it is no larger than the cap), trace and hash all of it, and
-        // parse its frontmatter from the same bytes. In a survey's pass a
-        // small file is read whole, once for every policy, and each takes
-        // the frontmatter its fences find: the bytes it would have read by
-        // itself. A larger one each reads itself.
-        let shared = self.root.shares_reads();
-        let whole = |len: u64| pin || (shared && len <= SHARED_FILE_MAX);
+        // parse its frontmatter from the same bytes.
         let read = self.root.read(rel, how.links, cap, |file| {
-            if whole(file.len()) {
+            if pin {
                 file.read_at_most(cap).map_err(|_| Reason::Unreadable)
             } else {
                 read::frontmatter_bytes(file, cap, fences)
@@ -513,7 +423,7 @@ impl SourceCtx<'_> {
             Ok(b) => b,
             Err(reason) => return Ok(refused(reason)),
         };
-        let end = if whole(len) {
+        let end = if pin {
             super::frontmatter::frontmatter_end_with(&read, fences).unwrap_or(read.len())
         } else {
             read.len()
@@ -562,27 +472,8 @@ impl SourceCtx<'_> {
         // path examined (and traced: a removed or replaced folder shows up as
         // a changed SKILL.md). The folder is examined only to explain a failure.
         let how = self.reading_how();
-        // In a survey's pass, what another policy read and parsed the same
-        // way (the same file, root, link rule, cap, fences and reading) is
-        // taken as it found it, paths included; what no other policy of the
-        // survey reads this way is neither kept nor looked for.
-        let key = self.keeps_reads.then(|| how.key(self.id, rel_folder));
-        let recalled = key
-            .as_deref()
-            .and_then(|k| self.root.recall::<SkillRead>(k));
-        let read = match recalled {
-            Some(read) => read,
-            None => {
-                let rel = crate::vocab::paths::join(rel_folder, SKILL_FILE);
-                let read = Arc::new(self.read_frontmatter(&rel, rel_folder, &how, trace)?);
-                if let Some(key) = key {
-                    let weight = read.weight();
-                    self.root
-                        .keep(key.into_boxed_slice(), Arc::clone(&read), weight);
-                }
-                read
-            }
-        };
+        let rel = crate::vocab::paths::join(rel_folder, SKILL_FILE);
+        let read = self.read_frontmatter(&rel, rel_folder, &how, trace)?;
         let rel = read.entry.rel.clone();
         if self.origin == Origin::Project && read.stamp.is_hard_linked() {
             self.warnings
@@ -679,21 +570,6 @@ impl SourceCtx<'_> {
     }
 }
 
-/// The tag of a reading's [way](How::way).
-const READ_WAY: u8 = b'R';
-
-/// The ways `policy` scans skill sources and reads `SKILL.md` files, as a
-/// survey's pass names them (see `sandbox::Pass::expecting`): what another
-/// policy of the survey may take from the pass only when it has the same.
-pub(crate) fn ways(policy: &Policy) -> Vec<Box<[u8]>> {
-    let mut ways = vec![shared_scan::way(shared_scan::settings(policy))];
-    ways.extend(
-        [Origin::Home, Origin::Project, Origin::Ancestor]
-            .map(|origin| How::of(policy, origin).way()),
-    );
-    ways
-}
-
 /// How a policy reads a `SKILL.md`: the link rule, the size cap, whether
 /// the whole file is read (a pinned project skill), the frontmatter
 /// reading (fences, scalars, fallback) and what a byte order mark is.
@@ -720,38 +596,6 @@ impl How {
             bom_is_text: policy.skills.leading_bom == LeadingBom::Text,
         }
     }
-
-    /// This way of reading, as a survey's pass names it (see
-    /// [`ways`]): every field, tagged as a reading.
-    fn way(&self) -> Box<[u8]> {
-        let mut way = vec![READ_WAY];
-        self.push_fields(&mut way);
-        way.into_boxed_slice()
-    }
-
-    /// Every field, in [`key`](Self::key)'s order.
-    fn push_fields(&self, key: &mut Vec<u8>) {
-        key.push(match self.links {
-            SymlinkRule::WithinRoot => 0,
-            SymlinkRule::Never => 1,
-        });
-        key.extend_from_slice(&self.cap.to_le_bytes());
-        key.push(u8::from(self.pin));
-        key.push(self.reading.code());
-        key.push(u8::from(self.bom_is_text));
-    }
-
-    /// The key of the `SKILL.md` of the folder `rel` read this way under
-    /// the root `id`: the root (its trace entries name it), every field,
-    /// then the folder's path.
-    fn key(&self, id: RootId, rel: &Path) -> Vec<u8> {
-        let rel = rel.as_os_str().as_encoded_bytes();
-        let mut key = Vec::with_capacity(32 + rel.len());
-        key.extend_from_slice(&id.key_bytes());
-        self.push_fields(&mut key);
-        key.extend_from_slice(rel);
-        key
-    }
 }
 
 /// A `SKILL.md` as one reading found it: its stamp, the trace entry it
@@ -764,17 +608,6 @@ struct SkillRead {
     entry: Arc<TraceEntry>,
     pinned_hash: Option<String>,
     parsed: Result<(Arc<Frontmatter>, Option<String>), Reason>,
-}
-
-impl SkillRead {
-    /// Roughly what keeping it weighs, in bytes.
-    fn weight(&self) -> usize {
-        let fm = match &self.parsed {
-            Ok((fm, _)) => fm.name.len() + fm.description.len() + 512,
-            Err(_) => 0,
-        };
-        256 + self.path.as_os_str().len() + self.entry.rel.as_os_str().len() + fm
-    }
 }
 
 /// Whether frontmatter bytes are text: valid UTF-8 without NUL. When the
@@ -814,14 +647,8 @@ pub(super) fn run(
     found: &mut Vec<Found>,
     rejected: &mut Vec<Rejected>,
 ) {
-    let (policy, cache, root, id, origin, source, keeps_reads) = (
-        ctx.policy,
-        ctx.cache,
-        ctx.root,
-        ctx.id,
-        ctx.origin,
-        ctx.source,
-        ctx.keeps_reads,
+    let (policy, cache, root, id, origin, source) = (
+        ctx.policy, ctx.cache, ctx.root, ctx.id, ctx.origin, ctx.source,
     );
     let examine = |name: &str, rel: &std::path::Path| -> Outcome {
         let warnings = RefCell::new(Vec::new());
@@ -833,7 +660,6 @@ pub(super) fn run(
             id,
             origin,
             source,
-            keeps_reads,
         };
         let mut t = Trace::default();
         // A good skill records one path (its `SKILL.md`): room for exactly

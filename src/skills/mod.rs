@@ -16,12 +16,10 @@ mod memo;
 pub(crate) mod parallel;
 mod read;
 mod resolve;
-mod shared_scan;
 mod stage;
 
 pub(crate) use cache::ParseCache;
 pub(crate) use discover::SKILL_FILE;
-pub(crate) use discover::ways;
 pub use found::Rejected;
 pub use frontmatter::{Frontmatter, FrontmatterError};
 #[cfg(feature = "internals")]

@@ -42,8 +42,6 @@ pub struct Skill {
     /// Whether the prompt lists it (project skills beyond the cap are not).
     pub listed: bool,
     /// The other frontmatter fields.
-    // Shared: the snapshots of a survey whose policies read a `SKILL.md`
-    // the same way hold one copy.
     pub frontmatter: Arc<Frontmatter>,
     /// The `SKILL.md`, relative to its root.
     #[serde(skip)]

@@ -65,22 +65,6 @@ impl RootId {
             RootId::Ancestor(_) => Origin::Ancestor,
         }
     }
-
-    /// The root as bytes, one per root: a kind byte (every kind below 5),
-    /// then the index (0 for a root without one). For keys that name it.
-    pub(crate) fn key_bytes(self) -> [u8; 9] {
-        let (tag, n) = match self {
-            RootId::Home => (0u8, 0usize),
-            RootId::Repo => (1, 0),
-            RootId::Named(n) => (2, n),
-            RootId::Ancestor(n) => (3, n),
-            RootId::State => (4, 0),
-        };
-        let mut out = [0u8; 9];
-        out[0] = tag;
-        out[1..].copy_from_slice(&(n as u64).to_le_bytes());
-        out
-    }
 }
 
 #[cfg(test)]

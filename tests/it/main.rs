@@ -80,8 +80,8 @@ mod serve_homes;
 mod skills;
 mod soak;
 mod state_env;
+mod survey_alone;
 mod survey_exit;
-mod survey_pass;
 mod trust;
 
 /// Every `.rs` file in `tests/it/` (but this one) is declared above as a

@@ -25,7 +25,7 @@ pub(in crate::cli) fn run(
     } else {
         policies.to_vec()
     };
-    // One pass: what the policies all look at is looked at once.
+    // One ordinary build per policy, side by side.
     let builders = names.iter().map(|name| {
         let mut b = Loader::builder()
             .shipped_policy(name.clone())

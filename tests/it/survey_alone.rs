@@ -1,12 +1,12 @@
-//! A survey's shared pass answers exactly what fresh loaders answer.
+//! A survey answers exactly what fresh loaders answer.
 //!
-//! `lisa_context::survey` builds every policy's snapshot through one pass
-//! over the disk (a folder listed once, a `SKILL.md` read once, a path
-//! stamped once, for all the policies). On random trees holding the files
-//! of every harness (instruction files at several levels, rule folders,
-//! skills good and bad, links inside and out, a FIFO), each surveyed
-//! snapshot and rule reach must equal what a fresh loader of that policy
-//! alone says of the same tree.
+//! `lisa_context::survey` builds every policy's snapshot side by side, on
+//! threads. On random trees holding the files of every harness
+//! (instruction files at several levels, rule folders, skills good and
+//! bad, links inside and out, a FIFO), each surveyed snapshot and rule
+//! reach must equal what a fresh loader of that policy alone says of the
+//! same tree: whatever a survey ever shares between its builds, this
+//! property is the safety net.
 
 use std::ffi::OsString;
 use std::fs;
@@ -51,10 +51,9 @@ static TEXTS: std::sync::LazyLock<Vec<String>> = std::sync::LazyLock::new(|| {
     ]
     .map(String::from)
     .into();
-    // Larger than some policies read of one file, smaller than a pass
-    // keeps: each policy reads its own prefix of the kept bytes.
+    // Larger than some policies read of one file, smaller than 16 KiB.
     texts.push(long());
-    // Larger than a pass keeps (16 KiB): each policy opens it for itself.
+    // Larger than 16 KiB.
     texts
         .push("Write tests from the outside in, on real trees in temporary folders.\n".repeat(600));
     texts
@@ -83,7 +82,7 @@ enum SkillKind {
     LinkOut,
     /// `SKILL.md` is a FIFO.
     Fifo,
-    /// A `SKILL.md` too large for a pass to keep, whose frontmatter ends
+    /// A `SKILL.md` larger than 16 KiB, whose frontmatter ends
     /// at one line or another by the policy's fences (an indented `---`
     /// closes it for `trimmed`, not for `trailing-blanks`).
     Large,
@@ -392,14 +391,12 @@ fn each_variant_both_ways(
     answers
 }
 
-/// Policies that read the same folders under other bounds share a pass
-/// only where the answer is the same: a `SKILL.md` between two policies'
-/// size caps is read again for the larger cap, a listing cut short by
-/// one policy's entry bound is listed again for a larger bound, and an
-/// instruction file one policy cuts is read whole for the other, in either
-/// order.
+/// Policies that read the same folders under other bounds each answer
+/// what they answer alone: a `SKILL.md` between two policies' size caps,
+/// a listing cut short by one policy's entry bound, and an instruction
+/// file one policy cuts, in either order.
 #[test]
-fn a_pass_shared_under_other_caps_and_bounds_answers_what_each_alone_answers() {
+fn a_survey_under_other_caps_and_bounds_answers_what_each_alone_answers() {
     let (_tmp, home, repo) = home_and_repo();
     let body = "Steps.\n".repeat(1_000);
     // More folders than the small policy lists (16 times its bound of 5):
@@ -415,8 +412,7 @@ fn a_pass_shared_under_other_caps_and_bounds_answers_what_each_alone_answers() {
         );
     }
     // Instruction files of about 9 KiB at the root and one level down:
-    // read whole once by the pass, and cut at 4 KiB by the small policy,
-    // which reads its prefix of those bytes.
+    // cut at 4 KiB by the small policy.
     write(&repo.join("AGENTS.md"), &long());
     // (Not the same text: a repeated text is folded.)
     write(&repo.join("a/AGENTS.md"), &format!("Level a.\n{}", long()));
@@ -470,10 +466,9 @@ fn a_pass_shared_under_other_caps_and_bounds_answers_what_each_alone_answers() {
 /// Policies that differ in one setting of how a `SKILL.md` is read (its
 /// fences, the fallback for loose YAML, scalars, a byte order mark, a
 /// linked file, its size cap, pinning) read the same files in one survey:
-/// a file one of them read and parsed is taken by another only when it
-/// reads it the same way, so each answers what it answers alone.
+/// each answers what it answers alone.
 #[test]
-fn policies_reading_skills_each_their_own_way_share_only_the_same_reading() {
+fn policies_reading_skills_each_their_own_way_answer_what_each_alone_answers() {
     let (_tmp, home, repo) = home_and_repo();
     let skills = repo.join(".agents/skills");
     let texts = [
@@ -545,13 +540,12 @@ fn policies_reading_skills_each_their_own_way_share_only_the_same_reading() {
 }
 
 /// Policies that scan a skill source folder with every scan setting equal
-/// share one scan (each with its own rank); a policy differing in any
-/// setting a scan reads (how names are taken and checked, descriptions
-/// cut or collapsed, hard links, the executable file, links, a template,
-/// the source's depth or own `SKILL.md`) scans for itself. Each answers,
-/// in either order, what it answers alone.
+/// but the rank, or differing in any setting a scan reads (how names are
+/// taken and checked, descriptions cut or collapsed, hard links, the
+/// executable file, links, a template, the source's depth or own
+/// `SKILL.md`), each answer, in either order, what they answer alone.
 #[test]
-fn policies_scanning_a_source_the_same_way_share_the_scan_and_no_other() {
+fn policies_scanning_a_source_each_their_own_way_answer_what_each_alone_answers() {
     let (_tmp, home, repo) = home_and_repo();
     let skills = repo.join(".agents/skills");
     let skill = |folder: &str, front: &str| {
@@ -592,7 +586,7 @@ fn policies_scanning_a_source_the_same_way_share_the_scan_and_no_other() {
     };
     let variants = [
         sources(200, ""),
-        // Only the rank differs: the scan is shared.
+        // Only the rank differs.
         sources(300, ""),
         sources(200, "depth = 3\n"),
         sources(200, "source-skill = true\n"),
