@@ -119,8 +119,7 @@ fn render_block(policy: &Policy, nonce: &str, b: &Block, guard: &Guard, out: &mu
     // share's `{total}` is the file's size on disk when the read stopped
     // short (a file of 37,768 bytes read as far as 32,768 is not "this
     // file's 32768 bytes").
-    if b.share_cut {
-        // The repository's share of the prompt ran out in it.
+    let budget_note = |out: &mut String| {
         let total = if b.read_cut { b.bytes } else { b.text_bytes };
         t.truncation_note.fill_into(
             out,
@@ -132,6 +131,10 @@ fn render_block(policy: &Policy, nonce: &str, b: &Block, guard: &Guard, out: &mu
             ],
         );
         out.push('\n');
+    };
+    if b.share_cut {
+        // The repository's share of the prompt ran out in it.
+        budget_note(out);
     } else if b.file_limit_cut || (b.char_limit_cut && b.read_capped) {
         t.file_limit_note.fill_into(
             out,
@@ -156,17 +159,7 @@ fn render_block(policy: &Policy, nonce: &str, b: &Block, guard: &Guard, out: &mu
         );
         out.push('\n');
     } else if b.truncated {
-        let total = if b.read_cut { b.bytes } else { b.text_bytes };
-        t.truncation_note.fill_into(
-            out,
-            &[
-                ("path", &path),
-                ("bytes", &b.bytes.to_string()),
-                ("total", &total.to_string()),
-                ("included", &b.included_bytes.to_string()),
-            ],
-        );
-        out.push('\n');
+        budget_note(out);
     }
 }
 
