@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::error::SnapshotError;
+use crate::error::{ErrorCode, SnapshotError, operation_diagnostic};
 use crate::instructions::{self, Block, Budget, Deduped, Import, Skipped, chain};
 use crate::policy::{AccessRoot, BudgetOrder, Policy};
 use crate::render;
@@ -88,7 +88,6 @@ impl Session {
 
     /// The bytes of paths this session holds: its cwd and root, and every
     /// file it recorded.
-    #[cfg(feature = "internals")]
     pub(crate) fn bytes_held(&self) -> usize {
         let len = |p: &Path| p.as_os_str().len();
         len(&self.cwd)
@@ -136,7 +135,7 @@ pub(crate) fn access(
     snap: &Snapshot,
     session: &mut Session,
     path: &Path,
-) -> Result<Access, SnapshotError> {
+) -> Result<Access, AccessError> {
     // Bounded before anything else looks at it: normalizing and walking a
     // path cost its length.
     let length = path.as_os_str().len();
@@ -153,7 +152,7 @@ pub(crate) fn access(
         .strip_prefix(&snap.repo_root)
         .map(Path::to_path_buf)
     else {
-        return Err(SnapshotError::AccessOutsideRoot {
+        return Err(AccessError::OutsideRoot {
             path: absolute,
             root: snap.repo_root.clone(),
         });
@@ -190,7 +189,8 @@ pub(crate) fn access(
     if policy.instructions.access_root == AccessRoot::Cwd && !outcome.path.starts_with(&snap.cwd) {
         return Ok(outcome);
     }
-    let roots = open_roots(policy, home, &snap.cwd, Some(&snap.repo_root), handles)?;
+    let roots = open_roots(policy, home, &snap.cwd, Some(&snap.repo_root), handles)
+        .map_err(SnapshotError::from)?;
     // A folder loads its own files; a file (or a path not there yet) its
     // folder's.
     let target = if roots.set.repo.stamp(&rel).is_dir() {
@@ -271,10 +271,10 @@ pub(crate) fn access(
         given,
     );
     if let Some(source) = roots.set.shortage() {
-        return Err(SnapshotError::ResourceExhausted {
+        return Err(AccessError::Snapshot(SnapshotError::ResourceExhausted {
             path: roots.set.repo.path.clone(),
             source,
-        });
+        }));
     }
     // What the files take of the prompt is the repository's too: within
     // what its share has left after the session's section and the
@@ -338,9 +338,119 @@ fn head_of(policy: &Policy, repo: &crate::sandbox::Root, rel: &Path) -> Option<V
     }
 }
 
+/// Why an on-access load ([`Loader::access`](crate::Loader::access)) could
+/// not be answered. A file under the path that is refused is no error: it
+/// is recorded in the answer with its reason.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AccessError {
+    /// The snapshot the access extends could not be built, or a root
+    /// could not be read under.
+    #[error(transparent)]
+    Snapshot(#[from] SnapshotError),
+    /// An on-access path outside the session's repository root.
+    #[error(
+        "{} is outside the repository root {}",
+        crate::vocab::paths::shown(path),
+        crate::vocab::paths::shown(root)
+    )]
+    OutsideRoot {
+        /// The path, absolute and normalized.
+        path: PathBuf,
+        /// The session's repository root.
+        root: PathBuf,
+    },
+    /// An `access` session name longer than
+    /// [`Loader::MAX_SESSION_NAME_BYTES`](crate::Loader::MAX_SESSION_NAME_BYTES)
+    /// (the loader keeps each session by its name: a name is bounded so no
+    /// request can make it hold more).
+    #[error("the session name is {length} bytes long; at most {max} are allowed")]
+    SessionNameTooLong {
+        /// The name's length in bytes.
+        length: usize,
+        /// The most allowed.
+        max: usize,
+    },
+    /// An on-access path longer than
+    /// [`Loader::MAX_ACCESS_PATH_BYTES`](crate::Loader::MAX_ACCESS_PATH_BYTES)
+    /// as given, or deeper below the repository root than
+    /// [`Loader::MAX_ACCESS_PATH_DEPTH`](crate::Loader::MAX_ACCESS_PATH_DEPTH)
+    /// levels once normalized: refused before anything is read, so that no
+    /// path can make an access cost more than those bounds allow.
+    #[error("{}", path_too_long(*length, *depth, *max_bytes, *max_depth))]
+    PathTooLong {
+        /// The path's length in bytes, as given.
+        length: usize,
+        /// Its depth below the repository root (0 when the length alone
+        /// refused it, before it was normalized).
+        depth: usize,
+        /// The longest path allowed, in bytes.
+        max_bytes: usize,
+        /// The deepest path allowed, in levels below the repository root.
+        max_depth: usize,
+    },
+}
+
+impl AccessError {
+    /// The snapshot error inside, when that is the case.
+    pub fn snapshot(&self) -> Option<&SnapshotError> {
+        match self {
+            Self::Snapshot(inner) => Some(inner),
+            _ => None,
+        }
+    }
+
+    /// The one table of this error's own codes: diagnostic and wire.
+    fn codes(&self) -> (&'static str, ErrorCode) {
+        match self {
+            Self::Snapshot(_) => ("", ErrorCode::BadRequest),
+            Self::OutsideRoot { .. } => ("access::outside-root", ErrorCode::AccessOutsideRoot),
+            Self::SessionNameTooLong { .. } => {
+                ("access::session-name-too-long", ErrorCode::BadRequest)
+            }
+            Self::PathTooLong { .. } => ("access::path-too-long", ErrorCode::BadRequest),
+        }
+    }
+
+    fn own_code(&self) -> &'static str {
+        self.codes().0
+    }
+
+    fn own_help(&self) -> Option<&'static str> {
+        match self {
+            Self::OutsideRoot { .. } => {
+                Some("only paths under the repository root load instruction files on access")
+            }
+            _ => None,
+        }
+    }
+
+    /// The wire code of this error (`error.code` in `serve`'s responses).
+    pub fn wire_code(&self) -> ErrorCode {
+        match self.snapshot() {
+            Some(inner) => inner.wire_code(),
+            None => self.codes().1,
+        }
+    }
+}
+
+operation_diagnostic!(AccessError);
+
+/// The message of [`AccessError::PathTooLong`]: the bound the path
+/// broke.
+fn path_too_long(length: usize, depth: usize, max_bytes: usize, max_depth: usize) -> String {
+    if length > max_bytes {
+        format!("the accessed path is {length} bytes long; at most {max_bytes} are allowed")
+    } else {
+        format!(
+            "the accessed path lies {depth} levels below the repository root; at most {max_depth} are allowed"
+        )
+    }
+}
+
 /// The error for a path past [`MAX_PATH_BYTES`] or [`MAX_PATH_DEPTH`].
-fn too_long(length: usize, depth: usize) -> SnapshotError {
-    SnapshotError::AccessPathTooLong {
+fn too_long(length: usize, depth: usize) -> AccessError {
+    AccessError::PathTooLong {
         length,
         depth,
         max_bytes: MAX_PATH_BYTES,

@@ -1,4 +1,8 @@
-//! Errors of building a snapshot (policy errors live in [`crate::policy`]).
+//! Errors of building a snapshot (policy errors live in [`crate::policy`]),
+//! of setting up a loader, and the one way an operation's error carries a
+//! snapshot error inside it: each operation above (an access, a rule or a
+//! skill asked for by name) has an error of its own, in its own layer, whose
+//! `Snapshot` case is the build's failure, rendered as the build renders it.
 
 use std::fmt;
 use std::io;
@@ -71,26 +75,6 @@ pub enum SnapshotError {
         #[source]
         source: io::Error,
     },
-    /// A skill name that fails the policy's name rule, or holds a character
-    /// a reader does not see (checked before any file is touched).
-    #[error(
-        "{0:?} is not a valid skill name: it fails the policy's name rule or holds a character a reader does not see"
-    )]
-    InvalidSkillName(String),
-    /// No skill of that name wins for this cwd.
-    #[error(
-        "no skill named {name:?} is available from {}",
-        crate::vocab::paths::shown(cwd)
-    )]
-    SkillNotFound {
-        /// The name asked for.
-        name: String,
-        /// The cwd it was resolved for.
-        cwd: PathBuf,
-        /// The skills available from that cwd, in name order (the help
-        /// names the nearest and lists them).
-        available: Vec<String>,
-    },
     /// The policy in force could not be loaded: a policy file a watching
     /// loader reads (see [`crate::LoaderBuilder::build`]) was edited into an
     /// invalid one, or was invalid when a lenient loader started. Every call
@@ -98,58 +82,6 @@ pub enum SnapshotError {
     /// bootstrap gave, spans and all.
     #[error(transparent)]
     PolicyInvalid(PolicyFailure),
-    /// An on-access path outside the session's repository root.
-    #[error(
-        "{} is outside the repository root {}",
-        crate::vocab::paths::shown(path),
-        crate::vocab::paths::shown(root)
-    )]
-    AccessOutsideRoot {
-        /// The path, absolute and normalized.
-        path: PathBuf,
-        /// The session's repository root.
-        root: PathBuf,
-    },
-    /// An `access` session name longer than
-    /// [`Loader::MAX_SESSION_NAME_BYTES`](crate::Loader::MAX_SESSION_NAME_BYTES)
-    /// (the loader keeps each session by its name: a name is bounded so no
-    /// request can make it hold more).
-    #[error("the session name is {length} bytes long; at most {max} are allowed")]
-    SessionNameTooLong {
-        /// The name's length in bytes.
-        length: usize,
-        /// The most allowed.
-        max: usize,
-    },
-    /// An on-access path longer than
-    /// [`Loader::MAX_ACCESS_PATH_BYTES`](crate::Loader::MAX_ACCESS_PATH_BYTES)
-    /// as given, or deeper below the repository root than
-    /// [`Loader::MAX_ACCESS_PATH_DEPTH`](crate::Loader::MAX_ACCESS_PATH_DEPTH)
-    /// levels once normalized: refused before anything is read, so that no
-    /// path can make an access cost more than those bounds allow.
-    #[error("{}", path_too_long(*length, *depth, *max_bytes, *max_depth))]
-    AccessPathTooLong {
-        /// The path's length in bytes, as given.
-        length: usize,
-        /// Its depth below the repository root (0 when the length alone
-        /// refused it, before it was normalized).
-        depth: usize,
-        /// The longest path allowed, in bytes.
-        max_bytes: usize,
-        /// The deepest path allowed, in levels below the repository root.
-        max_depth: usize,
-    },
-    /// The winning skill's file could not be read in full.
-    #[error(
-        "cannot read skill file {}: {reason}",
-        crate::vocab::paths::shown(path)
-    )]
-    SkillUnreadable {
-        /// The SKILL.md.
-        path: PathBuf,
-        /// Why.
-        reason: SkillReadError,
-    },
     /// The home a server admitted ([`LoaderBuilder::home_below`](crate::LoaderBuilder::home_below))
     /// no longer holds: it is not a real directory below the directory of
     /// homes with no link on the way, another user owns it, or it is no
@@ -166,58 +98,10 @@ pub enum SnapshotError {
         /// Why.
         reason: String,
     },
-    /// No rule (`[rules]`) of that name is in the snapshot for this cwd.
-    #[error(
-        "no rule named {name:?} is available from {}",
-        crate::vocab::paths::shown(cwd)
-    )]
-    RuleNotFound {
-        /// The name asked for (cut to a bounded length for display).
-        name: String,
-        /// The cwd it was resolved for.
-        cwd: PathBuf,
-        /// The rules' names served from that cwd, in name order, each
-        /// once.
-        available: Vec<String>,
-        /// When a rule of that very name exists but is not served: the
-        /// rule that holds its name in its place (the user's own rule
-        /// before a project's, then the deepest folder's; names that look
-        /// alike are one name, and so are names equal without regard to
-        /// case under `rules.one-per-name`).
-        held_by: Option<Box<RuleHolder>>,
-    },
-    /// The rule's file is not served: it went through the same steps as
-    /// a chain file and one refused it (not approved under
-    /// `trust.project = "pinned"`, a link the policy refuses, gone, blank,
-    /// not text...).
-    #[error(
-        "cannot serve rule file {}: {}",
-        crate::vocab::paths::shown(path),
-        reason.as_str()
-    )]
-    RuleUnreadable {
-        /// The rule's file.
-        path: PathBuf,
-        /// Why, as a snapshot's `skipped[].reason` says it.
-        reason: Reason,
-    },
-}
-
-/// The rule that holds a name asked for in place of a rule of that very
-/// name ([`SnapshotError::RuleNotFound`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct RuleHolder {
-    /// Its name, as written.
-    pub name: String,
-    /// Home or project.
-    pub origin: crate::vocab::origin::Origin,
-    /// Its file.
-    pub path: PathBuf,
 }
 
 /// Why the winning skill's `SKILL.md` could not be read in full
-/// ([`SnapshotError::SkillUnreadable`]).
+/// ([`SkillError::Unreadable`](crate::loader::SkillError::Unreadable)).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum SkillReadError {
@@ -249,18 +133,6 @@ impl From<WholeFileError> for SkillReadError {
     }
 }
 
-/// The message of [`SnapshotError::AccessPathTooLong`]: the bound the path
-/// broke.
-fn path_too_long(length: usize, depth: usize, max_bytes: usize, max_depth: usize) -> String {
-    if length > max_bytes {
-        format!("the accessed path is {length} bytes long; at most {max_bytes} are allowed")
-    } else {
-        format!(
-            "the accessed path lies {depth} levels below the repository root; at most {max_depth} are allowed"
-        )
-    }
-}
-
 impl SnapshotError {
     /// The one table of this error's codes: its diagnostic code (`None`:
     /// the wrapped diagnostic's own) and its wire code (`serve`, the Node
@@ -278,26 +150,12 @@ impl SnapshotError {
                 Some("snapshot::resource-exhausted"),
                 ErrorCode::ResourceExhausted,
             ),
-            Self::InvalidSkillName(_) => (Some("skill::invalid-name"), ErrorCode::InvalidSkillName),
-            Self::SkillNotFound { .. } => (Some("skill::not-found"), ErrorCode::SkillNotFound),
             // A served home refused while its policy was read says so.
             Self::PolicyInvalid(f) if matches!(f.error(), BootstrapError::HomeRefused { .. }) => {
                 (None, ErrorCode::HomeRefused)
             }
             Self::PolicyInvalid(_) => (None, ErrorCode::PolicyInvalid),
             Self::HomeRefused { .. } => (Some("snapshot::home-refused"), ErrorCode::HomeRefused),
-            Self::AccessOutsideRoot { .. } => {
-                (Some("access::outside-root"), ErrorCode::AccessOutsideRoot)
-            }
-            Self::SkillUnreadable { .. } => (Some("skill::unreadable"), ErrorCode::SkillUnreadable),
-            Self::RuleNotFound { .. } => (Some("rule::not-found"), ErrorCode::RuleNotFound),
-            Self::RuleUnreadable { .. } => (Some("rule::unreadable"), ErrorCode::RuleUnreadable),
-            Self::SessionNameTooLong { .. } => {
-                (Some("access::session-name-too-long"), ErrorCode::BadRequest)
-            }
-            Self::AccessPathTooLong { .. } => {
-                (Some("access::path-too-long"), ErrorCode::BadRequest)
-            }
         }
     }
 
@@ -325,18 +183,6 @@ impl Diagnostic for SnapshotError {
             Self::ResourceExhausted { .. } => Some(Box::new(
                 "raise the limit on open files (ulimit -n), or lower the loader's handle budget",
             )),
-            Self::SkillNotFound {
-                name, available, ..
-            } => Some(Box::new(skill_advice(name, available))),
-            Self::RuleNotFound {
-                name,
-                available,
-                held_by,
-                ..
-            } => Some(Box::new(rule_advice(name, available, held_by.as_deref()))),
-            Self::AccessOutsideRoot { .. } => Some(Box::new(
-                "only paths under the repository root load instruction files on access",
-            )),
             Self::PolicyInvalid(inner) => inner.help(),
             Self::HomeRefused { .. } => Some(Box::new(
                 "a served home must stay the real directory below --homes-under, owned by this \
@@ -345,12 +191,7 @@ impl Diagnostic for SnapshotError {
             Self::RelativeCwd(_)
             | Self::Cwd { .. }
             | Self::CwdNotADirectory(_)
-            | Self::OpenRoot { .. }
-            | Self::InvalidSkillName(_)
-            | Self::SkillUnreadable { .. }
-            | Self::RuleUnreadable { .. }
-            | Self::SessionNameTooLong { .. }
-            | Self::AccessPathTooLong { .. } => None,
+            | Self::OpenRoot { .. } => None,
         }
     }
 
@@ -394,61 +235,6 @@ impl Diagnostic for SnapshotError {
             Self::PolicyInvalid(inner) => inner.diagnostic_source(),
             _ => None,
         }
-    }
-}
-
-/// "did you mean" for a skill name, and the names available.
-fn skill_advice(name: &str, available: &[String]) -> String {
-    name_advice("skill", name, available)
-}
-
-/// The help of [`SnapshotError::RuleNotFound`]: why a rule of that name
-/// is not served, when one exists; else the nearest name.
-fn rule_advice(name: &str, available: &[String], held_by: Option<&RuleHolder>) -> String {
-    let Some(holder) = held_by else {
-        return name_advice("rule", name, available);
-    };
-    let safe = |n: &str| crate::vocab::unicode::terminal_safe(n).into_owned();
-    let listed = available
-        .iter()
-        .map(|n| safe(n))
-        .collect::<Vec<_>>()
-        .join(", ");
-    // Why the two are one name: the one-per-name rule compares without
-    // case; any other pair looks alike.
-    let why = if holder.name.trim().to_lowercase() == name.trim().to_lowercase() {
-        "rules whose names differ only in case are one rule under `rules.one-per-name`"
-    } else {
-        "names that look alike are one name"
-    };
-    format!(
-        "`{}` is not served: the {} rule `{}` ({}) holds its name ({why}; the user's own rule \
-         comes first, then the deepest folder's). Available here: {listed}",
-        safe(name),
-        holder.origin.as_str(),
-        safe(&holder.name),
-        crate::vocab::paths::shown(&holder.path),
-    )
-}
-
-/// The nearest of `available` names of a `kind` to `name`, and the list.
-fn name_advice(kind: &str, name: &str, available: &[String]) -> String {
-    if available.is_empty() {
-        return format!("no {kind} is available from this directory");
-    }
-    let names: Vec<&str> = available.iter().map(String::as_str).collect();
-    let best = crate::vocab::suggest::closest(name, &names);
-    // The names come from folders and frontmatter a repository controls:
-    // shown terminal-safe, so none can move the cursor or set a title.
-    let safe = |n: &str| crate::vocab::unicode::terminal_safe(n).into_owned();
-    let listed = available
-        .iter()
-        .map(|n| safe(n))
-        .collect::<Vec<_>>()
-        .join(", ");
-    match best {
-        Some(best) => format!("did you mean `{}`? Available here: {listed}", safe(best)),
-        None => format!("available here: {listed}"),
     }
 }
 
@@ -680,7 +466,7 @@ pub enum ErrorCode {
     HomeRefused,
     /// No rule of that name is in the snapshot for the cwd.
     RuleNotFound,
-    /// The rule's file is not served (see `SnapshotError::RuleUnreadable`).
+    /// The rule's file is not served (see `RuleError::Unreadable`).
     RuleUnreadable,
 }
 
@@ -705,17 +491,57 @@ impl std::fmt::Display for ErrorCode {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// Implements [`miette::Diagnostic`] for an operation's error whose
+/// `snapshot()` gives the [`SnapshotError`] inside it, if that is the case,
+/// and whose `own_code()` and `own_help()` give its own case's code and help:
+/// the snapshot error is rendered exactly as a build renders it (code,
+/// help, spans and all), the operation's own cases by their table.
+macro_rules! operation_diagnostic {
+    ($ty:ty) => {
+        impl miette::Diagnostic for $ty {
+            fn code<'a>(&'a self) -> Option<Box<dyn std::fmt::Display + 'a>> {
+                match self.snapshot() {
+                    Some(inner) => miette::Diagnostic::code(inner),
+                    None => Some(Box::new(self.own_code())),
+                }
+            }
 
-    #[test]
-    fn skill_advice_suggests_the_nearest_name() {
-        let names = vec!["changelog".to_string(), "release".to_string()];
-        let advice = skill_advice("releas", &names);
-        assert!(advice.starts_with("did you mean `release`?"), "{advice}");
-        assert!(advice.ends_with("changelog, release"), "{advice}");
-        let none = skill_advice("zzzzzzzz", &names);
-        assert_eq!(none, "available here: changelog, release");
-    }
+            fn help<'a>(&'a self) -> Option<Box<dyn std::fmt::Display + 'a>> {
+                match self.snapshot() {
+                    Some(inner) => miette::Diagnostic::help(inner),
+                    None => self
+                        .own_help()
+                        .map(|h| Box::new(h) as Box<dyn std::fmt::Display + 'a>),
+                }
+            }
+
+            fn severity(&self) -> Option<miette::Severity> {
+                self.snapshot().and_then(miette::Diagnostic::severity)
+            }
+
+            fn url<'a>(&'a self) -> Option<Box<dyn std::fmt::Display + 'a>> {
+                self.snapshot().and_then(miette::Diagnostic::url)
+            }
+
+            fn source_code(&self) -> Option<&dyn miette::SourceCode> {
+                self.snapshot().and_then(miette::Diagnostic::source_code)
+            }
+
+            fn labels(&self) -> Option<Box<dyn Iterator<Item = miette::LabeledSpan> + '_>> {
+                self.snapshot().and_then(miette::Diagnostic::labels)
+            }
+
+            fn related<'a>(
+                &'a self,
+            ) -> Option<Box<dyn Iterator<Item = &'a dyn miette::Diagnostic> + 'a>> {
+                self.snapshot().and_then(miette::Diagnostic::related)
+            }
+
+            fn diagnostic_source(&self) -> Option<&dyn miette::Diagnostic> {
+                self.snapshot()
+                    .and_then(miette::Diagnostic::diagnostic_source)
+            }
+        }
+    };
 }
+pub(crate) use operation_diagnostic;

@@ -51,15 +51,17 @@ pub mod snapshot;
 pub mod trust;
 
 /// Not part of the API: entry points for this crate's own fuzz targets,
-/// benches and white-box tests, behind the `internals` feature. Anything
-/// here may change in any release.
-#[cfg(feature = "internals")]
+/// benches and white-box tests (hidden from the docs, always compiled, so
+/// the tests' build of the library is the user's). Anything here may change
+/// in any release.
 #[doc(hidden)]
 pub mod internals;
 
-pub use access::{Access, RuleReach, Session};
-pub use error::{BootstrapError, PolicyFailure, RuleHolder, SkillReadError, SnapshotError};
-pub use loader::{Loader, LoaderBuilder, SkillFile, SurveyError, Surveyed, build, survey};
-pub use on_request::RuleText;
+pub use access::{Access, AccessError, RuleReach, Session};
+pub use error::{BootstrapError, PolicyFailure, SkillReadError, SnapshotError};
+pub use loader::{
+    Loader, LoaderBuilder, SkillError, SkillFile, SurveyError, Surveyed, build, survey,
+};
+pub use on_request::{RuleError, RuleHolder, RuleText};
 pub use review::TrustError;
 pub use snapshot::Snapshot;

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::error::{RuleHolder, SnapshotError};
+use crate::error::{ErrorCode, SnapshotError, operation_diagnostic};
 use crate::hidden::HiddenReport;
 use crate::instructions::{self, Activation, Import, RuleFile, chain};
 use crate::policy::Policy;
@@ -68,6 +68,139 @@ pub struct RuleText {
     pub shadowed: Vec<PathBuf>,
 }
 
+/// Why a rule asked for by name ([`Loader::rule`](crate::Loader::rule))
+/// is not served.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RuleError {
+    /// The snapshot the rule is served from could not be built, or a root
+    /// could not be read under.
+    #[error(transparent)]
+    Snapshot(#[from] SnapshotError),
+    /// No rule (`[rules]`) of that name is in the snapshot for this cwd.
+    #[error(
+        "no rule named {name:?} is available from {}",
+        crate::vocab::paths::shown(cwd)
+    )]
+    NotFound {
+        /// The name asked for (cut to a bounded length for display).
+        name: String,
+        /// The cwd it was resolved for.
+        cwd: PathBuf,
+        /// The rules' names served from that cwd, in name order, each
+        /// once.
+        available: Vec<String>,
+        /// When a rule of that very name exists but is not served: the
+        /// rule that holds its name in its place (the user's own rule
+        /// before a project's, then the deepest folder's; names that look
+        /// alike are one name, and so are names equal without regard to
+        /// case under `rules.one-per-name`).
+        held_by: Option<Box<RuleHolder>>,
+    },
+    /// The rule's file is not served: it went through the same steps as
+    /// a chain file and one refused it (not approved under
+    /// `trust.project = "pinned"`, a link the policy refuses, gone, blank,
+    /// not text...).
+    #[error(
+        "cannot serve rule file {}: {}",
+        crate::vocab::paths::shown(path),
+        reason.as_str()
+    )]
+    Unreadable {
+        /// The rule's file.
+        path: PathBuf,
+        /// Why, as a snapshot's `skipped[].reason` says it.
+        reason: crate::vocab::reason::Reason,
+    },
+}
+
+impl RuleError {
+    /// The snapshot error inside, when that is the case.
+    pub fn snapshot(&self) -> Option<&SnapshotError> {
+        match self {
+            Self::Snapshot(inner) => Some(inner),
+            _ => None,
+        }
+    }
+
+    /// The one table of this error's own codes: diagnostic and wire.
+    fn codes(&self) -> (&'static str, ErrorCode) {
+        match self {
+            Self::Snapshot(_) => ("", ErrorCode::BadRequest),
+            Self::NotFound { .. } => ("rule::not-found", ErrorCode::RuleNotFound),
+            Self::Unreadable { .. } => ("rule::unreadable", ErrorCode::RuleUnreadable),
+        }
+    }
+
+    fn own_code(&self) -> &'static str {
+        self.codes().0
+    }
+
+    fn own_help(&self) -> Option<String> {
+        match self {
+            Self::NotFound {
+                name,
+                available,
+                held_by,
+                ..
+            } => Some(rule_advice(name, available, held_by.as_deref())),
+            _ => None,
+        }
+    }
+
+    /// The wire code of this error (`error.code` in `serve`'s responses).
+    pub fn wire_code(&self) -> ErrorCode {
+        match self.snapshot() {
+            Some(inner) => inner.wire_code(),
+            None => self.codes().1,
+        }
+    }
+}
+
+operation_diagnostic!(RuleError);
+
+/// The rule that holds a name asked for in place of a rule of that very
+/// name ([`RuleError::NotFound`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RuleHolder {
+    /// Its name, as written.
+    pub name: String,
+    /// Home or project.
+    pub origin: crate::vocab::origin::Origin,
+    /// Its file.
+    pub path: PathBuf,
+}
+
+/// The help of [`RuleError::NotFound`]: why a rule of that name
+/// is not served, when one exists; else the nearest name.
+fn rule_advice(name: &str, available: &[String], held_by: Option<&RuleHolder>) -> String {
+    let Some(holder) = held_by else {
+        return crate::vocab::suggest::name_advice("rule", name, available);
+    };
+    let safe = |n: &str| crate::vocab::unicode::terminal_safe(n).into_owned();
+    let listed = available
+        .iter()
+        .map(|n| safe(n))
+        .collect::<Vec<_>>()
+        .join(", ");
+    // Why the two are one name: the one-per-name rule compares without
+    // case; any other pair looks alike.
+    let why = if holder.name.trim().to_lowercase() == name.trim().to_lowercase() {
+        "rules whose names differ only in case are one rule under `rules.one-per-name`"
+    } else {
+        "names that look alike are one name"
+    };
+    format!(
+        "`{}` is not served: the {} rule `{}` ({}) holds its name ({why}; the user's own rule \
+         comes first, then the deepest folder's). Available here: {listed}",
+        safe(name),
+        holder.origin.as_str(),
+        safe(&holder.name),
+        crate::vocab::paths::shown(&holder.path),
+    )
+}
+
 /// The rule of `name` in `snap`, read now under `policy`.
 ///
 /// Of several rules of one name, the user's own (home) wins, so that no
@@ -82,7 +215,7 @@ pub(crate) fn rule(
     handles: &Handles,
     snap: &Snapshot,
     name: &str,
-) -> Result<RuleText, SnapshotError> {
+) -> Result<RuleText, RuleError> {
     // Names that look alike are one name (and so are names equal but for
     // case, where `rules.one-per-name` compares them so): each rule's set
     // of one name, the asked name's first.
@@ -132,7 +265,7 @@ pub(crate) fn rule(
                     path: h.path.clone(),
                 })
             });
-            return Err(SnapshotError::RuleNotFound {
+            return Err(RuleError::NotFound {
                 name: shown_name(name),
                 cwd: snap.cwd.clone(),
                 available,
@@ -140,7 +273,8 @@ pub(crate) fn rule(
             });
         }
     };
-    let roots = open_roots(policy, home, &snap.cwd, Some(&snap.repo_root), handles)?;
+    let roots = open_roots(policy, home, &snap.cwd, Some(&snap.repo_root), handles)
+        .map_err(SnapshotError::from)?;
     let candidate = chain::Candidate {
         root: winner.root,
         origin: winner.origin,
@@ -167,17 +301,17 @@ pub(crate) fn rule(
         Vec::new(),
     );
     if let Some(source) = roots.set.shortage() {
-        return Err(SnapshotError::ResourceExhausted {
+        return Err(RuleError::Snapshot(SnapshotError::ResourceExhausted {
             path: roots.set.repo.path.clone(),
             source,
-        });
+        }));
     }
     let Some(block) = sel.blocks.first() else {
         let reason = sel
             .skipped
             .first()
             .map_or(crate::vocab::reason::Reason::Unreadable, |s| s.reason);
-        return Err(SnapshotError::RuleUnreadable {
+        return Err(RuleError::Unreadable {
             path: winner.path.clone(),
             reason,
         });

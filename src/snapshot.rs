@@ -521,7 +521,6 @@ pub(crate) fn build(
     build_with_roots(policy, roots, cache, tracing)
 }
 
-#[cfg(feature = "internals")]
 /// Every path a fresh build for `cwd` examined, absolute, in the order
 /// examined: what "one `stat` per traced path" means for the benchmarks
 /// that measure the per-turn check against that floor.

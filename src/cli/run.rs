@@ -29,15 +29,13 @@ pub(crate) fn run() -> ExitCode {
             ExitCode::from(failed)
         }
     };
-    #[cfg(feature = "internals")]
     emit_counts();
     code
 }
 
-/// In a build with the `internals` feature (the tests' build), prints the
-/// work counters as one line of JSON on stderr when `LISA_CONTEXT_COUNTS`
-/// is set: how the black-box tests count parses, compilations and writes.
-#[cfg(feature = "internals")]
+/// Prints the work counters as one line of JSON on stderr when
+/// `LISA_CONTEXT_COUNTS` is set: how the black-box tests count parses,
+/// compilations and writes (and how a user can see what a run cost).
 fn emit_counts() {
     use std::io::Write as _;
     if std::env::var_os("LISA_CONTEXT_COUNTS").is_none() {

@@ -20,8 +20,11 @@ use super::skill_file::SkillFile;
 #[cfg(target_os = "linux")]
 use super::watch;
 
+use super::skill_file::SkillError;
+use crate::access::AccessError;
 use crate::access::{Access, Session};
 use crate::error::{SkillReadError, SnapshotError};
+use crate::on_request::RuleError;
 use crate::policy::Policy;
 use crate::review::{self, TrustError};
 use crate::sandbox::{self, Handles};
@@ -127,7 +130,7 @@ impl Loader {
 
     /// The longest session name [`Loader::access_named`] takes, in bytes
     /// (longer ones fail with
-    /// [`SnapshotError::SessionNameTooLong`](crate::SnapshotError::SessionNameTooLong)).
+    /// [`AccessError::SessionNameTooLong`]).
     pub const MAX_SESSION_NAME_BYTES: usize = MAX_SESSION_NAME_BYTES;
 
     /// The most files a kept session records ([`Session::MAX_FILES`]).
@@ -135,12 +138,12 @@ impl Loader {
 
     /// The longest path [`Loader::access`] takes, in bytes as given (the
     /// usual `PATH_MAX`; longer ones fail with
-    /// [`SnapshotError::AccessPathTooLong`](crate::SnapshotError::AccessPathTooLong)).
+    /// [`AccessError::PathTooLong`]).
     pub const MAX_ACCESS_PATH_BYTES: usize = crate::access::MAX_PATH_BYTES;
 
     /// The deepest path [`Loader::access`] takes, in folder levels below
     /// the repository root once `..` is resolved (deeper ones fail with
-    /// [`SnapshotError::AccessPathTooLong`](crate::SnapshotError::AccessPathTooLong)).
+    /// [`AccessError::PathTooLong`]).
     pub const MAX_ACCESS_PATH_DEPTH: usize = crate::access::MAX_PATH_DEPTH;
 
     /// How close to the moment of reading a file's timestamps may be before
@@ -357,7 +360,7 @@ impl Loader {
     /// given before, under the policy's on-access budget, framed with the
     /// session's nonce. A relative `path` is taken from the session's cwd;
     /// a path outside the repository root is
-    /// [`SnapshotError::AccessOutsideRoot`]. Under a policy without
+    /// [`AccessError::OutsideRoot`]. Under a policy without
     /// `instructions.on-access`, nothing is loaded.
     ///
     /// ```
@@ -375,7 +378,7 @@ impl Loader {
     /// let again = loader.access(&mut session, &dir.path().join("repo/pkg")).unwrap();
     /// assert!(again.instruction_files.is_empty());
     /// ```
-    pub fn access(&self, session: &mut Session, path: &Path) -> Result<Access, SnapshotError> {
+    pub fn access(&self, session: &mut Session, path: &Path) -> Result<Access, AccessError> {
         let force = self.in_force()?;
         let cwd = self.absolute(session.cwd())?;
         let built = self.current_under(&force, &cwd, session.root())?;
@@ -400,9 +403,9 @@ impl Loader {
         cwd: &Path,
         root: Option<&Path>,
         path: &Path,
-    ) -> Result<Access, SnapshotError> {
+    ) -> Result<Access, AccessError> {
         if session.len() > MAX_SESSION_NAME_BYTES {
-            return Err(SnapshotError::SessionNameTooLong {
+            return Err(AccessError::SessionNameTooLong {
                 length: session.len(),
                 max: MAX_SESSION_NAME_BYTES,
             });
@@ -438,7 +441,6 @@ impl Loader {
     /// How many sessions [`access_named`](Self::access_named) keeps now,
     /// and the bytes of names and paths they hold (for the tests that bound
     /// a server's memory).
-    #[cfg(feature = "internals")]
     pub(crate) fn sessions_held(&self) -> (usize, usize) {
         let sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
         let bytes = sessions
@@ -485,7 +487,7 @@ impl Loader {
     /// The `SKILL.md` of the skill that wins `name` for `cwd`: exactly the
     /// resolution the snapshot used, read under the same rules. The name is
     /// checked against the policy's rule before any file is touched.
-    pub fn skill(&self, cwd: &Path, name: &str) -> Result<SkillFile, SnapshotError> {
+    pub fn skill(&self, cwd: &Path, name: &str) -> Result<SkillFile, SkillError> {
         self.skill_in(cwd, None, name)
     }
 
@@ -495,10 +497,10 @@ impl Loader {
         cwd: &Path,
         root: Option<&Path>,
         name: &str,
-    ) -> Result<SkillFile, SnapshotError> {
+    ) -> Result<SkillFile, SkillError> {
         let force = self.in_force()?;
         if !force.policy.is_valid_skill_name(name) {
-            return Err(SnapshotError::InvalidSkillName(name.to_string()));
+            return Err(SkillError::InvalidName(name.to_string()));
         }
         let built = self.current_under(&force, cwd, root)?;
         let Some(skill) = built.snapshot.skills.iter().find(|s| s.name == name) else {
@@ -508,13 +510,13 @@ impl Loader {
                 .iter()
                 .map(|s| s.name.clone())
                 .collect();
-            return Err(SnapshotError::SkillNotFound {
+            return Err(SkillError::NotFound {
                 name: name.to_string(),
                 cwd: built.snapshot.cwd.clone(),
                 available,
             });
         };
-        let unreadable = |reason: SkillReadError| SnapshotError::SkillUnreadable {
+        let unreadable = |reason: SkillReadError| SkillError::Unreadable {
             path: skill.path.clone(),
             reason,
         };
@@ -532,15 +534,17 @@ impl Loader {
                 &built.shield,
             )
             .map_err(|e| match e {
-                e if sandbox::is_exhaustion(&e) => SnapshotError::ResourceExhausted {
-                    path: snap.repo_root.clone(),
-                    source: e,
-                },
+                e if sandbox::is_exhaustion(&e) => {
+                    SkillError::Snapshot(SnapshotError::ResourceExhausted {
+                        path: snap.repo_root.clone(),
+                        source: e,
+                    })
+                }
                 e => match sandbox::NotAdmitted::of(&e) {
-                    Some(refused) => SnapshotError::HomeRefused {
+                    Some(refused) => SkillError::Snapshot(SnapshotError::HomeRefused {
                         path: snap.home.clone().unwrap_or_default(),
                         reason: refused.reason.clone(),
-                    },
+                    }),
                     None => unreadable(SkillReadError::RootUnopenable(e)),
                 },
             })?;
@@ -552,10 +556,10 @@ impl Loader {
             match (read, roots.shortage()) {
                 (Ok(content), None) => break content,
                 (_, Some(e)) if tries > 1 => {
-                    return Err(SnapshotError::ResourceExhausted {
+                    return Err(SkillError::Snapshot(SnapshotError::ResourceExhausted {
                         path: skill_root.path.clone(),
                         source: e,
-                    });
+                    }));
                 }
                 // Out of descriptors: shed the handles and try once more.
                 (_, Some(_)) => self.handles.shed(),
@@ -582,7 +586,7 @@ impl Loader {
     /// name, the home's wins, then the deepest folder's; names that look
     /// alike are one name (and so are names equal but for case under
     /// `rules.one-per-name`), so a rule whose name lost that way is not
-    /// served: [`SnapshotError::RuleNotFound`] names the rule holding it.
+    /// served: [`RuleError::NotFound`] names the rule holding it.
     ///
     /// ```
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -604,11 +608,7 @@ impl Loader {
     /// # Ok(())
     /// # }
     /// ```
-    pub fn rule(
-        &self,
-        cwd: &Path,
-        name: &str,
-    ) -> Result<crate::on_request::RuleText, SnapshotError> {
+    pub fn rule(&self, cwd: &Path, name: &str) -> Result<crate::on_request::RuleText, RuleError> {
         self.rule_in(cwd, None, name)
     }
 
@@ -618,7 +618,7 @@ impl Loader {
         cwd: &Path,
         root: Option<&Path>,
         name: &str,
-    ) -> Result<crate::on_request::RuleText, SnapshotError> {
+    ) -> Result<crate::on_request::RuleText, RuleError> {
         let force = self.in_force()?;
         let built = self.current_under(&force, cwd, root)?;
         crate::on_request::rule(

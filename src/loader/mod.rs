@@ -20,6 +20,6 @@ mod watch;
 pub use builder::LoaderBuilder;
 pub use cache::Loader;
 pub use fresh::build;
-pub use skill_file::SkillFile;
+pub use skill_file::{SkillError, SkillFile};
 pub(crate) use survey::survey_each;
 pub use survey::{SurveyError, Surveyed, survey};

@@ -11,10 +11,10 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use super::wire::{Hello, PolicyProblem, Request, TrustDiff, error_chain, plain_report};
-use crate::access::Access;
+use crate::access::{Access, AccessError};
 use crate::error::{BootstrapError, ErrorCode, SnapshotError};
-use crate::loader::{Loader, SkillFile};
-use crate::on_request::RuleText;
+use crate::loader::{Loader, SkillError, SkillFile};
+use crate::on_request::{RuleError, RuleText};
 use crate::review::TrustError;
 use crate::snapshot::Snapshot;
 use crate::trust::TrustStatus;
@@ -134,13 +134,46 @@ impl ErrorReport {
                 ..Self::new(ErrorCode::of(e), plain_report(failure))
             };
         }
+        Self::of_diagnostic(e, ErrorCode::of(e))
+    }
+
+    /// The report of an error whose code is `code`: its message and causes
+    /// on one line, and its help.
+    fn of_diagnostic(e: &dyn miette::Diagnostic, code: ErrorCode) -> Self {
         ErrorReport {
-            help: miette::Diagnostic::help(e).map(|h| h.to_string()),
-            available: match e {
-                SnapshotError::SkillNotFound { available, .. } => Some(available.clone()),
-                _ => None,
+            help: e.help().map(|h| h.to_string()),
+            ..Self::new(code, error_chain(e))
+        }
+    }
+
+    /// The report of an on-access load's error.
+    pub fn of_access(e: &AccessError) -> Self {
+        match e.snapshot() {
+            Some(inner) => Self::of_snapshot(inner),
+            None => Self::of_diagnostic(e, e.wire_code()),
+        }
+    }
+
+    /// The report of a rule's error.
+    pub fn of_rule(e: &RuleError) -> Self {
+        match e.snapshot() {
+            Some(inner) => Self::of_snapshot(inner),
+            None => Self::of_diagnostic(e, e.wire_code()),
+        }
+    }
+
+    /// The report of a skill's error (for `skill-not-found`, the skills
+    /// available as well).
+    pub fn of_skill(e: &SkillError) -> Self {
+        match e {
+            SkillError::NotFound { available, .. } => ErrorReport {
+                available: Some(available.clone()),
+                ..Self::of_diagnostic(e, e.wire_code())
             },
-            ..Self::new(ErrorCode::of(e), error_chain(e))
+            _ => match e.snapshot() {
+                Some(inner) => Self::of_snapshot(inner),
+                None => Self::of_diagnostic(e, e.wire_code()),
+            },
         }
     }
 
@@ -149,10 +182,7 @@ impl ErrorReport {
     pub fn of_trust(e: &TrustError) -> Self {
         match e {
             TrustError::Snapshot(inner) => Self::of_snapshot(inner),
-            other => ErrorReport {
-                help: miette::Diagnostic::help(other).map(|h| h.to_string()),
-                ..Self::new(ErrorCode::of_trust(other), error_chain(other))
-            },
+            other => Self::of_diagnostic(other, ErrorCode::of_trust(other)),
         }
     }
 
@@ -164,10 +194,7 @@ impl ErrorReport {
                 help: miette::Diagnostic::help(e).map(|h| h.to_string()),
                 ..Self::new(e.wire_code(), plain_report(e))
             },
-            _ => ErrorReport {
-                help: miette::Diagnostic::help(e).map(|h| h.to_string()),
-                ..Self::new(e.wire_code(), error_chain(e))
-            },
+            _ => Self::of_diagnostic(e, e.wire_code()),
         }
     }
 }
@@ -175,6 +202,24 @@ impl ErrorReport {
 impl From<&SnapshotError> for ErrorReport {
     fn from(e: &SnapshotError) -> Self {
         Self::of_snapshot(e)
+    }
+}
+
+impl From<&AccessError> for ErrorReport {
+    fn from(e: &AccessError) -> Self {
+        Self::of_access(e)
+    }
+}
+
+impl From<&RuleError> for ErrorReport {
+    fn from(e: &RuleError) -> Self {
+        Self::of_rule(e)
+    }
+}
+
+impl From<&SkillError> for ErrorReport {
+    fn from(e: &SkillError) -> Self {
+        Self::of_skill(e)
     }
 }
 
@@ -240,11 +285,11 @@ pub fn answer(loader: &Loader, request: Request) -> Result<Answer, ErrorReport> 
         Request::Skill { cwd, root, name } => loader
             .skill_in(&cwd, root.as_deref(), &name)
             .map(|skill| Answer::Skill { skill })
-            .map_err(snapshot_error),
+            .map_err(|e| ErrorReport::of_skill(&e)),
         Request::Rule { cwd, root, name } => loader
             .rule_in(&cwd, root.as_deref(), &name)
             .map(|rule| Answer::Rule { rule })
-            .map_err(snapshot_error),
+            .map_err(|e| ErrorReport::of_rule(&e)),
         Request::TrustStatus { cwd, root } => loader
             .trust_status(&cwd, root.as_deref())
             .map(|trust| Answer::Trust { trust })
@@ -268,6 +313,6 @@ pub fn answer(loader: &Loader, request: Request) -> Result<Answer, ErrorReport> 
                 &path,
             )
             .map(|access| Answer::Access { access })
-            .map_err(snapshot_error),
+            .map_err(|e| ErrorReport::of_access(&e)),
     }
 }

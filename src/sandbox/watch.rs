@@ -38,7 +38,6 @@ pub(crate) enum Change {
     Overflow,
 }
 
-#[cfg(feature = "internals")]
 thread_local! {
     /// For the tests: every watch added on this thread fails as at the
     /// per-user limit (see `internals::fail_watches`).
@@ -85,7 +84,6 @@ impl Watcher {
         reason = "a watch on a folder the build examined; it reads nothing"
     )]
     pub(crate) fn add(&self, dir: &Path) -> io::Result<i32> {
-        #[cfg(feature = "internals")]
         if FAIL_ADDS.with(std::cell::Cell::get) {
             // As the kernel answers at the per-user limit.
             return Err(io::Error::from(Errno::NOSPC));

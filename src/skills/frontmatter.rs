@@ -259,7 +259,6 @@ impl FrontmatterError {
 /// all (no opening fence); [`parse`] on the bytes read says which case it is.
 // Reading goes through `EndScan`; this one answer for a whole prefix is
 // for the fuzz target and the tests (through `internals`).
-#[cfg_attr(not(feature = "internals"), allow(dead_code))]
 pub fn frontmatter_end(bytes: &[u8]) -> Option<usize> {
     frontmatter_end_with(bytes, Fences::TrailingBlanks)
 }
@@ -415,7 +414,6 @@ pub(super) struct Block {
     /// The YAML between the fences.
     pub(super) yaml: Range<usize>,
     /// Just past the closing fence line (and its line break, if any).
-    #[cfg_attr(not(feature = "internals"), allow(dead_code))]
     end: usize,
 }
 

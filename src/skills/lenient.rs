@@ -160,7 +160,6 @@ fn build(entries: Vec<(String, Option<String>)>) -> Result<Frontmatter, Frontmat
     Ok(fm)
 }
 
-#[cfg(feature = "internals")]
 /// Parses like [`parse`](super::frontmatter::parse); when the strict reading fails on the YAML itself
 /// and `lenient` is set, reads the block again under the lenient subset
 /// (see this module). A block read that way comes back with the
@@ -177,7 +176,6 @@ pub fn parse_or_lenient(
     parse_or_fallback(text, mode)
 }
 
-#[cfg(feature = "internals")]
 /// Parses like [`parse_or_lenient`], with `fallback` (any
 /// `skills.frontmatter` value) as the reading used when strict YAML fails;
 /// the other parts of the reading are the defaults.

@@ -22,7 +22,6 @@ pub(crate) use cache::ParseCache;
 pub(crate) use discover::SKILL_FILE;
 pub use found::Rejected;
 pub use frontmatter::{Frontmatter, FrontmatterError};
-#[cfg(feature = "internals")]
 pub(crate) use parallel::set_threshold as set_parallel_threshold;
 pub(crate) use read::{WholeFileError, whole_file};
 pub use resolve::{Shadowed, Skill};

@@ -33,7 +33,6 @@ pub(crate) fn threshold() -> usize {
     THRESHOLD.load(Ordering::Relaxed)
 }
 
-#[cfg(feature = "internals")]
 /// Sets [`threshold`] (for the tests and benchmarks that compare both paths).
 pub(crate) fn set_threshold(n: usize) {
     THRESHOLD.store(n, Ordering::Relaxed);

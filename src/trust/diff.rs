@@ -41,7 +41,6 @@ thread_local! {
 
 /// The steps every diff computed on this thread has made so far: what the
 /// tests count instead of timing.
-#[cfg(any(test, feature = "internals"))]
 pub(crate) fn work() -> u64 {
     WORK.with(Cell::get)
 }

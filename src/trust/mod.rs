@@ -21,7 +21,6 @@ mod gate;
 mod records;
 mod store;
 
-#[cfg(feature = "internals")]
 pub(crate) use diff::work as diff_work;
 pub(crate) use gate::Gate;
 pub use records::{Change, ItemKind, Selection, TrustItem, TrustState, TrustStatus, Unapproved};

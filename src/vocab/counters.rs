@@ -2,16 +2,15 @@
 //! input ran in this process (levels an access looked at, glob sets
 //! compiled, frontmatters parsed, memo files written, policy text copied
 //! for a report). They exist so that the tests can assert that a cost is
-//! bounded by counting work instead of timing it; outside a build with the
-//! `internals` feature, counting compiles to nothing.
+//! bounded by counting work instead of timing it. A count is one relaxed
+//! atomic add: no user feels it, and every build counts, so the tests' build
+//! and the user's are one build (no feature that compiles the library twice).
 
-#[cfg(feature = "internals")]
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// One kind of counted work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr, strum::VariantArray)]
 #[strum(serialize_all = "kebab-case")]
-#[cfg_attr(not(feature = "internals"), allow(dead_code))]
 pub(crate) enum Counter {
     /// A snapshot built (the stages run over the disk).
     Builds,
@@ -38,19 +37,14 @@ pub(crate) enum Counter {
     PolicyProblemsKept,
 }
 
-#[cfg(feature = "internals")]
 const COUNT: usize = <Counter as strum::VariantArray>::VARIANTS.len();
 
-#[cfg(feature = "internals")]
 static COUNTS: [AtomicU64; COUNT] = [const { AtomicU64::new(0) }; COUNT];
 
-/// Adds `n` to `counter` (nothing, without the `internals` feature).
+/// Adds `n` to `counter`.
 #[inline]
 pub(crate) fn add(counter: Counter, n: u64) {
-    #[cfg(feature = "internals")]
     COUNTS[counter as usize].fetch_add(n, Ordering::Relaxed);
-    #[cfg(not(feature = "internals"))]
-    let _ = (counter, n);
 }
 
 /// Adds one to `counter`.
@@ -60,7 +54,6 @@ pub(crate) fn bump(counter: Counter) {
 }
 
 /// Every counter with its kebab-case name and value, in declaration order.
-#[cfg(feature = "internals")]
 pub(crate) fn all() -> Vec<(&'static str, u64)> {
     <Counter as strum::VariantArray>::VARIANTS
         .iter()

@@ -29,9 +29,30 @@ pub(crate) fn closest<'a>(written: &str, candidates: &[&'a str]) -> Option<&'a s
         .map(|(_, c)| c)
 }
 
+/// The nearest of `available` names of a `kind` to `name`, and the list.
+pub(crate) fn name_advice(kind: &str, name: &str, available: &[String]) -> String {
+    if available.is_empty() {
+        return format!("no {kind} is available from this directory");
+    }
+    let names: Vec<&str> = available.iter().map(String::as_str).collect();
+    let best = closest(name, &names);
+    // The names come from folders and frontmatter a repository controls:
+    // shown terminal-safe, so none can move the cursor or set a title.
+    let safe = |n: &str| crate::vocab::unicode::terminal_safe(n).into_owned();
+    let listed = available
+        .iter()
+        .map(|n| safe(n))
+        .collect::<Vec<_>>()
+        .join(", ");
+    match best {
+        Some(best) => format!("did you mean `{}`? Available here: {listed}", safe(best)),
+        None => format!("available here: {listed}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::closest;
+    use super::{closest, name_advice};
 
     #[test]
     fn a_prefix_wins_over_a_nearer_edit() {
@@ -46,5 +67,17 @@ mod tests {
         // The word written is what failed: never suggested back.
         assert_eq!(closest("open", &["open", "pinned"]), None);
         assert_eq!(closest("Deploy", &["Deploy", "deploy"]), Some("deploy"));
+    }
+
+    #[test]
+    fn name_advice_suggests_the_nearest_name() {
+        let names = vec!["changelog".to_string(), "release".to_string()];
+        let advice = name_advice("skill", "releas", &names);
+        assert!(advice.starts_with("did you mean `release`?"), "{advice}");
+        assert!(advice.ends_with("changelog, release"), "{advice}");
+        let none = name_advice("skill", "zzzzzzzz", &names);
+        assert_eq!(none, "available here: changelog, release");
+        let empty = name_advice("rule", "x", &[]);
+        assert_eq!(empty, "no rule is available from this directory");
     }
 }

@@ -4,7 +4,7 @@
 
 use std::process::Command;
 
-use lisa_context::{Loader, Session, SnapshotError};
+use lisa_context::{Loader, Session};
 
 use crate::support::World;
 
@@ -82,7 +82,7 @@ fn dot_dot_is_resolved_and_outside_the_root_is_an_error() {
     );
     let outside = loader.access(&mut s, &w.base.join("repo/../home/AGENTS.md"));
     assert!(
-        matches!(outside, Err(SnapshotError::AccessOutsideRoot { .. })),
+        matches!(outside, Err(lisa_context::AccessError::OutsideRoot { .. })),
         "{outside:?}"
     );
     // A relative path is taken from the cwd.

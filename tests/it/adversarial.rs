@@ -3026,7 +3026,7 @@ fn a_session_name_is_bounded() {
         .access_named(&long, &w.repo, None, &w.repo.join("pkg/x.rs"))
         .unwrap_err();
     assert!(
-        matches!(err, lisa_context::SnapshotError::SessionNameTooLong { length, .. } if length == long.len()),
+        matches!(err, lisa_context::AccessError::SessionNameTooLong { length, .. } if length == long.len()),
         "{err}"
     );
     assert_eq!(err.wire_code().as_str(), "bad-request");

@@ -385,7 +385,9 @@ fn an_embedders_loader_of_a_served_home_checks_it_at_every_call() {
     ));
     assert!(matches!(
         loader.skill(&t.repo, "release"),
-        Err(SnapshotError::HomeRefused { .. })
+        Err(lisa_context::SkillError::Snapshot(
+            SnapshotError::HomeRefused { .. }
+        ))
     ));
     assert_eq!(listing(&t.b), before, "nothing written in the other home");
     // The error is the server's `home-refused`.

@@ -475,7 +475,7 @@ fn ours(fixture: &Fixture, peer: &str) -> Result<Answer, String> {
         let loaded = match loader.access(&mut session, &root.join(access)) {
             Ok(a) => files(&a.instruction_files, &a.imports),
             // A path outside the root loads nothing (an error here).
-            Err(lisa_context::SnapshotError::AccessOutsideRoot { .. }) => Vec::new(),
+            Err(lisa_context::AccessError::OutsideRoot { .. }) => Vec::new(),
             Err(e) => return Err(format!("access {access}: {e:?}")),
         };
         on_access.push((access.clone(), loaded));

@@ -536,7 +536,7 @@ fn settled_deleted_file_is_seen_on_the_next_call() {
     assert_eq!(skill_names(&s2), vec!["deploy", "home-tool"]);
     assert!(matches!(
         loader.skill(&api, "lint"),
-        Err(SnapshotError::SkillNotFound { .. })
+        Err(lisa_context::SkillError::NotFound { .. })
     ));
 }
 
@@ -590,7 +590,7 @@ fn settled_renamed_skill_folder_is_seen_on_the_next_call() {
     assert_eq!(json(&s1), fresh(&home, &repo, None));
     assert!(matches!(
         loader.skill(&repo, "lint"),
-        Err(SnapshotError::SkillNotFound { .. })
+        Err(lisa_context::SkillError::NotFound { .. })
     ));
 }
 
@@ -941,7 +941,7 @@ fn skill_resolves_exactly_as_the_snapshot_did() {
         );
         // A skill of another repository is not found from here.
         match loader.skill(cwd, "elsewhere") {
-            Err(SnapshotError::SkillNotFound { name, cwd: at, .. }) => {
+            Err(lisa_context::SkillError::NotFound { name, cwd: at, .. }) => {
                 assert_eq!(name, "elsewhere");
                 assert_eq!(at, *cwd);
             }
@@ -989,29 +989,31 @@ fn skill_names_are_checked_before_any_file_is_touched() {
     ] {
         for cwd in [&repo, &missing] {
             match loader.skill(cwd, bad) {
-                Err(SnapshotError::InvalidSkillName(n)) => assert_eq!(n, bad),
+                Err(lisa_context::SkillError::InvalidName(n)) => assert_eq!(n, bad),
                 other => panic!("{bad:?} from {}: {other:?}", cwd.display()),
             }
         }
         // Even a relative cwd: the name comes first.
         assert!(matches!(
             loader.skill(Path::new("relative"), bad),
-            Err(SnapshotError::InvalidSkillName(_))
+            Err(lisa_context::SkillError::InvalidName(_))
         ));
     }
     // The longest valid name is merely not found.
     assert!(matches!(
         loader.skill(&repo, &"a".repeat(64)),
-        Err(SnapshotError::SkillNotFound { .. })
+        Err(lisa_context::SkillError::NotFound { .. })
     ));
     assert!(matches!(
         loader.skill(&repo, "nope"),
-        Err(SnapshotError::SkillNotFound { .. })
+        Err(lisa_context::SkillError::NotFound { .. })
     ));
     // A valid name with a bad cwd is a cwd error.
     assert!(matches!(
         loader.skill(&missing, "deploy"),
-        Err(SnapshotError::Cwd { .. })
+        Err(lisa_context::SkillError::Snapshot(
+            SnapshotError::Cwd { .. }
+        ))
     ));
     assert!(loader.skill(&repo, "deploy").is_ok());
 }
@@ -1079,7 +1081,9 @@ fn unusable_cwds_and_roots_are_errors() {
     ));
     assert!(matches!(
         loader.skill_in(&repo, Some(&sibling), "deploy"),
-        Err(SnapshotError::RootDoesNotContainCwd { .. })
+        Err(lisa_context::SkillError::Snapshot(
+            SnapshotError::RootDoesNotContainCwd { .. }
+        ))
     ));
     assert_eq!(loader.cached_entries(), 0, "no error is cached");
 
@@ -1141,7 +1145,7 @@ fn an_explicit_root_without_a_marker_starts_the_chain() {
     );
     assert!(matches!(
         loader.skill(&inner, "outer-skill"),
-        Err(SnapshotError::SkillNotFound { .. })
+        Err(lisa_context::SkillError::NotFound { .. })
     ));
 
     // Root = cwd is the same as no root here.

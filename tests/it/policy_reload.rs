@@ -60,7 +60,9 @@ fn a_watching_loader_follows_the_home_policy_and_drops_old_snapshots() {
     ));
     assert!(matches!(
         loader.skill(&w.repo, "anything"),
-        Err(SnapshotError::PolicyInvalid(_))
+        Err(lisa_context::SkillError::Snapshot(
+            SnapshotError::PolicyInvalid(_)
+        ))
     ));
 
     // Back to the first policy: the first answer again.

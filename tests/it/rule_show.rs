@@ -7,8 +7,8 @@ use std::io::Write as _;
 use std::os::unix::fs::symlink;
 use std::process::{Command, Stdio};
 
+use lisa_context::Loader;
 use lisa_context::snapshot::{Activation, Reason};
-use lisa_context::{Loader, SnapshotError};
 use serde_json::{Value, json};
 
 use crate::support::World;
@@ -117,7 +117,7 @@ fn an_unknown_name_says_what_is_there() {
     listed(&w, "repo/.cursor/rules/review.mdc", "review", "R");
     let l = loader(&w, "");
     match l.rule(&w.repo, "reveiw") {
-        Err(e @ SnapshotError::RuleNotFound { .. }) => {
+        Err(e @ lisa_context::RuleError::NotFound { .. }) => {
             let help = miette::Diagnostic::help(&e).unwrap().to_string();
             assert!(help.contains("did you mean `review`"), "{help}");
             assert_eq!(e.wire_code().as_str(), "rule-not-found");
@@ -127,7 +127,7 @@ fn an_unknown_name_says_what_is_there() {
     // A huge name is compared, not echoed whole.
     let huge = "x".repeat(1 << 20);
     match l.rule(&w.repo, &huge) {
-        Err(SnapshotError::RuleNotFound { name, .. }) => assert!(name.len() < 300),
+        Err(lisa_context::RuleError::NotFound { name, .. }) => assert!(name.len() < 300),
         other => panic!("{other:?}"),
     }
 }
@@ -299,7 +299,9 @@ fn a_blank_rule_is_refused_with_its_reason() {
     );
     let l = loader(&w, "");
     match l.rule(&w.repo, "empty") {
-        Err(SnapshotError::RuleUnreadable { reason, .. }) => assert_eq!(reason, Reason::Empty),
+        Err(lisa_context::RuleError::Unreadable { reason, .. }) => {
+            assert_eq!(reason, Reason::Empty)
+        }
         other => panic!("{other:?}"),
     }
 }

@@ -13,8 +13,8 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use assert_cmd::Command;
+use lisa_context::Loader;
 use lisa_context::policy::{Layer, Policy};
-use lisa_context::{Loader, SnapshotError};
 use serde_json::Value;
 
 use crate::support::{self, World};
@@ -401,11 +401,11 @@ fn impostor_is_rejected_and_claims_nothing() {
     let loader = fx.loader();
     assert!(matches!(
         loader.skill(&fx.repo, "release"),
-        Err(SnapshotError::SkillNotFound { .. })
+        Err(lisa_context::SkillError::NotFound { .. })
     ));
     assert!(matches!(
         loader.skill(&fx.repo, "innocent"),
-        Err(SnapshotError::SkillNotFound { .. })
+        Err(lisa_context::SkillError::NotFound { .. })
     ));
     for name in ["release", "innocent"] {
         fx.bin()
@@ -1397,14 +1397,14 @@ fn skill_show_refuses_unknown_and_invalid_names() {
         assert!(
             matches!(
                 fx.loader().skill(&missing_cwd, name),
-                Err(SnapshotError::InvalidSkillName(n)) if n == name
+                Err(lisa_context::SkillError::InvalidName(n)) if n == name
             ),
             "{name:?}"
         );
     }
     assert!(matches!(
         fx.loader().skill(&fx.repo, "nope"),
-        Err(SnapshotError::SkillNotFound { .. })
+        Err(lisa_context::SkillError::NotFound { .. })
     ));
 }
 
