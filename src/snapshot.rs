@@ -388,10 +388,8 @@ fn build_inner(
         rejected_skills: set.rejected,
         hidden_project_skills: hidden_project,
         hidden_text,
-        warnings: roots
-            .warnings
-            .iter()
-            .cloned()
+        warnings: policy_warnings(policy)
+            .chain(roots.warnings.iter().cloned())
             .chain(sel.warnings)
             .chain(set.warnings)
             .chain(store_warning)
@@ -491,6 +489,22 @@ fn left_out_for_share(
 /// The key the nonce is derived with: the home root's key file (created on
 /// first use), or this process's key when the home cannot hold one. The key
 /// file is traced; the key itself enters the fingerprint by its hash.
+/// The policy's own warnings, as a snapshot carries them: each key one of
+/// its files writes in a deprecated spelling, with the file as the path.
+fn policy_warnings(policy: &Policy) -> impl Iterator<Item = Warning> + '_ {
+    policy.deprecations().iter().map(|p| {
+        let (line, column) = p.line_column();
+        Warning::new(
+            WarningKind::DeprecatedPolicyKey,
+            p.file_name(),
+            format!(
+                "{} (line {line}, column {column}): the old spelling is read for one release only",
+                p.message
+            ),
+        )
+    })
+}
+
 fn nonce_key(policy: &Policy, roots: &Roots, trace: &mut Trace) -> [u8; sandbox::KEY_BYTES] {
     let Some((state, id)) = roots.set.state() else {
         return sandbox::process_key();

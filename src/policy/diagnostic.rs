@@ -144,6 +144,12 @@ impl Problem {
         self
     }
 
+    /// The display name of the file the problem is in (its path as shown,
+    /// or `<built-in policies/NAME.toml>`).
+    pub fn file_name(&self) -> &str {
+        self.src.name()
+    }
+
     /// The file's text.
     fn text(&self) -> &str {
         self.src.inner()
