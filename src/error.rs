@@ -183,7 +183,7 @@ pub enum SnapshotError {
         /// rule that holds its name in its place (the user's own rule
         /// before a project's, then the deepest folder's; names that look
         /// alike are one name, and so are names equal without regard to
-        /// case under `rules.one-per-name`).
+        /// case under `rules.compat.one-per-name`).
         held_by: Option<Box<RuleHolder>>,
     },
     /// The rule's file is not served: it went through the same steps as
@@ -417,7 +417,7 @@ fn rule_advice(name: &str, available: &[String], held_by: Option<&RuleHolder>) -
     // Why the two are one name: the one-per-name rule compares without
     // case; any other pair looks alike.
     let why = if holder.name.trim().to_lowercase() == name.trim().to_lowercase() {
-        "rules whose names differ only in case are one rule under `rules.one-per-name`"
+        "rules whose names differ only in case are one rule under `rules.compat.one-per-name`"
     } else {
         "names that look alike are one name"
     };

@@ -73,7 +73,7 @@ pub struct RuleText {
 /// Of several rules of one name, the user's own (home) wins, so that no
 /// repository can answer in its place; then the deepest folder, then read
 /// order. Names that look alike are one name (see `vocab::alike`), and so
-/// are names equal but for case under `rules.one-per-name`: a rule whose
+/// are names equal but for case under `rules.compat.one-per-name`: a rule whose
 /// name only looks like the winner's is not served (the error names the
 /// rule holding it), as a rule of the winner's very name is not.
 pub(crate) fn rule(
@@ -84,7 +84,7 @@ pub(crate) fn rule(
     name: &str,
 ) -> Result<RuleText, SnapshotError> {
     // Names that look alike are one name (and so are names equal but for
-    // case, where `rules.one-per-name` compares them so): each rule's set
+    // case, where `rules.compat.one-per-name` compares them so): each rule's set
     // of one name, the asked name's first.
     let sets = alike::groups(
         std::iter::once(name.trim()).chain(snap.rules.iter().map(|r| r.name.trim())),
@@ -93,7 +93,7 @@ pub(crate) fn rule(
     let set_of = |i: usize| sets[i + 1];
     // The rules a set's name answers with, best first: the home's, then
     // the deepest folder's, then read order. A rule another replaced
-    // (`rules.one-per-name`) answers to no name.
+    // (`rules.compat.one-per-name`) answers to no name.
     let held = |set: usize| {
         let mut held: Vec<&RuleFile> = snap
             .rules

@@ -60,7 +60,7 @@ pub struct Snapshot {
     /// that imports), in read order: what it named, and whether it was
     /// inlined or why not.
     pub imports: Vec<Import>,
-    /// Rules scoped to some paths (`instructions.scoped-rules`), left out
+    /// Rules scoped to some paths (`instructions.compat.scoped-rules`), left out
     /// of the prompt until a matching path is accessed.
     pub scoped_rules: Vec<ScopedRule>,
     /// The rule files (`[rules]`) in read order, each with its mode and

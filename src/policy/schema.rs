@@ -856,7 +856,7 @@ section! {
         /// `{origin}`, `{nonce}` (required).
         project_header: Template => "project-header" where template(allowed: [path, origin, nonce], required: [nonce]),
         /// The line opening a block read above the repository root
-        /// (`instructions.ancestor-files`). Placeholders: `{path}`,
+        /// (`instructions.compat.ancestor-files`). Placeholders: `{path}`,
         /// `{origin}`, `{nonce}` (required).
         ancestor_header: Template => "ancestor-header" where template(allowed: [path, origin, nonce], required: [nonce]),
         /// The line closing every block. Placeholders: `{path}`, `{nonce}` (required).
@@ -875,7 +875,7 @@ section! {
         /// (the file's size on disk), `{limit}` (the bytes read at most),
         /// `{included}` (the bytes shown).
         file_limit_note: Template => "file-limit-note" where template(allowed: [path, bytes, limit, included]),
-        /// Added after a block that `instructions.max-file-chars` cut.
+        /// Added after a block that `instructions.compat.max-file-chars` cut.
         /// Placeholders: `{path}`, `{chars}` (the characters of the file's
         /// text, in `char-unit`s), `{limit}` (the cap), `{unit}` (the
         /// `char-unit` word).
@@ -910,7 +910,7 @@ section! {
         /// Put after an imported file's text. Placeholders: `{path}`.
         import_close: Template => "import-close" where template(allowed: [path]),
         /// Put in place of an import that failed, under
-        /// `instructions.import-failure = "comment"`. Placeholders: `{path}`,
+        /// `instructions.compat.import-failure = "comment"`. Placeholders: `{path}`,
         /// `{reason}`.
         import_failed: Template => "import-failed" where template(allowed: [path, reason]),
         /// Under `trust.project = "pinned"`, the line that says how many
@@ -1166,8 +1166,8 @@ words! {
 }
 
 words! {
-    /// A rule's mode, where the policy names one (`rules.described`,
-    /// `rules.undescribed`): on-access needs globs, so it is not a choice
+    /// A rule's mode, where the policy names one (`rules.compat.described`,
+    /// `rules.compat.undescribed`): on-access needs globs, so it is not a choice
     /// here.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
     pub enum RuleMode {
@@ -1184,7 +1184,7 @@ words! {
     /// What a rule's frontmatter without a mode says (`rules.absent`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
     pub enum RuleAbsent {
-        /// `rules.described` or `rules.undescribed`, by whether the rule
+        /// `rules.compat.described` or `rules.compat.undescribed`, by whether the rule
         /// has a description.
         ByDescription => "by-description",
         /// A block of the chain (Kiro, Continue, Amp).
