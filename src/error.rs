@@ -417,9 +417,12 @@ fn rule_advice(name: &str, available: &[String], held_by: Option<&RuleHolder>) -
     // Why the two are one name: the one-per-name rule compares without
     // case; any other pair looks alike.
     let why = if holder.name.trim().to_lowercase() == name.trim().to_lowercase() {
-        "rules whose names differ only in case are one rule under `rules.compat.one-per-name`"
+        format!(
+            "rules whose names differ only in case are one rule under `{}`",
+            crate::policy::keys::RULES.one_per_name
+        )
     } else {
-        "names that look alike are one name"
+        "names that look alike are one name".to_string()
     };
     format!(
         "`{}` is not served: the {} rule `{}` ({}) holds its name ({why}; the user's own rule \

@@ -456,7 +456,8 @@ fn compile_patterns(
         }
         if p.len() > max_bytes {
             problems.push(format!(
-                "the pattern {shown:?}... is longer than {max_bytes} bytes (rules.compat.regex-max-bytes)"
+                "the pattern {shown:?}... is longer than {max_bytes} bytes ({})",
+                crate::policy::keys::RULES.regex_max_bytes
             ));
             continue;
         }
@@ -634,8 +635,8 @@ pub(crate) fn activation(
         }
         let by_description = |said: String| {
             let (mode, has) = match &description {
-                Some(_) => (rules.compat.described, "a description"),
-                None => (rules.compat.undescribed, "no description"),
+                Some(_) => (rules.described, "a description"),
+                None => (rules.undescribed, "no description"),
             };
             let mode = match mode {
                 RuleMode::Always => Activation::Always,

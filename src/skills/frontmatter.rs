@@ -81,7 +81,7 @@ impl Reading {
     pub(crate) fn of(policy: &Policy) -> Self {
         Reading {
             fallback: policy.skills.frontmatter,
-            scalars: policy.skills.compat.scalars,
+            scalars: policy.skills.scalars,
             fences: policy.skills.fences,
         }
     }
