@@ -282,11 +282,11 @@ impl Walk<'_> {
                 }
             }
         }
-        if let Some((_, part)) = table.remove_entry(COMPAT) {
-            if let DeValue::Table(part) = part.into_inner() {
-                for (key, value) in part {
-                    table.insert(key, value);
-                }
+        if let Some((_, part)) = table.remove_entry(COMPAT)
+            && let DeValue::Table(part) = part.into_inner()
+        {
+            for (key, value) in part {
+                table.insert(key, value);
             }
         }
     }
@@ -312,19 +312,19 @@ impl Walk<'_> {
         if fields.iter().any(|f| f.compat) {
             keys.push(COMPAT);
             let compat: Vec<&str> = fields.iter().filter(|f| f.compat).map(|f| f.key).collect();
-            if closest(key, &keys).is_none() {
-                if let Some(best) = closest(key, &compat) {
-                    let problem = Problem::new(
-                        self.src,
-                        ProblemKind::UnknownKey,
-                        span,
-                        format!("unknown field `{key}`, expected {}", one_of(&keys)),
-                        "unknown key",
-                    )
-                    .with_help(format!("did you mean `{COMPAT}.{best}`?"));
-                    self.push(problem);
-                    return;
-                }
+            if closest(key, &keys).is_none()
+                && let Some(best) = closest(key, &compat)
+            {
+                let problem = Problem::new(
+                    self.src,
+                    ProblemKind::UnknownKey,
+                    span,
+                    format!("unknown field `{key}`, expected {}", one_of(&keys)),
+                    "unknown key",
+                )
+                .with_help(format!("did you mean `{COMPAT}.{best}`?"));
+                self.push(problem);
+                return;
             }
         }
         let expected = if keys.is_empty() {
