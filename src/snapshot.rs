@@ -343,18 +343,22 @@ fn build_inner(
         .as_ref()
         .map(|h| h.to_string_lossy().into_owned())
         .unwrap_or_default();
+    // The policy's warnings are part of the snapshot, not of the policy's
+    // values (its digest): a file rewritten from a deprecated spelling to
+    // the new one is a new snapshot. Policies without any hash as before.
+    let policy_warnings: Vec<Warning> = policy_warnings(policy).collect();
+    let warned: Vec<String> = policy_warnings
+        .iter()
+        .map(|w| format!("{}\n{}", w.path.to_string_lossy(), w.message))
+        .collect();
     let fingerprint = if trace.keeps() {
-        trace.fingerprint(
-            policy.digest(),
-            &[
-                &home_str,
-                &roots.set.repo.path.to_string_lossy(),
-                &roots.cwd.to_string_lossy(),
-                // A new key is a new nonce, so a new prompt.
-                blake3::hash(&key).to_hex().as_str(),
-            ],
-            policy.fingerprint.include_mtime,
-        )
+        let repo = roots.set.repo.path.to_string_lossy();
+        let cwd = roots.cwd.to_string_lossy();
+        // A new key is a new nonce, so a new prompt.
+        let key_hash = blake3::hash(&key).to_hex();
+        let mut context: Vec<&str> = vec![&home_str, &repo, &cwd, key_hash.as_str()];
+        context.extend(warned.iter().map(String::as_str));
+        trace.fingerprint(policy.digest(), &context, policy.fingerprint.include_mtime)
     } else {
         String::new()
     };
@@ -388,7 +392,8 @@ fn build_inner(
         rejected_skills: set.rejected,
         hidden_project_skills: hidden_project,
         hidden_text,
-        warnings: policy_warnings(policy)
+        warnings: policy_warnings
+            .into_iter()
             .chain(roots.warnings.iter().cloned())
             .chain(sel.warnings)
             .chain(set.warnings)

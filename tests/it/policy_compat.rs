@@ -349,3 +349,59 @@ fn the_cli_shows_the_warning_and_refuses_both_spellings() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("error[policy::duplicate-key]"), "{stderr}");
 }
+
+/// The warnings of a snapshot are the policy's own: a watching loader
+/// whose home policy is rewritten from the old spelling to the new one
+/// (the same values, the same digest) answers without the warning from the
+/// next call, and with it again (at its new line) when the old spelling
+/// comes back one line lower; each answer is what a fresh build answers,
+/// fingerprint included, and a fingerprint that a warning came or went
+/// differs.
+#[test]
+fn a_reloaded_policy_brings_its_own_warnings_not_the_cached_ones() {
+    let w = World::new();
+    std::fs::write(w.repo.join("AGENTS.md"), "hello\n").unwrap();
+    let file = w.home.join("context-policy.toml");
+    let old = "version = 1\n[instructions]\ntrim = \"javascript\"\n";
+    let new = "version = 1\n[instructions]\ncompat.trim = \"javascript\"\n";
+    let lower =
+        "version = 1\n# the old spelling, one line lower\n[instructions]\ntrim = \"javascript\"\n";
+    let loader = lisa_context::Loader::builder()
+        .home(&w.home)
+        .env(|_| None)
+        .racy_window(std::time::Duration::ZERO)
+        .build()
+        .unwrap();
+    let deprecated = |s: &lisa_context::Snapshot| -> Vec<String> {
+        s.warnings
+            .iter()
+            .filter(|w| w.kind.as_str() == "deprecated-policy-key")
+            .map(|w| w.message.clone())
+            .collect()
+    };
+    let mut seen = Vec::new();
+    for (text, line) in [(old, Some(3)), (new, None), (lower, Some(4)), (new, None)] {
+        std::fs::write(&file, text).unwrap();
+        let snap = loader.snapshot(&w.repo).unwrap();
+        let fresh =
+            lisa_context::build(&loader.policy().unwrap(), Some(&w.home), &w.repo, None).unwrap();
+        assert_eq!(snap.fingerprint, fresh.fingerprint, "{text}");
+        assert_eq!(snap.warnings, fresh.warnings, "{text}");
+        let said = deprecated(&snap);
+        match line {
+            Some(line) => {
+                assert_eq!(said.len(), 1, "{text}: {said:?}");
+                assert!(
+                    said[0].contains(&format!("(line {line}, column 1)")),
+                    "{}",
+                    said[0]
+                );
+            }
+            None => assert!(said.is_empty(), "{text}: {said:?}"),
+        }
+        seen.push(snap.fingerprint.clone());
+    }
+    assert_ne!(seen[0], seen[1]);
+    assert_ne!(seen[0], seen[2]);
+    assert_eq!(seen[1], seen[3]);
+}
