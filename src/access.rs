@@ -324,7 +324,7 @@ pub(crate) fn access(
     Ok(outcome)
 }
 
-/// The first `rules.regex-scan-bytes` of the touched file `rel`, read through
+/// The first `rules.compat.regex-scan-bytes` of the touched file `rel`, read through
 /// the repository's sandbox under the policy's link rule; `None` when it is
 /// not a regular file there, is refused, or cannot be read.
 fn head_of(policy: &Policy, repo: &crate::sandbox::Root, rel: &Path) -> Option<Vec<u8>> {

@@ -94,7 +94,7 @@ pub enum RuleError {
         /// rule that holds its name in its place (the user's own rule
         /// before a project's, then the deepest folder's; names that look
         /// alike are one name, and so are names equal without regard to
-        /// case under `rules.one-per-name`).
+        /// case under `rules.compat.one-per-name`).
         held_by: Option<Box<RuleHolder>>,
     },
     /// The rule's file is not served: it went through the same steps as
@@ -187,9 +187,12 @@ fn rule_advice(name: &str, available: &[String], held_by: Option<&RuleHolder>) -
     // Why the two are one name: the one-per-name rule compares without
     // case; any other pair looks alike.
     let why = if holder.name.trim().to_lowercase() == name.trim().to_lowercase() {
-        "rules whose names differ only in case are one rule under `rules.one-per-name`"
+        format!(
+            "rules whose names differ only in case are one rule under `{}`",
+            crate::policy::keys::RULES.one_per_name
+        )
     } else {
-        "names that look alike are one name"
+        "names that look alike are one name".to_string()
     };
     format!(
         "`{}` is not served: the {} rule `{}` ({}) holds its name ({why}; the user's own rule \
@@ -206,7 +209,7 @@ fn rule_advice(name: &str, available: &[String], held_by: Option<&RuleHolder>) -
 /// Of several rules of one name, the user's own (home) wins, so that no
 /// repository can answer in its place; then the deepest folder, then read
 /// order. Names that look alike are one name (see `vocab::alike`), and so
-/// are names equal but for case under `rules.one-per-name`: a rule whose
+/// are names equal but for case under `rules.compat.one-per-name`: a rule whose
 /// name only looks like the winner's is not served (the error names the
 /// rule holding it), as a rule of the winner's very name is not.
 pub(crate) fn rule(
@@ -217,7 +220,7 @@ pub(crate) fn rule(
     name: &str,
 ) -> Result<RuleText, RuleError> {
     // Names that look alike are one name (and so are names equal but for
-    // case, where `rules.one-per-name` compares them so): each rule's set
+    // case, where `rules.compat.one-per-name` compares them so): each rule's set
     // of one name, the asked name's first.
     let sets = alike::groups(
         std::iter::once(name.trim()).chain(snap.rules.iter().map(|r| r.name.trim())),
@@ -226,7 +229,7 @@ pub(crate) fn rule(
     let set_of = |i: usize| sets[i + 1];
     // The rules a set's name answers with, best first: the home's, then
     // the deepest folder's, then read order. A rule another replaced
-    // (`rules.one-per-name`) answers to no name.
+    // (`rules.compat.one-per-name`) answers to no name.
     let held = |set: usize| {
         let mut held: Vec<&RuleFile> = snap
             .rules

@@ -60,7 +60,7 @@ pub struct Snapshot {
     /// that imports), in read order: what it named, and whether it was
     /// inlined or why not.
     pub imports: Vec<Import>,
-    /// Rules scoped to some paths (`instructions.scoped-rules`), left out
+    /// Rules scoped to some paths (`instructions.compat.scoped-rules`), left out
     /// of the prompt until a matching path is accessed.
     pub scoped_rules: Vec<ScopedRule>,
     /// The rule files (`[rules]`) in read order, each with its mode and
@@ -343,18 +343,22 @@ fn build_inner(
         .as_ref()
         .map(|h| h.to_string_lossy().into_owned())
         .unwrap_or_default();
+    // The policy's warnings are part of the snapshot, not of the policy's
+    // values (its digest): a file rewritten from a deprecated spelling to
+    // the new one is a new snapshot. Policies without any hash as before.
+    let policy_warnings: Vec<Warning> = policy_warnings(policy).collect();
+    let warned: Vec<String> = policy_warnings
+        .iter()
+        .map(|w| format!("{}\n{}", w.path.to_string_lossy(), w.message))
+        .collect();
     let fingerprint = if trace.keeps() {
-        trace.fingerprint(
-            policy.digest(),
-            &[
-                &home_str,
-                &roots.set.repo.path.to_string_lossy(),
-                &roots.cwd.to_string_lossy(),
-                // A new key is a new nonce, so a new prompt.
-                blake3::hash(&key).to_hex().as_str(),
-            ],
-            policy.fingerprint.include_mtime,
-        )
+        let repo = roots.set.repo.path.to_string_lossy();
+        let cwd = roots.cwd.to_string_lossy();
+        // A new key is a new nonce, so a new prompt.
+        let key_hash = blake3::hash(&key).to_hex();
+        let mut context: Vec<&str> = vec![&home_str, &repo, &cwd, key_hash.as_str()];
+        context.extend(warned.iter().map(String::as_str));
+        trace.fingerprint(policy.digest(), &context, policy.fingerprint.include_mtime)
     } else {
         String::new()
     };
@@ -388,10 +392,9 @@ fn build_inner(
         rejected_skills: set.rejected,
         hidden_project_skills: hidden_project,
         hidden_text,
-        warnings: roots
-            .warnings
-            .iter()
-            .cloned()
+        warnings: policy_warnings
+            .into_iter()
+            .chain(roots.warnings.iter().cloned())
             .chain(sel.warnings)
             .chain(set.warnings)
             .chain(store_warning)
@@ -491,6 +494,22 @@ fn left_out_for_share(
 /// The key the nonce is derived with: the home root's key file (created on
 /// first use), or this process's key when the home cannot hold one. The key
 /// file is traced; the key itself enters the fingerprint by its hash.
+/// The policy's own warnings, as a snapshot carries them: each key one of
+/// its files writes in a deprecated spelling, with the file as the path.
+fn policy_warnings(policy: &Policy) -> impl Iterator<Item = Warning> + '_ {
+    policy.deprecations().iter().map(|p| {
+        let (line, column) = p.line_column();
+        Warning::new(
+            WarningKind::DeprecatedPolicyKey,
+            p.file_name(),
+            format!(
+                "{} (line {line}, column {column}): the old spelling is read for one release only",
+                p.message
+            ),
+        )
+    })
+}
+
 fn nonce_key(policy: &Policy, roots: &Roots, trace: &mut Trace) -> [u8; sandbox::KEY_BYTES] {
     let Some((state, id)) = roots.set.state() else {
         return sandbox::process_key();

@@ -225,6 +225,7 @@ pub(super) enum Command {
 pub(super) enum PolicyCommand {
     /// Check a policy file laid over the built-in policy (exit 0 when valid,
     /// 1 with a diagnostic when not). Without FILE, check the effective policy.
+    /// A key written in a deprecated spelling is a warning on stderr.
     Check {
         /// The policy file to check.
         file: Option<PathBuf>,

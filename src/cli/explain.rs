@@ -187,9 +187,9 @@ pub fn explanation(s: &Snapshot, policy: Option<&Policy>) -> Explanation {
                 },
             )
             .with_key(if r.replaced_by.is_some() {
-                "rules.one-per-name"
+                lisa_context::policy::keys::RULES.one_per_name
             } else {
-                "rules.files"
+                lisa_context::policy::keys::RULES.files
             }),
         );
     }

@@ -50,9 +50,13 @@ pub fn render(report: &dyn Diagnostic, color: Color) -> String {
 
 /// One diagnostic, its related ones left out.
 fn render_one(report: &dyn Diagnostic, color: Color) -> String {
+    let word = match report.severity() {
+        Some(miette::Severity::Warning) => "warning",
+        _ => "error",
+    };
     let head = match report.code() {
-        Some(code) => format!("error[{code}]: {report}"),
-        None => format!("error: {report}"),
+        Some(code) => format!("{word}[{code}]: {report}"),
+        None => format!("{word}: {report}"),
     };
     let theme = if color.enabled() {
         GraphicalTheme::unicode()
@@ -67,14 +71,14 @@ fn render_one(report: &dyn Diagnostic, color: Color) -> String {
     {
         return format!("{head}\n");
     }
-    // miette opens with the code and the headline (`× message`): both are in
-    // `head` already.
+    // miette opens with the code and the headline (`× message`, `⚠ message`
+    // for a warning): both are in `head` already.
     let mut lines = drawn.lines().peekable();
     let mut skipped_headline = false;
     let mut rest = Vec::new();
     for line in lines.by_ref() {
         if !skipped_headline {
-            if line.trim_start().starts_with('×') {
+            if line.trim_start().starts_with(['×', '⚠']) {
                 skipped_headline = true;
             }
             continue;
@@ -136,6 +140,14 @@ impl Diagnostic for Alone<'_> {
     }
     fn diagnostic_source(&self) -> Option<&dyn Diagnostic> {
         self.0.diagnostic_source()
+    }
+}
+
+/// Writes the policy's warnings to stderr (`warning[policy::deprecated-key]`
+/// and its labelled span, each once), as errors are written.
+pub fn warn_policy(policy: &lisa_context::policy::Policy, color: Color) {
+    for problem in policy.deprecations() {
+        emit(problem, color, None);
     }
 }
 

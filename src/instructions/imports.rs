@@ -12,13 +12,13 @@
 //! URL or a link leaving the root are refused. Nothing is `~`-expanded.
 //!
 //! Two places are never imported from or into, under every policy: a file
-//! above the repository root (`instructions.ancestor-files`) imports
+//! above the repository root (`instructions.compat.ancestor-files`) imports
 //! nothing (`import-from-ancestor`), and no import reads inside a
 //! version-control metadata folder (`.git`, `.hg`, `.svn`, `.jj`, the
 //! policy's markers and `instructions.import-excluded-names`), named in
 //! the path or reached through a link (`vcs-metadata`).
 //!
-//! Kiro's syntax (`instructions.import-syntax = "file-reference"`) is
+//! Kiro's syntax (`instructions.compat.import-syntax = "file-reference"`) is
 //! `#[[file:path]]` on one line, the path relative to the importing file's
 //! root rather than its folder; everything else here holds for it alike.
 //!

@@ -41,7 +41,7 @@ pub struct Block {
     /// of the file while the budget still had room after what it read (a
     /// read that reached the budget left is a budget cut: `budget_cut`).
     pub file_limit_cut: bool,
-    /// Whether `instructions.max-file-chars` cut the text.
+    /// Whether `instructions.compat.max-file-chars` cut the text.
     pub char_limit_cut: bool,
     /// Whether the repository's share of the prompt
     /// (`instructions.project-prompt-bytes`) cut the text: the block that

@@ -1,5 +1,5 @@
 //! Scoped rules: an instruction file whose frontmatter carries `paths:`
-//! globs applies only to those paths. Under `instructions.scoped-rules`,
+//! globs applies only to those paths. Under `instructions.compat.scoped-rules`,
 //! such a file is not loaded with the chain; it is listed in the snapshot
 //! with its globs (`scopedRules`) and loaded on access, when the agent
 //! touches a path one of its globs matches (globs are relative to the
@@ -40,7 +40,7 @@ pub struct ScopedRule {
     /// name there when an access loads it.
     #[serde(skip)]
     pub(crate) at: usize,
-    /// Its content patterns (`rules.regex-keys`), compiled: when present,
+    /// Its content patterns (`rules.compat.regex-keys`), compiled: when present,
     /// a touched file must also match one of them (an empty set: none
     /// compiled, so the rule never loads).
     #[serde(skip)]
@@ -192,7 +192,7 @@ fn holds_non_text(value: &serde_json::Value) -> bool {
 }
 
 /// What a file's frontmatter says of its scope under
-/// `instructions.scoped-rules`.
+/// `instructions.compat.scoped-rules`.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Scope {
     /// No `paths:` with a glob: an ordinary file.
@@ -301,10 +301,10 @@ pub struct RuleFile {
     pub name: String,
     /// Its description (`rules.description-key`), when it has one.
     pub description: Option<String>,
-    /// Its globs (`rules.globs-keys`, `rules.globs-prefix` applied), as
+    /// Its globs (`rules.globs-keys`, `rules.compat.globs-prefix` applied), as
     /// matched against repository-relative paths.
     pub globs: Vec<String>,
-    /// Its patterns over a touched file's content (`rules.regex-keys`), as
+    /// Its patterns over a touched file's content (`rules.compat.regex-keys`), as
     /// written; empty when none.
     pub regex: Vec<String>,
     /// Why this mode, in words: which key decided (`alwaysApply: true`,
@@ -318,7 +318,7 @@ pub struct RuleFile {
     /// then has the mode that loads least. `null` when nothing.
     pub misread: Option<String>,
     /// The rule of the same name that replaces this one
-    /// (`rules.one-per-name`): this one is then left out whatever its
+    /// (`rules.compat.one-per-name`): this one is then left out whatever its
     /// mode. `null` when it stands.
     #[serde(serialize_with = "crate::vocab::paths::lossy_opt")]
     pub replaced_by: Option<PathBuf>,
@@ -456,7 +456,8 @@ fn compile_patterns(
         }
         if p.len() > max_bytes {
             problems.push(format!(
-                "the pattern {shown:?}... is longer than {max_bytes} bytes (rules.regex-max-bytes)"
+                "the pattern {shown:?}... is longer than {max_bytes} bytes ({})",
+                crate::policy::keys::RULES.regex_max_bytes
             ));
             continue;
         }

@@ -779,7 +779,7 @@ impl<'p> Selector<'p> {
         });
     }
 
-    /// `rules.one-per-name`: of the rules sharing a name (trimmed,
+    /// `rules.compat.one-per-name`: of the rules sharing a name (trimmed,
     /// compared without regard to case, and names that look alike taken as
     /// one: see `vocab::alike`), the home's wins over the project's, and
     /// among one side's the one read last; the others are taken out of the

@@ -585,7 +585,7 @@ impl Loader {
     /// imports), and framed with the session's nonce. Of two rules of one
     /// name, the home's wins, then the deepest folder's; names that look
     /// alike are one name (and so are names equal but for case under
-    /// `rules.one-per-name`), so a rule whose name lost that way is not
+    /// `rules.compat.one-per-name`), so a rule whose name lost that way is not
     /// served: [`RuleError::NotFound`] names the rule holding it.
     ///
     /// ```

@@ -46,29 +46,49 @@ struct State {
     files: Vec<(PathBuf, Stamp)>,
     /// When the load began.
     started: SystemTime,
-    /// The digest and home of the last policy in force, and its generation.
+    /// The digest, home and warnings of the last policy in force, and its
+    /// generation.
     last: Last,
 }
 
-/// The digest and home of a policy in force, and its generation.
-type Last = Option<(u128, Option<PathBuf>, u64)>;
+/// The digest, home and warnings of a policy in force, and its generation.
+type Last = Option<(u128, Option<PathBuf>, Vec<String>, u64)>;
+
+/// What a policy's warnings say, where: part of what a snapshot built under
+/// it answers (its `warnings`), though not of the policy's values. A file
+/// rewritten from a deprecated spelling to the new one gives the same
+/// digest, and must still not be answered from snapshots that warn.
+fn warnings_of(policy: &Policy) -> Vec<String> {
+    policy
+        .deprecations()
+        .iter()
+        .map(|p| {
+            let (line, column) = p.line_column();
+            format!("{}:{line}:{column}: {}", p.file_name(), p.message)
+        })
+        .collect()
+}
 
 impl State {
     /// The state after a load, `last` being the policy in force before it:
-    /// a new generation begins when the policy or the home changed.
+    /// a new generation begins when the policy, its warnings or the home
+    /// changed.
     fn new(loaded: Loaded, mut last: Last) -> Self {
         let current = match loaded.result {
             Ok((policy, home)) => {
+                let warnings = warnings_of(&policy);
                 let generation = match &last {
-                    Some((digest, last_home, generation))
-                        if *digest == policy.digest() && *last_home == home =>
+                    Some((digest, last_home, last_warnings, generation))
+                        if *digest == policy.digest()
+                            && *last_home == home
+                            && *last_warnings == warnings =>
                     {
                         *generation
                     }
-                    Some((_, _, generation)) => generation + 1,
+                    Some((_, _, _, generation)) => generation + 1,
                     None => 0,
                 };
-                last = Some((policy.digest(), home.clone(), generation));
+                last = Some((policy.digest(), home.clone(), warnings, generation));
                 Ok(InForce {
                     policy,
                     home,
@@ -127,7 +147,7 @@ impl Policies {
     pub(super) fn last_home(&self) -> Option<PathBuf> {
         match self {
             Policies::Fixed(fixed) => fixed.home.clone(),
-            Policies::Watched(w) => w.lock().last.as_ref().and_then(|(_, h, _)| h.clone()),
+            Policies::Watched(w) => w.lock().last.as_ref().and_then(|(_, h, _, _)| h.clone()),
         }
     }
 }

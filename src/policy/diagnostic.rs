@@ -58,6 +58,12 @@ pub enum ProblemKind {
     /// A value of the right type that the engine cannot use (an empty list, a
     /// file name holding a slash, a path leaving its root...).
     InvalidValue,
+    /// A key written in a spelling read for one more release only (a compat
+    /// key at its section's top level, `instructions.trim` for
+    /// `instructions.compat.trim`). A warning: the file is taken.
+    DeprecatedKey,
+    /// One key set twice in one file, in its old spelling and its new one.
+    DuplicateKey,
 }
 
 impl ProblemKind {
@@ -78,7 +84,15 @@ impl ProblemKind {
             Self::NegativeRank => "policy::negative-rank",
             Self::OutOfRange => "policy::out-of-range",
             Self::InvalidValue => "policy::invalid-value",
+            Self::DeprecatedKey => "policy::deprecated-key",
+            Self::DuplicateKey => "policy::duplicate-key",
         }
+    }
+
+    /// Whether a problem of this kind leaves the file usable: a warning,
+    /// not an error.
+    pub fn is_warning(self) -> bool {
+        self == Self::DeprecatedKey
     }
 }
 
@@ -128,6 +142,12 @@ impl Problem {
     pub(crate) fn with_help(mut self, help: impl Into<String>) -> Self {
         self.help = Some(help.into());
         self
+    }
+
+    /// The display name of the file the problem is in (its path as shown,
+    /// or `<built-in policies/NAME.toml>`).
+    pub fn file_name(&self) -> &str {
+        self.src.name()
     }
 
     /// The file's text.
@@ -194,6 +214,14 @@ impl std::error::Error for Problem {}
 impl Diagnostic for Problem {
     fn code<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
         Some(Box::new(self.kind.code()))
+    }
+
+    fn severity(&self) -> Option<miette::Severity> {
+        Some(if self.kind.is_warning() {
+            miette::Severity::Warning
+        } else {
+            miette::Severity::Error
+        })
     }
 
     fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {

@@ -59,6 +59,9 @@ pub struct Policy {
     /// The digest's hasher once it had taken the values, as merged (see
     /// [`Policy::locate_named_roots_as_merged`]).
     pub(super) merged_values: Option<Arc<MergedValues>>,
+    /// The keys its files write in a deprecated spelling
+    /// (`policy::deprecated-key` warnings), lowest layer first.
+    pub(super) deprecations: Vec<super::Problem>,
 }
 
 /// The state of the digest's hasher after the policy's values, as merged.
@@ -245,6 +248,48 @@ impl Policy {
             .chain(FingerprintLayer::KEYS)
             .chain(TemplatesLayer::KEYS)
             .copied()
+    }
+
+    /// The keys of the compat part (`instructions.compat.trim`...): those
+    /// that exist to reproduce one harness's behaviour (see
+    /// `docs/policy.md`, "The compat part"), in declaration order. Each was
+    /// written at its section's top level before (`instructions.trim`),
+    /// which is still read, with a warning, for one release.
+    ///
+    /// ```
+    /// use lisa_context::policy::Policy;
+    ///
+    /// assert!(Policy::compat_keys().any(|k| k == "instructions.compat.trim"));
+    /// assert!(Policy::compat_keys().all(|k| Policy::keys().any(|all| all == k)));
+    /// ```
+    pub fn compat_keys() -> impl Iterator<Item = &'static str> {
+        Self::keys().filter(|k| k.split('.').nth(1) == Some(super::structure::COMPAT))
+    }
+
+    /// The spelling a compat key had before it moved to its section's
+    /// compat part (`instructions.trim` for `instructions.compat.trim`),
+    /// read with a `policy::deprecated-key` warning for one release;
+    /// `None` for a key of the core.
+    ///
+    /// ```
+    /// use lisa_context::policy::Policy;
+    ///
+    /// assert_eq!(Policy::old_spelling("instructions.compat.trim").as_deref(), Some("instructions.trim"));
+    /// assert_eq!(Policy::old_spelling("instructions.budget-bytes"), None);
+    /// ```
+    pub fn old_spelling(key: &str) -> Option<String> {
+        let (section, rest) = key.split_once('.')?;
+        let rest = rest
+            .strip_prefix(super::structure::COMPAT)?
+            .strip_prefix('.')?;
+        Some(format!("{section}.{rest}"))
+    }
+
+    /// The warnings its files gave: each key written in a deprecated
+    /// spelling (`policy::deprecated-key`, a miette diagnostic labelling the
+    /// key in its file), lowest layer first.
+    pub fn deprecations(&self) -> &[super::Problem] {
+        &self.deprecations
     }
 
     /// The layers applied, lowest first, with their names.

@@ -104,11 +104,13 @@ impl Policy {
         let mut templates = TemplatesLayer::default();
         // For each dotted key, the index of the source that last set it.
         let mut setters: BTreeMap<&'static str, usize> = BTreeMap::new();
+        let mut deprecations = Vec::new();
         for (index, (source, parsed)) in ordered.into_iter().enumerate() {
-            let layer = match parsed {
+            let mut layer = match parsed {
                 Some(layer) => layer,
                 None => source.parse()?,
             };
+            deprecations.append(&mut layer.deprecations);
             let mut set = Vec::new();
             set.extend(roots.overlay(layer.roots));
             set.extend(instructions.overlay(layer.instructions));
@@ -289,6 +291,7 @@ impl Policy {
             state_place,
             digest: 0,
             merged_values: None,
+            deprecations,
         };
         let values = policy.values_state();
         policy.digest = policy.digest_from(values.clone());

@@ -73,6 +73,21 @@ pub(crate) struct Field {
     pub(crate) shape: Shape,
     /// Whether a table without it is refused.
     pub(crate) required: bool,
+    /// Whether it belongs to its section's compat part: written under
+    /// `compat` in its table (`[instructions.compat]`), read with a
+    /// deprecation warning at its table's top level for one release.
+    pub(crate) compat: bool,
+}
+
+/// `true` for a [`section!`] field marked `compat`, `false` for any other;
+/// the marker can be no other word.
+macro_rules! compat_flag {
+    () => {
+        false
+    };
+    (compat) => {
+        true
+    };
 }
 
 /// The [`Shape`] a Rust type is read from, so that the schema walk follows the
@@ -263,7 +278,7 @@ macro_rules! section {
         $name:ident / $layer:ident as $key:literal, keys $consts:ident : $keys:ident {
             $(
                 $(#[$fmeta:meta])*
-                $field:ident : $ty:ty => $fkey:literal $(where $rule:ident $args:tt)?,
+                $field:ident : $ty:ty => $($compat:ident)? $fkey:literal $(where $rule:ident $args:tt)?,
             )*
         }
     ) => {
@@ -284,14 +299,14 @@ macro_rules! section {
         #[non_exhaustive]
         pub struct $keys {
             $(
-                #[doc = concat!("`", $key, ".", $fkey, "`")]
+                #[doc = concat!("`", $key, ".", $(stringify!($compat), ".",)? $fkey, "`")]
                 pub $field: &'static str,
             )*
         }
 
         #[doc = concat!("The dotted keys of `[", $key, "]`, by field. Code names a key through these, so that a misspelt key does not compile.")]
         pub const $consts: $keys = $keys {
-            $($field: concat!($key, ".", $fkey),)*
+            $($field: concat!($key, ".", $(stringify!($compat), ".",)? $fkey),)*
         };
 
         #[doc = concat!("One policy file's `[", $key, "]` table: every key optional.")]
@@ -315,7 +330,12 @@ macro_rules! section {
             /// Every key of the table and the shape of its value, for the
             /// schema walk. No key is required: a layer sets only what it changes.
             pub(crate) const FIELDS: &'static [Field] = &[$(
-                Field { key: $fkey, shape: <$ty as Shaped>::SHAPE, required: false }
+                Field {
+                    key: $fkey,
+                    shape: <$ty as Shaped>::SHAPE,
+                    required: false,
+                    compat: compat_flag!($($compat)?),
+                }
             ),*];
 
             /// Every dotted key of the table with the rule declared for its
@@ -454,7 +474,7 @@ section! {
         /// Unicode's White_Space property (Rust's `str::trim`; U+0085 is
         /// white space, U+FEFF is not); `javascript`: ECMAScript's
         /// `String.prototype.trim` (U+FEFF is white space, U+0085 is not).
-        trim: Trim => "trim",
+        trim: Trim => compat "trim",
         /// A UTF-8 byte order mark at the start of an instruction file:
         /// `drop` it before anything else looks at the text, or keep it as
         /// `text` (a character `trim` may or may not remove: a file holding
@@ -472,21 +492,21 @@ section! {
         /// imports are inlined: the rest is cut,
         /// with `templates.char-limit-note` (0: no such cap; Windsurf caps a
         /// rule file at 12,000 characters).
-        max_file_chars: i64 => "max-file-chars" where range(0, MAX_FILE_BYTES),
+        max_file_chars: i64 => compat "max-file-chars" where range(0, MAX_FILE_BYTES),
         /// What `max-file-chars` counts: Unicode `scalar` values (Rust's
         /// `char`, Python's `str` length) or `utf-16` code units (a
         /// JavaScript string's `length`: a character beyond U+FFFF counts
         /// two).
-        char_unit: CharUnit => "char-unit",
+        char_unit: CharUnit => compat "char-unit",
         /// The most characters (in `char-unit`s) the user's own files (the
         /// home root's and the named roots') put in the prompt together,
         /// counted as `max-file-chars` counts, in the order the budget is
         /// granted: the file that reaches it is cut there, and the files
         /// after it are skipped (`char-limit`). 0: no such cap (Windsurf's
         /// global rules file: 6,000).
-        home_max_chars: i64 => "home-max-chars" where range(0, MAX_BUDGET_BYTES),
+        home_max_chars: i64 => compat "home-max-chars" where range(0, MAX_BUDGET_BYTES),
         /// The same cap for the repository's files (and those above it).
-        project_max_chars: i64 => "project-max-chars" where range(0, MAX_BUDGET_BYTES),
+        project_max_chars: i64 => compat "project-max-chars" where range(0, MAX_BUDGET_BYTES),
         /// The most bytes of the prompt that come from the repository (and
         /// the folders above it), everything it brings counted: its blocks
         /// with their headers, footers and notes, its listed skills and
@@ -524,14 +544,14 @@ section! {
         /// (the order of their UTF-8 bytes, as Rust and most tools sort) or
         /// by `utf-16` code units (JavaScript's default sort, where a
         /// character beyond U+FFFF sorts before U+E000..U+FFFF).
-        path_order: PathOrder => "path-order",
+        path_order: PathOrder => compat "path-order",
         /// The order of the files one glob of `home-files` or `level-files`
         /// finds (a folder source such as `.clinerules/*.md`): by `path`
         /// (UTF-8 bytes), or by `name-locale`, each file's name without its
         /// extension under the Unicode collation of CLDR's root locale,
         /// which is what JavaScript's `localeCompare` gives in English
         /// (Cline's order of its rules); equal names by path.
-        glob_order: GlobOrder => "glob-order",
+        glob_order: GlobOrder => compat "glob-order",
         /// Fold a file reached twice (the same device and inode, through a
         /// hard link or a link inside the root) into its first block.
         fold_same_file: bool => "fold-same-file",
@@ -542,19 +562,19 @@ section! {
         /// What the budget counts: `text` (the bytes of text that enter the
         /// prompt, trimmed) or `file` (the bytes of the file itself, as
         /// Codex counts `project_doc_max_bytes`).
-        budget_counts: BudgetCounts => "budget-counts",
+        budget_counts: BudgetCounts => compat "budget-counts",
         /// How deep `@path` imports are followed (0: imports are off and
         /// `@` is plain text). 1 inlines the files a chain file names; more
         /// follows their imports too.
         import_depth: i64 => "import-depth" where range(0, 16),
         /// What stands where an import failed: `literal` (the reference as
         /// written) or `comment` (`templates.import-failed`).
-        import_failure: ImportFailure => "import-failure",
+        import_failure: ImportFailure => compat "import-failure",
         /// How a file names another to import: `at-path` (`@path`, relative
         /// to the importing file's folder: Gemini CLI, Claude Code) or
         /// `file-reference` (`#[[file:path]]`, relative to the importing
         /// file's root: Kiro's steering files).
-        import_syntax: ImportSyntax => "import-syntax",
+        import_syntax: ImportSyntax => compat "import-syntax",
         /// Where imports must stay: `root` (the importing file's root),
         /// `marker` (the nearest folder at or above the chain file's own
         /// that holds a `roots.repo-markers` entry, else that folder:
@@ -583,11 +603,11 @@ section! {
         /// picked by `level-pick`). OpenCode looks for `AGENTS.md`, else
         /// `CLAUDE.md`, folder by folder on access, while its chain falls
         /// back to `CLAUDE.md` only when no `AGENTS.md` is on it.
-        access_level_files: Names => "access-level-files" where relative_paths(),
+        access_level_files: Names => compat "access-level-files" where relative_paths(),
         /// Which of `access-level-files` a level uses: `all`, `first-file`
         /// or `first-non-blank` (unused while `access-level-files` is
         /// empty).
-        access_level_pick: Pick => "access-level-pick",
+        access_level_pick: Pick => compat "access-level-pick",
         /// Which touched paths load anything: those anywhere in the
         /// repository (`root`) or only those inside the cwd (`cwd`: Claude
         /// Code loads nothing for a path outside it).
@@ -595,7 +615,7 @@ section! {
         /// The order of the files one access loads: `outermost-first` (the
         /// folder nearest the root first, as the chain) or `nearest-first`
         /// (the touched path's own folder first: OpenCode).
-        access_order: BudgetOrder => "access-order",
+        access_order: BudgetOrder => compat "access-order",
         /// The budget, in the units of `budget-counts`, for everything one
         /// session loads on access (the chain's budget is apart), for the
         /// files `budget-scope` counts.
@@ -610,11 +630,11 @@ section! {
         /// entry (Claude Code reads every ancestor's `CLAUDE.md`). Each
         /// folder is its own sandbox; its files are labelled `ancestor`.
         /// Empty: nothing above the root is read.
-        ancestor_files: Names => "ancestor-files" where relative_paths(),
+        ancestor_files: Names => compat "ancestor-files" where relative_paths(),
         /// Whether a file whose frontmatter has `paths:` globs is a scoped
         /// rule: not loaded with the chain, listed in `scopedRules`, loaded
         /// on access to a matching path.
-        scoped_rules: bool => "scoped-rules",
+        scoped_rules: bool => compat "scoped-rules",
         /// A file larger than this many bytes is skipped (`too-large`)
         /// rather than cut (0: never; Claude Code skips files over 4 MiB).
         skip_larger_than: i64 => "skip-larger-than" where range(0, 1 << 40),
@@ -657,12 +677,12 @@ section! {
         fences: Fences => "fences",
         /// What `name` and `description` may be: YAML `strings` only, or
         /// any scalar `as-written` (a number or boolean taken as spelled).
-        scalars: Scalars => "scalars",
+        scalars: Scalars => compat "scalars",
         /// A `SKILL.md` that is itself a symlink: `within-root` follows it
         /// as `trust.symlinks` says; `never` refuses it (`symlink-refused`)
         /// even when it stays inside its root, as Codex does. A linked skill
         /// *folder* is governed by `trust.symlinks` alone.
-        skill_file_symlinks: SymlinkRule => "skill-file-symlinks",
+        skill_file_symlinks: SymlinkRule => compat "skill-file-symlinks",
         /// A file that makes a *home* skill executable (never a project one).
         /// Empty: no skill is executable.
         executable_file: String => "executable-file" where file_name(or_empty),
@@ -682,7 +702,7 @@ section! {
         /// Whitespace in descriptions: `keep` it as the YAML gives it, or
         /// `collapse` every run of it (line breaks, tabs) to one space and
         /// trim the ends, before the length is checked.
-        description_whitespace: Whitespace => "description-whitespace",
+        description_whitespace: Whitespace => compat "description-whitespace",
         /// The file in the home root that keeps parsed frontmatter from one
         /// process to the next (a cache: a damaged or missing one costs a
         /// parse, nothing else). A plain file name; empty: no memo.
@@ -764,20 +784,20 @@ section! {
         /// Put before every glob that does not already start with it (Amp's
         /// implicit `**/`); `""`: none. Globs are relative to the
         /// repository root.
-        globs_prefix: String => "globs-prefix" where text(),
+        globs_prefix: String => compat "globs-prefix" where text(),
         /// The frontmatter keys holding patterns tested against a touched
         /// file's content (Continue's `regex`), the first present taken: a
         /// string (one pattern) or a list. A rule with patterns is
         /// `on-access` like one with globs; it loads when a touched path
         /// matches its globs (every path, without globs) and the start of
         /// that file matches one of its patterns. `[]`: none.
-        regex_keys: Names => "regex-keys" where words(),
+        regex_keys: Names => compat "regex-keys" where words(),
         /// The longest pattern taken, in bytes; a longer one never matches
         /// (the rule's `misread` says so).
-        regex_max_bytes: i64 => "regex-max-bytes" where range(1, 65_536),
+        regex_max_bytes: i64 => compat "regex-max-bytes" where range(1, 65_536),
         /// How many bytes from the start of a touched file the patterns are
         /// tested on (0: none, so a rule with patterns never loads).
-        regex_scan_bytes: i64 => "regex-scan-bytes" where range(0, 16 << 20),
+        regex_scan_bytes: i64 => compat "regex-scan-bytes" where range(0, 16 << 20),
         /// The frontmatter key of the rule's description (listed rules show
         /// it).
         description_key: String => "description-key" where text(),
@@ -791,17 +811,17 @@ section! {
         /// global rule replace a workspace rule of its name), and among
         /// the rules of one side the one read last. The others are left
         /// out (`rule-replaced`), each with the winner in `replacedBy`.
-        one_per_name: bool => "one-per-name",
+        one_per_name: bool => compat "one-per-name",
         /// The mode when neither `mode-key` nor `always-key` is in the
         /// frontmatter and no globs are: `by-description` (then `described`
         /// or `undescribed` decides), `always`, `listed` or `manual`.
         absent: RuleAbsent => "absent",
         /// The mode of a rule that nothing above decided and that has a
         /// description (Cursor: `listed`, the agent asks for it).
-        described: RuleMode => "described",
+        described: RuleMode => compat "described",
         /// The mode of a rule that nothing above decided and that has no
         /// description (Cursor: `manual`).
-        undescribed: RuleMode => "undescribed",
+        undescribed: RuleMode => compat "undescribed",
     }
 }
 
@@ -836,7 +856,7 @@ section! {
         /// `{origin}`, `{nonce}` (required).
         project_header: Template => "project-header" where template(allowed: [path, origin, nonce], required: [nonce]),
         /// The line opening a block read above the repository root
-        /// (`instructions.ancestor-files`). Placeholders: `{path}`,
+        /// (`instructions.compat.ancestor-files`). Placeholders: `{path}`,
         /// `{origin}`, `{nonce}` (required).
         ancestor_header: Template => "ancestor-header" where template(allowed: [path, origin, nonce], required: [nonce]),
         /// The line closing every block. Placeholders: `{path}`, `{nonce}` (required).
@@ -855,7 +875,7 @@ section! {
         /// (the file's size on disk), `{limit}` (the bytes read at most),
         /// `{included}` (the bytes shown).
         file_limit_note: Template => "file-limit-note" where template(allowed: [path, bytes, limit, included]),
-        /// Added after a block that `instructions.max-file-chars` cut.
+        /// Added after a block that `instructions.compat.max-file-chars` cut.
         /// Placeholders: `{path}`, `{chars}` (the characters of the file's
         /// text, in `char-unit`s), `{limit}` (the cap), `{unit}` (the
         /// `char-unit` word).
@@ -890,7 +910,7 @@ section! {
         /// Put after an imported file's text. Placeholders: `{path}`.
         import_close: Template => "import-close" where template(allowed: [path]),
         /// Put in place of an import that failed, under
-        /// `instructions.import-failure = "comment"`. Placeholders: `{path}`,
+        /// `instructions.compat.import-failure = "comment"`. Placeholders: `{path}`,
         /// `{reason}`.
         import_failed: Template => "import-failed" where template(allowed: [path, reason]),
         /// Under `trust.project = "pinned"`, the line that says how many
@@ -1146,8 +1166,8 @@ words! {
 }
 
 words! {
-    /// A rule's mode, where the policy names one (`rules.described`,
-    /// `rules.undescribed`): on-access needs globs, so it is not a choice
+    /// A rule's mode, where the policy names one (`rules.compat.described`,
+    /// `rules.compat.undescribed`): on-access needs globs, so it is not a choice
     /// here.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
     pub enum RuleMode {
@@ -1164,7 +1184,7 @@ words! {
     /// What a rule's frontmatter without a mode says (`rules.absent`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
     pub enum RuleAbsent {
-        /// `rules.described` or `rules.undescribed`, by whether the rule
+        /// `rules.compat.described` or `rules.compat.undescribed`, by whether the rule
         /// has a description.
         ByDescription => "by-description",
         /// A block of the chain (Kiro, Continue, Amp).
@@ -1321,21 +1341,25 @@ impl NamedRoot {
             key: "name",
             shape: <Spanned<String> as Shaped>::SHAPE,
             required: true,
+            compat: false,
         },
         Field {
             key: "candidates",
             shape: <Names as Shaped>::SHAPE,
             required: true,
+            compat: false,
         },
         Field {
             key: "files",
             shape: <Names as Shaped>::SHAPE,
             required: false,
+            compat: false,
         },
         Field {
             key: "unless-found",
             shape: <Names as Shaped>::SHAPE,
             required: false,
+            compat: false,
         },
     ];
 }
@@ -1398,31 +1422,37 @@ impl SkillSource {
             key: "root",
             shape: <Spanned<String> as Shaped>::SHAPE,
             required: true,
+            compat: false,
         },
         Field {
             key: "path",
             shape: <Spanned<String> as Shaped>::SHAPE,
             required: true,
+            compat: false,
         },
         Field {
             key: "rank",
             shape: <Spanned<i64> as Shaped>::SHAPE,
             required: true,
+            compat: false,
         },
         Field {
             key: "levels",
             shape: <SourceLevels as Shaped>::SHAPE,
             required: false,
+            compat: false,
         },
         Field {
             key: "depth",
             shape: <Spanned<i64> as Shaped>::SHAPE,
             required: false,
+            compat: false,
         },
         Field {
             key: "source-skill",
             shape: <bool as Shaped>::SHAPE,
             required: false,
+            compat: false,
         },
     ];
 }
@@ -1458,6 +1488,10 @@ pub(crate) struct PolicyLayer {
     /// `[templates]`.
     #[serde(default)]
     pub templates: TemplatesLayer,
+    /// The keys this file writes in a deprecated spelling, as warnings
+    /// (`policy::deprecated-key`), in file order. Not a key of the file.
+    #[serde(skip)]
+    pub(crate) deprecations: Vec<super::Problem>,
 }
 
 impl PolicyLayer {
@@ -1481,46 +1515,55 @@ impl PolicyLayer {
             key: "version",
             shape: <Spanned<i64> as Shaped>::SHAPE,
             required: true,
+            compat: false,
         },
         Field {
             key: "extends",
             shape: Shape::Word(super::SHIPPED_NAMES),
             required: false,
+            compat: false,
         },
         Field {
             key: RootsLayer::NAME,
             shape: Shape::Table(RootsLayer::FIELDS),
             required: false,
+            compat: false,
         },
         Field {
             key: InstructionsLayer::NAME,
             shape: Shape::Table(InstructionsLayer::FIELDS),
             required: false,
+            compat: false,
         },
         Field {
             key: SkillsLayer::NAME,
             shape: Shape::Table(SkillsLayer::FIELDS),
             required: false,
+            compat: false,
         },
         Field {
             key: TrustLayer::NAME,
             shape: Shape::Table(TrustLayer::FIELDS),
             required: false,
+            compat: false,
         },
         Field {
             key: RulesLayer::NAME,
             shape: Shape::Table(RulesLayer::FIELDS),
             required: false,
+            compat: false,
         },
         Field {
             key: FingerprintLayer::NAME,
             shape: Shape::Table(FingerprintLayer::FIELDS),
             required: false,
+            compat: false,
         },
         Field {
             key: TemplatesLayer::NAME,
             shape: Shape::Table(TemplatesLayer::FIELDS),
             required: false,
+            compat: false,
         },
     ];
 }
@@ -1673,7 +1716,8 @@ mod tests {
         for (fields, rules, name) in sections {
             assert_eq!(fields.len(), rules.len(), "{name}");
             for (field, (key, rule)) in fields.iter().zip(rules) {
-                assert_eq!(*key, format!("{name}.{}", field.key));
+                let part = if field.compat { "compat." } else { "" };
+                assert_eq!(*key, format!("{name}.{part}{}", field.key));
                 let fits = match (field.shape, rule) {
                     (Shape::Integer, Rule::Range(lo, hi)) => lo <= hi,
                     (

@@ -82,9 +82,42 @@ fn doc(policy: &Policy) -> Doc<'_> {
     }
 }
 
-/// The effective policy as TOML.
+/// The effective policy as TOML: each section's core keys, then its compat
+/// part as a table of its own (`[instructions.compat]`).
 pub(super) fn plain(policy: &Policy) -> String {
-    toml::to_string(&doc(policy)).unwrap_or_else(|e| format!("# cannot print the policy: {e}\n"))
+    match toml::to_string(&doc(policy)) {
+        Ok(text) => with_compat_tables(text),
+        Err(e) => format!("# cannot print the policy: {e}\n"),
+    }
+}
+
+/// `text` (the sections as serialized, every key at its section's top
+/// level) with each compat key moved into its section's compat table.
+/// Only the printed form is shaped so: the digest hashes the values.
+fn with_compat_tables(text: String) -> String {
+    let Ok(mut doc) = text.parse::<DocumentMut>() else {
+        return text;
+    };
+    for key in Policy::compat_keys() {
+        let mut parts = key.split('.');
+        let (Some(section), Some(compat), Some(name)) = (parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        let Some(table) = doc.get_mut(section).and_then(Item::as_table_mut) else {
+            continue;
+        };
+        let Some(item) = table.remove(name) else {
+            continue;
+        };
+        let part = table
+            .entry(compat)
+            .or_insert_with(|| Item::Table(Table::new()));
+        if let Some(part) = part.as_table_mut() {
+            part.insert(name, item);
+        }
+    }
+    doc.to_string()
 }
 
 /// Feeds the effective policy's values to `hasher`, serialized as JSON.

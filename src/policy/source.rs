@@ -157,13 +157,17 @@ impl PolicySource {
         let version_text = SUPPORTED_VERSION.to_string();
         let mut doc = toml::de::DeTable::parse(&self.text)
             .map_err(|e| invalid(vec![toml_problem(&src, &self.text, &e)]))?;
-        let mut problems = structure::check(&mut doc, &src);
+        let structure::Checked {
+            mut problems,
+            deprecations,
+        } = structure::check(&mut doc, &src);
         // What is left of the document holds only values of the right shape.
         structure::stand_in_version(&mut doc, &version_text);
         match PolicyLayer::deserialize(toml::de::Deserializer::from(doc)) {
-            Ok(layer) => {
+            Ok(mut layer) => {
                 problems.extend(validate::check_layer(&layer, &src, &self.text));
                 if problems.is_empty() {
+                    layer.deprecations = deprecations;
                     return Ok(layer);
                 }
             }

@@ -24,24 +24,42 @@ use super::schema::{Field, PolicyLayer, Shape};
 use super::template::Template;
 use super::validate::SUPPORTED_VERSION;
 
+/// The name of the table that holds a section's compat part
+/// (`[instructions.compat]`).
+pub(crate) const COMPAT: &str = "compat";
+
+/// What the walk found in one policy file.
+pub(crate) struct Checked {
+    /// Every structural problem: the file is refused.
+    pub(crate) problems: Vec<Problem>,
+    /// Every key written in a spelling that is read for one more release
+    /// (`policy::deprecated-key`): the file is taken, with these warnings.
+    pub(crate) deprecations: Vec<Problem>,
+}
+
 /// Walks a parsed policy file against the schema. Returns every structural
-/// problem found; the values at fault are removed from `doc`.
-pub(crate) fn check(
-    doc: &mut Spanned<DeTable<'_>>,
-    src: &super::diagnostic::Source,
-) -> Vec<Problem> {
+/// problem found, and every key written in its deprecated spelling; the
+/// values at fault are removed from `doc`, and each section's compat part
+/// (`[instructions.compat]`) is laid flat into its section, where the
+/// layer types read it.
+pub(crate) fn check(doc: &mut Spanned<DeTable<'_>>, src: &super::diagnostic::Source) -> Checked {
     let mut walk = Walk {
         src,
         problems: Vec::new(),
+        deprecations: Vec::new(),
     };
     let span = doc.span();
     walk.table("", PolicyLayer::FIELDS, doc.get_mut(), span);
-    walk.problems
+    Checked {
+        problems: walk.problems,
+        deprecations: walk.deprecations,
+    }
 }
 
 struct Walk<'a> {
     src: &'a super::diagnostic::Source,
     problems: Vec<Problem>,
+    deprecations: Vec<Problem>,
 }
 
 impl Walk<'_> {
@@ -60,14 +78,43 @@ impl Walk<'_> {
         span: Range<usize>,
     ) -> bool {
         let before = self.problems.len();
+        // A section's compat part is a table of its own, whose keys are
+        // checked as a plain table's.
+        let compat: Vec<Field> = fields
+            .iter()
+            .filter(|f| f.compat)
+            .map(|f| Field {
+                compat: false,
+                ..*f
+            })
+            .collect();
         let mut remove = Vec::new();
+        // The compat keys written at the section's top level: their old
+        // spelling, with the key's span.
+        let mut old = Vec::new();
         for (key, value) in table.iter_mut() {
             let name: &str = key.get_ref();
+            if name == COMPAT && !compat.is_empty() {
+                let value_span = value.span();
+                match value.get_mut() {
+                    DeValue::Table(inner) => {
+                        self.table(&dotted(path, COMPAT), &compat, inner, value_span);
+                    }
+                    _ => {
+                        self.wrong_type(value, "a table");
+                        remove.push(name.to_string());
+                    }
+                }
+                continue;
+            }
             let Some(field) = fields.iter().find(|f| f.key == name) else {
                 self.unknown_key(name, key.span(), fields);
                 remove.push(name.to_string());
                 continue;
             };
+            if field.compat {
+                old.push((field.key, key.span()));
+            }
             let dotted = dotted(path, field.key);
             if !self.value(&dotted, field.shape, value) {
                 remove.push(name.to_string());
@@ -75,6 +122,9 @@ impl Walk<'_> {
         }
         for key in &remove {
             table.remove(key.as_str());
+        }
+        if !compat.is_empty() {
+            self.lay_compat_flat(path, table, &old);
         }
         for field in fields.iter().filter(|f| f.required) {
             // A key present but at fault was reported as such, not as missing.
@@ -181,6 +231,66 @@ impl Walk<'_> {
         }
     }
 
+    /// Reports each compat key of the section `path` written in its old
+    /// spelling (`old`: at the section's top level, with its span): a
+    /// deprecation warning naming the new one, or an error when the
+    /// section's compat part sets the key too. Then lays the compat part
+    /// flat into the section, for the layer type to read.
+    fn lay_compat_flat(
+        &mut self,
+        path: &str,
+        table: &mut DeTable<'_>,
+        old: &[(&'static str, Range<usize>)],
+    ) {
+        let new_spans: Vec<(String, Range<usize>)> = match table.get(COMPAT).map(|v| v.get_ref()) {
+            Some(DeValue::Table(part)) => part
+                .iter()
+                .map(|(k, _)| (k.get_ref().to_string(), k.span()))
+                .collect(),
+            _ => Vec::new(),
+        };
+        for (key, span) in old {
+            let new = format!("{}.{key}", dotted(path, COMPAT));
+            let was = dotted(path, key);
+            match new_spans.iter().find(|(k, _)| k == key) {
+                Some((_, new_span)) => {
+                    let problem = Problem::new(
+                        self.src,
+                        ProblemKind::DuplicateKey,
+                        span.clone(),
+                        format!("`{was}` is set twice: here, in its old spelling, and as `{new}`"),
+                        "old spelling",
+                    )
+                    .with_label(new_span.clone(), "new spelling")
+                    .with_help(format!("keep only `{new}`"));
+                    self.push(problem);
+                    table.remove(*key);
+                }
+                None => {
+                    let problem = Problem::new(
+                        self.src,
+                        ProblemKind::DeprecatedKey,
+                        span.clone(),
+                        format!("`{was}` is now spelt `{new}`"),
+                        "deprecated spelling",
+                    )
+                    .with_help(format!(
+                        "write `{COMPAT}.{key}` in `[{path}]` (or `{key}` in `[{path}.{COMPAT}]`): \
+                         the old spelling is read for one release only"
+                    ));
+                    self.deprecations.push(problem);
+                }
+            }
+        }
+        if let Some((_, part)) = table.remove_entry(COMPAT)
+            && let DeValue::Table(part) = part.into_inner()
+        {
+            for (key, value) in part {
+                table.insert(key, value);
+            }
+        }
+    }
+
     fn wrong_type(&mut self, value: &Spanned<DeValue<'_>>, expected: &str) {
         let problem = Problem::new(
             self.src,
@@ -196,7 +306,27 @@ impl Walk<'_> {
     }
 
     fn unknown_key(&mut self, key: &str, span: Range<usize>, fields: &[Field]) {
-        let keys: Vec<&str> = fields.iter().map(|f| f.key).collect();
+        // A section's compat keys are written under `compat`: that is the
+        // name offered, and a near miss of one of them is suggested with it.
+        let mut keys: Vec<&str> = fields.iter().filter(|f| !f.compat).map(|f| f.key).collect();
+        if fields.iter().any(|f| f.compat) {
+            keys.push(COMPAT);
+            let compat: Vec<&str> = fields.iter().filter(|f| f.compat).map(|f| f.key).collect();
+            if closest(key, &keys).is_none()
+                && let Some(best) = closest(key, &compat)
+            {
+                let problem = Problem::new(
+                    self.src,
+                    ProblemKind::UnknownKey,
+                    span,
+                    format!("unknown field `{key}`, expected {}", one_of(&keys)),
+                    "unknown key",
+                )
+                .with_help(format!("did you mean `{COMPAT}.{best}`?"));
+                self.push(problem);
+                return;
+            }
+        }
         let expected = if keys.is_empty() {
             "there are no fields".to_string()
         } else {

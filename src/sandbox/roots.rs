@@ -22,7 +22,7 @@ pub(crate) struct Roots {
     /// The roots themselves.
     pub(crate) set: RootSet,
     /// The paths of the folders above the repository root whose files the
-    /// policy reads (`instructions.ancestor-files`), root-most first, in the
+    /// policy reads (`instructions.compat.ancestor-files`), root-most first, in the
     /// order of `set.ancestors`.
     pub(crate) ancestor_paths: Vec<PathBuf>,
     /// The working directory, absolute.

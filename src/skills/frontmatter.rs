@@ -56,7 +56,7 @@ use crate::policy::{Fences, FrontmatterMode, Policy, Scalars};
 pub(crate) struct Reading {
     /// `skills.frontmatter`: the fallback for a block strict YAML refuses.
     pub(crate) fallback: FrontmatterMode,
-    /// `skills.scalars`.
+    /// `skills.compat.scalars`.
     pub(crate) scalars: Scalars,
     /// `skills.fences`.
     pub(crate) fences: Fences,

@@ -24,7 +24,7 @@ pub enum Origin {
     Home,
     /// The repository root: the project's own stated conventions.
     Project,
-    /// A folder above the repository root (`instructions.ancestor-files`):
+    /// A folder above the repository root (`instructions.compat.ancestor-files`):
     /// neither the user's home nor this repository.
     Ancestor,
 }

@@ -81,7 +81,7 @@ pub enum Reason {
     /// A rule whose frontmatter scopes it to some paths: listed in
     /// `scopedRules`, loaded when one of them is accessed.
     Scoped,
-    /// A file above the repository root (`instructions.ancestor-files`), or
+    /// A file above the repository root (`instructions.compat.ancestor-files`), or
     /// a folder on the way to it, that another user owns (root excepted)
     /// in a folder `roots.safe-directories` does not trust: it may have
     /// been planted in a shared folder, so it is not read (and reported in
@@ -110,11 +110,11 @@ pub enum Reason {
     /// only when the user names it.
     RuleManual,
     /// A rule (`[rules]`) that another of the same name replaces
-    /// (`rules.one-per-name`): the home's wins, else the one read last.
+    /// (`rules.compat.one-per-name`): the home's wins, else the one read last.
     RuleReplaced,
     /// An instruction file whose source (the user's files, or the
     /// repository's) already put as many characters in the prompt as
-    /// `instructions.home-max-chars` or `project-max-chars` allow.
+    /// `instructions.compat.home-max-chars` or `project-max-chars` allow.
     CharLimit,
     /// An item of the repository (an instruction file, a listed rule)
     /// left out of the prompt because the repository's share of it

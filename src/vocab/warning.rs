@@ -55,6 +55,11 @@ pub enum WarningKind {
     /// than the engine compiles, the rule loads on no path. Either way it
     /// costs that rule only.
     ScopedGlobInvalid,
+    /// A policy file writes a key in a spelling read for one release only
+    /// (a compat key at its section's top level: `instructions.trim` for
+    /// `instructions.compat.trim`). The value is used; the message names
+    /// the new spelling and where the old one is (`policy::deprecated-key`).
+    DeprecatedPolicyKey,
 }
 
 impl WarningKind {

@@ -30,7 +30,7 @@ fn a_file_over_the_cap_is_cut_at_a_character_and_says_so() {
     let w = World::new();
     // 10 characters: 5 ASCII, 5 two-byte.
     w.write("repo/AGENTS.md", "abcdeéééééTAIL");
-    let l = loader(&w, "max-file-chars = 10\n");
+    let l = loader(&w, "compat.max-file-chars = 10\n");
     let s = l.snapshot(&w.repo).unwrap();
     let b = &s.instruction_files[0];
     assert!(b.truncated && b.char_limit_cut && !b.budget_cut && !b.file_limit_cut);
@@ -48,7 +48,7 @@ fn a_file_over_the_cap_is_cut_at_a_character_and_says_so() {
 
     // At the cap exactly: whole, no note.
     w.write("repo/AGENTS.md", "abcdeéééé!");
-    let s = loader(&w, "max-file-chars = 10\n")
+    let s = loader(&w, "compat.max-file-chars = 10\n")
         .snapshot(&w.repo)
         .unwrap();
     assert!(!s.instruction_files[0].truncated);
@@ -60,13 +60,16 @@ fn utf16_counts_a_character_beyond_the_bmp_twice_and_never_splits_it() {
     let w = World::new();
     // Four emoji: 4 scalar values, 8 UTF-16 code units.
     w.write("repo/AGENTS.md", "😀😀😀😀");
-    let scalar = loader(&w, "max-file-chars = 5\n")
+    let scalar = loader(&w, "compat.max-file-chars = 5\n")
         .snapshot(&w.repo)
         .unwrap();
     assert!(!scalar.instruction_files[0].truncated, "4 scalars fit in 5");
-    let utf16 = loader(&w, "max-file-chars = 5\nchar-unit = \"utf-16\"\n")
-        .snapshot(&w.repo)
-        .unwrap();
+    let utf16 = loader(
+        &w,
+        "compat.max-file-chars = 5\ncompat.char-unit = \"utf-16\"\n",
+    )
+    .snapshot(&w.repo)
+    .unwrap();
     let b = &utf16.instruction_files[0];
     assert!(b.char_limit_cut);
     // 5 units hold two emoji (4 units); the third would straddle the cap.
@@ -84,7 +87,9 @@ fn a_cut_text_is_never_taken_for_a_copy() {
     w.write("repo/AGENTS.md", "shared prefix and more");
     w.write("repo/pkg/AGENTS.md", "shared prefix");
     let cwd = w.mkdir("repo/pkg");
-    let s = loader(&w, "max-file-chars = 13\n").snapshot(&cwd).unwrap();
+    let s = loader(&w, "compat.max-file-chars = 13\n")
+        .snapshot(&cwd)
+        .unwrap();
     // The root's file, cut to "shared prefix", is not the whole of it: the
     // nearer file is kept, not folded into a cut one.
     assert_eq!(s.instruction_files.len(), 2, "{:?}", s.deduped);
@@ -101,7 +106,7 @@ fn a_rule_is_counted_without_its_frontmatter() {
     let file = w.path("policy.toml");
     fs::write(
         &file,
-        "version = 1\n[instructions]\nlevel-files = [\".cursor/rules/*.mdc\"]\nmax-file-chars = 10\n\
+        "version = 1\n[instructions]\nlevel-files = [\".cursor/rules/*.mdc\"]\ncompat.max-file-chars = 10\n\
          [rules]\nfiles = [\".cursor/rules/*.mdc\"]\nalways-key = \"alwaysApply\"\n",
     )
     .unwrap();
@@ -207,7 +212,7 @@ fn a_source_cap_cuts_the_file_that_reaches_it_and_skips_the_files_after() {
     w.write("repo/AGENTS.md", &"p".repeat(40));
     let l = loader(
         &w,
-        "home-files = [\"A.md\", \"B.md\", \"C.md\"]\nhome-max-chars = 10\n",
+        "home-files = [\"A.md\", \"B.md\", \"C.md\"]\ncompat.home-max-chars = 10\n",
     );
     let s = l.snapshot(&w.repo).unwrap();
     let names: Vec<String> = s
@@ -252,7 +257,10 @@ fn a_project_cap_and_a_file_cap_each_cut_where_they_reach_first() {
     w.write("repo/AGENTS.md", "0123456789");
     w.write("repo/a/AGENTS.md", "abcdefghij");
     w.write("repo/a/b/AGENTS.md", "ABCDEFGHIJ");
-    let l = loader(&w, "max-file-chars = 8\nproject-max-chars = 12\n");
+    let l = loader(
+        &w,
+        "compat.max-file-chars = 8\ncompat.project-max-chars = 12\n",
+    );
     let s = l.snapshot(&w.repo.join("a/b")).unwrap();
     let texts: Vec<&str> = s.instruction_files.iter().map(|b| &*b.text).collect();
     // 8 by the file's cap, then the 4 the source has left; the third is out.
@@ -272,7 +280,7 @@ fn a_project_cap_and_a_file_cap_each_cut_where_they_reach_first() {
         [("AGENTS.md".to_string(), "char-limit".to_string())]
     );
     // Without the source cap, all three, each cut by its own.
-    let s = loader(&w, "max-file-chars = 8\n")
+    let s = loader(&w, "compat.max-file-chars = 8\n")
         .snapshot(&w.repo.join("a/b"))
         .unwrap();
     assert_eq!(s.instruction_files.len(), 3);

@@ -110,7 +110,7 @@ fn a_file_read_only_in_part_is_described_by_its_real_size() {
     w.write("repo/AGENTS.md", &"x".repeat(100_000));
     let team = w.write(
         "chars.toml",
-        "version = 1\n[instructions]\nmax-file-chars = 1000\n",
+        "version = 1\n[instructions]\ncompat.max-file-chars = 1000\n",
     );
     let snap = snapshot_json(&w, &team.into_os_string());
     let prompt = snap["prompt"].as_str().unwrap();

@@ -21,7 +21,7 @@ impl ImportsWorld for World {
             Layer::CommandLine,
             "imports.toml",
             format!(
-                "version = 1\n[instructions]\nimport-depth = 5\nimport-failure = \"comment\"\n{extra}"
+                "version = 1\n[instructions]\nimport-depth = 5\ncompat.import-failure = \"comment\"\n{extra}"
             ),
         )
     }
@@ -276,8 +276,8 @@ fn file_references_are_named_from_the_root_and_held_to_it() {
     let policy = support::layered(
         Layer::CommandLine,
         "kiro-like.toml",
-        "version = 1\n[instructions]\nimport-depth = 5\nimport-failure = \"literal\"\n\
-         import-syntax = \"file-reference\"\nlevel-files = [\"AGENTS.md\", \".kiro/steering/*.md\"]\n",
+        "version = 1\n[instructions]\nimport-depth = 5\ncompat.import-failure = \"literal\"\n\
+         compat.import-syntax = \"file-reference\"\nlevel-files = [\"AGENTS.md\", \".kiro/steering/*.md\"]\n",
     );
     let s = w.loader_on(policy).snapshot(&w.repo).unwrap();
     assert_eq!(

@@ -300,7 +300,7 @@ proptest! {
 /// sources at every level walked deeper, every copy listed.
 const OTHER_POLICIES: &[&str] = &[
     "version = 1\n[instructions]\nhome-pick = \"first-non-blank\"\nlevel-pick = \"first-file\"\n\
-     budget-scope = \"project\"\nbudget-counts = \"file\"\nbudget-bytes = 24\nfold-same-file = false\n\
+     budget-scope = \"project\"\ncompat.budget-counts = \"file\"\nbudget-bytes = 24\nfold-same-file = false\n\
      dedup-by-content = false\n\
      [skills]\nconflict = \"list-all\"\nname-from = \"frontmatter-else-folder\"\n\
      [[skills.sources]]\nroot = \"repo\"\npath = \".lisa/skills\"\nlevels = \"every-level\"\ndepth = 3\n\
@@ -312,8 +312,8 @@ const OTHER_POLICIES: &[&str] = &[
      source-skill = true\nrank = 1\n\
      [[skills.sources]]\nroot = \"repo\"\npath = \".lisa\"\ndepth = 4\nrank = 2\n",
     "version = 1\n[instructions]\nlevel-files = [\"CLAUDE.md\", \"*.md\"]\n\
-     ancestor-files = [\"home/AGENTS.md\"]\nfallback-level-files = [\"AGENTS.md\"]\n\
-     import-depth = 2\nimport-root = \"marker\"\nscoped-rules = true\nskip-larger-than = 12\n",
+     compat.ancestor-files = [\"home/AGENTS.md\"]\nfallback-level-files = [\"AGENTS.md\"]\n\
+     import-depth = 2\nimport-root = \"marker\"\ncompat.scoped-rules = true\nskip-larger-than = 12\n",
 ];
 
 /// The built-in policy with `OTHER_POLICIES[which]` laid over it.

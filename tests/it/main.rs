@@ -60,6 +60,7 @@ mod look_alike_names;
 mod memo;
 mod parallel;
 mod peer_rules;
+mod policy_compat;
 mod policy_constraints;
 mod policy_diagnostics;
 mod policy_language;

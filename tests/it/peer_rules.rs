@@ -232,7 +232,7 @@ fn sorted_paths_compare_by_the_policys_units() {
             "repo/\u{ff41}.md"
         ]
     );
-    let by_code_points = format!("{extra}path-order = \"code-points\"\n");
+    let by_code_points = format!("{extra}compat.path-order = \"code-points\"\n");
     let points = snapshot(&world, "gemini", Some(&by_code_points), &world.repo);
     assert_eq!(
         files(&world, &points),

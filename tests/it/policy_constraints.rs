@@ -120,7 +120,7 @@ fn import_templates_are_filled_with_their_placeholders() {
     fs::write(root.join("repo/AGENTS.md"), "@there.md\n@missing.md\n").unwrap();
     fs::write(root.join("repo/there.md"), "imported text\n").unwrap();
     let policy = layered(
-        "version = 1\n[instructions]\nimport-depth = 1\nimport-failure = \"comment\"\n\
+        "version = 1\n[instructions]\nimport-depth = 1\ncompat.import-failure = \"comment\"\n\
          [templates]\nimport-open = \"[open {path}]\"\nimport-close = \"[close {path}]\"\n\
          import-failed = \"[failed {path}: {reason}]\"\n",
     )

@@ -524,8 +524,8 @@ fn an_access_picks_each_folders_file_by_its_own_names() {
             &file,
             format!(
                 "version = 1\n[instructions]\nlevel-files = [\"AGENTS.md\"]\non-access = true\n\
-                 access-level-files = [\"AGENTS.md\", \"CLAUDE.md\"]\n\
-                 access-level-pick = \"first-file\"\n{extra}"
+                 compat.access-level-files = [\"AGENTS.md\", \"CLAUDE.md\"]\n\
+                 compat.access-level-pick = \"first-file\"\n{extra}"
             ),
         )
         .unwrap();
@@ -543,7 +543,7 @@ fn an_access_picks_each_folders_file_by_its_own_names() {
     assert_eq!(got, ["repo/a/AGENTS.md", "repo/a/b/CLAUDE.md"]);
     // `access-order = "nearest-first"`: the touched folder's own file first,
     // in the blocks and in the prompt.
-    let a = access("access-order = \"nearest-first\"\n");
+    let a = access("compat.access-order = \"nearest-first\"\n");
     let got: Vec<String> = a.instruction_files.iter().map(|b| w.rel(&b.path)).collect();
     assert_eq!(got, ["repo/a/b/CLAUDE.md", "repo/a/AGENTS.md"]);
     let (b, a_) = (a.prompt.find("B-CLAUDE"), a.prompt.find("A-AGENTS"));

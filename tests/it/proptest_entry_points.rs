@@ -109,6 +109,7 @@ const KEYS: &[&str] = &[
     "more-skills",
     "unapproved-note",
     "unknown-key",
+    "compat",
 ];
 
 const TABLES: &[&str] = &[
@@ -120,6 +121,9 @@ const TABLES: &[&str] = &[
     "[templates]",
     "[bogus]",
     "[instructions.nested]",
+    "[instructions.compat]",
+    "[rules.compat]",
+    "[skills.compat]",
 ];
 
 const WORDS: &[&str] = &[

@@ -215,8 +215,8 @@ always-key = "alwaysApply"
 globs-keys = ["globs"]
 name-key = "name"
 absent = "always"
-described = "listed"
-undescribed = "manual"
+compat.described = "listed"
+compat.undescribed = "manual"
 "#;
     w.write(
         "repo/.continue/rules/01.md",
@@ -275,7 +275,7 @@ home-files = []
 [rules]
 files = ["rules/*.md"]
 globs-keys = ["applyTo", "globs"]
-globs-prefix = "**/"
+compat.globs-prefix = "**/"
 absent = "always"
 "#;
     w.write(
@@ -338,9 +338,9 @@ on-access = true
 files = [".continue/rules/*.md"]
 always-key = "alwaysApply"
 globs-keys = ["globs"]
-regex-keys = ["regex"]
-regex-max-bytes = 64
-regex-scan-bytes = 32
+compat.regex-keys = ["regex"]
+compat.regex-max-bytes = 64
+compat.regex-scan-bytes = 32
 absent = "always"
 "#;
 
@@ -537,7 +537,7 @@ listed-words = ["listed"]
 on-access-words = ["glob"]
 globs-keys = ["globs"]
 absent = "always"
-one-per-name = true
+compat.one-per-name = true
 "#;
     w.write("home/rules/style.md", "HOME-STYLE\n");
     w.write(

@@ -524,9 +524,9 @@ fn policies_reading_skills_each_their_own_way_answer_what_each_alone_answers() {
         "[skills]\nfrontmatter = \"strict\"\n",
         "[skills]\nfrontmatter = \"name-description-lines\"\n",
         "[skills]\nfrontmatter = \"values-as-text\"\n",
-        "[skills]\nscalars = \"as-written\"\n",
+        "[skills]\ncompat.scalars = \"as-written\"\n",
         "[skills]\nleading-bom = \"text\"\n",
-        "[skills]\nskill-file-symlinks = \"never\"\n",
+        "[skills]\ncompat.skill-file-symlinks = \"never\"\n",
         "[skills]\nmax-skill-file-bytes = 2048\n",
         "[trust]\nproject = \"pinned\"\n",
     ]
@@ -608,7 +608,7 @@ fn policies_scanning_a_source_each_their_own_way_answer_what_each_alone_answers(
             sources(200, "")
         ),
         format!(
-            "[skills]\ndescription-whitespace = \"collapse\"\n{}",
+            "[skills]\ncompat.description-whitespace = \"collapse\"\n{}",
             sources(200, "")
         ),
         format!(

@@ -6,6 +6,7 @@ use lisa_context::policy::{Layer, Policy, PolicySource};
 
 use crate::cli::args::{Cli, PolicyCommand};
 use crate::cli::context::{absolute, builder, load_policy, write_out};
+use crate::cli::report;
 
 /// Runs a `policy` subcommand.
 pub(in crate::cli) fn run(cli: &Cli, command: &PolicyCommand) -> miette::Result<u8> {
@@ -13,6 +14,7 @@ pub(in crate::cli) fn run(cli: &Cli, command: &PolicyCommand) -> miette::Result<
         PolicyCommand::Check { file: Some(file) } => check_file(cli, file),
         PolicyCommand::Check { file: None } => {
             let policy = load_policy(cli)?;
+            report::warn_policy(&policy, cli.color);
             let names: Vec<String> = policy
                 .layers()
                 .iter()
@@ -28,6 +30,7 @@ pub(in crate::cli) fn run(cli: &Cli, command: &PolicyCommand) -> miette::Result<
         }
         PolicyCommand::Show => {
             let policy = load_policy(cli)?;
+            report::warn_policy(&policy, cli.color);
             write_out(policy.to_annotated_toml().as_bytes())
         }
     }
@@ -57,6 +60,7 @@ fn check_file(cli: &Cli, file: &Path) -> miette::Result<u8> {
     let source = PolicySource::read(layer, &file, true)?
         .ok_or_else(|| miette::miette!("{shown} does not exist"))?;
     let policy = Policy::from_sources(&[PolicySource::builtin(), source])?;
+    report::warn_policy(&policy, cli.color);
     let home_key = lisa_context::policy::keys::ROOTS.home;
     if layer == Layer::Home
         && policy

@@ -198,7 +198,7 @@ export interface Snapshot {
    */
   rules: RuleFile[];
   /**
-   * Rules scoped to some paths (`instructions.scoped-rules`), left out
+   * Rules scoped to some paths (`instructions.compat.scoped-rules`), left out
    * of the prompt until a matching path is accessed.
    */
   scopedRules: ScopedRule[];
@@ -322,7 +322,7 @@ export interface Block {
    */
   bytes: number;
   /**
-   * Whether `instructions.max-file-chars` cut the text.
+   * Whether `instructions.compat.max-file-chars` cut the text.
    */
   charLimitCut: boolean;
   /**
@@ -466,7 +466,7 @@ export interface RuleFile {
    */
   description: string | null;
   /**
-   * Its globs (`rules.globs-keys`, `rules.globs-prefix` applied), as
+   * Its globs (`rules.globs-keys`, `rules.compat.globs-prefix` applied), as
    * matched against repository-relative paths.
    */
   globs: string[];
@@ -496,13 +496,13 @@ export interface RuleFile {
    */
   path: string;
   /**
-   * Its patterns over a touched file's content (`rules.regex-keys`), as
+   * Its patterns over a touched file's content (`rules.compat.regex-keys`), as
    * written; empty when none.
    */
   regex: string[];
   /**
    * The rule of the same name that replaces this one
-   * (`rules.one-per-name`): this one is then left out whatever its
+   * (`rules.compat.one-per-name`): this one is then left out whatever its
    * mode. `null` when it stands.
    */
   replacedBy: string | null;
@@ -755,7 +755,8 @@ export interface Warning {
     | "unsafe-ancestor"
     | "unsafe-state"
     | "scoped-glob-limit"
-    | "scoped-glob-invalid";
+    | "scoped-glob-invalid"
+    | "deprecated-policy-key";
   /**
    * A sentence for a person.
    */

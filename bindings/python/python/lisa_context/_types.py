@@ -75,7 +75,7 @@ class Block:
     bytes: int
     """The file's size on disk."""
     char_limit_cut: bool
-    """Whether `instructions.max-file-chars` cut the text."""
+    """Whether `instructions.compat.max-file-chars` cut the text."""
     file_limit_cut: bool
     """Whether `instructions.max-file-bytes` stopped the read before the end
     of the file while the budget still had room after what it read (a
@@ -354,7 +354,7 @@ class RuleFile:
     description: Optional[str]
     """Its description (`rules.description-key`), when it has one."""
     globs: List[str]
-    """Its globs (`rules.globs-keys`, `rules.globs-prefix` applied), as
+    """Its globs (`rules.globs-keys`, `rules.compat.globs-prefix` applied), as
     matched against repository-relative paths.
     """
     misread: Optional[str]
@@ -375,12 +375,12 @@ class RuleFile:
     path: str
     """The rule's file."""
     regex: List[str]
-    """Its patterns over a touched file's content (`rules.regex-keys`), as
+    """Its patterns over a touched file's content (`rules.compat.regex-keys`), as
     written; empty when none.
     """
     replaced_by: Optional[str]
     """The rule of the same name that replaces this one
-    (`rules.one-per-name`): this one is then left out whatever its
+    (`rules.compat.one-per-name`): this one is then left out whatever its
     mode. `null` when it stands.
     """
     why: str
@@ -599,7 +599,7 @@ class Unapproved:
             path=d["path"],
         )
 
-WarningKind = Literal["unsafe-repository", "home-inside-repository", "repository-inside-home", "home-is-repository", "hard-link", "lenient-frontmatter", "trust-store", "unsafe-ancestor", "unsafe-state", "scoped-glob-limit", "scoped-glob-invalid"]
+WarningKind = Literal["unsafe-repository", "home-inside-repository", "repository-inside-home", "home-is-repository", "hard-link", "lenient-frontmatter", "trust-store", "unsafe-ancestor", "unsafe-state", "scoped-glob-limit", "scoped-glob-invalid", "deprecated-policy-key"]
 """What a warning is about. The kebab-case words are part of the JSON
 contract (`warnings[].kind`).
 """
@@ -684,7 +684,7 @@ class Snapshot:
     and description, `manual` ones are left out.
     """
     scoped_rules: List[ScopedRule]
-    """Rules scoped to some paths (`instructions.scoped-rules`), left out
+    """Rules scoped to some paths (`instructions.compat.scoped-rules`), left out
     of the prompt until a matching path is accessed.
     """
     shadowed_project_skills: List[Shadowed]
