@@ -140,6 +140,13 @@ struct Text {
     /// and `leading-bom` define it (judged on the bytes as read, before
     /// line breaks are normalised).
     blank: bool,
+    /// Under a budget that counts the file's bytes: where the file is
+    /// wider than its text (a BOM, CRLF line breaks), so the cut falls
+    /// where the file's bytes run out. `None` otherwise, and when the text
+    /// is no longer the file's decoded text (a rule's body, hidden text
+    /// treated, imports inlined, a character cap): then the text is
+    /// budgeted as it stands.
+    widths: Option<text::RawWidths>,
 }
 
 /// Whether `bytes` are blank under `policy`'s `trim` and `leading-bom`.
@@ -519,10 +526,16 @@ impl<'p> Selector<'p> {
         let read_cut = read_len < size;
         let file_limit_cut = read_cut && read_limit == self.max_file;
         let mut blank = is_blank(self.policy, &bytes);
+        let widths = (self.policy.instructions.budget_counts == BudgetCounts::File)
+            .then(|| text::RawWidths::of(&bytes))
+            .filter(|w| w.bom > 0 || !w.wider.is_empty());
         let Some(text) = text::decode(bytes, read_cut) else {
             self.skip(i, cand, Reason::NotText);
             return None;
         };
+        let decoded_hash = widths
+            .as_ref()
+            .map(|_| xxhash_rust::xxh3::xxh3_64(text.as_bytes()));
         // A rule's frontmatter says when it applies (unless this is the
         // access it waited for): only `always` goes on as a block.
         let is_rule =
@@ -629,7 +642,11 @@ impl<'p> Selector<'p> {
             self.imports
                 .extend(importer.records.into_iter().map(|r| (i, r)));
         }
+        // The widths hold for the decoded text only.
+        let widths =
+            widths.filter(|_| decoded_hash == Some(xxhash_rust::xxh3::xxh3_64(text.as_bytes())));
         Some(Text {
+            widths,
             text,
             report,
             size,
@@ -657,6 +674,7 @@ impl<'p> Selector<'p> {
             char_limit,
             chars_kept,
             blank,
+            widths,
         } = read;
         // Only a text read whole and shown whole stands for the file.
         let partial = read_cut || chars_cut.is_some();
@@ -696,7 +714,16 @@ impl<'p> Selector<'p> {
         } else {
             remaining
         };
-        let cut = text::floor_char_boundary(trimmed, usize::try_from(room).unwrap_or(usize::MAX));
+        let cut = match widths.filter(|_| by_file) {
+            // The file's bytes: the prefix of the text they pay for.
+            Some(widths) => text::floor_char_boundary(
+                trimmed,
+                widths
+                    .fits(remaining, start + trimmed.len())
+                    .saturating_sub(start),
+            ),
+            None => text::floor_char_boundary(trimmed, usize::try_from(room).unwrap_or(usize::MAX)),
+        };
         if cut == 0 && (room == 0 || blank || !trimmed.is_empty()) {
             self.exhausted = true;
             self.skip(i, cand, Reason::BudgetExhausted);

@@ -561,7 +561,9 @@ section! {
         budget_scope: BudgetScope => "budget-scope",
         /// What the budget counts: `text` (the bytes of text that enter the
         /// prompt, trimmed) or `file` (the bytes of the file itself, as
-        /// Codex counts `project_doc_max_bytes`).
+        /// Codex counts `project_doc_max_bytes`: a byte order mark, the
+        /// leading white space and each CRLF's two bytes count, and a cut
+        /// falls where the file's bytes run out).
         budget_counts: BudgetCounts => compat "budget-counts",
         /// How deep `@path` imports are followed (0: imports are off and
         /// `@` is plain text). 1 inlines the files a chain file names; more

@@ -41,6 +41,70 @@ pub(crate) fn normalize_line_breaks(text: String) -> String {
     text.replace("\r\n", "\n").replace(BREAKS, "\n")
 }
 
+/// Where a file's own bytes are wider than the text [`decode`] makes of
+/// them: the byte order mark it drops, and each line break that became one
+/// `\n` from more bytes (CRLF, NEL, U+2028, U+2029). What a budget that
+/// counts the file's bytes (Codex's) needs to cut the text where the file's
+/// bytes run out.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct RawWidths {
+    /// The bytes of a leading byte order mark (3, or 0).
+    pub(crate) bom: usize,
+    /// Each such line break: its offset in the decoded text, and how many
+    /// bytes more than one it took in the file; in offset order.
+    pub(crate) wider: Vec<(usize, usize)>,
+}
+
+impl RawWidths {
+    /// The widths of `bytes`, as [`decode`] would read them.
+    pub(crate) fn of(bytes: &[u8]) -> Self {
+        let (bom, body) = match bytes.strip_prefix(BOM) {
+            Some(rest) => (BOM.len(), rest),
+            None => (0, bytes),
+        };
+        let mut wider = Vec::new();
+        let (mut i, mut at) = (0, 0);
+        while i < body.len() {
+            let (width, extra) = match body[i..] {
+                [b'\r', b'\n', ..] => (2, 1),
+                [0xC2, 0x85, ..] => (2, 1),
+                [0xE2, 0x80, 0xA8 | 0xA9, ..] => (3, 2),
+                _ => (1, 0),
+            };
+            if extra > 0 {
+                wider.push((at, extra));
+            }
+            i += width;
+            // A multi-byte character other than those is as long decoded.
+            at += if extra > 0 { 1 } else { width };
+        }
+        RawWidths { bom, wider }
+    }
+
+    /// The longest prefix of the decoded text (at most `len` bytes of it)
+    /// whose bytes in the file, byte order mark included, are at most
+    /// `budget`. Not floored to a character boundary.
+    pub(crate) fn fits(&self, budget: u64, len: usize) -> usize {
+        let budget = usize::try_from(budget)
+            .unwrap_or(usize::MAX)
+            .saturating_sub(self.bom);
+        let mut extra = 0usize;
+        for &(at, more) in &self.wider {
+            let longest = budget.saturating_sub(extra).min(len);
+            if at >= longest {
+                return longest;
+            }
+            // The break at `at` is inside the prefix: all of its bytes
+            // must fit, or the prefix stops before it.
+            if at + 1 + extra + more > budget {
+                return at;
+            }
+            extra += more;
+        }
+        budget.saturating_sub(extra).min(len)
+    }
+}
+
 /// The UTF-8 byte order mark.
 pub(crate) const BOM: &[u8] = b"\xEF\xBB\xBF";
 
@@ -183,5 +247,28 @@ mod tests {
             d(b"a\rb\x0bc\xc2\x85d\xe2\x80\xa8e\xe2\x80\xa9f\x0cg", false).as_deref(),
             Some("a\nb\nc\nd\ne\nf\ng")
         );
+    }
+
+    #[test]
+    fn raw_widths_count_the_bom_and_wide_breaks() {
+        let w = RawWidths::of(b"\xEF\xBB\xBF\r\nab\r\ncd\xC2\x85e\xE2\x80\xA8f\rg");
+        assert_eq!(w.bom, 3);
+        // decoded: "\nab\ncd\ne\nf\ng"
+        assert_eq!(w.wider, vec![(0, 1), (3, 1), (6, 1), (8, 2)]);
+        let len = "\nab\ncd\ne\nf\ng".len();
+        // Nothing fits in the BOM alone.
+        assert_eq!(w.fits(3, len), 0);
+        // BOM + CRLF: the first break whole.
+        assert_eq!(w.fits(5, len), 1);
+        // BOM + CRLF + "ab" + CR (half a break): the break is left out.
+        assert_eq!(w.fits(8, len), 3);
+        assert_eq!(w.fits(9, len), 4);
+        // Every byte of the file: the whole text.
+        assert_eq!(w.fits(20, len), len);
+        assert_eq!(w.fits(19, len), len - 1);
+        assert_eq!(w.fits(1000, len), len);
+        // No wide break: the budget is the length.
+        let plain = RawWidths::of(b"abc\ndef");
+        assert_eq!(plain.fits(5, 7), 5);
     }
 }

@@ -1287,6 +1287,86 @@ fixture({
 
 // ---------------------------------------------------------------- write
 
+// Issue 51: classes a third set of recorded trees found.
+fixture({
+  name: 'budget-bom-text-codex',
+  about: 'a BOM before text, the budget ending inside the text: Codex budgets the raw bytes (the BOM is three of them)',
+  peers: CODEX,
+  settings: { maxBytes: 53 },
+  tree: [
+    ...git('repo'),
+    raw('repo/AGENTS.md', '\uFEFF[repo/AGENTS.md]\n' + prose(120, 'bom') + '\n'),
+  ],
+  cwd: 'repo',
+});
+
+fixture({
+  name: 'budget-bom-two-codex',
+  about: 'a BOM file fits whole, the next file is cut by what is left: the BOM bytes count in the first',
+  peers: CODEX,
+  settings: { maxBytes: 90 },
+  tree: [
+    ...git('repo'),
+    raw('repo/AGENTS.md', '\uFEFF[repo/AGENTS.md]\nRoot.\n'),
+    raw('repo/a/AGENTS.md', '[repo/a/AGENTS.md]\n' + prose(200, 'level') + '\n'),
+  ],
+  cwd: 'repo/a',
+});
+
+fixture({
+  name: 'budget-crlf-codex',
+  about: 'CRLF text and a leading blank CRLF line, the budget ending inside the text: Codex budgets the raw bytes',
+  peers: CODEX,
+  settings: { maxBytes: 61 },
+  tree: [
+    ...git('repo'),
+    raw('repo/AGENTS.md', '\r\n[repo/AGENTS.md]\r\nline one alpha\r\nline two bravo\r\nline three charlie\r\nline four delta\r\n'),
+  ],
+  cwd: 'repo',
+});
+
+fixture({
+  name: 'budget-crlf-two-codex',
+  about: 'a CRLF file with trailing blank lines fits whole, the next is cut by what is left',
+  peers: CODEX,
+  settings: { maxBytes: 80 },
+  tree: [
+    ...git('repo'),
+    raw('repo/AGENTS.md', '[repo/AGENTS.md]\r\nRoot line.\r\n\r\n\r\n'),
+    raw('repo/a/AGENTS.md', '[repo/a/AGENTS.md]\r\n' + prose(120, 'crlf') + '\r\n'),
+  ],
+  cwd: 'repo/a',
+});
+
+fixture({
+  name: 'skills-claude-names',
+  about: 'Claude Code: a name with upper-case letters, a list-valued description, a duplicated key, a name differing from its folder',
+  peers: CLAUDE,
+  tree: [
+    dir('repo/.git'),
+    doc('repo/CLAUDE.md', 'Root.'),
+    skillFile('repo/.claude/skills/upper/SKILL.md', ['name: Upper-Case', 'description: An upper-case name.']),
+    skillFile('repo/.claude/skills/listdesc/SKILL.md', ['name: listdesc', 'description:', '  - first item', '  - second item'], 'Body first line.'),
+    skillFile('repo/.claude/skills/dupkey/SKILL.md', ['name: dupkey', 'description: The first value.', 'description: The last value.']),
+    skillFile('repo/.claude/skills/plain/SKILL.md', ['name: plain', 'description: A plain skill.']),
+  ],
+  cwd: 'repo',
+});
+
+fixture({
+  name: 'claude-imports-home',
+  about: 'Claude Code: @~/ imports, and imports from the user CLAUDE.md relative to its own folder',
+  peers: CLAUDE,
+  tree: [
+    dir('repo/.git'),
+    doc('home/.claude/CLAUDE.md', 'User memory @./rules.md and @~/notes.md'),
+    doc('home/.claude/rules.md', 'User rules.'),
+    doc('home/notes.md', 'Home notes.'),
+    doc('repo/CLAUDE.md', 'Project @~/notes.md'),
+  ],
+  cwd: 'repo',
+});
+
 // Trees the generative differential found and shrank (tests/compat/found):
 // regular fixtures from here on, recorded into expected/ like the others.
 const foundDir = join(dirname(fileURLToPath(import.meta.url)), 'found', 'fixtures');

@@ -1029,7 +1029,10 @@ function parseClaudeSkills(f, root, text) {
   const entries = [];
   for (const l of text.slice(start, end).split('\n')) {
     const m = /^- ([^:\n]+): ([\s\S]*)$/.exec(l);
-    if (m) entries.push({ name: m[1], description: m[2] });
+    // A skill whose frontmatter name differs from its folder is listed as
+    // `folder (name)`: the folder is the name it is invoked by.
+    const shown = m && /^(\S+) \((.+)\)$/.exec(m[1]);
+    if (m) entries.push({ name: shown ? shown[1] : m[1], ...(shown ? { displayName: shown[2] } : {}), description: m[2] });
     else if (entries.length) entries[entries.length - 1].description += '\n' + l;
     else fail(`claude skills list opens with an unexpected line: ${l}`);
   }
@@ -1038,10 +1041,11 @@ function parseClaudeSkills(f, root, text) {
     path: e.path,
     folder: e.path.split('/').slice(-2)[0],
     description: frontmatterField(readFileSync(join(root, ...e.path.split('/')), 'utf8'), 'description'),
+    body: bodyFirstLine(readFileSync(join(root, ...e.path.split('/')), 'utf8')),
   }));
   return entries.map((s) => {
     const same = ours.filter((o) => o.folder === s.name);
-    const hits = same.filter((o) => o.description === s.description);
+    const hits = same.filter((o) => o.description === s.description || (o.description === null && o.body === s.description));
     if (hits.length > 1) fail(`claude lists ${s.name} (${JSON.stringify(s.description)}), which ${hits.length} fixture skills could be: ${hits.map((h) => h.path).join(', ')}`);
     if (hits.length === 1) return { name: s.name, description: s.description, path: hits[0].path };
     if (same.length) fail(`claude lists ${s.name} with a description no fixture SKILL.md of that folder has: ${JSON.stringify(s.description)}`);
@@ -1052,12 +1056,24 @@ function parseClaudeSkills(f, root, text) {
   });
 }
 
-/** A one-line `key: value` of a SKILL.md frontmatter (the fixtures' plain form). */
+/**
+ * A one-line `key: value` of a SKILL.md frontmatter (the fixtures' plain
+ * form); of a key written twice, the last (as YAML readers that accept it
+ * take it).
+ */
 function frontmatterField(text, key) {
   const m = /^---\n([\s\S]*?)\n---\n/.exec(text);
   if (!m) return null;
-  for (const l of m[1].split('\n')) if (l.startsWith(`${key}: `)) return l.slice(key.length + 2);
-  return null;
+  let found = null;
+  for (const l of m[1].split('\n')) if (l.startsWith(`${key}: `)) found = l.slice(key.length + 2);
+  return found;
+}
+
+/** The first non-blank line of a SKILL.md's body (what some peers describe a skill by when its description is no text). */
+function bodyFirstLine(text) {
+  const m = /^---\n[\s\S]*?\n---\n([\s\S]*)$/.exec(text);
+  if (!m) return null;
+  return m[1].split('\n').map((l) => l.trim()).find((l) => l !== '') ?? null;
 }
 
 /** For each access (a Read call), the memory reminders after its result. */

@@ -456,7 +456,13 @@ fn ours(fixture: &Fixture, peer: &str) -> Result<Answer, String> {
                     b.included_bytes >= String::from_utf8_lossy(c).trim_end().len() as u64
                 });
                 let share = if b.truncated && !covers_text {
-                    Share::Part(b.included_bytes)
+                    // Measured as the recordings measure a cut: the bytes of
+                    // the file, from its start, that the shown text spans.
+                    Share::Part(
+                        sizes
+                            .get(&rel)
+                            .map_or(b.included_bytes, |raw| raw_span(raw, b.included_bytes)),
+                    )
                 } else {
                     Share::Whole
                 };
@@ -498,6 +504,61 @@ fn ours(fixture: &Fixture, peer: &str) -> Result<Answer, String> {
         skills,
         on_access,
     })
+}
+
+/// How many bytes of the file `raw`, from its start, a block that kept
+/// `included` bytes of its text spans: the snapshot counts the text as the
+/// engine holds it (no byte order mark, every line break one `\n`, the
+/// leading white space trimmed); a recording counts the bytes of the file
+/// the peer showed, which it does not change. A byte order mark, the
+/// leading white space and each line break are counted as the file holds
+/// them, so a cut at the same place in the file gives the same number on
+/// both sides (and a cut elsewhere does not).
+fn raw_span(raw: &[u8], included: u64) -> u64 {
+    let bom = if raw.starts_with(b"\xEF\xBB\xBF") {
+        3
+    } else {
+        0
+    };
+    let text = String::from_utf8_lossy(&raw[bom..]);
+    // (raw offset, normalized offset) after each character, normalized as
+    // the engine's decoding does: CRLF, CR, VT, FF, NEL, U+2028, U+2029
+    // each become one `\n`.
+    let mut ends: Vec<(usize, usize)> = vec![(0, 0)];
+    let (mut r, mut n) = (0usize, 0usize);
+    let mut chars = text.char_indices().peekable();
+    while let Some((_, c)) = chars.next() {
+        let width = match c {
+            '\r' if chars.peek().map(|p| p.1) == Some('\n') => {
+                chars.next();
+                2
+            }
+            _ => c.len_utf8(),
+        };
+        r += width;
+        n += match c {
+            '\r' | '\u{0B}' | '\u{0C}' | '\u{85}' | '\u{2028}' | '\u{2029}' => 1,
+            _ => c.len_utf8(),
+        };
+        ends.push((r, n));
+    }
+    let normalized: String = {
+        let t = text.replace("\r\n", "\n");
+        t.chars()
+            .map(|c| match c {
+                '\r' | '\u{0B}' | '\u{0C}' | '\u{85}' | '\u{2028}' | '\u{2029}' => '\n',
+                c => c,
+            })
+            .collect()
+    };
+    let start = normalized.len() - normalized.trim_start().len();
+    let end = start + usize::try_from(included).unwrap_or(usize::MAX);
+    let raw_end = ends
+        .iter()
+        .take_while(|(_, n)| *n <= end)
+        .last()
+        .map_or(0, |(r, _)| *r);
+    (bom + raw_end) as u64
 }
 
 /// The recorded answer, in the same form.
