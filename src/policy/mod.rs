@@ -21,11 +21,11 @@ mod validate;
 pub use diagnostic::{InvalidPolicy, MAX_REPORTED_PROBLEMS, PolicyError, Problem, ProblemKind};
 pub use effective::{Definition, Policy, VCS_METADATA_NAMES};
 pub use schema::{
-    AccessRoot, BudgetCounts, BudgetOrder, BudgetScope, ChainOrder, CharUnit, Conflict, Fences,
-    Fingerprint, FrontmatterMode, GlobOrder, HardLinkRule, HiddenText, ImportFailure, ImportRoot,
-    ImportSyntax, Instructions, LeadingBom, LongDescription, MarkerKind, NameFrom, NamedRoot,
-    Names, PathOrder, Pick, ProjectTrust, Roots, RuleAbsent, RuleMode, Rules, Scalars, SkillSource,
-    Skills, SourceLevels, SymlinkRule, Templates, Trim, Trust, Whitespace,
+    AccessRoot, BudgetCounts, BudgetOrder, BudgetScope, ChainOrder, CharUnit, Conflict,
+    DuplicateKeys, Fences, Fingerprint, FrontmatterMode, GlobOrder, HardLinkRule, HiddenText,
+    ImportFailure, ImportRoot, ImportSyntax, Instructions, LeadingBom, LongDescription, MarkerKind,
+    NameFrom, NamedRoot, Names, PathOrder, Pick, ProjectTrust, Roots, RuleAbsent, RuleMode, Rules,
+    Scalars, SkillSource, Skills, SourceLevels, SymlinkRule, Templates, Trim, Trust, Whitespace,
 };
 pub use shipped::{BUILTIN_NAME, BUILTIN_POLICY, SHIPPED, SHIPPED_NAMES};
 pub use source::{HOME_POLICY_FILE, Layer, MAX_POLICY_BYTES, PolicySource};

@@ -705,6 +705,10 @@ section! {
         /// `collapse` every run of it (line breaks, tabs) to one space and
         /// trim the ends, before the length is checked.
         description_whitespace: Whitespace => compat "description-whitespace",
+        /// A frontmatter key written twice: `refuse` the frontmatter (YAML
+        /// requires unique keys: `bad-frontmatter`, or the fallback's
+        /// reading) or take the `last` value (Claude Code).
+        duplicate_keys: DuplicateKeys => compat "duplicate-keys",
         /// The file in the home root that keeps parsed frontmatter from one
         /// process to the next (a cache: a damaged or missing one costs a
         /// parse, nothing else). A plain file name; empty: no memo.
@@ -1129,6 +1133,17 @@ words! {
         /// By file name without its extension, under CLDR's root collation
         /// (JavaScript's `localeCompare` in English); equal names by path.
         NameLocale => "name-locale",
+    }
+}
+
+words! {
+    /// What a `SKILL.md` frontmatter key written twice gives.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    pub enum DuplicateKeys {
+        /// The frontmatter is not YAML (keys must be unique).
+        Refuse => "refuse",
+        /// The last value written.
+        Last => "last",
     }
 }
 

@@ -48,7 +48,7 @@ use serde_saphyr::{
     Budget, DuplicateKeyPolicy, NonFiniteFloatPolicy, Options, RenderOptions, SnippetMode, Spanned,
 };
 
-use crate::policy::{Fences, FrontmatterMode, Policy, Scalars};
+use crate::policy::{DuplicateKeys, Fences, FrontmatterMode, Policy, Scalars};
 
 /// How a policy reads frontmatter: the `skills` keys that change what a
 /// parse of the same bytes gives (so the memo keys on them too).
@@ -60,10 +60,16 @@ pub(crate) struct Reading {
     pub(crate) scalars: Scalars,
     /// `skills.fences`.
     pub(crate) fences: Fences,
+    /// `skills.compat.duplicate-keys`.
+    pub(crate) duplicates: DuplicateKeys,
 }
 
 /// The first [`Reading::code`] of the `values-as-text` fallback.
 const VALUES_AS_TEXT: u8 = 18;
+
+/// What a reading that takes a duplicated key's last value adds to its
+/// [`Reading::code`].
+const LAST_KEY: u8 = 32;
 
 impl Default for Reading {
     /// Strict YAML, strings only, `---` with trailing blanks.
@@ -72,6 +78,7 @@ impl Default for Reading {
             fallback: FrontmatterMode::Strict,
             scalars: Scalars::Strings,
             fences: Fences::TrailingBlanks,
+            duplicates: DuplicateKeys::Refuse,
         }
     }
 }
@@ -83,6 +90,7 @@ impl Reading {
             fallback: policy.skills.frontmatter,
             scalars: policy.skills.scalars,
             fences: policy.skills.fences,
+            duplicates: policy.skills.duplicate_keys,
         }
     }
 
@@ -103,8 +111,20 @@ impl Reading {
     /// default reading without and with the lenient fallback.
     ///
     /// Codes 0 to 17 are the first three fallbacks (as memos written before
-    /// `values-as-text` existed spell them); 18 to 23 are `values-as-text`.
+    /// `values-as-text` existed spell them); 18 to 23 are `values-as-text`;
+    /// a reading that takes a duplicated key's last value is its code under
+    /// `refuse` plus [`LAST_KEY`] (memos written before that key existed
+    /// keep their codes).
     pub(crate) fn code(self) -> u8 {
+        let last = match self.duplicates {
+            DuplicateKeys::Refuse => 0,
+            DuplicateKeys::Last => LAST_KEY,
+        };
+        last + self.code_refusing()
+    }
+
+    /// [`code`](Self::code) as if duplicated keys were refused.
+    fn code_refusing(self) -> u8 {
         let scalars = match self.scalars {
             Scalars::Strings => 0,
             Scalars::AsWritten => 1,
@@ -125,6 +145,15 @@ impl Reading {
 
     /// The reading a [`Reading::code`] stands for.
     pub(crate) fn from_code(code: u8) -> Option<Self> {
+        if let Some(rest) = code.checked_sub(LAST_KEY) {
+            if rest >= LAST_KEY {
+                return None;
+            }
+            return Some(Reading {
+                duplicates: DuplicateKeys::Last,
+                ..Self::from_code(rest)?
+            });
+        }
         let fences = |n: u8| match n {
             0 => Some(Fences::TrailingBlanks),
             1 => Some(Fences::Trimmed),
@@ -140,6 +169,7 @@ impl Reading {
                 fallback: FrontmatterMode::ValuesAsText,
                 scalars: scalars(rest),
                 fences: fences(rest / 2)?,
+                duplicates: DuplicateKeys::Refuse,
             });
         }
         let fallback = match code % 3 {
@@ -153,6 +183,7 @@ impl Reading {
             fallback,
             scalars,
             fences,
+            duplicates: DuplicateKeys::Refuse,
         })
     }
 }
@@ -390,7 +421,7 @@ pub(crate) fn parse_fields_with(
 /// Reads the YAML between the fences under `reading`'s scalars (the
 /// fallback is the caller's).
 pub(super) fn parse_yaml(yaml: &str, reading: Reading) -> Result<Frontmatter, FrontmatterError> {
-    let root: Node = serde_saphyr::from_str_with_options(yaml, yaml_options())
+    let root: Node = serde_saphyr::from_str_with_options(yaml, yaml_options(reading.duplicates))
         .map_err(|err| yaml_error(&err))?;
     let entries = match root {
         Node::Map(entries) => entries,
@@ -526,7 +557,7 @@ const MAX_SCALAR_BYTES: usize = 256 * 1024;
 
 /// The `serde-saphyr` settings for frontmatter: a budget sized for a few
 /// dozen keys, one document, duplicate keys refused, YAML 1.2 booleans.
-fn yaml_options() -> Options {
+fn yaml_options(duplicates: DuplicateKeys) -> Options {
     // Both structs are `#[non_exhaustive]`: start from the defaults and set
     // the fields that matter here.
     let mut budget = Budget::default();
@@ -549,7 +580,11 @@ fn yaml_options() -> Options {
     options.budget = Some(budget);
     options.alias_limits.max_total_replayed_events = MAX_EVENTS;
     options.alias_limits.max_replay_stack_depth = MAX_DEPTH;
-    options.duplicate_keys = DuplicateKeyPolicy::Error;
+    // Every entry reaches `build`, which keeps the last value of a key.
+    options.duplicate_keys = match duplicates {
+        DuplicateKeys::Refuse => DuplicateKeyPolicy::Error,
+        DuplicateKeys::Last => DuplicateKeyPolicy::PassThrough,
+    };
     options.strict_booleans = true;
     // `.nan` and `.inf` become strings instead of failing the whole block.
     options.non_finite_float_policy = NonFiniteFloatPolicy::AsString;
@@ -903,7 +938,7 @@ mod tests {
 
     #[test]
     fn budget_is_the_small_one() {
-        let options = yaml_options();
+        let options = yaml_options(DuplicateKeys::Refuse);
         let budget = options.budget.unwrap();
         assert_eq!(budget.max_documents, 1);
         assert_eq!(budget.max_depth, MAX_DEPTH);
@@ -918,10 +953,44 @@ mod tests {
         // An explicit tag makes the quoted text a number; the quotes are not
         // part of the spelling, so the parsed value is used instead.
         let yaml = "v: !!float \"1.50\"\n";
-        let Node::Map(entries) = serde_saphyr::from_str_with_options(yaml, yaml_options()).unwrap()
+        let Node::Map(entries) =
+            serde_saphyr::from_str_with_options(yaml, yaml_options(DuplicateKeys::Refuse)).unwrap()
         else {
             panic!("not a mapping");
         };
         assert_eq!(scalar_text(&entries[0].1, yaml).as_deref(), Some("1.5"));
+    }
+
+    #[test]
+    fn every_reading_has_its_own_code_and_reads_back() {
+        use crate::policy::{DuplicateKeys, Fences, FrontmatterMode, Scalars};
+        let mut seen = std::collections::BTreeSet::new();
+        for fallback in [
+            FrontmatterMode::Strict,
+            FrontmatterMode::Lenient,
+            FrontmatterMode::NameDescriptionLines,
+            FrontmatterMode::ValuesAsText,
+        ] {
+            for scalars in [Scalars::Strings, Scalars::AsWritten] {
+                for fences in [Fences::TrailingBlanks, Fences::Trimmed, Fences::ExactOpen] {
+                    for duplicates in [DuplicateKeys::Refuse, DuplicateKeys::Last] {
+                        let reading = Reading {
+                            fallback,
+                            scalars,
+                            fences,
+                            duplicates,
+                        };
+                        let code = reading.code();
+                        assert!(seen.insert(code), "{reading:?} shares code {code}");
+                        assert_eq!(Reading::from_code(code), Some(reading));
+                    }
+                }
+            }
+        }
+        // The codes memos wrote before `duplicate-keys` existed keep their
+        // meaning: the default reading is 0, the lenient one 1.
+        assert_eq!(Reading::default().code(), 0);
+        assert_eq!(Reading::lenient(true).code(), 1);
+        assert_eq!(Reading::from_code(2 * LAST_KEY), None);
     }
 }

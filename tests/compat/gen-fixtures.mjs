@@ -1340,14 +1340,27 @@ fixture({
 
 fixture({
   name: 'skills-claude-names',
-  about: 'Claude Code: a name with upper-case letters, a list-valued description, a duplicated key, a name differing from its folder',
+  about: 'Claude Code: a name with upper-case letters (listed as `folder (name)`), a duplicated key (its last value)',
   peers: CLAUDE,
   tree: [
     dir('repo/.git'),
     doc('repo/CLAUDE.md', 'Root.'),
     skillFile('repo/.claude/skills/upper/SKILL.md', ['name: Upper-Case', 'description: An upper-case name.']),
-    skillFile('repo/.claude/skills/listdesc/SKILL.md', ['name: listdesc', 'description:', '  - first item', '  - second item'], 'Body first line.'),
     skillFile('repo/.claude/skills/dupkey/SKILL.md', ['name: dupkey', 'description: The first value.', 'description: The last value.']),
+    skillFile('repo/.claude/skills/plain/SKILL.md', ['name: plain', 'description: A plain skill.']),
+  ],
+  cwd: 'repo',
+});
+
+fixture({
+  name: 'skills-claude-description-fallback',
+  about: 'Claude Code: a skill whose description is a list, or missing, is described by its body',
+  peers: CLAUDE,
+  tree: [
+    dir('repo/.git'),
+    doc('repo/CLAUDE.md', 'Root.'),
+    skillFile('repo/.claude/skills/listdesc/SKILL.md', ['name: listdesc', 'description:', '  - first item', '  - second item'], 'Body first line.'),
+    skillFile('repo/.claude/skills/nodesc/SKILL.md', ['name: nodesc'], 'Body of nodesc.\nSecond line of the paragraph.\n\nSecond paragraph.'),
     skillFile('repo/.claude/skills/plain/SKILL.md', ['name: plain', 'description: A plain skill.']),
   ],
   cwd: 'repo',
