@@ -73,6 +73,7 @@ fn names<'a>(base: &'a Names, extra: &'a Names) -> Vec<&'a str> {
 /// for a glob every file under its literal prefix that matches, in path
 /// order.
 fn expand(
+    policy: &Policy,
     root: &Root,
     id: RootId,
     dir: &Path,
@@ -83,7 +84,7 @@ fn expand(
     if !crate::policy::is_glob(name) {
         return vec![crate::vocab::paths::join(dir, name)];
     }
-    let Some(matcher) = crate::policy::glob_matcher(name) else {
+    let Some(matcher) = policy.glob_matcher(name) else {
         return Vec::new();
     };
     let prefix: PathBuf = name
@@ -176,7 +177,7 @@ impl Places<'_> {
             // A plain name is one candidate: no list to gather it in.
             if crate::policy::is_glob(name) {
                 let order = self.policy.instructions.glob_order;
-                for rel in expand(root, id, dir, name, order, self.trace) {
+                for rel in expand(self.policy, root, id, dir, name, order, self.trace) {
                     add(rel);
                 }
             } else {

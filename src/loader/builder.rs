@@ -88,6 +88,7 @@ impl LoaderBuilder {
                 home_policy: true,
                 env: Box::new(|name| std::env::var_os(name)),
                 admitted: None,
+                memo: std::sync::Arc::default(),
             },
             policy: None,
             capacity: DEFAULT_CACHE_ENTRIES,
@@ -246,7 +247,11 @@ impl LoaderBuilder {
     /// assert_eq!((ada.cached_entries(), ada.group_cached_entries()), (1, 2));
     /// ```
     pub fn share(mut self, other: &Loader) -> Self {
-        self.group = Some(other.membership());
+        let membership = other.membership();
+        if let Some(memo) = membership.memo() {
+            self.bootstrap.memo = memo;
+        }
+        self.group = Some(membership);
         self
     }
 

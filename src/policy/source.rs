@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::diagnostic::{InvalidPolicy, PolicyError, Problem, ProblemKind};
+use super::memo::Memo;
 use super::schema::PolicyLayer;
 use super::structure;
 use super::validate::{self, SUPPORTED_VERSION};
@@ -108,29 +109,17 @@ impl PolicySource {
     /// keys) and the semantic ones (ranges, globs, templates...) together.
     /// Only a file that is not TOML at all stops at its first error.
     pub fn check(&self) -> Result<(), InvalidPolicy> {
-        self.parse().map(drop)
+        self.parse_text().map(drop)
     }
 
-    /// Parses and checks this layer on its own (see [`check`](Self::check)).
-    pub(crate) fn parse(&self) -> Result<PolicyLayer, InvalidPolicy> {
-        // A shipped policy's text is part of the binary: parsed and checked
-        // once per process (a survey builds thirteen loaders, most of them
-        // over `lisa`).
-        if let Some(name) = self.shipped_name() {
-            static PARSED: std::sync::OnceLock<
-                std::sync::Mutex<std::collections::HashMap<&'static str, PolicyLayer>>,
-            > = std::sync::OnceLock::new();
-            let memo = PARSED.get_or_init(Default::default);
-            if let Some(layer) = memo.lock().unwrap_or_else(|p| p.into_inner()).get(name) {
-                return Ok(layer.clone());
-            }
-            let layer = self.parse_text()?;
-            memo.lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(name, layer.clone());
-            return Ok(layer);
+    /// Parses and checks this layer on its own (see [`check`](Self::check)),
+    /// with what `memo` keeps: a shipped policy's text is part of the
+    /// binary, parsed and checked once per memo.
+    pub(crate) fn parse_in(&self, memo: &Memo) -> Result<PolicyLayer, InvalidPolicy> {
+        match self.shipped_name() {
+            Some(name) => memo.parsed(name, || self.parse_text()),
+            None => self.parse_text(),
         }
-        self.parse_text()
     }
 
     /// The shipped policy this source is, unchanged: its name, when its
@@ -183,6 +172,7 @@ impl PolicySource {
 /// source is parsed twice); the others are parsed by the caller, in order.
 pub(super) fn with_base(
     sources: Vec<PolicySource>,
+    memo: &Memo,
 ) -> Result<Vec<(PolicySource, Option<PolicyLayer>)>, PolicyError> {
     let (base, rest): (Vec<_>, Vec<_>) =
         sources.into_iter().partition(|s| s.layer == Layer::Builtin);
@@ -190,7 +180,7 @@ pub(super) fn with_base(
         rest.into_iter().map(|s| (s, None)).collect();
     let mut named = None;
     for (source, parsed) in rest.iter_mut().rev() {
-        let layer = source.parse()?;
+        let layer = source.parse_in(memo)?;
         let extends = layer.extends.clone();
         *parsed = Some(layer);
         if let Some(base) = extends {
@@ -208,7 +198,7 @@ pub(super) fn with_base(
         let mut chain = Vec::new();
         let mut next = Some(source);
         while let Some(source) = next.take() {
-            let layer = source.parse()?;
+            let layer = source.parse_in(memo)?;
             let parent = layer.extends.as_ref().map(|p| p.get_ref().clone());
             chain.push((source, Some(layer)));
             if chain.len() > MAX_EXTENDS_DEPTH {
