@@ -246,6 +246,13 @@ impl LoaderBuilder {
     /// assert!(std::sync::Arc::ptr_eq(&a.instruction_files[0].text, &b.instruction_files[0].text));
     /// assert_eq!((ada.cached_entries(), ada.group_cached_entries()), (1, 2));
     /// ```
+    /// Makes the loader keep what the policy layer computes in `memo`
+    /// (see [`crate::policy::Memo`]): the loaders of a survey share one.
+    pub(crate) fn policy_memo(mut self, memo: std::sync::Arc<crate::policy::Memo>) -> Self {
+        self.bootstrap.memo = memo;
+        self
+    }
+
     pub fn share(mut self, other: &Loader) -> Self {
         let membership = other.membership();
         if let Some(memo) = membership.memo() {
