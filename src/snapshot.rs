@@ -311,7 +311,6 @@ fn build_inner(
     let mut hidden_text = sel.hidden;
     hidden_text.extend(set.hidden);
     let key = nonce_key(policy, &roots, &mut view);
-    drop(view);
     let nonce = render::nonce(&key, policy, &sel.blocks, &set.skills, &sel.rules);
     let mut skills = set.skills;
     let mut hidden_project = set.hidden_project;

@@ -208,6 +208,13 @@ impl LoaderBuilder {
         self
     }
 
+    /// Makes the loader keep what the policy layer computes in `memo`
+    /// (see [`crate::policy::Memo`]): the loaders of a survey share one.
+    pub(crate) fn policy_memo(mut self, memo: std::sync::Arc<crate::policy::Memo>) -> Self {
+        self.bootstrap.memo = memo;
+        self
+    }
+
     /// Makes the loader one of `other`'s group, as a server of many homes
     /// wants: the loaders of a group keep their own policies, homes, nonce
     /// keys, trust stores and memo files, and never answer from each
@@ -246,13 +253,6 @@ impl LoaderBuilder {
     /// assert!(std::sync::Arc::ptr_eq(&a.instruction_files[0].text, &b.instruction_files[0].text));
     /// assert_eq!((ada.cached_entries(), ada.group_cached_entries()), (1, 2));
     /// ```
-    /// Makes the loader keep what the policy layer computes in `memo`
-    /// (see [`crate::policy::Memo`]): the loaders of a survey share one.
-    pub(crate) fn policy_memo(mut self, memo: std::sync::Arc<crate::policy::Memo>) -> Self {
-        self.bootstrap.memo = memo;
-        self
-    }
-
     pub fn share(mut self, other: &Loader) -> Self {
         let membership = other.membership();
         if let Some(memo) = membership.memo() {

@@ -10,12 +10,12 @@ use globset::GlobSet;
 use regex::Regex;
 
 use super::diagnostic::{InvalidPolicy, Problem, ProblemKind};
-use super::memo::Kept;
 use super::schema::{
     Fingerprint, FingerprintLayer, Instructions, InstructionsLayer, Roots, RootsLayer, Rules,
     RulesLayer, Skills, SkillsLayer, Templates, TemplatesLayer, Trust, TrustLayer,
 };
 use super::source::{Layer, PolicySource};
+use super::validate::Kept;
 use crate::vocab::origin::RootId;
 use crate::vocab::reason::Reason;
 

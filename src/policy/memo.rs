@@ -12,8 +12,11 @@ use std::collections::HashMap;
 use std::ffi::OsString;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use super::diagnostic::InvalidPolicy;
 use super::effective::Policy;
 use super::schema::PolicyLayer;
+use super::source::PolicySource;
+use super::validate::Kept;
 
 /// What a loader keeps of the policies it built: the shipped policies'
 /// layers as parsed and checked, each shipped policy merged alone and
@@ -42,16 +45,17 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Memo {
-    /// The shipped policy `name`'s layer as kept, else `parse` kept.
-    pub(super) fn parsed<E>(
-        &self,
-        name: &'static str,
-        parse: impl FnOnce() -> Result<PolicyLayer, E>,
-    ) -> Result<PolicyLayer, E> {
+    /// `source` parsed and checked on its own (see
+    /// [`PolicySource::check`]): a shipped policy's text is part of the
+    /// binary, parsed and checked once per memo.
+    pub(super) fn layer(&self, source: &PolicySource) -> Result<PolicyLayer, InvalidPolicy> {
+        let Some(name) = source.shipped_name() else {
+            return source.parse_text();
+        };
         if let Some(layer) = lock(&self.parsed).get(name) {
             return Ok(layer.clone());
         }
-        let layer = parse()?;
+        let layer = source.parse_text()?;
         lock(&self.parsed).insert(name, layer.clone());
         Ok(layer)
     }
@@ -98,37 +102,5 @@ impl Memo {
     pub(super) fn name_rule(&self, rule: &str) -> Result<regex::Regex, regex::Error> {
         self.name_rules
             .or(4, rule, || super::validate::compile_name_rule(rule))
-    }
-}
-
-/// The last few things compiled from a text, with the text.
-#[derive(Debug)]
-pub(crate) struct Kept<T>(Mutex<Vec<(String, T)>>);
-
-impl<T> Default for Kept<T> {
-    fn default() -> Self {
-        Self(Mutex::new(Vec::new()))
-    }
-}
-
-impl<T: Clone> Kept<T> {
-    /// What is kept for `text`, else what `compile` makes of it (kept, the
-    /// oldest going past `most`; an error is not kept).
-    pub(crate) fn or<E>(
-        &self,
-        most: usize,
-        text: &str,
-        compile: impl FnOnce() -> Result<T, E>,
-    ) -> Result<T, E> {
-        if let Some((_, t)) = lock(&self.0).iter().find(|(k, _)| k == text) {
-            return Ok(t.clone());
-        }
-        let made = compile()?;
-        let mut list = lock(&self.0);
-        if list.len() >= most {
-            list.remove(0);
-        }
-        list.push((text.to_string(), made.clone()));
-        Ok(made)
     }
 }

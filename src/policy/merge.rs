@@ -82,7 +82,7 @@ impl Policy {
         let mut ordered = sources.to_vec();
         // A stable sort: sources of one layer keep the order they were given in.
         ordered.sort_by_key(|s| s.layer);
-        let ordered = with_base(ordered, memo)?;
+        let ordered = with_base(ordered, &|s| memo.layer(s))?;
         let sources: Arc<[PolicySource]> = ordered.iter().map(|(s, _)| s.clone()).collect();
 
         let mut roots = RootsLayer::default();
@@ -97,7 +97,7 @@ impl Policy {
         for (index, (source, parsed)) in ordered.into_iter().enumerate() {
             let layer = match parsed {
                 Some(layer) => layer,
-                None => source.parse_in(memo)?,
+                None => memo.layer(&source)?,
             };
             let mut set = Vec::new();
             set.extend(roots.overlay(layer.roots));

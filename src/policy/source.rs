@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::diagnostic::{InvalidPolicy, PolicyError, Problem, ProblemKind};
-use super::memo::Memo;
 use super::schema::PolicyLayer;
 use super::structure;
 use super::validate::{self, SUPPORTED_VERSION};
@@ -112,16 +111,6 @@ impl PolicySource {
         self.parse_text().map(drop)
     }
 
-    /// Parses and checks this layer on its own (see [`check`](Self::check)),
-    /// with what `memo` keeps: a shipped policy's text is part of the
-    /// binary, parsed and checked once per memo.
-    pub(crate) fn parse_in(&self, memo: &Memo) -> Result<PolicyLayer, InvalidPolicy> {
-        match self.shipped_name() {
-            Some(name) => memo.parsed(name, || self.parse_text()),
-            None => self.parse_text(),
-        }
-    }
-
     /// The shipped policy this source is, unchanged: its name, when its
     /// layer, name and text are a shipped policy's.
     pub(super) fn shipped_name(&self) -> Option<&'static str> {
@@ -140,7 +129,7 @@ impl PolicySource {
     }
 
     /// Parses and checks the text.
-    fn parse_text(&self) -> Result<PolicyLayer, InvalidPolicy> {
+    pub(super) fn parse_text(&self) -> Result<PolicyLayer, InvalidPolicy> {
         let src = super::diagnostic::source(&self.name, &self.text);
         let invalid = |problems| InvalidPolicy::new(self.name.clone(), problems);
         let version_text = SUPPORTED_VERSION.to_string();
@@ -172,7 +161,7 @@ impl PolicySource {
 /// source is parsed twice); the others are parsed by the caller, in order.
 pub(super) fn with_base(
     sources: Vec<PolicySource>,
-    memo: &Memo,
+    parse: &dyn Fn(&PolicySource) -> Result<PolicyLayer, InvalidPolicy>,
 ) -> Result<Vec<(PolicySource, Option<PolicyLayer>)>, PolicyError> {
     let (base, rest): (Vec<_>, Vec<_>) =
         sources.into_iter().partition(|s| s.layer == Layer::Builtin);
@@ -180,7 +169,7 @@ pub(super) fn with_base(
         rest.into_iter().map(|s| (s, None)).collect();
     let mut named = None;
     for (source, parsed) in rest.iter_mut().rev() {
-        let layer = source.parse_in(memo)?;
+        let layer = parse(source)?;
         let extends = layer.extends.clone();
         *parsed = Some(layer);
         if let Some(base) = extends {
@@ -198,7 +187,7 @@ pub(super) fn with_base(
         let mut chain = Vec::new();
         let mut next = Some(source);
         while let Some(source) = next.take() {
-            let layer = source.parse_in(memo)?;
+            let layer = parse(&source)?;
             let parent = layer.extends.as_ref().map(|p| p.get_ref().clone());
             chain.push((source, Some(layer)));
             if chain.len() > MAX_EXTENDS_DEPTH {

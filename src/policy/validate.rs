@@ -45,6 +45,45 @@ pub(crate) fn glob_matcher(pattern: &str) -> Option<globset::GlobMatcher> {
     compile_glob(pattern).ok().map(|g| g.compile_matcher())
 }
 
+/// The last few things compiled from a text, with the text.
+#[derive(Debug)]
+pub(crate) struct Kept<T>(std::sync::Mutex<Vec<(String, T)>>);
+
+impl<T> Default for Kept<T> {
+    fn default() -> Self {
+        Self(std::sync::Mutex::new(Vec::new()))
+    }
+}
+
+impl<T: Clone> Kept<T> {
+    /// What is kept for `text`, else what `compile` makes of it (kept, the
+    /// oldest going past `most`; an error is not kept). A poisoned list is
+    /// still a list of compiled things.
+    pub(crate) fn or<E>(
+        &self,
+        most: usize,
+        text: &str,
+        compile: impl FnOnce() -> Result<T, E>,
+    ) -> Result<T, E> {
+        if let Some((_, t)) = self
+            .0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .find(|(k, _)| k == text)
+        {
+            return Ok(t.clone());
+        }
+        let made = compile()?;
+        let mut list = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if list.len() >= most {
+            list.remove(0);
+        }
+        list.push((text.to_string(), made.clone()));
+        Ok(made)
+    }
+}
+
 struct Checker<'a> {
     src: &'a super::diagnostic::Source,
     text: &'a str,
