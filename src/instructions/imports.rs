@@ -295,12 +295,12 @@ impl<'a> Importer<'a> {
     /// Whether `rel` (root-relative, normalized) lies inside a folder
     /// imports never read (see [`Policy::is_import_excluded`]): by its own
     /// components, or by those of the path its links lead to.
-    fn in_metadata(&self, rel: &Path) -> bool {
+    fn in_metadata(&self, rel: &Path, view: &View<'_>) -> bool {
         let excluded = |p: &Path| {
             p.components()
                 .any(|c| self.policy.is_import_excluded(c.as_os_str()))
         };
-        excluded(rel) || self.root.resolve(rel).is_some_and(|r| excluded(&r))
+        excluded(rel) || view.resolve(self.root, rel).is_some_and(|r| excluded(&r))
     }
 
     fn record(&mut self, from: &Path, spec: &str, path: Option<PathBuf>, depth: usize) -> usize {
@@ -395,7 +395,7 @@ impl<'a> Importer<'a> {
         let Some(rel) = rel else {
             return fail(self, Reason::ImportOutsideRoot);
         };
-        if self.in_metadata(&rel) {
+        if self.in_metadata(&rel, view) {
             // Traced as it stands, so that a link moved away from the
             // metadata (or onto it) moves the fingerprint.
             view.stamp(self.root, self.root_id, &rel);

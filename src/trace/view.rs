@@ -110,6 +110,14 @@ impl<'t> View<'t> {
         root.look(rel, max)
     }
 
+    /// Where the links on the way to `rel` under `root` lead now (see
+    /// [`Root::resolve`]); not recorded: it only decides whether the path
+    /// is refused, and the path is recorded either way (its stamp when
+    /// refused, what opening it found otherwise).
+    pub(crate) fn resolve(&self, root: &Root, rel: &Path) -> Option<std::path::PathBuf> {
+        root.resolve(rel)
+    }
+
     /// Whether `rel` under `root` is a link; not recorded (it only decides
     /// whether what the recorded stamp shows is refused).
     pub(crate) fn is_symlink(&self, root: &Root, rel: &Path) -> bool {
