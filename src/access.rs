@@ -26,7 +26,7 @@ use crate::policy::{AccessRoot, BudgetOrder, Policy};
 use crate::render;
 use crate::sandbox::{Handles, open_roots};
 use crate::snapshot::Snapshot;
-use crate::trace::Trace;
+use crate::trace::View;
 use crate::trust::Gate;
 
 /// The longest path an access takes, in bytes as given: the usual
@@ -198,7 +198,9 @@ pub(crate) fn access(
     } else {
         rel.parent().map(Path::to_path_buf).unwrap_or_default()
     };
-    let mut trace = Trace::default();
+    // An access's reads are answered, never checked again: nothing is
+    // recorded.
+    let mut view = View::off();
     let accessed = chain::slash_path(&rel);
     // A rule with content patterns also wants the touched file's first
     // bytes: read once, through the sandbox, only when such a rule's globs
@@ -226,7 +228,7 @@ pub(crate) fn access(
             at: r.at,
         })
         .collect();
-    let mut levels = chain::below(policy, &roots, &target, &mut trace);
+    let mut levels = chain::below(policy, &roots, &target, &mut view);
     if policy.instructions.access_order == BudgetOrder::NearestFirst {
         // Stable: a level's names keep the policy's order.
         levels.sort_by_key(|c| std::cmp::Reverse(c.level));
@@ -236,7 +238,7 @@ pub(crate) fn access(
         .chain(rules)
         .filter(|c| !session.delivered.contains(&c.path))
         .collect();
-    let mut gate = Gate::load(policy, &roots, &mut trace, false);
+    let mut gate = Gate::load(policy, &roots, &mut view, false);
     let left = if session.delivered.len() >= Session::MAX_FILES {
         0
     } else {
@@ -265,7 +267,7 @@ pub(crate) fn access(
         policy,
         &roots,
         &candidates,
-        &mut trace,
+        &mut view,
         &mut gate,
         left,
         given,

@@ -26,6 +26,18 @@ pub fn traced_paths(
     crate::snapshot::traced_paths(policy, home, cwd, root)
 }
 
+/// A fresh build (see [`crate::build`]) whose stages ask the disk through
+/// the view that records nothing: the snapshot a survey's summary sees,
+/// with no fingerprint. The tests hold it to a recording build's answer.
+pub fn build_unrecorded(
+    policy: &crate::policy::Policy,
+    home: Option<&std::path::Path>,
+    cwd: &std::path::Path,
+    root: Option<&std::path::Path>,
+) -> Result<crate::snapshot::Snapshot, crate::error::SnapshotError> {
+    crate::loader::build_viewed(policy, home, cwd, root, crate::snapshot::Tracing::Off)
+}
+
 /// Makes every inotify watch added on this thread fail as at the per-user
 /// limit (`ENOSPC`), or stops doing so: how the tests show the watched check
 /// falls back to the sweep and stays exact, without touching the machine's

@@ -20,7 +20,7 @@ use crate::policy::Policy;
 use crate::render;
 use crate::sandbox::{Handles, open_roots};
 use crate::snapshot::Snapshot;
-use crate::trace::Trace;
+use crate::trace::View;
 use crate::trust::Gate;
 use crate::vocab::alike;
 use crate::vocab::hash::FastMap;
@@ -291,14 +291,16 @@ pub(crate) fn rule(
         accessed: false,
         at: winner.at,
     };
-    let mut trace = Trace::default();
-    let mut gate = Gate::load(policy, &roots, &mut trace, false);
+    // A rule served by name is answered, never checked again: nothing is
+    // recorded.
+    let mut view = View::off();
+    let mut gate = Gate::load(policy, &roots, &mut view, false);
     let limit = u64::try_from(policy.instructions.max_file_bytes).unwrap_or(u64::MAX);
     let sel = instructions::select_within(
         policy,
         &roots,
         std::slice::from_ref(&candidate),
-        &mut trace,
+        &mut view,
         &mut gate,
         limit,
         Vec::new(),

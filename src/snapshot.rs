@@ -25,7 +25,7 @@ use crate::render;
 use crate::sandbox::Place;
 use crate::sandbox::{self, Handles, Roots, Stamp, open_roots};
 use crate::skills::{self, ParseCache};
-use crate::trace::Trace;
+use crate::trace::{Trace, View};
 use crate::trust::{Gate, TrustItem, Unapproved};
 
 /// The project-context section for one cwd, and how it was made. Serialized
@@ -282,32 +282,35 @@ fn build_inner(
     tracing: Tracing,
 ) -> Result<Outcome, SnapshotError> {
     crate::vocab::counters::bump(crate::vocab::counters::Counter::Builds);
-    let mut trace = match tracing {
-        Tracing::On => Trace::default(),
-        Tracing::Off => Trace::forgetting(),
+    let mut trace = Trace::default();
+    let mut view = match tracing {
+        Tracing::On => View::recording(&mut trace),
+        Tracing::Off => View::off(),
     };
+    // Derived: what the sandbox probed outside the roots as it opened them,
+    // before the build began.
     for (path, stamp) in &roots.marker_probes {
-        trace.push(Place::Marker, path, *stamp, None);
+        view.note(Place::Marker, path, *stamp, None);
     }
     for (path, stamp) in &roots.dir_probes {
-        trace.push(Place::Directory, path, *stamp, None);
+        view.note(Place::Directory, path, *stamp, None);
     }
     for (path, stamp) in &roots.owner_probes {
-        trace.push(Place::Owner, path, *stamp, None);
+        view.note(Place::Owner, path, *stamp, None);
     }
     for (place, path, stamp) in &roots.state_probes {
-        trace.push(*place, path, *stamp, None);
+        view.note(*place, path, *stamp, None);
     }
-    let mut gate = Gate::load(policy, &roots, &mut trace, keep_text);
-    let candidates = chain::candidates(policy, &roots, &mut trace);
-    let sel = instructions::select(policy, &roots, &candidates, &mut trace, &mut gate);
-    let set = skills::skills(policy, &roots, &mut trace, cache, &mut gate);
+    let mut gate = Gate::load(policy, &roots, &mut view, keep_text);
+    let candidates = chain::candidates(policy, &roots, &mut view);
+    let sel = instructions::select(policy, &roots, &candidates, &mut view, &mut gate);
+    let set = skills::skills(policy, &roots, &mut view, cache, &mut gate);
     let store_error = gate.store_error.clone();
     let (unapproved, items, store_warning) = gate.finish();
 
     let mut hidden_text = sel.hidden;
     hidden_text.extend(set.hidden);
-    let key = nonce_key(policy, &roots, &mut trace);
+    let key = nonce_key(policy, &roots, &mut view);
     let nonce = render::nonce(&key, policy, &sel.blocks, &set.skills, &sel.rules);
     let mut skills = set.skills;
     let mut hidden_project = set.hidden_project;
@@ -351,7 +354,7 @@ fn build_inner(
         .iter()
         .map(|w| format!("{}\n{}", w.path.to_string_lossy(), w.message))
         .collect();
-    let fingerprint = if trace.keeps() {
+    let fingerprint = if tracing == Tracing::On {
         let repo = roots.set.repo.path.to_string_lossy();
         let cwd = roots.cwd.to_string_lossy();
         // A new key is a new nonce, so a new prompt.
@@ -510,19 +513,26 @@ fn policy_warnings(policy: &Policy) -> impl Iterator<Item = Warning> + '_ {
     })
 }
 
-fn nonce_key(policy: &Policy, roots: &Roots, trace: &mut Trace) -> [u8; sandbox::KEY_BYTES] {
+fn nonce_key(policy: &Policy, roots: &Roots, view: &mut View<'_>) -> [u8; sandbox::KEY_BYTES] {
     let Some((state, id)) = roots.set.state() else {
         return sandbox::process_key();
     };
     let rel = Path::new(&policy.trust.nonce_key_file);
-    let (key, stamp) = match sandbox::home_key(state, rel) {
-        Some(found) => (found.key, found.stamp.unwrap_or(Stamp::Absent)),
-        None => (sandbox::process_key(), state.stamp(rel)),
-    };
     // The key file's stamp tells a cached build that the key was replaced;
     // the key itself enters the fingerprint through its hash (below).
-    trace.push(Place::Within(id), rel, stamp, None);
-    key
+    match sandbox::home_key(state, rel) {
+        Some(found) => {
+            // Derived: the stamp the key file was read (or written) with.
+            let stamp = found.stamp.unwrap_or(Stamp::Absent);
+            view.note(Place::Within(id), rel, stamp, None);
+            found.key
+        }
+        None => {
+            let key = sandbox::process_key();
+            view.stamp(state, id, rel);
+            key
+        }
+    }
 }
 
 /// Opens the roots for `cwd` and builds its snapshot. `home` is the home

@@ -11,9 +11,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::policy::{ChainOrder, GlobOrder, Names, PathOrder, Policy, SourceLevels};
-use crate::sandbox::Place;
 use crate::sandbox::{Root, Roots};
-use crate::trace::Trace;
+use crate::trace::View;
 use crate::vocab::origin::{Origin, RootId};
 
 /// The most entries one glob expansion lists, over all its folders.
@@ -73,17 +72,18 @@ fn names<'a>(base: &'a Names, extra: &'a Names) -> Vec<&'a str> {
 /// for a glob every file under its literal prefix that matches, in path
 /// order.
 fn expand(
+    policy: &Policy,
     root: &Root,
     id: RootId,
     dir: &Path,
     name: &str,
     order: GlobOrder,
-    trace: &mut Trace,
+    view: &mut View<'_>,
 ) -> Vec<PathBuf> {
     if !crate::policy::is_glob(name) {
         return vec![crate::vocab::paths::join(dir, name)];
     }
-    let Some(matcher) = crate::policy::glob_matcher(name) else {
+    let Some(matcher) = policy.glob_matcher(name) else {
         return Vec::new();
     };
     let prefix: PathBuf = name
@@ -104,8 +104,7 @@ fn expand(
         };
         // One open stamps the folder and lists it.
         let room = GLOB_ENTRIES.saturating_sub(listed);
-        let looked = root.look(&folder, room);
-        trace.push(Place::Within(id), &folder, looked.stamp, None);
+        let looked = view.list(root, id, &folder, room);
         if !looked.stamp.is_dir() || room == 0 {
             continue;
         }
@@ -146,14 +145,14 @@ fn expand(
 }
 
 /// Builds the candidates of one place.
-struct Places<'a> {
+struct Places<'a, 'v> {
     policy: &'a Policy,
     roots: &'a Roots,
-    trace: &'a mut Trace,
+    view: &'a mut View<'v>,
     out: Vec<Candidate>,
 }
 
-impl Places<'_> {
+impl Places<'_, '_> {
     fn push(&mut self, id: RootId, level: usize, dir: &Path, names: &[&str], excluded: bool) {
         let Some(root) = self.roots.set.get(id) else {
             return;
@@ -176,7 +175,7 @@ impl Places<'_> {
             // A plain name is one candidate: no list to gather it in.
             if crate::policy::is_glob(name) {
                 let order = self.policy.instructions.glob_order;
-                for rel in expand(root, id, dir, name, order, self.trace) {
+                for rel in expand(self.policy, root, id, dir, name, order, self.view) {
                     add(rel);
                 }
             } else {
@@ -211,8 +210,10 @@ impl Places<'_> {
             }
             if present_only {
                 crate::vocab::counters::bump(crate::vocab::counters::Counter::AccessLevels);
+                // Not recorded: a level that is there is recorded by its
+                // files' examination.
                 if matches!(
-                    self.roots.set.repo.stamp(&rel_dir),
+                    self.view.glance(&self.roots.set.repo, &rel_dir),
                     crate::sandbox::Stamp::Absent
                 ) {
                     break;
@@ -259,15 +260,16 @@ fn any_present(
     policy: &Policy,
     roots: &Roots,
     candidates: &[Candidate],
-    trace: &mut Trace,
+    view: &mut View<'_>,
 ) -> bool {
     candidates.iter().any(|c| {
         let Some(r) = roots.set.get(c.root) else {
             return false;
         };
-        !matches!(r.stamp(&c.rel), crate::sandbox::Stamp::Absent)
+        // Not recorded: the candidate's own examination records it.
+        !matches!(view.glance(r, &c.rel), crate::sandbox::Stamp::Absent)
             && (c.origin != Origin::Ancestor
-                || foreign_owner(policy, r, c.root, &c.rel, trace).is_none())
+                || foreign_owner(policy, r, c.root, &c.rel, view).is_none())
     })
 }
 
@@ -284,7 +286,7 @@ pub(crate) fn foreign_owner(
     root: &Root,
     id: RootId,
     rel: &Path,
-    trace: &mut Trace,
+    view: &mut View<'_>,
 ) -> Option<(PathBuf, u32)> {
     if ancestor_trusted(policy, root) {
         return None;
@@ -292,14 +294,16 @@ pub(crate) fn foreign_owner(
     let mut way = PathBuf::new();
     for c in rel.components() {
         way.push(c);
-        let stamp = root.stamp_nofollow(&way);
+        // What has no owner (nothing there) is not recorded: the
+        // candidate's own examination records it.
+        let stamp = view.stamp_nofollow_if(root, id, &way, |s| s.owner().is_some());
         let owner = stamp.owner()?;
-        trace.push(Place::Within(id), &way, stamp, None);
         if !crate::sandbox::is_trusted_owner(owner) {
             return Some((crate::vocab::paths::join(&root.path, &way), owner));
         }
     }
-    let owner = root.stamp(rel).owner()?;
+    // Not recorded: the candidate's own examination records it.
+    let owner = view.glance(root, rel).owner()?;
     (!crate::sandbox::is_trusted_owner(owner))
         .then(|| (crate::vocab::paths::join(&root.path, rel), owner))
 }
@@ -312,12 +316,12 @@ pub(crate) fn ancestor_trusted(policy: &Policy, root: &Root) -> bool {
 
 /// The candidates in read order: home files first, then the project's in
 /// the policy's order (by default outermost first, the cwd's files last).
-pub(crate) fn candidates(policy: &Policy, roots: &Roots, trace: &mut Trace) -> Vec<Candidate> {
+pub(crate) fn candidates(policy: &Policy, roots: &Roots, view: &mut View<'_>) -> Vec<Candidate> {
     let ins = &policy.instructions;
     let mut places = Places {
         policy,
         roots,
-        trace,
+        view,
         out: Vec::new(),
     };
     // The named roots' files, then the home's: the user's and an
@@ -362,7 +366,7 @@ pub(crate) fn candidates(policy: &Policy, roots: &Roots, trace: &mut Trace) -> V
                 .iter()
                 .filter(|(root, _)| Some(*root) == id)
                 .any(|(_, range)| {
-                    any_present(policy, roots, &places.out[range.clone()], places.trace)
+                    any_present(policy, roots, &places.out[range.clone()], places.view)
                 })
         });
         let start = places.out.len();
@@ -396,7 +400,7 @@ pub(crate) fn candidates(policy: &Policy, roots: &Roots, trace: &mut Trace) -> V
     };
     places.levels(to, &level_names, skip, false);
     if !ins.fallback_level_files.is_empty()
-        && !any_present(policy, roots, &places.out[first_project..], places.trace)
+        && !any_present(policy, roots, &places.out[first_project..], places.view)
     {
         // No primary file at or above the cwd: the fallback names stand in.
         let fallback: Vec<&str> = ins
@@ -421,7 +425,7 @@ pub(crate) fn below(
     policy: &Policy,
     roots: &Roots,
     target: &Path,
-    trace: &mut Trace,
+    view: &mut View<'_>,
 ) -> Vec<Candidate> {
     let ins = &policy.instructions;
     // One level read (the root's or the cwd's): no walk for an access to
@@ -440,7 +444,7 @@ pub(crate) fn below(
     let mut places = Places {
         policy,
         roots,
-        trace,
+        view,
         out: Vec::new(),
     };
     let cwd_rel = roots.cwd_rel.clone();

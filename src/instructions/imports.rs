@@ -34,9 +34,8 @@ use std::path::{Component, Path, PathBuf};
 use serde::Serialize;
 
 use crate::policy::{ImportFailure, ImportRoot, ImportSyntax, Policy};
-use crate::sandbox::Place;
-use crate::sandbox::{Opened, Root, Stamp};
-use crate::trace::Trace;
+use crate::sandbox::Root;
+use crate::trace::{Open, View};
 use crate::trust::{self, Gate, ItemKind};
 use crate::vocab::origin::{Origin, RootId};
 use crate::vocab::reason::Reason;
@@ -233,12 +232,12 @@ impl<'a> Importer<'a> {
         &mut self,
         text: &str,
         rel: &Path,
-        trace: &mut Trace,
+        view: &mut View<'_>,
         gate: &mut Gate,
     ) -> String {
         let mut inside = Vec::new();
-        self.bound = self.bound_for(rel, trace);
-        self.expand_at(text, rel, 0, &mut inside, trace, gate)
+        self.bound = self.bound_for(rel, view);
+        self.expand_at(text, rel, 0, &mut inside, view, gate)
     }
 
     /// The folder the imports of the chain file `rel` must stay in: its
@@ -246,7 +245,7 @@ impl<'a> Importer<'a> {
     /// this root), or (`import-root = "marker"`, Gemini CLI's rule) the
     /// nearest folder at or above the file's own holding a repository
     /// marker, else the file's own folder. The markers probed are traced.
-    fn bound_for(&self, rel: &Path, trace: &mut Trace) -> Option<PathBuf> {
+    fn bound_for(&self, rel: &Path, view: &mut View<'_>) -> Option<PathBuf> {
         match self.policy.instructions.import_root {
             ImportRoot::Root => return Some(PathBuf::new()),
             ImportRoot::Cwd => return self.cwd.clone(),
@@ -256,8 +255,7 @@ impl<'a> Importer<'a> {
         for d in dir.ancestors() {
             for marker in &self.policy.roots.repo_markers {
                 let probe = d.join(marker.get_ref());
-                let stamp = self.root.stamp(&probe);
-                trace.push(Place::Within(self.root_id), &probe, stamp, None);
+                let stamp = view.stamp(self.root, self.root_id, &probe);
                 if stamp.is_dir() || stamp.is_file() {
                     return Some(d.to_path_buf());
                 }
@@ -297,12 +295,12 @@ impl<'a> Importer<'a> {
     /// Whether `rel` (root-relative, normalized) lies inside a folder
     /// imports never read (see [`Policy::is_import_excluded`]): by its own
     /// components, or by those of the path its links lead to.
-    fn in_metadata(&self, rel: &Path) -> bool {
+    fn in_metadata(&self, rel: &Path, view: &View<'_>) -> bool {
         let excluded = |p: &Path| {
             p.components()
                 .any(|c| self.policy.is_import_excluded(c.as_os_str()))
         };
-        excluded(rel) || self.root.resolve(rel).is_some_and(|r| excluded(&r))
+        excluded(rel) || view.resolve(self.root, rel).is_some_and(|r| excluded(&r))
     }
 
     fn record(&mut self, from: &Path, spec: &str, path: Option<PathBuf>, depth: usize) -> usize {
@@ -341,7 +339,7 @@ impl<'a> Importer<'a> {
         from: &Path,
         depth: usize,
         inside: &mut Vec<PathBuf>,
-        trace: &mut Trace,
+        view: &mut View<'_>,
         gate: &mut Gate,
     ) -> String {
         let tokens = find_references(text, self.policy.instructions.import_syntax);
@@ -363,7 +361,7 @@ impl<'a> Importer<'a> {
                 out.push_str(&text[start..end]);
                 continue;
             }
-            match self.inline(spec, from, depth, inside, trace, gate) {
+            match self.inline(spec, from, depth, inside, view, gate) {
                 Ok(inlined) => out.push_str(&inlined),
                 Err(reason) => out.push_str(&self.failed(&text[start..end], spec, reason)),
             }
@@ -380,7 +378,7 @@ impl<'a> Importer<'a> {
         from: &Path,
         depth: usize,
         inside: &mut Vec<PathBuf>,
-        trace: &mut Trace,
+        view: &mut View<'_>,
         gate: &mut Gate,
     ) -> Result<String, Reason> {
         let rel = self.place(from, spec);
@@ -397,15 +395,10 @@ impl<'a> Importer<'a> {
         let Some(rel) = rel else {
             return fail(self, Reason::ImportOutsideRoot);
         };
-        if self.in_metadata(&rel) {
+        if self.in_metadata(&rel, view) {
             // Traced as it stands, so that a link moved away from the
             // metadata (or onto it) moves the fingerprint.
-            trace.push(
-                Place::Within(self.root_id),
-                &rel,
-                self.root.stamp(&rel),
-                None,
-            );
+            view.stamp(self.root, self.root_id, &rel);
             return fail(self, Reason::VcsMetadata);
         }
         if inside.contains(&rel) {
@@ -418,30 +411,20 @@ impl<'a> Importer<'a> {
         if self.files_left == 0 || self.bytes_left == 0 {
             return fail(self, Reason::ImportLimit);
         }
-        let place = Place::Within(self.root_id);
-        let file = match self.root.open_file(&rel, self.policy.trust.symlinks) {
-            Opened::File(file) => file,
-            Opened::Absent => {
-                trace.push(place, &rel, Stamp::Absent, None);
-                return fail(self, Reason::ImportMissing);
-            }
-            Opened::Refused(reason) => {
-                trace.push(place, &rel, self.root.stamp(&rel), None);
-                return fail(self, reason);
-            }
+        let file = match view.open(self.root, self.root_id, &rel, self.policy.trust.symlinks) {
+            Open::File(file) => file,
+            Open::Absent => return fail(self, Reason::ImportMissing),
+            Open::Refused(reason) => return fail(self, reason),
         };
         self.files_left -= 1;
         let cap = u64::try_from(self.policy.instructions.max_file_bytes)
             .unwrap_or(0)
             .min(self.bytes_left);
-        let stamp = file.stamp();
+        let len = file.len();
         let Ok(bytes) = file.read_at_most(cap) else {
-            trace.push(place, &rel, stamp, None);
             return fail(self, Reason::Unreadable);
         };
-        trace.push(place, &rel, stamp, Some(&bytes));
-        let read_cut = (bytes.len() as u64) < file.len();
-        drop(file);
+        let read_cut = (bytes.len() as u64) < len;
         self.bytes_left = self.bytes_left.saturating_sub(bytes.len() as u64);
         if self.root_id.origin() == Origin::Project && gate.pinned() {
             let hash = trust::content_hash(&bytes);
@@ -459,7 +442,7 @@ impl<'a> Importer<'a> {
         let (imported, report) = crate::hidden::treat_for(imported, self.policy);
         self.found.absorb(report);
         inside.push(rel.clone());
-        let inner = self.expand_at(&imported, &rel, depth + 1, inside, trace, gate);
+        let inner = self.expand_at(&imported, &rel, depth + 1, inside, view, gate);
         inside.pop();
         let t = &self.policy.templates;
         let name = |n: &str| (n == "path").then(|| spec.to_string());

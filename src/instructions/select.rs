@@ -14,9 +14,8 @@ use crate::policy::{
     BudgetCounts, BudgetOrder, BudgetScope, ChainOrder, CharUnit, HardLinkRule, LeadingBom, Pick,
     Policy, Trim,
 };
-use crate::sandbox::Place;
-use crate::sandbox::{OpenFile, Opened, Roots, Stamp};
-use crate::trace::Trace;
+use crate::sandbox::{Roots, Stamp};
+use crate::trace::{Open, View};
 use crate::trust::{self, Gate, ItemKind};
 use crate::vocab::hash::FastMap;
 use crate::vocab::origin::{Origin, RootId};
@@ -61,11 +60,11 @@ pub(crate) fn select(
     policy: &Policy,
     roots: &Roots,
     candidates: &[Candidate],
-    trace: &mut Trace,
+    view: &mut View<'_>,
     gate: &mut Gate,
 ) -> Selection {
     let limit = u64::try_from(policy.instructions.budget_bytes).unwrap_or(0);
-    select_within(policy, roots, candidates, trace, gate, limit, Vec::new())
+    select_within(policy, roots, candidates, view, gate, limit, Vec::new())
 }
 
 /// [`select`] with another budget, and files already given (their device
@@ -75,7 +74,7 @@ pub(crate) fn select_within(
     policy: &Policy,
     roots: &Roots,
     candidates: &[Candidate],
-    trace: &mut Trace,
+    view: &mut View<'_>,
     gate: &mut Gate,
     limit: u64,
     given: Vec<((u64, u64), PathBuf)>,
@@ -83,7 +82,7 @@ pub(crate) fn select_within(
     let mut run = Selector::new(policy, &roots.cwd, candidates.len(), limit);
     run.kept_by_identity.extend(given);
     for i in grant_order(policy, candidates) {
-        run.consider(roots, i, &candidates[i], trace, gate);
+        run.consider(roots, i, &candidates[i], view, gate);
     }
     run.finish(candidates)
 }
@@ -111,6 +110,15 @@ fn grant_order(policy: &Policy, candidates: &[Candidate]) -> Vec<usize> {
         (c.origin != Origin::Home, level, i)
     });
     grant
+}
+
+/// A candidate's bytes as read: how many the file has, the most the read
+/// could take, and whether it was read as a pinned file.
+struct Bytes {
+    bytes: Vec<u8>,
+    size: u64,
+    read_limit: u64,
+    pinned: bool,
 }
 
 /// A candidate's text, decoded and treated.
@@ -345,13 +353,12 @@ impl<'p> Selector<'p> {
         roots: &Roots,
         i: usize,
         cand: &Candidate,
-        trace: &mut Trace,
+        view: &mut View<'_>,
         gate: &mut Gate,
     ) {
         let Some(root) = roots.set.get(cand.root) else {
             return;
         };
-        let place = Place::Within(cand.root);
         if cand.excluded {
             self.skip(i, cand, Reason::Excluded);
             return;
@@ -374,26 +381,24 @@ impl<'p> Selector<'p> {
         };
         if cand.origin == Origin::Ancestor
             && let Some((path, owner)) =
-                chain::foreign_owner(self.policy, root, cand.root, &cand.rel, trace)
+                chain::foreign_owner(self.policy, root, cand.root, &cand.rel, view)
         {
-            trace.push(place, &cand.rel, root.stamp(&cand.rel), None);
+            view.stamp(root, cand.root, &cand.rel);
             self.refuse_foreign(i, cand, &root.path, &path, owner);
             return;
         }
-        let file = match root.open_file(&cand.rel, self.policy.trust.symlinks) {
-            Opened::Absent => {
+        let file = match view.open(root, cand.root, &cand.rel, self.policy.trust.symlinks) {
+            Open::Absent => {
                 if cand.origin == Origin::Project {
                     gate.missing(&cand.rel, &cand.path);
                 }
-                trace.push(place, &cand.rel, Stamp::Absent, None);
                 self.statuses[i] = Some(Status::Absent);
                 return;
             }
-            Opened::Refused(reason) => {
+            Open::Refused(reason) => {
                 if cand.origin == Origin::Project {
                     gate.missing(&cand.rel, &cand.path);
                 }
-                trace.push(place, &cand.rel, root.stamp(&cand.rel), None);
                 // A link the sandbox refuses would have been a file to a
                 // program that follows it: it takes the place's slot.
                 if matches!(reason, Reason::SymlinkEscape | Reason::SymlinkRefused) {
@@ -402,7 +407,7 @@ impl<'p> Selector<'p> {
                 self.skip(i, cand, reason);
                 return;
             }
-            Opened::File(file) => file,
+            Open::File(file) => file,
         };
         let stamp = file.stamp();
         // The file opened is the one examined: one swapped in since is
@@ -410,14 +415,14 @@ impl<'p> Selector<'p> {
         if cand.origin == Origin::Ancestor
             && let Some((path, owner)) = foreign(&stamp)
         {
-            trace.push(place, &cand.rel, stamp, None);
+            file.leave();
             self.refuse_foreign(i, cand, &root.path, &path, owner);
             return;
         }
         self.take_slot(cand, Pick::FirstFile);
         let skip_over = u64::try_from(self.policy.instructions.skip_larger_than).unwrap_or(0);
         if skip_over > 0 && file.len() > skip_over {
-            trace.push(place, &cand.rel, stamp, None);
+            file.leave();
             self.skip(i, cand, Reason::TooLarge);
             return;
         }
@@ -426,7 +431,7 @@ impl<'p> Selector<'p> {
         if cand.origin == Origin::Project && stamp.is_hard_linked() {
             self.warnings.push((i, Warning::hard_link(&cand.path)));
             if self.policy.trust.hard_links == HardLinkRule::Refuse {
-                trace.push(place, &cand.rel, stamp, None);
+                file.leave();
                 self.skip(i, cand, Reason::HardLink);
                 return;
             }
@@ -438,16 +443,34 @@ impl<'p> Selector<'p> {
             .filter(|_| self.policy.instructions.fold_same_file)
             .and_then(|id| self.kept_by_identity.get(&id).cloned())
         {
-            trace.push(
-                place,
-                &cand.rel,
-                stamp,
-                Some(same.as_os_str().as_encoded_bytes()),
-            );
+            // Derived: the file folded into, so that folding into another
+            // moves the fingerprint.
+            file.leave_as(same.as_os_str().as_encoded_bytes());
             self.fold(i, cand, same.clone(), Status::SameFile(same));
             return;
         }
-        let Some(text) = self.read(i, root, file, place, cand, trace, gate) else {
+        // A huge file late in the chain costs a few KiB, not the whole cap.
+        let want = self.limit.saturating_sub(self.used).max(self.longest_kept) + READ_SLACK;
+        // A pinned project file is read as far as an approval reads it (the
+        // per-file limit), so that its hash is the one approved.
+        let pinned = gate.pinned() && cand.origin == Origin::Project;
+        let read_limit = if pinned || !self.charged(cand.origin) {
+            self.max_file
+        } else {
+            self.file_cap.min(want)
+        };
+        let size = file.len();
+        let Ok(bytes) = file.read_at_most(read_limit) else {
+            self.skip(i, cand, Reason::Unreadable);
+            return;
+        };
+        let read = Bytes {
+            bytes,
+            size,
+            read_limit,
+            pinned,
+        };
+        let Some(text) = self.read(i, root, read, cand, view, gate) else {
             return;
         };
         self.keep(i, cand, stamp, text);
@@ -479,41 +502,23 @@ impl<'p> Selector<'p> {
         self.skip(i, cand, Reason::Scoped);
     }
 
-    /// Reads and decodes a candidate, as far as the budget can still use it;
+    /// Decodes a candidate read, as far as the budget can still use it;
     /// skips it (and says why) when it is not text.
-    #[allow(clippy::too_many_arguments)]
     fn read(
         &mut self,
         i: usize,
         root: &crate::sandbox::Root,
-        file: OpenFile,
-        place: Place,
+        read: Bytes,
         cand: &Candidate,
-        trace: &mut Trace,
+        view: &mut View<'_>,
         gate: &mut Gate,
     ) -> Option<Text> {
-        let stamp = file.stamp();
-        // A huge file late in the chain costs a few KiB, not the whole cap.
-        let want = self.limit.saturating_sub(self.used).max(self.longest_kept) + READ_SLACK;
-        // A pinned project file is read as far as an approval reads it (the
-        // per-file limit), so that its hash is the one approved.
-        let pinned = gate.pinned() && cand.origin == Origin::Project;
-        let read_limit = if pinned || !self.charged(cand.origin) {
-            self.max_file
-        } else {
-            self.file_cap.min(want)
-        };
-        let bytes = match file.read_at_most(read_limit) {
-            Ok(b) => b,
-            Err(_) => {
-                trace.push(place, &cand.rel, stamp, None);
-                self.skip(i, cand, Reason::Unreadable);
-                return None;
-            }
-        };
-        let size = file.len();
-        drop(file);
-        trace.push(place, &cand.rel, stamp, Some(&bytes));
+        let Bytes {
+            bytes,
+            size,
+            read_limit,
+            pinned,
+        } = read;
         if pinned {
             let hash = trust::content_hash(&bytes);
             let text = || String::from_utf8_lossy(&bytes).into_owned();
@@ -636,7 +641,7 @@ impl<'p> Selector<'p> {
         if Importer::enabled(self.policy) {
             let mut importer =
                 Importer::new(self.policy, root, cand.root, self.cwd, self.import_left);
-            text = importer.expand(&text, &cand.rel, trace, gate);
+            text = importer.expand(&text, &cand.rel, view, gate);
             self.import_left = importer.left();
             report.absorb(std::mem::take(&mut importer.found));
             self.imports

@@ -8,7 +8,9 @@ use std::time::SystemTime;
 
 use crate::error::BootstrapError;
 use crate::policy::keys::ROOTS;
-use crate::policy::{BUILTIN_NAME, HOME_POLICY_FILE, Layer, Policy, PolicyError, PolicySource};
+use crate::policy::{
+    BUILTIN_NAME, HOME_POLICY_FILE, Layer, Memo, Policy, PolicyError, PolicySource,
+};
 use crate::sandbox::{self, Stamp};
 
 /// How the loader reads environment variables (for `$NAME` and `~` in the
@@ -34,6 +36,10 @@ pub(super) struct Bootstrap {
     /// its policy file is read through the admitted directory's handle,
     /// never by its path.
     pub(super) admitted: Option<Arc<sandbox::Admitted>>,
+    /// What the policy layer keeps of the policies built (shipped policies
+    /// parsed, merged and located; name rules compiled): this loader's
+    /// own, or its group's ([`crate::LoaderBuilder::share`]).
+    pub(super) memo: Arc<Memo>,
 }
 
 /// The outcome of one load of the layered policy.
@@ -84,7 +90,7 @@ impl Bootstrap {
 
     /// The policy of the layers outside the home: the base, and the policy
     /// file over it when one is given, its named roots located. A shipped
-    /// policy alone is the process's one copy of it (see
+    /// policy alone is the memo's one copy of it (see
     /// [`Policy::shipped_located`]).
     fn outside(&self, file: Option<&PolicySource>) -> Result<Arc<Policy>, BootstrapError> {
         if file.is_none()
@@ -94,7 +100,7 @@ impl Bootstrap {
         }
         let mut sources = vec![self.base_source()?];
         sources.extend(file.cloned());
-        let mut policy = Policy::from_sources(&sources)?;
+        let mut policy = Policy::from_sources_in(&sources, &self.memo)?;
         policy.locate_named_roots_as_merged(&*self.env);
         Ok(Arc::new(policy))
     }
@@ -103,7 +109,7 @@ impl Bootstrap {
     /// `None` for a base that is not shipped.
     fn base_alone(&self) -> Option<Result<Arc<Policy>, PolicyError>> {
         let name = self.base.as_deref().unwrap_or(BUILTIN_NAME);
-        Policy::shipped_located(name, &*self.env)
+        Policy::shipped_located(name, &*self.env, &self.memo)
     }
 
     /// Loads the layered policy: the policy file (for the home candidates),
@@ -169,7 +175,7 @@ impl Bootstrap {
                     let mut sources = vec![self.base_source()?];
                     sources.extend(home_layer);
                     sources.extend(file);
-                    let mut policy = Policy::from_sources(&sources)?;
+                    let mut policy = Policy::from_sources_in(&sources, &self.memo)?;
                     policy.locate_named_roots_as_merged(&*self.env);
                     if policy
                         .definition(ROOTS.home)

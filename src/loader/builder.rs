@@ -88,6 +88,7 @@ impl LoaderBuilder {
                 home_policy: true,
                 env: Box::new(|name| std::env::var_os(name)),
                 admitted: None,
+                memo: std::sync::Arc::default(),
             },
             policy: None,
             capacity: DEFAULT_CACHE_ENTRIES,
@@ -207,6 +208,13 @@ impl LoaderBuilder {
         self
     }
 
+    /// Makes the loader keep what the policy layer computes in `memo`
+    /// (see [`crate::policy::Memo`]): the loaders of a survey share one.
+    pub(crate) fn policy_memo(mut self, memo: std::sync::Arc<crate::policy::Memo>) -> Self {
+        self.bootstrap.memo = memo;
+        self
+    }
+
     /// Makes the loader one of `other`'s group, as a server of many homes
     /// wants: the loaders of a group keep their own policies, homes, nonce
     /// keys, trust stores and memo files, and never answer from each
@@ -246,7 +254,11 @@ impl LoaderBuilder {
     /// assert_eq!((ada.cached_entries(), ada.group_cached_entries()), (1, 2));
     /// ```
     pub fn share(mut self, other: &Loader) -> Self {
-        self.group = Some(other.membership());
+        let membership = other.membership();
+        if let Some(memo) = membership.memo() {
+            self.bootstrap.memo = memo;
+        }
+        self.group = Some(membership);
         self
     }
 

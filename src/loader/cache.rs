@@ -38,6 +38,16 @@ pub(super) struct Membership {
     group: Arc<Group>,
     handles: Arc<Handles>,
     parsed: ParseCache,
+    /// The policy memo of the loader joined (`None`: its policy was given
+    /// once).
+    memo: Option<Arc<crate::policy::Memo>>,
+}
+
+impl Membership {
+    /// The policy memo a loader joining the group takes.
+    pub(super) fn memo(&self) -> Option<Arc<crate::policy::Memo>> {
+        self.memo.clone()
+    }
 }
 
 /// Builds snapshots for any number of cwds, concurrently, caching each one
@@ -199,6 +209,7 @@ impl Loader {
             group: Arc::clone(&self.group),
             handles: Arc::clone(&self.handles),
             parsed: ParseCache::beside(&self.parsed),
+            memo: self.policies.memo(),
         }
     }
 

@@ -27,19 +27,24 @@ pub fn build(
     cwd: &Path,
     root: Option<&Path>,
 ) -> Result<Snapshot, SnapshotError> {
+    build_viewed(policy, home, cwd, root, snapshot::Tracing::On)
+}
+
+/// [`build`], its stages asking the disk through the view `tracing` names:
+/// under [`Tracing::Off`](snapshot::Tracing::Off) nothing is recorded and
+/// the snapshot has no fingerprint, and otherwise it answers the same.
+pub(crate) fn build_viewed(
+    policy: &Policy,
+    home: Option<&Path>,
+    cwd: &Path,
+    root: Option<&Path>,
+    tracing: snapshot::Tracing,
+) -> Result<Snapshot, SnapshotError> {
     let handles = Handles::default();
     // One build keeps no parses in memory (a copy of every parsed
     // frontmatter for a cache dropped on return); the home's memo file
     // still serves and learns.
     let cache = ParseCache::new(0);
-    let built = snapshot::build(
-        policy,
-        home,
-        cwd,
-        root,
-        &handles,
-        &cache,
-        snapshot::Tracing::On,
-    )?;
+    let built = snapshot::build(policy, home, cwd, root, &handles, &cache, tracing)?;
     Ok(std::sync::Arc::unwrap_or_clone(built.snapshot))
 }

@@ -20,6 +20,7 @@ mod watch;
 pub use builder::LoaderBuilder;
 pub use cache::Loader;
 pub use fresh::build;
+pub(crate) use fresh::build_viewed;
 pub use skill_file::{SkillError, SkillFile};
 pub(crate) use survey::survey_each;
 pub use survey::{SurveyError, Surveyed, survey};

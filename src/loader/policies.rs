@@ -115,6 +115,15 @@ impl State {
 }
 
 impl Policies {
+    /// What the policy layer keeps for a watched policy's loads (`None`
+    /// for a policy given once).
+    pub(super) fn memo(&self) -> Option<std::sync::Arc<crate::policy::Memo>> {
+        match self {
+            Policies::Fixed(_) => None,
+            Policies::Watched(w) => Some(std::sync::Arc::clone(&w.bootstrap.memo)),
+        }
+    }
+
     /// A policy loaded from files, to be watched.
     pub(super) fn watched(bootstrap: Bootstrap, loaded: Loaded, racy_window: Duration) -> Self {
         let state = State::new(loaded, None);

@@ -104,9 +104,13 @@ pub(crate) fn survey_each<T: Send>(
     if jobs.is_empty() {
         return Ok(Vec::new());
     }
-    // Built side by side, each thread taking the next policy.
+    // Built side by side, each thread taking the next policy. The loaders
+    // keep one policy memo between them: a shipped policy (most of them
+    // lay a file over `lisa`) is parsed and merged once per survey.
+    let memo = std::sync::Arc::new(crate::policy::Memo::default());
     let workers = crate::skills::parallel::workers().min(jobs.len());
     let built = crate::skills::parallel::each_in_order(jobs, workers, &|(policy, builder)| {
+        let builder = builder.policy_memo(std::sync::Arc::clone(&memo));
         let loader = match builder.parse_cache(0).build() {
             Ok(loader) => loader,
             Err(source) => return Err(SurveyError::Bootstrap { policy, source }),

@@ -15,6 +15,7 @@ use super::schema::{
     RulesLayer, Skills, SkillsLayer, Templates, TemplatesLayer, Trust, TrustLayer,
 };
 use super::source::{Layer, PolicySource};
+use super::validate::Kept;
 use crate::vocab::origin::RootId;
 use crate::vocab::reason::Reason;
 
@@ -62,6 +63,9 @@ pub struct Policy {
     /// The keys its files write in a deprecated spelling
     /// (`policy::deprecated-key` warnings), lowest layer first.
     pub(super) deprecations: Vec<super::Problem>,
+    /// The matchers of the chain's globs, compiled once for this policy
+    /// and its copies (see [`Policy::glob_matcher`]).
+    pub(super) globs: Arc<Kept<Arc<globset::GlobMatcher>>>,
 }
 
 /// The state of the digest's hasher after the policy's values, as merged.
@@ -131,6 +135,21 @@ pub struct Definition {
 }
 
 impl Policy {
+    /// The matcher of the glob `pattern` (a file name of the chain), kept
+    /// for the last few globs of this policy: a chain expands the same glob
+    /// at every level of every build, and compiling it is dearer than
+    /// matching. Handed out shared: a matcher holds its pattern's text and
+    /// tokens, and copying them cost more than the match.
+    pub(crate) fn glob_matcher(&self, pattern: &str) -> Option<Arc<globset::GlobMatcher>> {
+        self.globs
+            .or(64, pattern, || {
+                super::validate::glob_matcher(pattern)
+                    .map(Arc::new)
+                    .ok_or(())
+            })
+            .ok()
+    }
+
     /// Expands the named roots' candidates with `env` (a loader's
     /// environment) rather than the process's.
     pub(crate) fn locate_named_roots(&mut self, env: &dyn Fn(&str) -> Option<std::ffi::OsString>) {

@@ -9,6 +9,7 @@ use globset::GlobSetBuilder;
 
 use super::diagnostic::{PolicyError, ProblemKind};
 use super::keys::{INSTRUCTIONS, ROOTS, RULES, SKILLS, TEMPLATES};
+use super::memo::Memo;
 use super::schema::{
     FingerprintLayer, InstructionsLayer, ROOT_WORDS, RootsLayer, RulesLayer, SkillsLayer,
     TemplatesLayer, TrustLayer,
@@ -32,67 +33,56 @@ impl Policy {
     /// later one winning. The lowest source must define every key (the
     /// built-in policy does). An empty slice means the built-in policy alone.
     pub fn from_sources(sources: &[PolicySource]) -> Result<Self, PolicyError> {
+        Self::from_sources_in(sources, &Memo::default())
+    }
+
+    /// [`from_sources`](Self::from_sources), with what `memo` keeps: a
+    /// shipped policy alone is part of the binary, merged once per memo (a
+    /// loader's bootstrap, shared by the loaders of a group).
+    pub(crate) fn from_sources_in(
+        sources: &[PolicySource],
+        memo: &Memo,
+    ) -> Result<Self, PolicyError> {
         if sources.is_empty() {
-            return Self::from_sources(&[PolicySource::builtin()]);
+            return Self::from_sources_in(&[PolicySource::builtin()], memo);
         }
-        // A shipped policy alone is part of the binary: merged once per
-        // process (a survey builds a loader for each of them).
         if let [only] = sources
             && let Some(name) = only.shipped_name()
         {
-            type Merged = std::collections::HashMap<&'static str, Policy>;
-            static MERGED: std::sync::OnceLock<std::sync::Mutex<Merged>> =
-                std::sync::OnceLock::new();
-            let memo = MERGED.get_or_init(Default::default);
-            let lock = || memo.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some(policy) = lock().get(name) {
-                return Ok(policy.clone());
-            }
-            let policy = Self::merge(sources)?;
-            lock().insert(name, policy.clone());
-            return Ok(policy);
+            return memo.merged(name, || Self::merge(sources, memo));
         }
-        Self::merge(sources)
+        Self::merge(sources, memo)
     }
 
     /// The shipped policy `name` alone (`None`: no policy of that name), its
     /// named roots found with `env` (see
     /// [`locate_named_roots`](Self::locate_named_roots)). One policy per
-    /// name is kept for the process and handed out while `env` finds its
-    /// roots where they were found: the loaders of a survey, or of many
-    /// homes in one server, share it rather than each copying and locating
-    /// the same values. Found elsewhere, the policy is located again and
-    /// kept in the old one's place, so at most one per shipped name is held.
+    /// name is kept in `memo` and handed out while `env` finds its roots
+    /// where they were found: the loaders of many homes in one server share
+    /// it rather than each copying and locating the same values. Found
+    /// elsewhere, the policy is located again and kept in the old one's
+    /// place, so at most one per shipped name is held.
     pub(crate) fn shipped_located(
         name: &str,
         env: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+        memo: &Memo,
     ) -> Option<Result<Arc<Self>, PolicyError>> {
-        type Located = std::collections::HashMap<&'static str, Arc<Policy>>;
-        static LOCATED: std::sync::OnceLock<std::sync::Mutex<Located>> = std::sync::OnceLock::new();
         let &(name, _) = super::shipped::SHIPPED.iter().find(|(n, _)| *n == name)?;
-        let memo = LOCATED.get_or_init(Default::default);
-        let lock = || memo.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(kept) = lock().get(name)
-            && kept.is_located_for(env)
-        {
-            return Some(Ok(Arc::clone(kept)));
-        }
-        let located = Self::from_sources(&[PolicySource::shipped(name)?]).map(|mut policy| {
-            policy.locate_named_roots_as_merged(env);
-            Arc::new(policy)
-        });
-        if let Ok(policy) = &located {
-            lock().insert(name, Arc::clone(policy));
-        }
-        Some(located)
+        let source = PolicySource::shipped(name)?;
+        Some(memo.located(name, env, || {
+            Self::from_sources_in(&[source], memo).map(|mut policy| {
+                policy.locate_named_roots_as_merged(env);
+                Arc::new(policy)
+            })
+        }))
     }
 
     /// [`from_sources`](Self::from_sources) of a non-empty slice, merged now.
-    fn merge(sources: &[PolicySource]) -> Result<Self, PolicyError> {
+    fn merge(sources: &[PolicySource], memo: &Memo) -> Result<Self, PolicyError> {
         let mut ordered = sources.to_vec();
         // A stable sort: sources of one layer keep the order they were given in.
         ordered.sort_by_key(|s| s.layer);
-        let ordered = with_base(ordered)?;
+        let ordered = with_base(ordered, &|s| memo.layer(s))?;
         let sources: Arc<[PolicySource]> = ordered.iter().map(|(s, _)| s.clone()).collect();
 
         let mut roots = RootsLayer::default();
@@ -108,7 +98,7 @@ impl Policy {
         for (index, (source, parsed)) in ordered.into_iter().enumerate() {
             let mut layer = match parsed {
                 Some(layer) => layer,
-                None => source.parse()?,
+                None => memo.layer(&source)?,
             };
             deprecations.append(&mut layer.deprecations);
             let mut set = Vec::new();
@@ -188,7 +178,7 @@ impl Policy {
             let at = (ProblemKind::MissingField, "in this layer");
             return Err(problems_at(&sources, &definitions, "", at, problems).into());
         };
-        let name_rule = validate::compile_name_rule(&skills.name_rule).map_err(|e| {
+        let name_rule = memo.name_rule(&skills.name_rule).map_err(|e| {
             let message = format!("`{}` does not compile: {e}", SKILLS.name_rule);
             problems_at(
                 &sources,
@@ -292,6 +282,7 @@ impl Policy {
             digest: 0,
             merged_values: None,
             deprecations,
+            globs: Arc::default(),
         };
         let values = policy.values_state();
         policy.digest = policy.digest_from(values.clone());
@@ -348,11 +339,12 @@ mod tests {
         let env_of =
             |dir: &'static str| move |k: &str| (k == "HOME").then(|| std::ffi::OsString::from(dir));
         let (a, b) = (env_of("/home/a"), env_of("/home/b"));
-        let first = Policy::shipped_located("amp", &a).unwrap().unwrap();
-        let again = Policy::shipped_located("amp", &a).unwrap().unwrap();
+        let memo = Memo::default();
+        let first = Policy::shipped_located("amp", &a, &memo).unwrap().unwrap();
+        let again = Policy::shipped_located("amp", &a, &memo).unwrap().unwrap();
         assert!(Arc::ptr_eq(&first, &again), "one copy for the same places");
         // Another home: located there, with the digest a whole hash gives.
-        let other = Policy::shipped_located("amp", &b).unwrap().unwrap();
+        let other = Policy::shipped_located("amp", &b, &memo).unwrap().unwrap();
         assert!(!Arc::ptr_eq(&first, &other));
         for (policy, home) in [(&first, "/home/a"), (&other, "/home/b")] {
             assert_eq!(
@@ -363,7 +355,7 @@ mod tests {
             assert_eq!(policy.digest(), policy.compute_digest(), "{home}");
         }
         // Back to the first home: located there again, equal to the first.
-        let back = Policy::shipped_located("amp", &a).unwrap().unwrap();
+        let back = Policy::shipped_located("amp", &a, &memo).unwrap().unwrap();
         assert_eq!(back.named_root_paths(), first.named_root_paths());
         assert_eq!(back.digest(), first.digest());
         // Each is the policy merging and locating it by hand gives.
@@ -371,7 +363,7 @@ mod tests {
         by_hand.locate_named_roots(&b);
         assert_eq!(by_hand.digest(), other.digest());
         assert_eq!(by_hand.to_toml(), other.to_toml());
-        assert!(Policy::shipped_located("no-such-policy", &a).is_none());
+        assert!(Policy::shipped_located("no-such-policy", &a, &memo).is_none());
     }
 
     #[test]

@@ -8,6 +8,7 @@
 mod diagnostic;
 mod effective;
 pub mod keys;
+mod memo;
 mod merge;
 mod rule;
 mod schema;
@@ -20,6 +21,7 @@ mod validate;
 
 pub use diagnostic::{InvalidPolicy, MAX_REPORTED_PROBLEMS, PolicyError, Problem, ProblemKind};
 pub use effective::{Definition, Policy, VCS_METADATA_NAMES};
+pub(crate) use memo::Memo;
 pub use schema::{
     AccessRoot, BudgetCounts, BudgetOrder, BudgetScope, ChainOrder, CharUnit, Conflict,
     DuplicateKeys, Fences, Fingerprint, FrontmatterMode, GlobOrder, HardLinkRule, HiddenText,
@@ -31,4 +33,4 @@ pub use shipped::{BUILTIN_NAME, BUILTIN_POLICY, SHIPPED, SHIPPED_NAMES};
 pub use source::{HOME_POLICY_FILE, Layer, MAX_POLICY_BYTES, PolicySource};
 pub use template::{Template, TemplateSyntaxError};
 pub use validate::{MAX_BUDGET_BYTES, MAX_FILE_BYTES, SUPPORTED_VERSION};
-pub(crate) use validate::{compile_glob, glob_matcher, is_glob};
+pub(crate) use validate::{compile_glob, is_glob};

@@ -108,29 +108,7 @@ impl PolicySource {
     /// keys) and the semantic ones (ranges, globs, templates...) together.
     /// Only a file that is not TOML at all stops at its first error.
     pub fn check(&self) -> Result<(), InvalidPolicy> {
-        self.parse().map(drop)
-    }
-
-    /// Parses and checks this layer on its own (see [`check`](Self::check)).
-    pub(crate) fn parse(&self) -> Result<PolicyLayer, InvalidPolicy> {
-        // A shipped policy's text is part of the binary: parsed and checked
-        // once per process (a survey builds thirteen loaders, most of them
-        // over `lisa`).
-        if let Some(name) = self.shipped_name() {
-            static PARSED: std::sync::OnceLock<
-                std::sync::Mutex<std::collections::HashMap<&'static str, PolicyLayer>>,
-            > = std::sync::OnceLock::new();
-            let memo = PARSED.get_or_init(Default::default);
-            if let Some(layer) = memo.lock().unwrap_or_else(|p| p.into_inner()).get(name) {
-                return Ok(layer.clone());
-            }
-            let layer = self.parse_text()?;
-            memo.lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(name, layer.clone());
-            return Ok(layer);
-        }
-        self.parse_text()
+        self.parse_text().map(drop)
     }
 
     /// The shipped policy this source is, unchanged: its name, when its
@@ -151,7 +129,7 @@ impl PolicySource {
     }
 
     /// Parses and checks the text.
-    fn parse_text(&self) -> Result<PolicyLayer, InvalidPolicy> {
+    pub(super) fn parse_text(&self) -> Result<PolicyLayer, InvalidPolicy> {
         let src = super::diagnostic::source(&self.name, &self.text);
         let invalid = |problems| InvalidPolicy::new(self.name.clone(), problems);
         let version_text = SUPPORTED_VERSION.to_string();
@@ -187,6 +165,7 @@ impl PolicySource {
 /// source is parsed twice); the others are parsed by the caller, in order.
 pub(super) fn with_base(
     sources: Vec<PolicySource>,
+    parse: &dyn Fn(&PolicySource) -> Result<PolicyLayer, InvalidPolicy>,
 ) -> Result<Vec<(PolicySource, Option<PolicyLayer>)>, PolicyError> {
     let (base, rest): (Vec<_>, Vec<_>) =
         sources.into_iter().partition(|s| s.layer == Layer::Builtin);
@@ -194,7 +173,7 @@ pub(super) fn with_base(
         rest.into_iter().map(|s| (s, None)).collect();
     let mut named = None;
     for (source, parsed) in rest.iter_mut().rev() {
-        let layer = source.parse()?;
+        let layer = parse(source)?;
         let extends = layer.extends.clone();
         *parsed = Some(layer);
         if let Some(base) = extends {
@@ -212,7 +191,7 @@ pub(super) fn with_base(
         let mut chain = Vec::new();
         let mut next = Some(source);
         while let Some(source) = next.take() {
-            let layer = source.parse()?;
+            let layer = parse(&source)?;
             let parent = layer.extends.as_ref().map(|p| p.get_ref().clone());
             chain.push((source, Some(layer)));
             if chain.len() > MAX_EXTENDS_DEPTH {

@@ -33,56 +33,55 @@ pub(crate) fn compile_glob(pattern: &str) -> Result<globset::Glob, globset::Erro
         .build()
 }
 
-/// Compiles `skills.name-rule`, with a bound on the compiled size.
-///
-/// A rule this process compiled before is not compiled again: the check of
-/// the layer that sets it and the effective policy compile the same text,
-/// and a loader builds its policy anew whenever a policy file changes. The
-/// last few rules that compiled are kept (a compiled `Regex` is shared, so
-/// a copy is cheap).
+/// Compiles `skills.name-rule`, with a bound on the compiled size (a
+/// loader keeps the last few it compiled: see `Memo::name_rule`).
 pub(crate) fn compile_name_rule(rule: &str) -> Result<regex::Regex, regex::Error> {
-    static COMPILED: Kept<regex::Regex> = std::sync::Mutex::new(Vec::new());
-    kept_or(&COMPILED, 4, rule, || {
-        regex::RegexBuilder::new(rule).size_limit(1 << 20).build()
-    })
+    regex::RegexBuilder::new(rule).size_limit(1 << 20).build()
+}
+
+/// The matcher of a glob, as [`compile_glob`] reads it (a policy keeps the
+/// matchers of its chain's globs: see `Policy::glob_matcher`).
+pub(crate) fn glob_matcher(pattern: &str) -> Option<globset::GlobMatcher> {
+    compile_glob(pattern).ok().map(|g| g.compile_matcher())
 }
 
 /// The last few things compiled from a text, with the text.
-type Kept<T> = std::sync::Mutex<Vec<(String, T)>>;
+#[derive(Debug)]
+pub(crate) struct Kept<T>(std::sync::Mutex<Vec<(String, T)>>);
 
-/// What `kept` holds for `text`, else what `compile` makes of it (kept,
-/// the oldest going past `most`).
-fn kept_or<T: Clone, E>(
-    kept: &Kept<T>,
-    most: usize,
-    text: &str,
-    compile: impl FnOnce() -> Result<T, E>,
-) -> Result<T, E> {
-    // A poisoned list is still a list of compiled things.
-    let lock = || kept.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some((_, t)) = lock().iter().find(|(k, _)| k == text) {
-        return Ok(t.clone());
+impl<T> Default for Kept<T> {
+    fn default() -> Self {
+        Self(std::sync::Mutex::new(Vec::new()))
     }
-    let made = compile()?;
-    let mut list = lock();
-    if list.len() >= most {
-        list.remove(0);
-    }
-    list.push((text.to_string(), made.clone()));
-    Ok(made)
 }
 
-/// The matcher of a glob (as [`compile_glob`] reads it), compiled once per
-/// process for the last few globs: a chain expands the same glob at every
-/// level of every build, and compiling it is dearer than matching.
-/// Handed out shared: a matcher holds its pattern's text and tokens, and
-/// copying them cost more than the match.
-pub(crate) fn glob_matcher(pattern: &str) -> Option<std::sync::Arc<globset::GlobMatcher>> {
-    static COMPILED: Kept<std::sync::Arc<globset::GlobMatcher>> = std::sync::Mutex::new(Vec::new());
-    kept_or(&COMPILED, 64, pattern, || {
-        compile_glob(pattern).map(|g| std::sync::Arc::new(g.compile_matcher()))
-    })
-    .ok()
+impl<T: Clone> Kept<T> {
+    /// What is kept for `text`, else what `compile` makes of it (kept, the
+    /// oldest going past `most`; an error is not kept). A poisoned list is
+    /// still a list of compiled things.
+    pub(crate) fn or<E>(
+        &self,
+        most: usize,
+        text: &str,
+        compile: impl FnOnce() -> Result<T, E>,
+    ) -> Result<T, E> {
+        if let Some((_, t)) = self
+            .0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .find(|(k, _)| k == text)
+        {
+            return Ok(t.clone());
+        }
+        let made = compile()?;
+        let mut list = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if list.len() >= most {
+            list.remove(0);
+        }
+        list.push((text.to_string(), made.clone()));
+        Ok(made)
+    }
 }
 
 struct Checker<'a> {
@@ -603,7 +602,7 @@ pub(super) fn forged_prefix_clash(t: &super::Templates) -> Option<([&'static str
 
 #[cfg(test)]
 mod tests {
-    use super::compile_name_rule;
+    use crate::policy::memo::Memo;
     use crate::policy::rule::Rule;
     use crate::policy::schema::{
         InstructionsLayer, PolicyLayer, RootsLayer, RulesLayer, SKILLS, Shape, SkillsLayer, TRUST,
@@ -742,6 +741,8 @@ mod tests {
             "^c$",
             "^[a-z]+$",
         ];
+        let memo = Memo::default();
+        let compile_name_rule = |rule: &str| memo.name_rule(rule);
         for rule in rules {
             let first = compile_name_rule(rule).expect("compiles");
             let again = compile_name_rule(rule).expect("compiles");

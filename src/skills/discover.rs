@@ -16,7 +16,7 @@ use crate::policy::{
 };
 use crate::sandbox::Place;
 use crate::sandbox::{Looked, Opened, Read, Root, Roots, Stamp};
-use crate::trace::{Trace, TraceEntry};
+use crate::trace::{Trace, TraceEntry, View};
 use crate::vocab::origin::{Origin, RootId};
 use crate::vocab::reason::Reason;
 use crate::vocab::warning::{Warning, WarningKind};
@@ -34,7 +34,7 @@ const LISTING_FACTOR: usize = 16;
 pub(crate) fn discover(
     policy: &Policy,
     roots: &Roots,
-    trace: &mut Trace,
+    view: &mut View<'_>,
     cache: &ParseCache,
 ) -> (Vec<Found>, Vec<Rejected>, Vec<Warning>) {
     let warnings = std::cell::RefCell::new(Vec::new());
@@ -60,7 +60,7 @@ pub(crate) fn discover(
             source,
         };
         for (level, rel_source) in source_dirs(source, &roots.cwd_rel) {
-            ctx.scan(&rel_source, level, trace, &mut found, &mut rejected);
+            ctx.scan(&rel_source, level, view, &mut found, &mut rejected);
         }
     }
     (found, rejected, warnings.into_inner())
@@ -132,16 +132,15 @@ impl SourceCtx<'_> {
         &self,
         rel_source: &Path,
         level: usize,
-        trace: &mut Trace,
+        view: &mut View<'_>,
         found: &mut Vec<Found>,
         rejected: &mut Vec<Rejected>,
     ) {
         // One open stamps the source and, when it is a folder, lists it.
-        let folder = self.root.look(rel_source, self.listing_max());
+        let folder = view.list(self.root, self.id, rel_source, self.listing_max());
         let source_stamp = folder.stamp;
-        trace.push(self.place(), rel_source, source_stamp, None);
         let never_follow = self.policy.trust.symlinks == SymlinkRule::Never;
-        if never_follow && self.root.is_symlink(rel_source) {
+        if never_follow && view.is_symlink(self.root, rel_source) {
             self.reject(rejected, rel_source, Reason::SymlinkRefused);
             return;
         }
@@ -157,13 +156,13 @@ impl SourceCtx<'_> {
                 .and_then(|n| n.to_str())
                 .unwrap_or_default()
                 .to_string();
-            self.maybe_skill(&name, rel_source, level, trace, found, rejected);
+            self.maybe_skill(&name, rel_source, level, view, found, rejected);
         }
         let depth = usize::try_from(*self.source.depth.get_ref()).unwrap_or(1);
         if depth <= 1 {
-            self.scan_children(rel_source, &folder, level, trace, found, rejected);
+            self.scan_children(rel_source, &folder, level, view, found, rejected);
         } else {
-            self.walk(rel_source, &folder, depth, level, trace, found, rejected);
+            self.walk(rel_source, &folder, depth, level, view, found, rejected);
         }
     }
 
@@ -210,7 +209,7 @@ impl SourceCtx<'_> {
         rel_source: &Path,
         folder: &Looked,
         level: usize,
-        trace: &mut Trace,
+        view: &mut View<'_>,
         found: &mut Vec<Found>,
         rejected: &mut Vec<Rejected>,
     ) {
@@ -244,9 +243,9 @@ impl SourceCtx<'_> {
         // `SKILL.md` each, at most): growing these one push at a time copies
         // them over and over.
         found.reserve(steps.len());
-        trace.reserve(2 * steps.len());
+        view.reserve(2 * steps.len());
         // Examined in parallel when there are many, merged in this order.
-        run(self, steps, level, trace, found, rejected);
+        run(self, steps, level, view, found, rejected);
     }
 
     /// Depth 2 and more: folders are walked breadth first, dot folders
@@ -263,7 +262,7 @@ impl SourceCtx<'_> {
         folder: &Looked,
         depth: usize,
         level: usize,
-        trace: &mut Trace,
+        view: &mut View<'_>,
         found: &mut Vec<Found>,
         rejected: &mut Vec<Rejected>,
     ) {
@@ -284,7 +283,8 @@ impl SourceCtx<'_> {
             let looked = match source.take() {
                 Some(folder) => folder,
                 None => {
-                    below = self.root.look(&dir, self.listing_max());
+                    // Its stamp was recorded as the walk went into it.
+                    below = view.list_again(self.root, &dir, self.listing_max());
                     &below
                 }
             };
@@ -301,12 +301,12 @@ impl SourceCtx<'_> {
                 if name.starts_with('.') || (entry.is_link && never_follow) || entry.is_file {
                     continue;
                 }
-                let stamp = self.root.stamp(&rel_folder);
+                // What is no folder is passed over, and not recorded.
+                let stamp = view.stamp_if(self.root, self.id, &rel_folder, Stamp::is_dir);
                 if !stamp.is_dir() {
                     continue;
                 }
-                trace.push(self.place(), &rel_folder, stamp, None);
-                self.maybe_skill(&name, &rel_folder, level, trace, found, rejected);
+                self.maybe_skill(&name, &rel_folder, level, view, found, rejected);
                 if at + 1 < depth {
                     queue.push_back((rel_folder, at + 1));
                 }
@@ -322,21 +322,20 @@ impl SourceCtx<'_> {
         name: &str,
         rel_folder: &Path,
         level: usize,
-        trace: &mut Trace,
+        view: &mut View<'_>,
         found: &mut Vec<Found>,
         rejected: &mut Vec<Rejected>,
     ) {
         if let Some(reason) = self.folder_name_refusal(name) {
             // Only a folder holding a `SKILL.md` is refused for its name.
             let rel = crate::vocab::paths::join(rel_folder, SKILL_FILE);
-            let stamp = self.root.stamp(&rel);
-            trace.push(self.place(), &rel, stamp, None);
+            let stamp = view.stamp(self.root, self.id, &rel);
             if !matches!(stamp, Stamp::Absent) {
                 self.reject(rejected, rel_folder, reason);
             }
             return;
         }
-        match self.examine(name, rel_folder, level, trace) {
+        match self.examine(name, rel_folder, level, view) {
             Ok(f) => found.push(f),
             Err((_, Reason::MissingSkillFile)) => {}
             Err((rel, reason)) => self.reject(rejected, &rel, reason),
@@ -348,26 +347,29 @@ impl SourceCtx<'_> {
         &self,
         rel_folder: &Path,
         failed: Opened,
-        trace: &mut Trace,
+        view: &mut View<'_>,
     ) -> (PathBuf, Reason) {
-        let folder_stamp = self.root.stamp(rel_folder);
-        let folder_fault = match folder_stamp {
+        // The folder is recorded only when it is at fault: otherwise the
+        // `SKILL.md` is.
+        let folder_fault = |s: &Stamp| match *s {
             Stamp::Error(reason) => Some(reason),
-            Stamp::Present { .. } if !folder_stamp.is_dir() => Some(Reason::NotADirectory),
+            Stamp::Present { .. } if !s.is_dir() => Some(Reason::NotADirectory),
             _ => None,
         };
-        if let Some(reason) = folder_fault {
-            trace.push(self.place(), rel_folder, folder_stamp, None);
+        let folder_stamp = view.stamp_if(self.root, self.id, rel_folder, |s| {
+            folder_fault(s).is_some()
+        });
+        if let Some(reason) = folder_fault(&folder_stamp) {
             return (rel_folder.to_path_buf(), reason);
         }
         let rel = crate::vocab::paths::join(rel_folder, SKILL_FILE);
         match failed {
             Opened::Refused(reason) => {
-                trace.push(self.place(), &rel, self.root.stamp(&rel), None);
+                view.stamp(self.root, self.id, &rel);
                 (rel, reason)
             }
             _ => {
-                trace.push(self.place(), &rel, Stamp::Absent, None);
+                view.note(self.place(), &rel, Stamp::Absent, None);
                 (rel_folder.to_path_buf(), Reason::MissingSkillFile)
             }
         }
@@ -388,13 +390,15 @@ impl SourceCtx<'_> {
         rel: &Path,
         rel_folder: &Path,
         how: &How,
-        trace: &mut Trace,
+        view: &mut View<'_>,
     ) -> Result<SkillRead, (PathBuf, Reason)> {
         let (cap, pin, fences) = (how.cap, how.pin, how.reading.fences);
         // A pinned project skill is approved by its whole file: read it all
         // (it is no larger than the cap), trace and hash all of it, and
         // parse its frontmatter from the same bytes.
-        let read = self.root.read(rel, how.links, cap, |file| {
+        // Recorded by the caller: the entry made here is shared by the
+        // builds that read the file the same way.
+        let read = view.read_unrecorded(self.root, rel, how.links, cap, |file| {
             if pin {
                 file.read_at_most(cap).map_err(|_| Reason::Unreadable)
             } else {
@@ -403,9 +407,9 @@ impl SourceCtx<'_> {
         });
         let (stamp, len, bytes) = match read {
             Read::File { stamp, len, bytes } => (stamp, len, bytes),
-            Read::Absent => return Err(self.explain_failure(rel_folder, Opened::Absent, trace)),
+            Read::Absent => return Err(self.explain_failure(rel_folder, Opened::Absent, view)),
             Read::Refused(reason) => {
-                return Err(self.explain_failure(rel_folder, Opened::Refused(reason), trace));
+                return Err(self.explain_failure(rel_folder, Opened::Refused(reason), view));
             }
         };
         let path = crate::vocab::paths::join(&self.root.path, rel);
@@ -466,25 +470,27 @@ impl SourceCtx<'_> {
         folder: &str,
         rel_folder: &Path,
         level: usize,
-        trace: &mut Trace,
+        view: &mut View<'_>,
     ) -> Result<Found, (PathBuf, Reason)> {
         // Open the SKILL.md straight away: for a good skill that is the only
         // path examined (and traced: a removed or replaced folder shows up as
         // a changed SKILL.md). The folder is examined only to explain a failure.
         let how = self.reading_how();
         let rel = crate::vocab::paths::join(rel_folder, SKILL_FILE);
-        let read = self.read_frontmatter(&rel, rel_folder, &how, trace)?;
+        let read = self.read_frontmatter(&rel, rel_folder, &how, view)?;
         let rel = read.entry.rel.clone();
         if self.origin == Origin::Project && read.stamp.is_hard_linked() {
             self.warnings
                 .borrow_mut()
                 .push(crate::vocab::warning::Warning::hard_link(&read.path));
             if self.policy.trust.hard_links == HardLinkRule::Refuse {
-                trace.push(self.place(), &rel, read.stamp, None);
+                // Derived: refused unread, recorded without its content.
+                view.note(self.place(), &rel, read.stamp, None);
                 return Err((rel, Reason::HardLink));
             }
         }
-        trace.push_entry(Arc::clone(&read.entry));
+        // Derived: the entry `read_frontmatter` made, shared.
+        view.note_entry(Arc::clone(&read.entry));
         let (mut fm, strict_error) = match &read.parsed {
             Ok((fm, strict_error)) => (Arc::clone(fm), strict_error.clone()),
             Err(reason) => return Err((rel, *reason)),
@@ -550,9 +556,7 @@ impl SourceCtx<'_> {
         let executable =
             self.origin == Origin::Home && !self.policy.skills.executable_file.is_empty() && {
                 let exe = rel_folder.join(&self.policy.skills.executable_file);
-                let exe_stamp = self.root.stamp(&exe);
-                trace.push(self.place(), &exe, exe_stamp, None);
-                exe_stamp.is_file()
+                view.stamp(self.root, self.id, &exe).is_file()
             };
         Ok(Found {
             name,
@@ -643,13 +647,14 @@ pub(super) fn run(
     ctx: &SourceCtx<'_>,
     steps: Vec<Step>,
     level: usize,
-    trace: &mut Trace,
+    view: &mut View<'_>,
     found: &mut Vec<Found>,
     rejected: &mut Vec<Rejected>,
 ) {
     let (policy, cache, root, id, origin, source) = (
         ctx.policy, ctx.cache, ctx.root, ctx.id, ctx.origin, ctx.source,
     );
+    let records = view.records();
     let examine = |name: &str, rel: &std::path::Path| -> Outcome {
         let warnings = RefCell::new(Vec::new());
         let local = SourceCtx {
@@ -664,8 +669,16 @@ pub(super) fn run(
         let mut t = Trace::default();
         // A good skill records one path (its `SKILL.md`): room for exactly
         // that, where a first push would make room for four.
-        t.entries.reserve_exact(1);
-        let result = local.examine(name, rel, level, &mut t);
+        if records {
+            t.entries.reserve_exact(1);
+        }
+        // The worker's view records as the build's does.
+        let mut view = if records {
+            View::recording(&mut t)
+        } else {
+            View::off()
+        };
+        let result = local.examine(name, rel, level, &mut view);
         (result, t.entries, warnings.into_inner())
     };
     let to_examine = steps
@@ -705,7 +718,7 @@ pub(super) fn run(
                 let Some((result, entries, warnings)) = outcome else {
                     continue;
                 };
-                trace.extend(entries);
+                view.extend(entries);
                 ctx.warnings.borrow_mut().extend(warnings);
                 match result {
                     Ok(f) => found.push(f),

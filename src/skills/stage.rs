@@ -9,7 +9,7 @@ use super::resolve::{self, SkillSet};
 use crate::hidden::{self, HiddenFinding};
 use crate::policy::Policy;
 use crate::sandbox::{Root, Roots};
-use crate::trace::Trace;
+use crate::trace::View;
 use crate::trust::{self, Gate, ItemKind};
 use crate::vocab::origin::Origin;
 
@@ -54,7 +54,7 @@ fn review_text(
 pub(crate) fn skills(
     policy: &Policy,
     roots: &Roots,
-    trace: &mut Trace,
+    view: &mut View<'_>,
     cache: &ParseCache,
     gate: &mut Gate,
 ) -> SkillSet {
@@ -62,7 +62,7 @@ pub(crate) fn skills(
     if let Some((home, rel, max)) = memo {
         cache.attach_memo(home, rel, max);
     }
-    let (mut found, rejected, warnings) = discover::discover(policy, roots, trace, cache);
+    let (mut found, rejected, warnings) = discover::discover(policy, roots, view, cache);
     if let Some((home, rel, _)) = memo {
         cache.save_memo(home, rel);
     }

@@ -8,7 +8,7 @@ use super::records::{Change, ItemKind, TrustItem, TrustState, Unapproved, key};
 use super::store::{Approval, StoreProblem, load_repo};
 use crate::policy::{Policy, ProjectTrust};
 use crate::sandbox::{Place, Roots};
-use crate::trace::Trace;
+use crate::trace::View;
 use crate::vocab::warning::{Warning, WarningKind};
 
 /// One project item seen during a build.
@@ -44,7 +44,12 @@ impl Gate {
     /// The gate for one build: open (everything passes) unless the policy
     /// pins project content, in which case the store is read through the
     /// home root and traced.
-    pub(crate) fn load(policy: &Policy, roots: &Roots, trace: &mut Trace, keep_text: bool) -> Gate {
+    pub(crate) fn load(
+        policy: &Policy,
+        roots: &Roots,
+        view: &mut View<'_>,
+        keep_text: bool,
+    ) -> Gate {
         let mut gate = Gate {
             pinned: policy.trust.project == ProjectTrust::Pinned,
             keep_text,
@@ -62,12 +67,16 @@ impl Gate {
         let place = Place::Within(id);
         match load_repo(home, rel, &roots.set.repo.path) {
             Ok((approvals, stamp)) => {
+                // Derived: the store is recorded by the approvals it holds
+                // for this repository, not by its bytes.
                 let content = serde_json::to_vec(&approvals).unwrap_or_default();
-                trace.push(place, rel, stamp, Some(&content));
+                view.note(place, rel, stamp, Some(&content));
                 gate.approvals = approvals;
             }
             Err(e) => {
-                trace.push(place, rel, home.stamp(rel), Some(e.to_string().as_bytes()));
+                // Derived: a store that cannot be used is recorded by why.
+                let stamp = view.glance(home, rel);
+                view.note(place, rel, stamp, Some(e.to_string().as_bytes()));
                 gate.store_error = Some(e);
             }
         }

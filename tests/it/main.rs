@@ -45,6 +45,7 @@ mod cut_notes;
 mod dedup_partial;
 mod descriptors;
 mod door;
+mod door_views;
 mod duplicate_keys;
 mod fingerprint_rules;
 mod frontmatter;

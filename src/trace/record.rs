@@ -125,10 +125,6 @@ pub(crate) struct Trace {
     /// The deepest folder holding a traced path (the entry's index and the
     /// folder's length in its path), once asked for.
     deepest: OnceLock<Option<(usize, usize)>>,
-    /// Whether paths are forgotten as they are recorded: a build whose
-    /// snapshot is summed up and dropped (a survey's) is never checked
-    /// again, and has no fingerprint.
-    forgets: bool,
 }
 
 impl Clone for Trace {
@@ -139,7 +135,6 @@ impl Clone for Trace {
             vouched: Mutex::default(),
             newest: OnceLock::new(),
             deepest: OnceLock::new(),
-            forgets: self.forgets,
         }
     }
 }
@@ -152,51 +147,29 @@ impl Default for Trace {
             vouched: Mutex::default(),
             newest: OnceLock::new(),
             deepest: OnceLock::new(),
-            forgets: false,
         }
     }
 }
 
 impl Trace {
-    /// A trace that forgets every path recorded (see [`Trace::keeps`]).
-    pub(crate) fn forgetting() -> Self {
-        Self {
-            forgets: true,
-            ..Self::default()
-        }
-    }
-
-    /// Whether the paths recorded are kept: not in a build that is summed
-    /// up and dropped, as a survey's are.
-    pub(crate) fn keeps(&self) -> bool {
-        !self.forgets
-    }
-
     /// Records an entry made already (shared with other builds).
-    pub(crate) fn push_entry(&mut self, entry: Arc<TraceEntry>) {
-        if !self.forgets {
-            self.entries.push(entry);
-        }
+    pub(super) fn push_entry(&mut self, entry: Arc<TraceEntry>) {
+        self.entries.push(entry);
     }
 
     /// Records entries made already (shared with other builds).
-    pub(crate) fn extend(&mut self, entries: impl IntoIterator<Item = Arc<TraceEntry>>) {
-        if !self.forgets {
-            self.entries.extend(entries);
-        }
+    pub(super) fn extend(&mut self, entries: impl IntoIterator<Item = Arc<TraceEntry>>) {
+        self.entries.extend(entries);
     }
 
     /// Makes room for `more` paths (a caller about to record many spares
     /// the copies of growing one at a time).
-    pub(crate) fn reserve(&mut self, more: usize) {
+    pub(super) fn reserve(&mut self, more: usize) {
         self.entries.reserve(more);
     }
 
-    /// Records a path.
-    pub(crate) fn push(&mut self, place: Place, rel: &Path, stamp: Stamp, content: Option<&[u8]>) {
-        if self.forgets {
-            return;
-        }
+    /// Records a path (only a [`View`](super::View) records).
+    pub(super) fn push(&mut self, place: Place, rel: &Path, stamp: Stamp, content: Option<&[u8]>) {
         self.entries
             .push(Arc::new(TraceEntry::new(place, rel, stamp, content)));
     }
@@ -648,19 +621,5 @@ mod tests {
         assert_eq!(trace(dir(7, 1), None), trace(dir(9, 5), None));
         assert_ne!(trace(dir(7, 1), None), trace(Stamp::Absent, None));
         assert_ne!(trace(dir(7, 1), Some(b"a")), trace(dir(7, 1), Some(b"b")));
-    }
-
-    #[test]
-    fn a_forgetting_trace_records_nothing_however_entries_come() {
-        let shared = Arc::new(entry(Place::Marker, dir(7, 1)));
-        for (mut t, kept) in [(Trace::default(), 3), (Trace::forgetting(), 0)] {
-            t.push(Place::Marker, Path::new("/r/.git"), dir(7, 1), None);
-            t.push_entry(Arc::clone(&shared));
-            t.extend([Arc::clone(&shared)]);
-            assert_eq!(t.entries.len(), kept);
-            assert_eq!(t.keeps(), kept > 0);
-            // A copy forgets as the original does.
-            assert_eq!(t.clone().keeps(), kept > 0);
-        }
     }
 }
