@@ -405,7 +405,8 @@ fn parse_key(text: &[u8]) -> Option<Key> {
 }
 
 /// The characters that stand for a reading's code, 0 first.
-const READING_CHARS: &[u8; 32] = b"0123456789abcdefghijklmnopqrstuv";
+const READING_CHARS: &[u8; 62] =
+    b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
 
 /// The character of a reading's code.
 fn reading_char(code: u8) -> char {
@@ -431,9 +432,9 @@ mod tests {
         // Today's two readings keep the characters earlier memos used.
         assert_eq!(super::reading_char(0), '0');
         assert_eq!(super::reading_char(1), '1');
-        // Every combination of fallback (4), scalars (2) and fences (3) has
-        // its own code, and each fits one character.
-        assert_eq!(readings, 4 * 2 * 3);
+        // Every combination of fallback (4), scalars (2), fences (3) and
+        // duplicate keys (2) has its own code, and each fits one character.
+        assert_eq!(readings, 4 * 2 * 3 * 2);
         assert!(readings <= super::READING_CHARS.len());
     }
 
