@@ -59,7 +59,10 @@ pub mod internals;
 
 pub use access::{Access, RuleReach, Session};
 pub use error::{BootstrapError, PolicyFailure, RuleHolder, SkillReadError, SnapshotError};
-pub use loader::{Loader, LoaderBuilder, SkillFile, SurveyError, Surveyed, build, survey};
+pub use loader::{
+    Loader, LoaderBuilder, MAX_SURVEY_FOLDERS, Scope, SkillFile, SurveyError, Surveyed, build,
+    survey,
+};
 pub use on_request::RuleText;
 pub use review::TrustError;
 pub use snapshot::Snapshot;

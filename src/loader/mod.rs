@@ -21,5 +21,5 @@ pub use builder::LoaderBuilder;
 pub use cache::Loader;
 pub use fresh::build;
 pub use skill_file::SkillFile;
-pub(crate) use survey::survey_each;
-pub use survey::{SurveyError, Surveyed, survey};
+pub use survey::{MAX_SURVEY_FOLDERS, Scope, SurveyError, Surveyed, survey};
+pub(crate) use survey::{survey_each, survey_scope_each};

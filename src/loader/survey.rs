@@ -123,3 +123,250 @@ pub(crate) fn survey_each<T: Send>(
     // The first error in the order given is the answer.
     built.into_iter().collect()
 }
+
+/// What a survey looks at: the cwd alone, or every folder of the
+/// repository a harness would read from as a cwd.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Scope {
+    /// Every folder of the repository that holds a file or folder some
+    /// surveyed policy reads at a level (an instruction file's name, the
+    /// first folder of a rule file's or a repository skill source's path),
+    /// the cwd first.
+    #[default]
+    Repo,
+    /// The cwd alone.
+    Cwd,
+}
+
+/// The most folders a [`Scope::Repo`] survey takes as cwds by default (the
+/// cwd besides); past it the survey says it is incomplete.
+pub const MAX_SURVEY_FOLDERS: usize = 256;
+
+/// The names, in a folder's listing, that make it a folder some policy
+/// reads from: the first component of every level file, rule file and
+/// repository skill source the policies name (globs included).
+#[derive(Debug, Clone)]
+pub(crate) struct Wanted {
+    set: globset::GlobSet,
+}
+
+impl Wanted {
+    /// The names `policies` read at a level.
+    pub(crate) fn of<'p>(policies: impl IntoIterator<Item = &'p crate::policy::Policy>) -> Self {
+        let mut firsts: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+        for p in policies {
+            let ins = &p.instructions;
+            let files = ins
+                .level_files
+                .iter()
+                .chain(&ins.extra_level_files)
+                .chain(&ins.fallback_level_files)
+                .chain(&ins.access_level_files);
+            for f in files {
+                if let Some(first) = f.get_ref().split('/').find(|c| !c.is_empty() && *c != ".") {
+                    firsts.insert(first.to_string());
+                }
+            }
+            for s in &p.skills.sources {
+                if s.root.get_ref() == "repo"
+                    && let Some(first) = s
+                        .path
+                        .get_ref()
+                        .split('/')
+                        .find(|c| !c.is_empty() && *c != ".")
+                {
+                    firsts.insert(first.to_string());
+                }
+            }
+        }
+        let mut b = globset::GlobSetBuilder::new();
+        for f in firsts {
+            let glob = globset::GlobBuilder::new(&f)
+                .literal_separator(true)
+                .build()
+                .or_else(|_| globset::Glob::new(&globset::escape(&f)));
+            if let Ok(g) = glob {
+                b.add(g);
+            }
+        }
+        Self {
+            set: b.build().unwrap_or_else(|_| globset::GlobSet::empty()),
+        }
+    }
+
+    /// Whether a folder holding an entry named `name` is one to survey.
+    fn holds(&self, name: &std::ffi::OsStr) -> bool {
+        self.set.is_match(Path::new(name))
+    }
+}
+
+/// What [`walk`] found.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Walk {
+    /// The folders to survey (absolute), in breadth-first name order, the
+    /// repository root first when it is one.
+    pub folders: Vec<std::path::PathBuf>,
+    /// Whether the walk stopped short: more folders than the cap, more
+    /// entries than [`crate::access::REACH_ENTRIES`], or deeper than 32
+    /// levels.
+    pub capped: bool,
+}
+
+/// Walks the repository of `snap` through its sandbox, as
+/// [`crate::access::reach`] does (links are not followed, version-control
+/// metadata and `import-excluded-names` folders are not entered), and
+/// names each folder whose listing holds a name of `wanted`, at most
+/// `max_folders` of them.
+pub(crate) fn walk(
+    policy: &crate::policy::Policy,
+    home: Option<&Path>,
+    handles: &crate::sandbox::Handles,
+    snap: &Snapshot,
+    wanted: &Wanted,
+    max_folders: usize,
+) -> Result<Walk, SnapshotError> {
+    const DEPTH: usize = 32;
+    let roots =
+        crate::sandbox::open_roots(policy, home, &snap.cwd, Some(&snap.repo_root), handles)?;
+    let repo = &roots.set.repo;
+    let mut out = Walk::default();
+    let mut entries_seen = 0usize;
+    let mut queue = std::collections::VecDeque::from([(std::path::PathBuf::new(), 0usize)]);
+    while let Some((folder, depth)) = queue.pop_front() {
+        let at = if folder.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            folder.as_path()
+        };
+        let room = crate::access::REACH_ENTRIES.saturating_sub(entries_seen);
+        if room == 0 {
+            out.capped = true;
+            break;
+        }
+        let looked = repo.look(at, room);
+        if !looked.stamp.is_dir() {
+            continue;
+        }
+        let Ok(Some(entries)) = &looked.listing else {
+            continue;
+        };
+        let mut entries = entries.clone();
+        entries_seen += entries.len();
+        if entries.len() >= room {
+            out.capped = true;
+        }
+        entries.sort_by(|a, b| a.name.cmp(&b.name));
+        if entries.iter().any(|e| wanted.holds(&e.name)) {
+            if out.folders.len() >= max_folders {
+                out.capped = true;
+                break;
+            }
+            out.folders.push(snap.repo_root.join(&folder));
+        }
+        for entry in entries {
+            if entry.is_link || entry.is_file || policy.is_import_excluded(&entry.name) {
+                continue;
+            }
+            if depth + 1 < DEPTH {
+                queue.push_back((folder.join(&entry.name), depth + 1));
+            } else {
+                out.capped = true;
+            }
+        }
+    }
+    if let Some(source) = roots.set.shortage() {
+        return Err(SnapshotError::ResourceExhausted {
+            path: roots.set.repo.path.clone(),
+            source,
+        });
+    }
+    Ok(out)
+}
+
+/// What [`survey_scope_each`] made: per policy (in the order given), what
+/// `each` made of each folder (in [`folders`](Self::folders) order).
+pub(crate) struct Scoped<T> {
+    /// The folders surveyed, the cwd first.
+    pub folders: Vec<std::path::PathBuf>,
+    /// Whether the repository walk stopped short.
+    pub capped: bool,
+    /// Per policy, per folder.
+    pub parts: Vec<Vec<T>>,
+}
+
+/// [`survey_each`] over the folders `scope` names: the cwd (in the root
+/// given), then, for [`Scope::Repo`], every other folder of the repository
+/// the first policy finds from the cwd that some policy reads from (see
+/// [`Wanted`]), each in that repository. One loader per policy serves
+/// every folder.
+pub(crate) fn survey_scope_each<T: Send>(
+    policies: impl IntoIterator<Item = (String, LoaderBuilder)>,
+    cwd: &Path,
+    root: Option<&Path>,
+    scope: Scope,
+    max_folders: usize,
+    tracing: Tracing,
+    each: &(dyn Fn(Surveyed) -> T + Sync),
+) -> Result<Scoped<T>, SurveyError> {
+    let mut loaders = Vec::new();
+    for (policy, builder) in policies {
+        match builder.build() {
+            Ok(loader) => loaders.push((policy, loader)),
+            Err(source) => return Err(SurveyError::Bootstrap { policy, source }),
+        }
+    }
+    let mut folders = vec![crate::vocab::home::normalize(cwd)];
+    let mut capped = false;
+    let mut repo_root: Option<std::path::PathBuf> = None;
+    if scope == Scope::Repo
+        && let Some((first, loader)) = loaders.first()
+    {
+        let fail = |source| SurveyError::Snapshot {
+            policy: first.clone(),
+            source,
+        };
+        let mut held = Vec::new();
+        for (_, l) in &loaders {
+            held.push(l.policy().map_err(fail)?);
+        }
+        let wanted = Wanted::of(held.iter().map(|p| p.as_ref()));
+        let (snap, _) = loader.surveyed(cwd, root, Tracing::Off).map_err(fail)?;
+        let walked = loader
+            .survey_walk(&snap, &wanted, max_folders)
+            .map_err(fail)?;
+        capped = walked.capped;
+        for f in walked.folders {
+            if !folders.contains(&f) {
+                folders.push(f);
+            }
+        }
+        repo_root = Some(snap.repo_root.clone());
+    }
+    let workers = crate::skills::parallel::workers().min(loaders.len().max(1));
+    let folders_ref = &folders;
+    let repo_root_ref = repo_root.as_deref();
+    let built = crate::skills::parallel::each_in_order(loaders, workers, &|(policy, loader)| {
+        let mut made = Vec::with_capacity(folders_ref.len());
+        for (i, folder) in folders_ref.iter().enumerate() {
+            // The cwd in the root given; the others in the repository the
+            // cwd is in.
+            let r = if i == 0 { root } else { repo_root_ref };
+            match loader.surveyed(folder, r, tracing) {
+                Ok((snapshot, reach)) => made.push(each(Surveyed {
+                    policy: policy.clone(),
+                    snapshot,
+                    reach,
+                })),
+                Err(source) => return Err(SurveyError::Snapshot { policy, source }),
+            }
+        }
+        Ok(made)
+    });
+    let parts = built.into_iter().collect::<Result<Vec<_>, _>>()?;
+    Ok(Scoped {
+        folders,
+        capped,
+        parts,
+    })
+}

@@ -143,9 +143,15 @@ impl SkillList {
 pub struct Survey {
     /// The working directory surveyed.
     pub cwd: String,
-    /// Each policy, in the order asked for.
+    /// Each policy, in the order asked for, as it loads the cwd.
     pub policies: Vec<SurveyedPolicy>,
-    /// The problems found, in policy order.
+    /// The folders surveyed as cwds (absolute), the cwd first: with
+    /// `--scope repo`, every folder of the repository some policy reads
+    /// from; with `--scope cwd`, the cwd alone.
+    #[serde(default)]
+    pub folders: Vec<String>,
+    /// The problems found in any of them, each once (a file's problem seen
+    /// from several folders is one problem), in kind and path order.
     pub problems: Vec<SurveyProblem>,
 }
 
@@ -211,7 +217,7 @@ pub struct SurveyProblemKind {
 /// The kinds of problem a survey reports, in the order it lists them.
 /// The survey, its documentation and its SARIF rules are all read from
 /// here.
-pub const SURVEY_PROBLEM_KINDS: [SurveyProblemKind; 7] = [
+pub const SURVEY_PROBLEM_KINDS: [SurveyProblemKind; 8] = [
     SurveyProblemKind {
         kind: "budget-clip",
         title: "An instruction file is cut",
@@ -280,6 +286,16 @@ pub const SURVEY_PROBLEM_KINDS: [SurveyProblemKind; 7] = [
          and no path of the repository matches them: it never loads.",
         fix: "Fix the rule's globs so that they match the repository's paths \
          (relative to its root), or make the rule always apply.",
+        level: "warning",
+        security_severity: None,
+    },
+    SurveyProblemKind {
+        kind: "survey-incomplete",
+        title: "The survey stopped short",
+        meaning: "The repository holds more folders to survey, entries to walk or \
+         levels than the survey's caps: the folders past them were not surveyed.",
+        fix: "Survey the parts apart (`--cwd` with `--scope cwd`), or move \
+         generated trees out of the repository.",
         level: "warning",
         security_severity: None,
     },
@@ -567,46 +583,120 @@ impl Survey {
 
     /// The survey from each policy's part, in survey order.
     fn of_parts(cwd: &std::path::Path, parts: Vec<Part>) -> Self {
+        let folders = vec![cwd.to_string_lossy().into_owned()];
+        Self::of_folder_parts(cwd, folders, vec![parts], false)
+    }
+
+    /// Surveys `cwd` and, under [`Scope::Repo`](crate::loader::Scope::Repo),
+    /// every folder of its repository some policy reads from (see
+    /// [`crate::survey`] for one folder): what `lisa-context survey
+    /// --scope` shows. A problem of one file seen from several folders is
+    /// one problem; the policies' lines are the cwd's. A walk that stopped
+    /// short (more than `max_folders` folders to survey, see
+    /// [`MAX_SURVEY_FOLDERS`](crate::MAX_SURVEY_FOLDERS) for the default)
+    /// adds a `survey-incomplete` problem at the repository root.
+    pub fn run_scoped(
+        policies: impl IntoIterator<Item = (String, crate::loader::LoaderBuilder)>,
+        cwd: &std::path::Path,
+        root: Option<&std::path::Path>,
+        scope: crate::loader::Scope,
+        max_folders: usize,
+    ) -> Result<Self, crate::loader::SurveyError> {
+        let scoped = crate::loader::survey_scope_each(
+            policies,
+            cwd,
+            root,
+            scope,
+            max_folders,
+            crate::snapshot::Tracing::Off,
+            &|s| Part::of_surveyed(&s),
+        )?;
+        // Per folder, each policy's part.
+        let count = scoped.folders.len();
+        let mut by_folder: Vec<Vec<Part>> = (0..count).map(|_| Vec::new()).collect();
+        for per_policy in scoped.parts {
+            for (i, part) in per_policy.into_iter().enumerate() {
+                if let Some(slot) = by_folder.get_mut(i) {
+                    slot.push(part);
+                }
+            }
+        }
+        let folders = scoped
+            .folders
+            .iter()
+            .map(|f| f.to_string_lossy().into_owned())
+            .collect();
+        Ok(Self::of_folder_parts(
+            cwd,
+            folders,
+            by_folder,
+            scoped.capped,
+        ))
+    }
+
+    /// The survey from each folder's parts (each policy's, in survey
+    /// order), the cwd's first.
+    fn of_folder_parts(
+        cwd: &std::path::Path,
+        folders: Vec<String>,
+        by_folder: Vec<Vec<Part>>,
+        capped: bool,
+    ) -> Self {
         use std::collections::BTreeMap;
         let mut problems = Vec::new();
         // Per (kind, path, key): the policies it holds for, each with its
         // message.
         let mut grouped: BTreeMap<(usize, String, String, String), Vec<Said>> = BTreeMap::new();
-        // Per project file: the policies that read it.
-        let mut readers: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        let mut policies = Vec::with_capacity(parts.len());
-        for part in parts {
-            let name = &part.line.name;
-            for (kind, path, message) in part.notes {
-                let key = problem_key(kind, &message).to_string();
-                grouped
-                    .entry((kind_order(kind), kind.to_string(), path, key))
-                    .or_default()
-                    .push((name.clone(), message));
+        let mut policies: Vec<SurveyedPolicy> = Vec::new();
+        let add = |grouped: &mut BTreeMap<(usize, String, String, String), Vec<Said>>,
+                   key: (usize, String, String, String),
+                   said: Said| {
+            let entry = grouped.entry(key).or_default();
+            if !entry.iter().any(|(p, _)| *p == said.0) {
+                entry.push(said);
             }
-            for path in part.project_files {
-                readers.entry(path).or_default().push(name.clone());
+        };
+        for (i, parts) in by_folder.into_iter().enumerate() {
+            // Per project file: the policies that read it from this folder.
+            let mut readers: BTreeMap<String, Vec<String>> = BTreeMap::new();
+            let mut names: Vec<String> = Vec::with_capacity(parts.len());
+            for part in parts {
+                let name = part.line.name.clone();
+                for (kind, path, message) in part.notes {
+                    let key = problem_key(kind, &message).to_string();
+                    add(
+                        &mut grouped,
+                        (kind_order(kind), kind.to_string(), path, key),
+                        (name.clone(), message),
+                    );
+                }
+                for path in part.project_files {
+                    readers.entry(path).or_default().push(name.clone());
+                }
+                names.push(name);
+                if i == 0 {
+                    policies.push(part.line);
+                }
             }
-            policies.push(part.line);
-        }
-        // A project file some policies read and others do not.
-        for (path, by) in readers {
-            if by.len() < policies.len() {
-                let others: Vec<&str> = policies
-                    .iter()
-                    .map(|p| p.name.as_str())
-                    .filter(|n| !by.iter().any(|b| b == n))
-                    .collect();
-                let message = format!("not read by {}", others.join(", "));
-                grouped.insert(
-                    (
+            // A project file some policies read and others do not.
+            for (path, by) in readers {
+                if by.len() < names.len() {
+                    let others: Vec<&str> = names
+                        .iter()
+                        .map(String::as_str)
+                        .filter(|n| !by.iter().any(|b| b == n))
+                        .collect();
+                    let message = format!("not read by {}", others.join(", "));
+                    let key = (
                         kind_order("read-by-some"),
-                        "read-by-some".into(),
+                        "read-by-some".to_string(),
                         path,
                         problem_key("read-by-some", &message).to_string(),
-                    ),
-                    by.into_iter().map(|b| (b, message.clone())).collect(),
-                );
+                    );
+                    for b in by {
+                        add(&mut grouped, key.clone(), (b, message.clone()));
+                    }
+                }
             }
         }
         let root = policies
@@ -635,9 +725,26 @@ impl Survey {
                 column: None,
             });
         }
+        if capped {
+            let message = format!(
+                "the survey stopped short: more folders to survey than its cap, or more than {} \
+                 entries or 32 levels to walk; the folders past it were not surveyed",
+                crate::access::REACH_ENTRIES
+            );
+            problems.push(SurveyProblem {
+                fingerprint: fingerprint("survey-incomplete", &root, "", &root),
+                kind: "survey-incomplete".into(),
+                policies: policies.iter().map(|p| p.name.clone()).collect(),
+                path: root.clone(),
+                message,
+                line: None,
+                column: None,
+            });
+        }
         Self {
             cwd: cwd.to_string_lossy().into_owned(),
             policies,
+            folders,
             problems,
         }
     }

@@ -82,6 +82,7 @@ mod soak;
 mod state_env;
 mod survey_alone;
 mod survey_exit;
+mod survey_scope;
 mod trust;
 
 /// Every `.rs` file in `tests/it/` (but this one) is declared above as a

@@ -182,7 +182,12 @@ fn results_are_relative_with_regions_where_there_are_lines() {
         .iter()
         .map(|r| r["ruleId"].as_str().unwrap())
         .collect();
-    for k in &SURVEY_PROBLEM_KINDS {
+    // (`survey-incomplete` is about the walk, not a file: at the root,
+    // which SARIF cannot show; tests/it/survey_scope.rs has it.)
+    for k in SURVEY_PROBLEM_KINDS
+        .iter()
+        .filter(|k| k.kind != "survey-incomplete")
+    {
         assert!(kinds.contains(k.kind), "{} missing: {kinds:?}", k.kind);
     }
     for (r, p) in results.iter().zip(problems) {
