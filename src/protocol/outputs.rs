@@ -217,7 +217,7 @@ pub struct SurveyProblemKind {
 /// The kinds of problem a survey reports, in the order it lists them.
 /// The survey, its documentation and its SARIF rules are all read from
 /// here.
-pub const SURVEY_PROBLEM_KINDS: [SurveyProblemKind; 8] = [
+pub const SURVEY_PROBLEM_KINDS: [SurveyProblemKind; 12] = [
     SurveyProblemKind {
         kind: "budget-clip",
         title: "An instruction file is cut",
@@ -286,6 +286,48 @@ pub const SURVEY_PROBLEM_KINDS: [SurveyProblemKind; 8] = [
          and no path of the repository matches them: it never loads.",
         fix: "Fix the rule's globs so that they match the repository's paths \
          (relative to its root), or make the rule always apply.",
+        level: "warning",
+        security_severity: None,
+    },
+    SurveyProblemKind {
+        kind: "symlink-escape",
+        title: "A link leads out of the repository",
+        meaning: "A file a harness would read is a symbolic link (or lies past one) \
+         that leads outside the repository, or is absolute: no harness under \
+         its policy reads it, and one that follows links would read a file \
+         the repository does not hold.",
+        fix: "Replace the link with the file, or point it at a file inside \
+         the repository with a relative path.",
+        level: "warning",
+        security_severity: Some("7.0"),
+    },
+    SurveyProblemKind {
+        kind: "vcs-metadata",
+        title: "A path passes through version-control metadata",
+        meaning: "A file a harness would read is, or links into, a version-control \
+         metadata folder (`.git`, `.hg`, `.svn`, `.jj`): it is never read.",
+        fix: "Keep instruction files, rules and skills out of version-control \
+         metadata, and links from pointing into it.",
+        level: "warning",
+        security_severity: Some("5.0"),
+    },
+    SurveyProblemKind {
+        kind: "not-text",
+        title: "A file is not text",
+        meaning: "A file a harness would read is not UTF-8 text (invalid bytes, NUL \
+         bytes): it is not read.",
+        fix: "Save the file as UTF-8 text, or rename it so that no harness \
+         takes it for an instruction file.",
+        level: "warning",
+        security_severity: None,
+    },
+    SurveyProblemKind {
+        kind: "too-large",
+        title: "A file is too large to read",
+        meaning: "A file a harness would read is larger than its policy reads: it \
+         is not read at all.",
+        fix: "Shorten the file or split it into files a harness loads on \
+         access (rules, skills).",
         level: "warning",
         security_severity: None,
     },
@@ -406,14 +448,36 @@ fn fingerprint(kind: &str, path: &str, key: &str, root: &str) -> String {
 struct Part {
     /// Its line.
     line: SurveyedPolicy,
-    /// Its problems: kind, path, message.
-    notes: Vec<(&'static str, String, String)>,
+    /// Its problems: kind, path, message, and the line and column where
+    /// it is, when known.
+    notes: Vec<Note>,
     /// The project instruction files it reads.
     project_files: Vec<String>,
 }
 
+/// A problem as one policy's snapshot shows it: kind, path, message, and
+/// its line and column (0: not known) when it has a place.
+type Note = (&'static str, String, String, Option<(u64, u64)>);
+
 /// A policy, and what it says of a problem.
 type Said = (String, String);
+
+/// The problem kind of a skipped candidate's reason, for the reasons a
+/// repository's author should know of (a file no harness reads for what it
+/// is, not a choice of the policy's).
+fn skipped_kind(reason: crate::vocab::reason::Reason) -> Option<&'static str> {
+    use crate::vocab::reason::Reason;
+    match reason {
+        Reason::SymlinkEscape => Some("symlink-escape"),
+        Reason::VcsMetadata => Some("vcs-metadata"),
+        Reason::NotText => Some("not-text"),
+        Reason::TooLarge => Some("too-large"),
+        _ => None,
+    }
+}
+
+/// At most this many hidden characters' places are named in a message.
+const NAMED_PLACES: usize = 16;
 
 /// What a `rule-unmatched` problem says.
 const UNMATCHED: &str = "its globs match no path of the repository: it never loads";
@@ -446,9 +510,9 @@ impl Part {
                 })
                 .collect(),
         };
-        let mut notes = Vec::new();
+        let mut notes: Vec<Note> = Vec::new();
         let mut note = |kind: &'static str, path: String, message: String| {
-            notes.push((kind, path, message));
+            notes.push((kind, path, message, None));
         };
         for b in &s.instruction_files {
             let message = if b.budget_cut {
@@ -476,17 +540,44 @@ impl Part {
             };
             note("budget-clip", lossy(&b.path), message);
         }
+        // Problems with a place, added after the others.
+        let mut placed: Vec<Note> = Vec::new();
         for h in &s.hidden_text {
-            note(
+            let mut message = format!(
+                "{} character(s) and {} HTML comment(s) a reader does not see ({})",
+                h.report.characters,
+                h.report.html_comments,
+                h.report.kinds.join(", ")
+            );
+            let places = &h.report.positions;
+            if !places.is_empty() {
+                let shown: Vec<String> = places
+                    .iter()
+                    .take(NAMED_PLACES)
+                    .map(|(l, c)| format!("{l}:{c}"))
+                    .collect();
+                message.push_str(&format!(" at line:column {}", shown.join(", ")));
+                let total = h.report.characters + h.report.html_comments;
+                if total > shown.len() {
+                    message.push_str(&format!(" and {} more", total - shown.len()));
+                }
+            }
+            placed.push((
                 "hidden-text",
                 lossy(&h.path),
-                format!(
-                    "{} character(s) and {} HTML comment(s) a reader does not see ({})",
-                    h.report.characters,
-                    h.report.html_comments,
-                    h.report.kinds.join(", ")
-                ),
-            );
+                message,
+                places.first().copied(),
+            ));
+        }
+        for k in &s.skipped {
+            if let Some(kind) = skipped_kind(k.reason) {
+                placed.push((
+                    kind,
+                    lossy(&k.path),
+                    format!("not read: {}", k.reason.as_str()),
+                    None,
+                ));
+            }
         }
         for r in &s.rejected_skills {
             // An impostor is refused as its folder; the name that does not
@@ -502,31 +593,41 @@ impl Part {
                 format!("refused: {}", r.reason.as_str()),
             );
         }
+        notes.append(&mut placed);
         for r in &s.rules {
             if let Some(m) = &r.misread {
-                note(
+                notes.push((
                     "rule-misread",
                     lossy(&r.path),
                     format!("{m}; read as {}", r.mode.as_str()),
-                );
+                    r.misread_line.map(|l| (l, 0)),
+                ));
             }
         }
         for r in &s.scoped_rules {
             if let Some(m) = &r.misread {
-                note(
+                // The rule's line, as its file's reading found it.
+                let line = s
+                    .rules
+                    .iter()
+                    .find(|f| f.path == r.path)
+                    .and_then(|f| f.misread_line);
+                notes.push((
                     "rule-misread",
                     lossy(&r.path),
                     format!("{m}; loaded on no path"),
-                );
+                    line.map(|l| (l, 0)),
+                ));
             }
         }
         for i in s.imports.iter().filter(|i| i.reason.is_some()) {
             let reason = i.reason.map(|r| r.as_str()).unwrap_or_default();
-            note(
+            notes.push((
                 "import-failed",
                 lossy(&i.from),
                 format!("{} is not followed: {reason}", i.spec),
-            );
+                i.line.map(|l| (l, 0)),
+            ));
         }
         let project_files = s
             .instruction_files
@@ -546,7 +647,8 @@ impl Part {
     fn of_surveyed(s: &crate::loader::Surveyed) -> Self {
         let mut part = Self::of(&s.policy, &s.snapshot);
         part.notes.extend(
-            unmatched_paths(&s.reach).map(|path| ("rule-unmatched", path, UNMATCHED.to_string())),
+            unmatched_paths(&s.reach)
+                .map(|path| ("rule-unmatched", path, UNMATCHED.to_string(), None)),
         );
         part
     }
@@ -648,6 +750,8 @@ impl Survey {
         // message.
         let mut grouped: BTreeMap<(usize, String, String, String), Vec<Said>> = BTreeMap::new();
         let mut policies: Vec<SurveyedPolicy> = Vec::new();
+        // Per group: where it is (the first policy's saying).
+        let mut places: BTreeMap<(usize, String, String, String), (u64, u64)> = BTreeMap::new();
         let add = |grouped: &mut BTreeMap<(usize, String, String, String), Vec<Said>>,
                    key: (usize, String, String, String),
                    said: Said| {
@@ -662,13 +766,13 @@ impl Survey {
             let mut names: Vec<String> = Vec::with_capacity(parts.len());
             for part in parts {
                 let name = part.line.name.clone();
-                for (kind, path, message) in part.notes {
+                for (kind, path, message, at) in part.notes {
                     let key = problem_key(kind, &message).to_string();
-                    add(
-                        &mut grouped,
-                        (kind_order(kind), kind.to_string(), path, key),
-                        (name.clone(), message),
-                    );
+                    let key = (kind_order(kind), kind.to_string(), path, key);
+                    if let Some(at) = at {
+                        places.entry(key.clone()).or_insert(at);
+                    }
+                    add(&mut grouped, key, (name.clone(), message));
                 }
                 for path in part.project_files {
                     readers.entry(path).or_default().push(name.clone());
@@ -703,7 +807,9 @@ impl Survey {
             .first()
             .map(|p| p.repo_root.clone())
             .unwrap_or_default();
-        for ((_, kind, path, key), said) in grouped {
+        for (group, said) in grouped {
+            let at = places.get(&group).copied();
+            let (_, kind, path, key) = group;
             // One message when the policies say the same, else each
             // policy's (a cap that shows one more byte to one of them).
             let message = if said.iter().all(|(_, m)| *m == said[0].1) {
@@ -721,8 +827,8 @@ impl Survey {
                 policies,
                 path,
                 message,
-                line: None,
-                column: None,
+                line: at.map(|(l, _)| l).filter(|l| *l > 0),
+                column: at.map(|(_, c)| c).filter(|c| *c > 0),
             });
         }
         if capped {
