@@ -288,4 +288,12 @@ mod tests {
         assert_eq!(log["runs"][0]["properties"]["outsideRepository"], 1);
         assert!(!log.to_string().contains("file://"));
     }
+
+    /// GitHub's escapes: `%`, CR and LF in a message; `:` and `,` too in a
+    /// property.
+    #[test]
+    fn github_escapes() {
+        assert_eq!(escape_data("50% a\r\nb: c, d"), "50%25 a%0D%0Ab: c, d");
+        assert_eq!(escape_property("a,b:c%\n"), "a%2Cb%3Ac%25%0A");
+    }
 }

@@ -82,6 +82,7 @@ mod soak;
 mod state_env;
 mod survey_alone;
 mod survey_exit;
+mod survey_gate;
 mod survey_places;
 mod survey_scope;
 mod trust;
