@@ -81,6 +81,7 @@ mod skills;
 mod soak;
 mod state_env;
 mod survey_alone;
+mod survey_docs;
 mod survey_exit;
 mod survey_gate;
 mod survey_places;
