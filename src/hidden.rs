@@ -110,7 +110,7 @@ pub struct HiddenFinding {
 }
 
 /// What was found in one text.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, serde::Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
@@ -122,20 +122,44 @@ pub struct HiddenReport {
     /// Distinct kinds found, stable kebab-case words in a fixed order:
     /// "zero-width", "bidi-control", "tag-character", "html-comment", "control-character".
     pub kinds: Vec<&'static str>,
-    /// Where each hidden character and each comment's `<!--` is in the
-    /// text treated, in order: its line and column (from 1, the column in
-    /// characters), the first [`MAX_POSITIONS`] of them. Not part of
-    /// any JSON output (the survey shows them); an imported file's
-    /// findings added to its importer's bring none.
+    /// See [`positions`](Self::positions). Boxed: most reports have
+    /// none, and reports travel inside answers kept small.
     #[serde(skip)]
     #[cfg_attr(feature = "schema", schemars(skip))]
-    pub positions: Vec<(u64, u64)>,
+    pub(crate) places: Option<Box<[(u64, u64)]>>,
 }
 
 /// The most positions a [`HiddenReport`] keeps.
 pub const MAX_POSITIONS: usize = 64;
 
+/// Two reports are equal when they found the same (their
+/// [`positions`](HiddenReport::positions) aside: where, not what).
+impl PartialEq for HiddenReport {
+    fn eq(&self, other: &Self) -> bool {
+        self.characters == other.characters
+            && self.html_comments == other.html_comments
+            && self.kinds == other.kinds
+    }
+}
+
+impl Eq for HiddenReport {}
+
 impl HiddenReport {
+    /// Where each hidden character and each comment's `<!--` is in the
+    /// text treated, in order: its line and column (from 1, the column in
+    /// characters), the first [`MAX_POSITIONS`] of them. Not part of any
+    /// JSON output (the survey shows them); an imported file's findings
+    /// added to its importer's bring none, and a skill's or a listed
+    /// rule's description (not its file's text) has none.
+    pub fn positions(&self) -> &[(u64, u64)] {
+        self.places.as_deref().unwrap_or_default()
+    }
+
+    /// Forgets the positions (of a text that is not its file's).
+    pub(crate) fn clear_positions(&mut self) {
+        self.places = None;
+    }
+
     /// Whether nothing hidden was found.
     pub fn is_empty(&self) -> bool {
         self.characters == 0 && self.html_comments == 0
@@ -227,7 +251,7 @@ impl Tally {
                 .filter(|k| self.seen[**k as usize])
                 .map(|k| k.as_str())
                 .collect(),
-            positions,
+            places: (!positions.is_empty()).then(|| positions.into_boxed_slice()),
         }
     }
 }

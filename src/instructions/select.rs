@@ -546,7 +546,7 @@ impl<'p> Selector<'p> {
                     rule.description = Some(d);
                 }
                 // Places in the name, not in the file: none given.
-                report.positions.clear();
+                report.clear_positions();
                 if !report.is_empty() {
                     self.hidden.push((
                         i,

@@ -841,15 +841,15 @@ impl Loader {
     }
 
     /// The folders of `snap`'s repository a survey takes as cwds (see
-    /// [`super::survey::walk`]), walked through this loader's sandbox.
+    /// [`super::walk::walk`]), walked through this loader's sandbox.
     pub(super) fn survey_walk(
         &self,
         snap: &crate::snapshot::Snapshot,
-        wanted: &super::survey::Wanted,
+        wanted: &super::walk::Wanted,
         max_folders: usize,
-    ) -> Result<super::survey::Walk, SnapshotError> {
+    ) -> Result<super::walk::Walk, SnapshotError> {
         let force = self.in_force()?;
-        super::survey::walk(
+        super::walk::walk(
             &force.policy,
             force.home.as_deref(),
             &self.handles,

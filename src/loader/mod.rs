@@ -14,6 +14,7 @@ mod policies;
 mod size;
 mod skill_file;
 mod survey;
+mod walk;
 #[cfg(target_os = "linux")]
 mod watch;
 

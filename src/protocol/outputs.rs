@@ -549,7 +549,7 @@ impl Part {
                 h.report.html_comments,
                 h.report.kinds.join(", ")
             );
-            let places = &h.report.positions;
+            let places = h.report.positions();
             if !places.is_empty() {
                 let shown: Vec<String> = places
                     .iter()

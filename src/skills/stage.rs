@@ -95,7 +95,7 @@ pub(crate) fn skills(
             &policy.templates.hidden_marker,
         );
         // Places in the description, not in the file: none given.
-        report.positions.clear();
+        report.clear_positions();
         if !report.is_empty() {
             set.hidden.push(HiddenFinding {
                 path: s.path.clone(),

@@ -123,7 +123,7 @@ fn fails(survey: &Survey, gate: &Gate<'_>, baseline: &BTreeSet<String>) -> bool 
             .iter()
             .find(|k| k.kind == p.kind)
             .is_none_or(|k| k.level != "note");
-        let denied = gate.deny.iter().any(|d| *d == p.kind) || (warnings && level_warning);
-        denied && !gate.allow.iter().any(|a| *a == p.kind) && !baseline.contains(&p.fingerprint)
+        let denied = gate.deny.contains(&p.kind) || (warnings && level_warning);
+        denied && !gate.allow.contains(&p.kind) && !baseline.contains(&p.fingerprint)
     })
 }
