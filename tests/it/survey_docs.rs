@@ -133,6 +133,19 @@ fn the_adoption_files_commands_are_survey_commands() {
         .into_iter()
         .chain(args.split_whitespace())
         .collect();
+    for argv in [&entry_args, &action_args] {
+        let out = Command::new(env!("CARGO_BIN_EXE_lisa-context"))
+            .args(argv)
+            .current_dir(&repo)
+            .env("HOME", &home)
+            .env_remove("LISA_HOME")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{argv:?}: {out:?}");
+    }
+    // Hidden text in a nested AGENTS.md fails both, with 1.
+    fs::create_dir_all(repo.join("packages/web")).unwrap();
+    fs::write(repo.join("packages/web/AGENTS.md"), "x\u{200b}\n").unwrap();
     for argv in [entry_args, action_args] {
         let out = Command::new(env!("CARGO_BIN_EXE_lisa-context"))
             .args(&argv)
@@ -141,6 +154,6 @@ fn the_adoption_files_commands_are_survey_commands() {
             .env_remove("LISA_HOME")
             .output()
             .unwrap();
-        assert_eq!(out.status.code(), Some(0), "{argv:?}: {out:?}");
+        assert_eq!(out.status.code(), Some(1), "{argv:?}: {out:?}");
     }
 }

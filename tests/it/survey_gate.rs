@@ -191,7 +191,12 @@ fn a_malformed_baseline_exits_2() {
         assert_eq!(out.status.code(), Some(2), "{name}: {out:?}");
         assert!(out.stdout.is_empty(), "{name}: {out:?}");
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains("baseline"), "{name}: {err}");
+        let said = if text.is_some() {
+            "is malformed"
+        } else {
+            "cannot read the baseline"
+        };
+        assert!(err.contains(said), "{name}: {err}");
     }
 }
 

@@ -152,6 +152,8 @@ fn a_problem_seen_from_several_folders_is_one() {
         &home,
         &["--format", "json", "--cwd", repo.to_str().unwrap()],
     ));
+    // Seen from every folder of the repository.
+    assert!(v["folders"].as_array().map_or(0, Vec::len) >= 4, "{v}");
     let at_root: Vec<&Value> = v["problems"]
         .as_array()
         .unwrap()
