@@ -115,6 +115,14 @@ fn the_repository_scope_finds_problems_at_every_depth() {
     assert!(!folders.iter().any(|f| f.contains("src")), "{folders:?}");
     let gate = survey_in(&home, &["--deny", "warnings", "--cwd", cwd]);
     assert_eq!(gate.status.code(), Some(1), "{gate:?}");
+    // The table says which other folders were surveyed (breadth first).
+    let table = String::from_utf8(gate.stdout).unwrap();
+    assert!(
+        table.contains(
+            "also surveyed: 3 folder(s) of the repository: packages/legacy, packages/web, a/b/c"
+        ),
+        "{table}"
+    );
     let explicit = survey_in(
         &home,
         &["--scope", "repo", "--deny", "warnings", "--cwd", cwd],
