@@ -139,12 +139,15 @@ pub(super) enum Command {
         #[command(subcommand)]
         command: TrustCommand,
     },
-    /// Every shipped policy (each harness) side by side for one cwd: what
-    /// each would load, and the problems a repository's author wants to
-    /// know (a budget that cuts a file, hidden text, refused skills, a file
-    /// some harnesses read and others ignore, failed imports). Each policy
-    /// as shipped: the home's context-policy.toml is laid over them only
-    /// with --with-home-policy.
+    /// Every shipped policy (each harness) side by side over the
+    /// repository (every folder some harness reads from; --scope cwd for
+    /// the cwd alone): what each would load, and the problems a
+    /// repository's author wants to know (a budget that cuts a file, hidden
+    /// text, refused skills, links out of the repository, failed imports,
+    /// misread rules...), with a CI gate (--deny, --allow, --baseline; exit
+    /// 0 pass, 1 findings fail the gate, 2 usage or tool error). Each
+    /// policy as shipped, without the user's home unless --with-home, so
+    /// one commit gives one answer everywhere.
     Survey {
         #[command(flatten)]
         place: Place,
@@ -152,7 +155,8 @@ pub(super) enum Command {
         /// one).
         #[arg(long, value_delimiter = ',', value_name = "NAME,...")]
         policies: Vec<String>,
-        /// Lay the home's context-policy.toml over each surveyed policy.
+        /// Lay the home's context-policy.toml over each surveyed policy
+        /// (the home is then included, as with --with-home).
         #[arg(long)]
         with_home_policy: bool,
         /// Output format (json: `schema/cli.schema.json`, `Survey`; sarif:

@@ -291,6 +291,12 @@ fn the_home_is_left_out_unless_asked_for() {
     );
     let gate = survey_in(&home, &["--with-home", "--deny", "warnings", "--cwd", cwd]);
     assert_eq!(gate.status.code(), Some(1), "{gate:?}");
+    // Asking for the home's policy asks for the home.
+    let gate = survey_in(
+        &home,
+        &["--with-home-policy", "--deny", "warnings", "--cwd", cwd],
+    );
+    assert_eq!(gate.status.code(), Some(1), "{gate:?}");
 }
 
 /// An ordinary repository passes `--deny warnings`: AGENTS.md alone, or

@@ -55,9 +55,10 @@ pub(in crate::cli) fn run(
     } else {
         policies.to_vec()
     };
-    // The home is left out unless asked for (`--with-home`, or a home
-    // named with `--home`): no environment, so no home is found.
-    let home = gate.with_home || cli.home.is_some();
+    // The home is left out unless asked for (`--with-home`, a home named
+    // with `--home`, or its policy with `--with-home-policy`): no
+    // environment, so no home is found.
+    let home = gate.with_home || cli.home.is_some() || with_home_policy;
     // One ordinary build per policy, side by side.
     let builders = names.iter().map(|name| {
         let mut b = Loader::builder().shipped_policy(name.clone());
