@@ -110,7 +110,7 @@ pub struct HiddenFinding {
 }
 
 /// What was found in one text.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, serde::Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
@@ -122,9 +122,44 @@ pub struct HiddenReport {
     /// Distinct kinds found, stable kebab-case words in a fixed order:
     /// "zero-width", "bidi-control", "tag-character", "html-comment", "control-character".
     pub kinds: Vec<&'static str>,
+    /// See [`positions`](Self::positions). Boxed: most reports have
+    /// none, and reports travel inside answers kept small.
+    #[serde(skip)]
+    #[cfg_attr(feature = "schema", schemars(skip))]
+    pub(crate) places: Option<Box<[(u64, u64)]>>,
 }
 
+/// The most positions a [`HiddenReport`] keeps.
+pub const MAX_POSITIONS: usize = 64;
+
+/// Two reports are equal when they found the same (their
+/// [`positions`](HiddenReport::positions) aside: where, not what).
+impl PartialEq for HiddenReport {
+    fn eq(&self, other: &Self) -> bool {
+        self.characters == other.characters
+            && self.html_comments == other.html_comments
+            && self.kinds == other.kinds
+    }
+}
+
+impl Eq for HiddenReport {}
+
 impl HiddenReport {
+    /// Where each hidden character and each comment's `<!--` is in the
+    /// text treated, in order: its line and column (from 1, the column in
+    /// characters), the first [`MAX_POSITIONS`] of them. Not part of any
+    /// JSON output (the survey shows them); an imported file's findings
+    /// added to its importer's bring none, and a skill's or a listed
+    /// rule's description (not its file's text) has none.
+    pub fn positions(&self) -> &[(u64, u64)] {
+        self.places.as_deref().unwrap_or_default()
+    }
+
+    /// Forgets the positions (of a text that is not its file's).
+    pub(crate) fn clear_positions(&mut self) {
+        self.places = None;
+    }
+
     /// Whether nothing hidden was found.
     pub fn is_empty(&self) -> bool {
         self.characters == 0 && self.html_comments == 0
@@ -164,9 +199,19 @@ struct Tally {
     characters: usize,
     html_comments: usize,
     seen: [bool; Kind::ALL.len()],
+    /// Byte offsets in the text of what was found (the first
+    /// [`MAX_POSITIONS`]).
+    offsets: Vec<usize>,
 }
 
 impl Tally {
+    fn note_at(&mut self, kind: Kind, offset: usize) {
+        if self.offsets.len() < MAX_POSITIONS {
+            self.offsets.push(offset);
+        }
+        self.note(kind);
+    }
+
     fn note(&mut self, kind: Kind) {
         self.seen[kind as usize] = true;
         if kind == Kind::HtmlComment {
@@ -176,7 +221,28 @@ impl Tally {
         }
     }
 
-    fn into_report(self) -> HiddenReport {
+    fn into_report(self, text: &str) -> HiddenReport {
+        // Lines and columns, in one pass over the text up to the last offset.
+        let mut offsets = self.offsets;
+        offsets.sort_unstable();
+        let mut positions = Vec::with_capacity(offsets.len());
+        let (mut line, mut col) = (1u64, 1u64);
+        let mut chars = text.char_indices().peekable();
+        for target in offsets {
+            while let Some(&(i, c)) = chars.peek() {
+                if i >= target {
+                    break;
+                }
+                if c == '\n' {
+                    line += 1;
+                    col = 1;
+                } else {
+                    col += 1;
+                }
+                chars.next();
+            }
+            positions.push((line, col));
+        }
         HiddenReport {
             characters: self.characters,
             html_comments: self.html_comments,
@@ -185,6 +251,7 @@ impl Tally {
                 .filter(|k| self.seen[**k as usize])
                 .map(|k| k.as_str())
                 .collect(),
+            places: (!positions.is_empty()).then(|| positions.into_boxed_slice()),
         }
     }
 }
@@ -273,29 +340,39 @@ pub fn treat(text: &str, mode: HiddenText, marker: &Template) -> (String, Hidden
     let mut tally = Tally::default();
     let mut rest = text;
     while let Some(open) = rest.find("<!--") {
+        let base = text.len() - rest.len();
         let (before, from_open) = rest.split_at(open);
-        characters(before, outside, marker, &mut out, &mut tally);
+        characters(before, base, outside, marker, &mut out, &mut tally);
         // Search for the close from just after `<!`, so `<!-->` and `<!--->`
         // end where they begin. `-->` is ASCII, so `end` is a char boundary.
         let end = from_open[2..]
             .find("-->")
             .map_or(from_open.len(), |at| 2 + at + 3);
         let (comment, after) = from_open.split_at(end);
-        tally.note(Kind::HtmlComment);
-        characters(comment, inside, marker, &mut out, &mut tally);
+        tally.note_at(Kind::HtmlComment, base + open);
+        characters(comment, base + open, inside, marker, &mut out, &mut tally);
         rest = after;
     }
-    characters(rest, outside, marker, &mut out, &mut tally);
-    (out, tally.into_report())
+    let base = text.len() - rest.len();
+    characters(rest, base, outside, marker, &mut out, &mut tally);
+    (out, tally.into_report(text))
 }
 
-/// Counts the hidden characters of `segment` and writes it to `out` as `emit`
-/// says. Unchanged stretches are copied whole, never split inside a character.
-fn characters(segment: &str, emit: Emit, marker: &Template, out: &mut String, tally: &mut Tally) {
+/// Counts the hidden characters of `segment` (at byte `base` of the text)
+/// and writes it to `out` as `emit` says. Unchanged stretches are copied
+/// whole, never split inside a character.
+fn characters(
+    segment: &str,
+    base: usize,
+    emit: Emit,
+    marker: &Template,
+    out: &mut String,
+    tally: &mut Tally,
+) {
     let mut copied = 0;
     for (at, c) in segment.char_indices() {
         let Some(kind) = classify(c) else { continue };
-        tally.note(kind);
+        tally.note_at(kind, base + at);
         match emit {
             Emit::Reveal | Emit::Strip => {
                 out.push_str(&segment[copied..at]);

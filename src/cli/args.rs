@@ -46,7 +46,8 @@ Example:
 ///
 /// Exit codes: 0 success; 1 failure (invalid policy, unusable cwd or root,
 /// skill not found or invalid name), or `survey --deny` findings; 2
-/// command-line usage error, or a `survey` that could not be made.
+/// command-line usage error, or a `survey` that could not be made (a
+/// malformed baseline included).
 #[derive(Parser, Debug)]
 #[command(name = "lisa-context", version, about, long_about, after_long_help = EXAMPLES)]
 pub(super) struct Cli {
@@ -138,12 +139,15 @@ pub(super) enum Command {
         #[command(subcommand)]
         command: TrustCommand,
     },
-    /// Every shipped policy (each harness) side by side for one cwd: what
-    /// each would load, and the problems a repository's author wants to
-    /// know (a budget that cuts a file, hidden text, refused skills, a file
-    /// some harnesses read and others ignore, failed imports). Each policy
-    /// as shipped: the home's context-policy.toml is laid over them only
-    /// with --with-home-policy.
+    /// Every shipped policy (each harness) side by side over the
+    /// repository (every folder some harness reads from; --scope cwd for
+    /// the cwd alone): what each would load, and the problems a
+    /// repository's author wants to know (a budget that cuts a file, hidden
+    /// text, refused skills, links out of the repository, failed imports,
+    /// misread rules...), with a CI gate (--deny, --allow, --baseline; exit
+    /// 0 pass, 1 findings fail the gate, 2 usage or tool error). Each
+    /// policy as shipped, without the user's home unless --with-home, so
+    /// one commit gives one answer everywhere.
     Survey {
         #[command(flatten)]
         place: Place,
@@ -151,19 +155,48 @@ pub(super) enum Command {
         /// one).
         #[arg(long, value_delimiter = ',', value_name = "NAME,...")]
         policies: Vec<String>,
-        /// Lay the home's context-policy.toml over each surveyed policy.
+        /// Lay the home's context-policy.toml over each surveyed policy
+        /// (the home is then included, as with --with-home).
         #[arg(long)]
         with_home_policy: bool,
         /// Output format (json: `schema/cli.schema.json`, `Survey`; sarif:
         /// a SARIF 2.1.0 log for code scanning, one rule per kind of
-        /// problem, paths relative to the repository root).
+        /// problem, paths relative to the repository root; github: GitHub
+        /// Actions workflow commands, one annotation per problem).
         #[arg(long, value_enum, default_value_t = SurveyFormat::Text)]
         format: SurveyFormat,
-        /// `warnings`: exit 1 when a problem of level warning was found
-        /// (for CI; notes such as `read-by-some` do not fail). A survey
-        /// that cannot be made exits 2.
-        #[arg(long, value_enum, value_name = "WHAT")]
-        deny: Option<Deny>,
+        /// What to survey: `repo`, every folder of the repository some
+        /// policy reads from as a cwd (the cwd first); `cwd`, the cwd
+        /// alone.
+        #[arg(long, value_enum, default_value_t = SurveyScope::Repo)]
+        scope: SurveyScope,
+        /// Include the user's home (its instruction files and skills). By
+        /// default the survey is made without a home, so that one commit
+        /// gives one answer on every machine; `--home DIR` includes DIR.
+        #[arg(long)]
+        with_home: bool,
+        /// With `--scope repo`, the most folders surveyed besides the cwd;
+        /// past it the survey reports `survey-incomplete`.
+        #[arg(long, value_name = "N", default_value_t = lisa_context::MAX_SURVEY_FOLDERS)]
+        max_folders: usize,
+        /// Fail (exit 1) on problems of this kind, or on every problem of
+        /// level warning with `warnings` (notes such as `read-by-some`
+        /// fail only when named). Repeatable.
+        #[arg(long, value_name = "KIND|warnings", value_parser = deny_values())]
+        deny: Vec<String>,
+        /// Never fail on problems of this kind, even when --deny names
+        /// their level. Repeatable.
+        #[arg(long, value_name = "KIND", value_parser = kind_values())]
+        allow: Vec<String>,
+        /// A baseline file (written by --write-baseline): problems it
+        /// lists, by fingerprint, do not fail the gate. A file that is not
+        /// a baseline is a usage error (exit 2).
+        #[arg(long, value_name = "FILE")]
+        baseline: Option<PathBuf>,
+        /// Write every problem found to FILE as a baseline (JSON with a
+        /// version), then gate as if given --baseline FILE.
+        #[arg(long, value_name = "FILE")]
+        write_baseline: Option<PathBuf>,
     },
     /// Print a shell completion script for SHELL to stdout.
     Completions {
@@ -338,11 +371,33 @@ pub(super) struct Place {
     pub(super) root: Option<PathBuf>,
 }
 
-/// What `survey --deny` fails on.
+/// The problem kinds a survey reports, as `--allow` takes them.
+fn kind_values() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(
+        lisa_context::protocol::SURVEY_PROBLEM_KINDS
+            .iter()
+            .map(|k| clap::builder::PossibleValue::new(k.kind)),
+    )
+}
+
+/// `--deny`'s values: `warnings`, or a problem kind.
+fn deny_values() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(
+        std::iter::once(clap::builder::PossibleValue::new("warnings")).chain(
+            lisa_context::protocol::SURVEY_PROBLEM_KINDS
+                .iter()
+                .map(|k| clap::builder::PossibleValue::new(k.kind)),
+        ),
+    )
+}
+
+/// `survey --scope`.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Deny {
-    /// Any problem found.
-    Warnings,
+pub(super) enum SurveyScope {
+    /// Every folder of the repository some policy reads from.
+    Repo,
+    /// The cwd alone.
+    Cwd,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -357,6 +412,7 @@ pub(super) enum SurveyFormat {
     Text,
     Json,
     Sarif,
+    Github,
 }
 
 /// `--policy`'s help: the shipped names, from the one list of them.

@@ -463,7 +463,19 @@ pub fn survey_table(s: &lisa_context::protocol::Survey) -> String {
         }
     }
     let mut out = String::new();
-    let _ = writeln!(out, "cwd: {}\n", shown(Path::new(&s.cwd)));
+    let _ = writeln!(out, "cwd: {}", shown(Path::new(&s.cwd)));
+    // The other folders `--scope repo` surveyed (their problems are below;
+    // the table is the cwd's).
+    if let Some(others) = s.folders.get(1..).filter(|o| !o.is_empty()) {
+        let names: Vec<String> = others.iter().map(|f| rel(f)).collect();
+        let _ = writeln!(
+            out,
+            "also surveyed: {} folder(s) of the repository: {}",
+            names.len(),
+            names.join(", ")
+        );
+    }
+    out.push('\n');
     for cells in std::iter::once(header.map(str::to_string)).chain(rows) {
         let text = format!(
             "{:<w0$}  {:>w1$}  {:>w2$}  {:<w3$}  {:<w4$}  {}",

@@ -61,6 +61,12 @@ pub struct Import {
     pub bytes: u64,
     /// `null` when the file was inlined; otherwise why not.
     pub reason: Option<Reason>,
+    /// The line (from 1) of the reference in the text it was found in
+    /// (the importing file's), when known. Not part of any JSON output
+    /// (the survey shows it).
+    #[serde(skip)]
+    #[cfg_attr(feature = "schema", schemars(skip))]
+    pub line: Option<u64>,
 }
 
 /// The limits and the running totals of one file's imports.
@@ -311,6 +317,7 @@ impl<'a> Importer<'a> {
             depth,
             bytes: 0,
             reason: None,
+            line: None,
         });
         self.records.len() - 1
     }
@@ -355,13 +362,24 @@ impl<'a> Importer<'a> {
             }
             out.push_str(&text[last..start]);
             last = end;
+            // The reference's line, for the record made next.
+            let line = 1 + memchr::memchr_iter(b'\n', &text.as_bytes()[..start]).count() as u64;
+            let first = self.records.len();
+            let at_line = |me: &mut Self| {
+                if let Some(r) = me.records.get_mut(first) {
+                    r.line = Some(line);
+                }
+            };
             if depth >= self.max_depth {
                 let i = self.record(from, spec, self.place(from, spec), depth);
                 self.records[i].reason = Some(Reason::ImportTooDeep);
+                at_line(self);
                 out.push_str(&text[start..end]);
                 continue;
             }
-            match self.inline(spec, from, depth, inside, view, gate) {
+            let inlined = self.inline(spec, from, depth, inside, view, gate);
+            at_line(self);
+            match inlined {
                 Ok(inlined) => out.push_str(&inlined),
                 Err(reason) => out.push_str(&self.failed(&text[start..end], spec, reason)),
             }

@@ -317,6 +317,13 @@ pub struct RuleFile {
     /// on-access mode without globs, globs that are not text): the rule
     /// then has the mode that loads least. `null` when nothing.
     pub misread: Option<String>,
+    /// With [`misread`](Self::misread), the line (from 1) of the
+    /// frontmatter key it is about (the first one it names), else of the
+    /// frontmatter's opening. Not part of any JSON output (the survey
+    /// shows it).
+    #[serde(skip)]
+    #[cfg_attr(feature = "schema", schemars(skip))]
+    pub misread_line: Option<u64>,
     /// The rule of the same name that replaces this one
     /// (`rules.compat.one-per-name`): this one is then left out whatever its
     /// mode. `null` when it stands.
@@ -499,6 +506,45 @@ fn compile_patterns(
     (Some(set), misread)
 }
 
+/// The line (from 1) of the first frontmatter key of `text` that one of
+/// the `misread` messages names (a message names the key it is about
+/// first: `alwaysApply: "true" is ...`), else of the frontmatter's
+/// opening (line 1).
+fn misread_line(text: &str, misread: &[String]) -> u64 {
+    let mut lines = text.lines().enumerate();
+    if lines.next().is_none_or(|(_, l)| l.trim_end() != "---") {
+        return 1;
+    }
+    let mut keyed = Vec::new();
+    for (i, l) in lines {
+        if l.trim_end() == "---" {
+            break;
+        }
+        if l.starts_with([' ', '\t', '-', '#']) {
+            continue;
+        }
+        let Some((key, _)) = l.split_once(':') else {
+            continue;
+        };
+        let key = key.trim().trim_matches(['"', '\'']);
+        if !key.is_empty() {
+            keyed.push((key, i as u64 + 1));
+        }
+    }
+    // The key a message starts with, else the first key it names.
+    for m in misread {
+        if let Some((_, line)) = keyed.iter().find(|(k, _)| m.starts_with(k)) {
+            return *line;
+        }
+    }
+    for m in misread {
+        if let Some((_, line)) = keyed.iter().find(|(k, _)| m.contains(k)) {
+            return *line;
+        }
+    }
+    1
+}
+
 /// The mode of the rule file `cand` whose text is `text`, under `rules`.
 ///
 /// The order in which the keys decide: a frontmatter that cannot be read
@@ -676,6 +722,7 @@ pub(crate) fn activation(
         globs,
         regex,
         why,
+        misread_line: (!misread.is_empty()).then(|| misread_line(text, &misread)),
         misread: (!misread.is_empty()).then(|| misread.join("; ")),
         replaced_by: None,
         content,

@@ -563,6 +563,8 @@ impl<'p> Selector<'p> {
                     report.absorb(found);
                     rule.description = Some(d);
                 }
+                // Places in the name, not in the file: none given.
+                report.clear_positions();
                 if !report.is_empty() {
                     self.hidden.push((
                         i,

@@ -851,6 +851,25 @@ impl Loader {
         Ok((built.snapshot, reach))
     }
 
+    /// The folders of `snap`'s repository a survey takes as cwds (see
+    /// [`super::walk::walk`]), walked through this loader's sandbox.
+    pub(super) fn survey_walk(
+        &self,
+        snap: &crate::snapshot::Snapshot,
+        wanted: &super::walk::Wanted,
+        max_folders: usize,
+    ) -> Result<super::walk::Walk, SnapshotError> {
+        let force = self.in_force()?;
+        super::walk::walk(
+            &force.policy,
+            force.home.as_deref(),
+            &self.handles,
+            snap,
+            wanted,
+            max_folders,
+        )
+    }
+
     /// Whether every path a build examined looks as it did, and none of it was
     /// too fresh to trust.
     fn still_valid(&self, key: &Key, built: &Arc<Built>) -> bool {

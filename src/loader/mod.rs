@@ -14,6 +14,7 @@ mod policies;
 mod size;
 mod skill_file;
 mod survey;
+mod walk;
 #[cfg(target_os = "linux")]
 mod watch;
 
@@ -22,5 +23,5 @@ pub use cache::Loader;
 pub use fresh::build;
 pub(crate) use fresh::build_viewed;
 pub use skill_file::{SkillError, SkillFile};
-pub(crate) use survey::survey_each;
-pub use survey::{SurveyError, Surveyed, survey};
+pub use survey::{MAX_SURVEY_FOLDERS, Scope, SurveyError, Surveyed, survey};
+pub(crate) use survey::{survey_each, survey_scope_each};

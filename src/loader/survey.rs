@@ -127,3 +127,109 @@ pub(crate) fn survey_each<T: Send>(
     // The first error in the order given is the answer.
     built.into_iter().collect()
 }
+
+/// What a survey looks at: the cwd alone, or every folder of the
+/// repository a harness would read from as a cwd.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Scope {
+    /// Every folder of the repository that holds a file or folder some
+    /// surveyed policy reads at a level (an instruction file's name, the
+    /// first folder of a rule file's or a repository skill source's path),
+    /// the cwd first.
+    #[default]
+    Repo,
+    /// The cwd alone.
+    Cwd,
+}
+
+/// The most folders a [`Scope::Repo`] survey takes as cwds by default (the
+/// cwd besides); past it the survey says it is incomplete.
+pub const MAX_SURVEY_FOLDERS: usize = 256;
+
+/// What [`survey_scope_each`] made: per policy (in the order given), what
+/// `each` made of each folder (in [`folders`](Self::folders) order).
+pub(crate) struct Scoped<T> {
+    /// The folders surveyed, the cwd first.
+    pub folders: Vec<std::path::PathBuf>,
+    /// Whether the repository walk stopped short.
+    pub capped: bool,
+    /// Per policy, per folder.
+    pub parts: Vec<Vec<T>>,
+}
+
+/// [`survey_each`] over the folders `scope` names: the cwd (in the root
+/// given), then, for [`Scope::Repo`], every other folder of the repository
+/// the first policy finds from the cwd that some policy reads from (see
+/// [`Wanted`]), each in that repository. One loader per policy serves
+/// every folder.
+pub(crate) fn survey_scope_each<T: Send>(
+    policies: impl IntoIterator<Item = (String, LoaderBuilder)>,
+    cwd: &Path,
+    root: Option<&Path>,
+    scope: Scope,
+    max_folders: usize,
+    tracing: Tracing,
+    each: &(dyn Fn(Surveyed) -> T + Sync),
+) -> Result<Scoped<T>, SurveyError> {
+    let mut loaders = Vec::new();
+    for (policy, builder) in policies {
+        match builder.build() {
+            Ok(loader) => loaders.push((policy, loader)),
+            Err(source) => return Err(SurveyError::Bootstrap { policy, source }),
+        }
+    }
+    let mut folders = vec![crate::vocab::home::normalize(cwd)];
+    let mut capped = false;
+    let mut repo_root: Option<std::path::PathBuf> = None;
+    if scope == Scope::Repo
+        && let Some((first, loader)) = loaders.first()
+    {
+        let fail = |source| SurveyError::Snapshot {
+            policy: first.clone(),
+            source,
+        };
+        let mut held = Vec::new();
+        for (_, l) in &loaders {
+            held.push(l.policy().map_err(fail)?);
+        }
+        let wanted = super::walk::Wanted::of(held.iter().map(|p| p.as_ref()));
+        let (snap, _) = loader.surveyed(cwd, root, Tracing::Off).map_err(fail)?;
+        let walked = loader
+            .survey_walk(&snap, &wanted, max_folders)
+            .map_err(fail)?;
+        capped = walked.capped;
+        for f in walked.folders {
+            if !folders.contains(&f) {
+                folders.push(f);
+            }
+        }
+        repo_root = Some(snap.repo_root.clone());
+    }
+    let workers = crate::skills::parallel::workers().min(loaders.len().max(1));
+    let folders_ref = &folders;
+    let repo_root_ref = repo_root.as_deref();
+    let built = crate::skills::parallel::each_in_order(loaders, workers, &|(policy, loader)| {
+        let mut made = Vec::with_capacity(folders_ref.len());
+        for (i, folder) in folders_ref.iter().enumerate() {
+            // The cwd in the root given; the others in the repository the
+            // cwd is in.
+            let r = if i == 0 { root } else { repo_root_ref };
+            match loader.surveyed(folder, r, tracing) {
+                Ok((snapshot, reach)) => made.push(each(Surveyed {
+                    policy: policy.clone(),
+                    snapshot,
+                    reach,
+                })),
+                Err(source) => return Err(SurveyError::Snapshot { policy, source }),
+            }
+        }
+        Ok(made)
+    });
+    let parts = built.into_iter().collect::<Result<Vec<_>, _>>()?;
+    Ok(Scoped {
+        folders,
+        capped,
+        parts,
+    })
+}

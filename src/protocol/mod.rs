@@ -12,6 +12,7 @@
 //! fields it does not know.
 
 mod answer;
+mod baseline;
 mod outputs;
 mod sarif;
 #[cfg(feature = "schema")]
@@ -20,6 +21,7 @@ mod wire;
 
 pub use crate::error::ErrorCode;
 pub use answer::{Answer, ErrorReport, answer};
+pub use baseline::{BASELINE_VERSION, Baseline, BaselineError, BaselineFinding};
 pub use outputs::{
     ExplainRow, Explanation, SURVEY_PROBLEM_KINDS, SURVEY_PROBLEM_KINDS_ANCHOR, SkillList, Survey,
     SurveyProblem, SurveyProblemKind, SurveyedPolicy, SurveyedRule, survey_problem_kinds_table,

@@ -143,9 +143,15 @@ impl SkillList {
 pub struct Survey {
     /// The working directory surveyed.
     pub cwd: String,
-    /// Each policy, in the order asked for.
+    /// Each policy, in the order asked for, as it loads the cwd.
     pub policies: Vec<SurveyedPolicy>,
-    /// The problems found, in policy order.
+    /// The folders surveyed as cwds (absolute), the cwd first: with
+    /// `--scope repo`, every folder of the repository some policy reads
+    /// from; with `--scope cwd`, the cwd alone.
+    #[serde(default)]
+    pub folders: Vec<String>,
+    /// The problems found in any of them, each once (a file's problem seen
+    /// from several folders is one problem), in kind and path order.
     pub problems: Vec<SurveyProblem>,
 }
 
@@ -211,7 +217,7 @@ pub struct SurveyProblemKind {
 /// The kinds of problem a survey reports, in the order it lists them.
 /// The survey, its documentation and its SARIF rules are all read from
 /// here.
-pub const SURVEY_PROBLEM_KINDS: [SurveyProblemKind; 7] = [
+pub const SURVEY_PROBLEM_KINDS: [SurveyProblemKind; 12] = [
     SurveyProblemKind {
         kind: "budget-clip",
         title: "An instruction file is cut",
@@ -280,6 +286,58 @@ pub const SURVEY_PROBLEM_KINDS: [SurveyProblemKind; 7] = [
          and no path of the repository matches them: it never loads.",
         fix: "Fix the rule's globs so that they match the repository's paths \
          (relative to its root), or make the rule always apply.",
+        level: "warning",
+        security_severity: None,
+    },
+    SurveyProblemKind {
+        kind: "symlink-escape",
+        title: "A link leads out of the repository",
+        meaning: "A file a harness would read is a symbolic link (or lies past one) \
+         that leads outside the repository, or is absolute: no harness under \
+         its policy reads it, and one that follows links would read a file \
+         the repository does not hold.",
+        fix: "Replace the link with the file, or point it at a file inside \
+         the repository with a relative path.",
+        level: "warning",
+        security_severity: Some("7.0"),
+    },
+    SurveyProblemKind {
+        kind: "vcs-metadata",
+        title: "A path passes through version-control metadata",
+        meaning: "A file a harness would read is, or links into, a version-control \
+         metadata folder (`.git`, `.hg`, `.svn`, `.jj`): it is never read.",
+        fix: "Keep instruction files, rules and skills out of version-control \
+         metadata, and links from pointing into it.",
+        level: "warning",
+        security_severity: Some("5.0"),
+    },
+    SurveyProblemKind {
+        kind: "not-text",
+        title: "A file is not text",
+        meaning: "A file a harness would read is not UTF-8 text (invalid bytes, NUL \
+         bytes): it is not read.",
+        fix: "Save the file as UTF-8 text, or rename it so that no harness \
+         takes it for an instruction file.",
+        level: "warning",
+        security_severity: None,
+    },
+    SurveyProblemKind {
+        kind: "too-large",
+        title: "A file is too large to read",
+        meaning: "A file a harness would read is larger than its policy reads: it \
+         is not read at all.",
+        fix: "Shorten the file or split it into files a harness loads on \
+         access (rules, skills).",
+        level: "warning",
+        security_severity: None,
+    },
+    SurveyProblemKind {
+        kind: "survey-incomplete",
+        title: "The survey stopped short",
+        meaning: "The repository holds more folders to survey, entries to walk or \
+         levels than the survey's caps: the folders past them were not surveyed.",
+        fix: "Survey the parts apart (`--cwd` with `--scope cwd`), or move \
+         generated trees out of the repository.",
         level: "warning",
         security_severity: None,
     },
@@ -390,14 +448,36 @@ fn fingerprint(kind: &str, path: &str, key: &str, root: &str) -> String {
 struct Part {
     /// Its line.
     line: SurveyedPolicy,
-    /// Its problems: kind, path, message.
-    notes: Vec<(&'static str, String, String)>,
+    /// Its problems: kind, path, message, and the line and column where
+    /// it is, when known.
+    notes: Vec<Note>,
     /// The project instruction files it reads.
     project_files: Vec<String>,
 }
 
+/// A problem as one policy's snapshot shows it: kind, path, message, and
+/// its line and column (0: not known) when it has a place.
+type Note = (&'static str, String, String, Option<(u64, u64)>);
+
 /// A policy, and what it says of a problem.
 type Said = (String, String);
+
+/// The problem kind of a skipped candidate's reason, for the reasons a
+/// repository's author should know of (a file no harness reads for what it
+/// is, not a choice of the policy's).
+fn skipped_kind(reason: crate::vocab::reason::Reason) -> Option<&'static str> {
+    use crate::vocab::reason::Reason;
+    match reason {
+        Reason::SymlinkEscape => Some("symlink-escape"),
+        Reason::VcsMetadata => Some("vcs-metadata"),
+        Reason::NotText => Some("not-text"),
+        Reason::TooLarge => Some("too-large"),
+        _ => None,
+    }
+}
+
+/// At most this many hidden characters' places are named in a message.
+const NAMED_PLACES: usize = 16;
 
 /// What a `rule-unmatched` problem says.
 const UNMATCHED: &str = "its globs match no path of the repository: it never loads";
@@ -430,9 +510,9 @@ impl Part {
                 })
                 .collect(),
         };
-        let mut notes = Vec::new();
+        let mut notes: Vec<Note> = Vec::new();
         let mut note = |kind: &'static str, path: String, message: String| {
-            notes.push((kind, path, message));
+            notes.push((kind, path, message, None));
         };
         for b in &s.instruction_files {
             let message = if b.budget_cut {
@@ -460,17 +540,44 @@ impl Part {
             };
             note("budget-clip", lossy(&b.path), message);
         }
+        // Problems with a place, added after the others.
+        let mut placed: Vec<Note> = Vec::new();
         for h in &s.hidden_text {
-            note(
+            let mut message = format!(
+                "{} character(s) and {} HTML comment(s) a reader does not see ({})",
+                h.report.characters,
+                h.report.html_comments,
+                h.report.kinds.join(", ")
+            );
+            let places = h.report.positions();
+            if !places.is_empty() {
+                let shown: Vec<String> = places
+                    .iter()
+                    .take(NAMED_PLACES)
+                    .map(|(l, c)| format!("{l}:{c}"))
+                    .collect();
+                message.push_str(&format!(" at line:column {}", shown.join(", ")));
+                let total = h.report.characters + h.report.html_comments;
+                if total > shown.len() {
+                    message.push_str(&format!(" and {} more", total - shown.len()));
+                }
+            }
+            placed.push((
                 "hidden-text",
                 lossy(&h.path),
-                format!(
-                    "{} character(s) and {} HTML comment(s) a reader does not see ({})",
-                    h.report.characters,
-                    h.report.html_comments,
-                    h.report.kinds.join(", ")
-                ),
-            );
+                message,
+                places.first().copied(),
+            ));
+        }
+        for k in &s.skipped {
+            if let Some(kind) = skipped_kind(k.reason) {
+                placed.push((
+                    kind,
+                    lossy(&k.path),
+                    format!("not read: {}", k.reason.as_str()),
+                    None,
+                ));
+            }
         }
         for r in &s.rejected_skills {
             // An impostor is refused as its folder; the name that does not
@@ -486,31 +593,41 @@ impl Part {
                 format!("refused: {}", r.reason.as_str()),
             );
         }
+        notes.append(&mut placed);
         for r in &s.rules {
             if let Some(m) = &r.misread {
-                note(
+                notes.push((
                     "rule-misread",
                     lossy(&r.path),
                     format!("{m}; read as {}", r.mode.as_str()),
-                );
+                    r.misread_line.map(|l| (l, 0)),
+                ));
             }
         }
         for r in &s.scoped_rules {
             if let Some(m) = &r.misread {
-                note(
+                // The rule's line, as its file's reading found it.
+                let line = s
+                    .rules
+                    .iter()
+                    .find(|f| f.path == r.path)
+                    .and_then(|f| f.misread_line);
+                notes.push((
                     "rule-misread",
                     lossy(&r.path),
                     format!("{m}; loaded on no path"),
-                );
+                    line.map(|l| (l, 0)),
+                ));
             }
         }
         for i in s.imports.iter().filter(|i| i.reason.is_some()) {
             let reason = i.reason.map(|r| r.as_str()).unwrap_or_default();
-            note(
+            notes.push((
                 "import-failed",
                 lossy(&i.from),
                 format!("{} is not followed: {reason}", i.spec),
-            );
+                i.line.map(|l| (l, 0)),
+            ));
         }
         let project_files = s
             .instruction_files
@@ -530,7 +647,8 @@ impl Part {
     fn of_surveyed(s: &crate::loader::Surveyed) -> Self {
         let mut part = Self::of(&s.policy, &s.snapshot);
         part.notes.extend(
-            unmatched_paths(&s.reach).map(|path| ("rule-unmatched", path, UNMATCHED.to_string())),
+            unmatched_paths(&s.reach)
+                .map(|path| ("rule-unmatched", path, UNMATCHED.to_string(), None)),
         );
         part
     }
@@ -567,53 +685,131 @@ impl Survey {
 
     /// The survey from each policy's part, in survey order.
     fn of_parts(cwd: &std::path::Path, parts: Vec<Part>) -> Self {
+        let folders = vec![cwd.to_string_lossy().into_owned()];
+        Self::of_folder_parts(cwd, folders, vec![parts], false)
+    }
+
+    /// Surveys `cwd` and, under [`Scope::Repo`](crate::loader::Scope::Repo),
+    /// every folder of its repository some policy reads from (see
+    /// [`crate::survey`] for one folder): what `lisa-context survey
+    /// --scope` shows. A problem of one file seen from several folders is
+    /// one problem; the policies' lines are the cwd's. A walk that stopped
+    /// short (more than `max_folders` folders to survey, see
+    /// [`MAX_SURVEY_FOLDERS`](crate::MAX_SURVEY_FOLDERS) for the default)
+    /// adds a `survey-incomplete` problem at the repository root.
+    pub fn run_scoped(
+        policies: impl IntoIterator<Item = (String, crate::loader::LoaderBuilder)>,
+        cwd: &std::path::Path,
+        root: Option<&std::path::Path>,
+        scope: crate::loader::Scope,
+        max_folders: usize,
+    ) -> Result<Self, crate::loader::SurveyError> {
+        let scoped = crate::loader::survey_scope_each(
+            policies,
+            cwd,
+            root,
+            scope,
+            max_folders,
+            crate::snapshot::Tracing::Off,
+            &|s| Part::of_surveyed(&s),
+        )?;
+        // Per folder, each policy's part.
+        let count = scoped.folders.len();
+        let mut by_folder: Vec<Vec<Part>> = (0..count).map(|_| Vec::new()).collect();
+        for per_policy in scoped.parts {
+            for (i, part) in per_policy.into_iter().enumerate() {
+                if let Some(slot) = by_folder.get_mut(i) {
+                    slot.push(part);
+                }
+            }
+        }
+        let folders = scoped
+            .folders
+            .iter()
+            .map(|f| f.to_string_lossy().into_owned())
+            .collect();
+        Ok(Self::of_folder_parts(
+            cwd,
+            folders,
+            by_folder,
+            scoped.capped,
+        ))
+    }
+
+    /// The survey from each folder's parts (each policy's, in survey
+    /// order), the cwd's first.
+    fn of_folder_parts(
+        cwd: &std::path::Path,
+        folders: Vec<String>,
+        by_folder: Vec<Vec<Part>>,
+        capped: bool,
+    ) -> Self {
         use std::collections::BTreeMap;
         let mut problems = Vec::new();
         // Per (kind, path, key): the policies it holds for, each with its
         // message.
         let mut grouped: BTreeMap<(usize, String, String, String), Vec<Said>> = BTreeMap::new();
-        // Per project file: the policies that read it.
-        let mut readers: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        let mut policies = Vec::with_capacity(parts.len());
-        for part in parts {
-            let name = &part.line.name;
-            for (kind, path, message) in part.notes {
-                let key = problem_key(kind, &message).to_string();
-                grouped
-                    .entry((kind_order(kind), kind.to_string(), path, key))
-                    .or_default()
-                    .push((name.clone(), message));
+        let mut policies: Vec<SurveyedPolicy> = Vec::new();
+        // Per group: where it is (the first policy's saying).
+        let mut places: BTreeMap<(usize, String, String, String), (u64, u64)> = BTreeMap::new();
+        let add = |grouped: &mut BTreeMap<(usize, String, String, String), Vec<Said>>,
+                   key: (usize, String, String, String),
+                   said: Said| {
+            let entry = grouped.entry(key).or_default();
+            if !entry.iter().any(|(p, _)| *p == said.0) {
+                entry.push(said);
             }
-            for path in part.project_files {
-                readers.entry(path).or_default().push(name.clone());
+        };
+        for (i, parts) in by_folder.into_iter().enumerate() {
+            // Per project file: the policies that read it from this folder.
+            let mut readers: BTreeMap<String, Vec<String>> = BTreeMap::new();
+            let mut names: Vec<String> = Vec::with_capacity(parts.len());
+            for part in parts {
+                let name = part.line.name.clone();
+                for (kind, path, message, at) in part.notes {
+                    let key = problem_key(kind, &message).to_string();
+                    let key = (kind_order(kind), kind.to_string(), path, key);
+                    if let Some(at) = at {
+                        places.entry(key.clone()).or_insert(at);
+                    }
+                    add(&mut grouped, key, (name.clone(), message));
+                }
+                for path in part.project_files {
+                    readers.entry(path).or_default().push(name.clone());
+                }
+                names.push(name);
+                if i == 0 {
+                    policies.push(part.line);
+                }
             }
-            policies.push(part.line);
-        }
-        // A project file some policies read and others do not.
-        for (path, by) in readers {
-            if by.len() < policies.len() {
-                let others: Vec<&str> = policies
-                    .iter()
-                    .map(|p| p.name.as_str())
-                    .filter(|n| !by.iter().any(|b| b == n))
-                    .collect();
-                let message = format!("not read by {}", others.join(", "));
-                grouped.insert(
-                    (
+            // A project file some policies read and others do not.
+            for (path, by) in readers {
+                if by.len() < names.len() {
+                    let others: Vec<&str> = names
+                        .iter()
+                        .map(String::as_str)
+                        .filter(|n| !by.iter().any(|b| b == n))
+                        .collect();
+                    let message = format!("not read by {}", others.join(", "));
+                    let key = (
                         kind_order("read-by-some"),
-                        "read-by-some".into(),
+                        "read-by-some".to_string(),
                         path,
                         problem_key("read-by-some", &message).to_string(),
-                    ),
-                    by.into_iter().map(|b| (b, message.clone())).collect(),
-                );
+                    );
+                    for b in by {
+                        add(&mut grouped, key.clone(), (b, message.clone()));
+                    }
+                }
             }
         }
         let root = policies
             .first()
             .map(|p| p.repo_root.clone())
             .unwrap_or_default();
-        for ((_, kind, path, key), said) in grouped {
+        for (group, said) in grouped {
+            let at = places.get(&group).copied();
+            let (_, kind, path, key) = group;
             // One message when the policies say the same, else each
             // policy's (a cap that shows one more byte to one of them).
             let message = if said.iter().all(|(_, m)| *m == said[0].1) {
@@ -631,6 +827,22 @@ impl Survey {
                 policies,
                 path,
                 message,
+                line: at.map(|(l, _)| l).filter(|l| *l > 0),
+                column: at.map(|(_, c)| c).filter(|c| *c > 0),
+            });
+        }
+        if capped {
+            let message = format!(
+                "the survey stopped short: more folders to survey than its cap, or more than {} \
+                 entries or 32 levels to walk; the folders past it were not surveyed",
+                crate::access::REACH_ENTRIES
+            );
+            problems.push(SurveyProblem {
+                fingerprint: fingerprint("survey-incomplete", &root, "", &root),
+                kind: "survey-incomplete".into(),
+                policies: policies.iter().map(|p| p.name.clone()).collect(),
+                path: root.clone(),
+                message,
                 line: None,
                 column: None,
             });
@@ -638,6 +850,7 @@ impl Survey {
         Self {
             cwd: cwd.to_string_lossy().into_owned(),
             policies,
+            folders,
             problems,
         }
     }

@@ -178,6 +178,59 @@ impl Survey {
     }
 }
 
+/// `text` as the message of a GitHub workflow command: `%`, CR and LF
+/// percent-encoded.
+fn escape_data(text: &str) -> String {
+    text.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+/// `text` as a property of a GitHub workflow command: as
+/// [`escape_data`], and `:` and `,` too.
+fn escape_property(text: &str) -> String {
+    escape_data(text).replace(':', "%3A").replace(',', "%2C")
+}
+
+impl Survey {
+    /// This survey as GitHub Actions workflow commands (`survey --format
+    /// github`): one annotation per problem, `::warning` or `::notice` as
+    /// its kind's level, at its file relative to the repository root (an
+    /// absolute path for a file outside it) with its line and column when
+    /// known, titled with its kind; `:` and `,` in properties and `%`, CR
+    /// and LF anywhere percent-encoded as GitHub's runner expects.
+    pub fn github_annotations(&self) -> String {
+        let root = self
+            .policies
+            .first()
+            .map(|p| p.repo_root.as_str())
+            .unwrap_or_default();
+        let mut out = String::new();
+        for p in &self.problems {
+            let level = SURVEY_PROBLEM_KINDS
+                .get(kind_order(&p.kind))
+                .map_or("warning", |k| k.level);
+            let command = if level == "note" { "notice" } else { "warning" };
+            let file = Path::new(&p.path)
+                .strip_prefix(root)
+                .ok()
+                .filter(|r| !root.is_empty() && !r.as_os_str().is_empty())
+                .map_or_else(|| p.path.clone(), |r| r.to_string_lossy().into_owned());
+            let mut props = format!("file={}", escape_property(&file));
+            if let Some(line) = p.line.filter(|l| *l > 0) {
+                props.push_str(&format!(",line={line}"));
+                if let Some(col) = p.column.filter(|c| *c > 0) {
+                    props.push_str(&format!(",col={col}"));
+                }
+            }
+            props.push_str(&format!(",title={}", escape_property(&p.kind)));
+            let message = format!("{} ({})", p.message, p.policies.join(", "));
+            out.push_str(&format!("::{command} {props}::{}\n", escape_data(&message)));
+        }
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -212,6 +265,7 @@ mod tests {
                 prompt_bytes: 0,
                 rules: vec![],
             }],
+            folders: vec!["/r".into()],
             problems: vec![
                 problem("hidden-text", "/r/AGENTS.md", Some(3), Some(7)),
                 problem("import-failed", "/r/a b/CLAUDE.md", Some(2), None),
@@ -233,5 +287,13 @@ mod tests {
         );
         assert_eq!(log["runs"][0]["properties"]["outsideRepository"], 1);
         assert!(!log.to_string().contains("file://"));
+    }
+
+    /// GitHub's escapes: `%`, CR and LF in a message; `:` and `,` too in a
+    /// property.
+    #[test]
+    fn github_escapes() {
+        assert_eq!(escape_data("50% a\r\nb: c, d"), "50%25 a%0D%0Ab: c, d");
+        assert_eq!(escape_property("a,b:c%\n"), "a%2Cb%3Ac%25%0A");
     }
 }

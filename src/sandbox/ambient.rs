@@ -173,3 +173,15 @@ pub(crate) fn user_file_stamp(path: &Path) -> Stamp {
     // The same look as at a directory the user named: links followed.
     directory_stamp(path)
 }
+
+/// Writes `bytes` to a file the user named on the command line (`survey
+/// --write-baseline FILE`), created or truncated, links followed as for a
+/// file the user reads. Never called with a path a repository chose.
+pub(crate) fn write_user_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    use std::io::Write as _;
+    let mut opts = OpenOptions::new();
+    opts.write(true).create(true).truncate(true);
+    let mut file = File::open_ambient_with(path, &opts, ambient_authority())?;
+    file.write_all(bytes)?;
+    file.sync_all()
+}

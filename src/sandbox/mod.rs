@@ -45,7 +45,9 @@ mod trust_store;
 pub(crate) mod watch;
 
 pub(crate) use admitted::{Admitted, NotAdmitted};
-pub(crate) use ambient::{stat_directory, user_file_stamp};
+pub(crate) use ambient::{
+    UserFileError, read_user_file, stat_directory, user_file_stamp, write_user_file,
+};
 pub(crate) use handles::{DEFAULT_HANDLE_BUDGET, Handles};
 
 pub(crate) use error::RootsError;

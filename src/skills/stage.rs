@@ -89,11 +89,13 @@ pub(crate) fn skills(
         if hidden::is_plain(&s.description) {
             continue;
         }
-        let (text, report) = hidden::treat(
+        let (text, mut report) = hidden::treat(
             &s.description,
             policy.trust.hidden_text,
             &policy.templates.hidden_marker,
         );
+        // Places in the description, not in the file: none given.
+        report.clear_positions();
         if !report.is_empty() {
             set.hidden.push(HiddenFinding {
                 path: s.path.clone(),

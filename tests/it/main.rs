@@ -84,7 +84,11 @@ mod skills;
 mod soak;
 mod state_env;
 mod survey_alone;
+mod survey_docs;
 mod survey_exit;
+mod survey_gate;
+mod survey_places;
+mod survey_scope;
 mod trust;
 
 /// Every `.rs` file in `tests/it/` (but this one) is declared above as a
