@@ -20,6 +20,9 @@ use super::skill_file::SkillFile;
 #[cfg(target_os = "linux")]
 use super::watch;
 
+mod changes;
+mod skill_files;
+
 use crate::access::{Access, Session};
 use crate::error::{SkillReadError, SnapshotError};
 use crate::policy::Policy;

@@ -16,6 +16,7 @@ use crate::error::{BootstrapError, ErrorCode, SnapshotError};
 use crate::loader::{Loader, SkillFile};
 use crate::on_request::RuleText;
 use crate::review::TrustError;
+use crate::skills::{SkillManifest, SkillResource};
 use crate::snapshot::Snapshot;
 use crate::trust::TrustStatus;
 
@@ -83,6 +84,16 @@ pub enum Answer {
     Access {
         /// What touching the path added to the session.
         access: Access,
+    },
+    /// The answer to `skill-manifests`.
+    SkillManifests {
+        /// One manifest per skill asked for.
+        manifests: Vec<SkillManifest>,
+    },
+    /// The answer to `skill-resource`.
+    SkillResource {
+        /// The file, its digest and size.
+        resource: SkillResource,
     },
 }
 
@@ -268,6 +279,19 @@ pub fn answer(loader: &Loader, request: Request) -> Result<Answer, ErrorReport> 
                 &path,
             )
             .map(|access| Answer::Access { access })
+            .map_err(snapshot_error),
+        Request::SkillManifests { cwd, root, names } => loader
+            .skill_manifests_in(&cwd, root.as_deref(), names.as_deref())
+            .map(|manifests| Answer::SkillManifests { manifests })
+            .map_err(snapshot_error),
+        Request::SkillResource {
+            cwd,
+            root,
+            name,
+            path,
+        } => loader
+            .skill_resource_in(&cwd, root.as_deref(), &name, &path)
+            .map(|resource| Answer::SkillResource { resource })
             .map_err(snapshot_error),
     }
 }

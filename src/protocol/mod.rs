@@ -12,6 +12,7 @@
 //! fields it does not know.
 
 mod answer;
+pub mod jsonrpc;
 mod outputs;
 mod sarif;
 #[cfg(feature = "schema")]
@@ -19,6 +20,9 @@ mod schema;
 mod wire;
 
 pub use crate::error::ErrorCode;
+pub use crate::skills::{
+    MAX_SKILL_BYTES, MAX_SKILL_FILES, ManifestFile, NotServed, SkillManifest, SkillResource,
+};
 pub use answer::{Answer, ErrorReport, answer};
 pub use outputs::{
     ExplainRow, Explanation, SURVEY_PROBLEM_KINDS, SURVEY_PROBLEM_KINDS_ANCHOR, SkillList, Survey,
