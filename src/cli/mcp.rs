@@ -119,29 +119,69 @@ fn send<W: Write>(out: &Mutex<W>, line: &[u8]) -> io::Result<()> {
     out.flush()
 }
 
-/// `skill://<origin>/<name>` for a manifest.
-fn skill_root_uri(m: &SkillManifest) -> String {
-    format!(
-        "skill://{}/{}",
-        m.origin.as_str(),
-        utf8_percent_encode(&m.name, SEGMENT)
-    )
+/// A skill as served: its manifest, and whether another winner shares its
+/// name (a policy that keeps both, such as Codex's): each of those is then
+/// told apart by a prefix segment, the first 12 hex digits of the SHA-256
+/// of its `SKILL.md`'s place in its root, stable while it stays there.
+struct Tagged {
+    m: SkillManifest,
+    shared: bool,
 }
 
-/// The URI of the file at `path` (`/`-separated) of a skill.
-fn file_uri(m: &SkillManifest, path: &str) -> String {
-    let mut uri = skill_root_uri(m);
-    for segment in path.split('/') {
-        uri.push('/');
-        uri.extend(utf8_percent_encode(segment, SEGMENT));
+/// Marks the manifests whose name another of `manifests` has (every winner
+/// of a name comes in one answer).
+fn tag(manifests: Vec<SkillManifest>) -> Vec<Tagged> {
+    let mut count: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for m in &manifests {
+        *count.entry(m.name.clone()).or_default() += 1;
     }
-    uri
+    manifests
+        .into_iter()
+        .map(|m| Tagged {
+            shared: count.get(&m.name).copied().unwrap_or(0) > 1,
+            m,
+        })
+        .collect()
 }
 
-/// A `skill://` URI taken apart: origin, name, and the path below the
-/// skill's folder (empty for the folder itself). `None` unless the URI is
-/// written exactly as [`file_uri`] writes one.
-fn parse_skill_uri(uri: &str) -> Option<(String, String, String)> {
+impl Tagged {
+    /// The prefix segment of a skill that shares its name.
+    fn prefix(&self) -> Option<String> {
+        use sha2::Digest as _;
+        self.shared.then(|| {
+            let sum = sha2::Sha256::digest(self.m.location.as_bytes());
+            sum.iter().take(6).map(|b| format!("{b:02x}")).collect()
+        })
+    }
+
+    /// `skill://<origin>[/<prefix>]/<name>`.
+    fn root_uri(&self) -> String {
+        let mut uri = format!("skill://{}", self.m.origin.as_str());
+        if let Some(prefix) = self.prefix() {
+            uri.push('/');
+            uri.push_str(&prefix);
+        }
+        uri.push('/');
+        uri.extend(utf8_percent_encode(&self.m.name, SEGMENT));
+        uri
+    }
+
+    /// The URI of the file at `path` (`/`-separated) of the skill.
+    fn file_uri(&self, path: &str) -> String {
+        let mut uri = self.root_uri();
+        for segment in path.split('/') {
+            uri.push('/');
+            uri.extend(utf8_percent_encode(segment, SEGMENT));
+        }
+        uri
+    }
+}
+
+/// A `skill://` URI taken apart: the origin and the segments after it.
+/// `None` unless every segment is written exactly as this server writes
+/// one (no empty, `.` or `..` segment, no other percent-encoding, no query
+/// or fragment).
+fn parse_skill_uri(uri: &str) -> Option<(String, Vec<String>)> {
     let rest = uri.strip_prefix("skill://")?;
     if rest.contains(['?', '#', '\\']) {
         return None;
@@ -163,8 +203,7 @@ fn parse_skill_uri(uri: &str) -> Option<(String, String, String)> {
         return None;
     }
     let origin = segments.remove(0);
-    let name = segments.remove(0);
-    Some((origin, name, segments.join("/")))
+    Some((origin, segments))
 }
 
 /// The MIME type a file is served with, by its name.
@@ -282,46 +321,62 @@ impl<W: Write + Send + 'static> Server<W> {
         .map_err(|e| (codes::INTERNAL_ERROR, e.to_string()))?;
         match self.ask(request)? {
             Answer::Snapshot { snapshot } => {
-                Ok(snapshot.skills.iter().map(|s| s.name.clone()).collect())
+                let mut names: Vec<String> =
+                    snapshot.skills.iter().map(|s| s.name.clone()).collect();
+                names.dedup();
+                Ok(names)
             }
             _ => Err((codes::INTERNAL_ERROR, "unexpected answer".into())),
         }
     }
 
     /// The manifests of the skills named.
-    fn manifests(&self, names: Vec<String>) -> Result<Vec<SkillManifest>, Failure> {
+    fn manifests(&self, names: Vec<String>) -> Result<Vec<Tagged>, Failure> {
         let request = serde_json::from_value(json!({
             "op": "skill-manifests", "cwd": self.cwd(), "root": self.root(), "names": names,
         }))
         .map_err(|e| (codes::INTERNAL_ERROR, e.to_string()))?;
         match self.ask(request)? {
-            Answer::SkillManifests { manifests } => Ok(manifests),
+            Answer::SkillManifests { manifests } => Ok(tag(manifests)),
             _ => Err((codes::INTERNAL_ERROR, "unexpected answer".into())),
         }
     }
 
-    /// The manifest of the skill a URI names (origin and name), served.
-    fn served(&self, origin: &str, name: &str, uri: &str) -> Result<SkillManifest, Failure> {
+    /// The skill a URI names, served, and the path below its folder
+    /// (empty for the folder itself).
+    fn served(&self, uri: &str) -> Result<(Tagged, String), Failure> {
         let not_served = || invalid(format!("no skill is served at {uri}"));
+        let (origin, segments) = parse_skill_uri(uri).ok_or_else(not_served)?;
         let names = self.skill_names()?;
-        if !names.iter().any(|n| n == name) {
-            return Err(not_served());
+        let known = |n: &String| names.binary_search(n).is_ok();
+        // `<name>/<path>`, or `<prefix>/<name>/<path>` for a name shared.
+        let mut found = None;
+        if let Some(name) = segments.first().filter(|n| known(n)) {
+            found = self
+                .manifests(vec![name.clone()])?
+                .into_iter()
+                .find(|t| !t.shared && t.m.origin.as_str() == origin)
+                .map(|t| (t, segments[1..].join("/")));
         }
-        let manifest = self
-            .manifests(vec![name.to_string()])?
-            .pop()
-            .ok_or_else(not_served)?;
-        if manifest.origin.as_str() != origin {
-            return Err(not_served());
+        if found.is_none()
+            && let [prefix, name, ..] = segments.as_slice()
+            && known(name)
+        {
+            found = self
+                .manifests(vec![name.clone()])?
+                .into_iter()
+                .find(|t| t.prefix().as_ref() == Some(prefix) && t.m.origin.as_str() == origin)
+                .map(|t| (t, segments[2..].join("/")));
         }
-        if let Some(why) = &manifest.not_served {
+        let (tagged, path) = found.ok_or_else(not_served)?;
+        if let Some(why) = &tagged.m.not_served {
             return Err(invalid(format!("the skill at {uri} is not served: {why}")));
         }
-        Ok(manifest)
+        Ok((tagged, path))
     }
 
     /// One page of manifests from `cursor`, and the next cursor.
-    fn page(&self, params: &Value) -> Result<(Vec<SkillManifest>, Option<String>), Failure> {
+    fn page(&self, params: &Value) -> Result<(Vec<Tagged>, Option<String>), Failure> {
         let start = match params.get("cursor") {
             None | Some(Value::Null) => 0,
             Some(Value::String(c)) => c
@@ -347,14 +402,15 @@ impl<W: Write + Send + 'static> Server<W> {
     }
 
     /// A skill entry of the extension.
-    fn entry(m: &SkillManifest) -> Value {
+    fn entry(t: &Tagged) -> Value {
+        let m = &t.m;
         let resources: Vec<Value> = m
             .files
             .iter()
-            .map(|f| json!({ "uri": file_uri(m, &f.path), "digest": f.digest, "size": f.size }))
+            .map(|f| json!({ "uri": t.file_uri(&f.path), "digest": f.digest, "size": f.size }))
             .collect();
         json!({
-            "uri": file_uri(m, "SKILL.md"),
+            "uri": t.file_uri("SKILL.md"),
             "frontmatter": m.frontmatter,
             "resources": resources,
             "_meta": { format!("{META_PREFIX}origin"): m.origin.as_str() },
@@ -363,10 +419,11 @@ impl<W: Write + Send + 'static> Server<W> {
 
     /// The skills of a page not served, with why (said in `_meta` and on
     /// stderr).
-    fn not_served(manifests: &[SkillManifest]) -> Vec<Value> {
+    fn not_served(manifests: &[Tagged]) -> Vec<Value> {
         manifests
             .iter()
-            .filter_map(|m| {
+            .filter_map(|t| {
+                let m = &t.m;
                 let why = m.not_served.as_ref()?;
                 eprintln!(
                     "lisa-context mcp: skill {:?} ({}) is not served: {why}",
@@ -374,7 +431,7 @@ impl<W: Write + Send + 'static> Server<W> {
                     m.origin.as_str()
                 );
                 Some(json!({
-                    "uri": file_uri(m, "SKILL.md"),
+                    "uri": t.file_uri("SKILL.md"),
                     "name": m.name,
                     "reason": why.to_string(),
                 }))
@@ -431,7 +488,7 @@ impl<W: Write + Send + 'static> Server<W> {
                 let (manifests, next) = self.page(params)?;
                 let skills: Vec<Value> = manifests
                     .iter()
-                    .filter(|m| m.not_served.is_none())
+                    .filter(|t| t.m.not_served.is_none())
                     .map(Self::entry)
                     .collect();
                 let mut result = json!({ "skills": skills });
@@ -449,12 +506,11 @@ impl<W: Write + Send + 'static> Server<W> {
                     .get("uri")
                     .and_then(Value::as_str)
                     .ok_or_else(|| invalid("skills/get takes a \"uri\""))?;
-                let (origin, name, path) = parse_skill_uri(uri)
-                    .filter(|(_, _, p)| p == "SKILL.md")
-                    .ok_or_else(|| invalid(format!("no skill is served at {uri}")))?;
-                let _ = path;
-                let manifest = self.served(&origin, &name, uri)?;
-                Ok(complete(json!({ "skill": Self::entry(&manifest) }), true))
+                let (skill, path) = self.served(uri)?;
+                if path != "SKILL.md" {
+                    return Err(invalid(format!("no skill is served at {uri}")));
+                }
+                Ok(complete(json!({ "skill": Self::entry(&skill) }), true))
             }
             "resources/list" => {
                 let (manifests, next) = self.page(params)?;
@@ -468,10 +524,11 @@ impl<W: Write + Send + 'static> Server<W> {
                         "mimeType": "text/plain",
                     }));
                 }
-                for m in manifests.iter().filter(|m| m.not_served.is_none()) {
+                for t in manifests.iter().filter(|t| t.m.not_served.is_none()) {
+                    let m = &t.m;
                     let skill_md = m.files.iter().find(|f| f.path == "SKILL.md");
                     resources.push(json!({
-                        "uri": file_uri(m, "SKILL.md"),
+                        "uri": t.file_uri("SKILL.md"),
                         "name": m.name,
                         "description": m.frontmatter.get("description").cloned().unwrap_or(Value::Null),
                         "mimeType": "text/markdown",
@@ -499,17 +556,13 @@ impl<W: Write + Send + 'static> Server<W> {
                     ));
                 }
                 let unknown = || invalid(format!("no resource is served at {uri}"));
-                let (origin, name, path) = parse_skill_uri(uri).ok_or_else(unknown)?;
-                if path.is_empty() {
-                    return Err(unknown());
-                }
-                let manifest = self.served(&origin, &name, uri)?;
-                if !manifest.files.iter().any(|f| f.path == path) {
+                let (skill, path) = self.served(uri).map_err(|_| unknown())?;
+                if path.is_empty() || !skill.m.files.iter().any(|f| f.path == path) {
                     return Err(unknown());
                 }
                 let request = serde_json::from_value(json!({
                     "op": "skill-resource", "cwd": self.cwd(), "root": self.root(),
-                    "name": name, "path": path,
+                    "name": skill.m.name, "location": skill.m.location, "path": path,
                 }))
                 .map_err(|e| (codes::INTERNAL_ERROR, e.to_string()))?;
                 let Answer::SkillResource { resource } = self.ask(request)? else {
@@ -529,8 +582,8 @@ impl<W: Write + Send + 'static> Server<W> {
                     .and_then(Value::as_str)
                     .ok_or_else(|| invalid("resources/directory/read takes a \"uri\""))?;
                 let not_dir = || invalid(format!("{uri} is not a directory resource"));
-                let (origin, name, path) = parse_skill_uri(uri).ok_or_else(not_dir)?;
-                let manifest = self.served(&origin, &name, uri)?;
+                let (skill, path) = self.served(uri)?;
+                let manifest = &skill.m;
                 let folders = manifest.folders();
                 let children = folders.get(&path).ok_or_else(not_dir)?;
                 let resources: Vec<Value> = children
@@ -542,7 +595,7 @@ impl<W: Write + Send + 'static> Server<W> {
                             format!("{path}/{child}")
                         };
                         if *is_folder {
-                            json!({ "uri": file_uri(&manifest, &full), "name": child,
+                            json!({ "uri": skill.file_uri(&full), "name": child,
                                     "mimeType": "inode/directory" })
                         } else {
                             let size = manifest
@@ -550,7 +603,7 @@ impl<W: Write + Send + 'static> Server<W> {
                                 .iter()
                                 .find(|f| f.path == full)
                                 .map(|f| f.size);
-                            json!({ "uri": file_uri(&manifest, &full), "name": child,
+                            json!({ "uri": skill.file_uri(&full), "name": child,
                                     "mimeType": mime_type(child), "size": size })
                         }
                     })
@@ -673,27 +726,35 @@ impl<W: Write + Send + 'static> Server<W> {
         let out = Arc::clone(&self.out);
         let session = Arc::clone(&self.session);
         let options = self.options.clone();
+        let fingerprint = move |loader: &Loader, session: &Mutex<Session>| {
+            let cwd = current_cwd(&options, session);
+            let fp = loader.fingerprint_in(&cwd, options.root.as_deref()).ok();
+            // A second check arms the watch on a build the first one made.
+            let _ = loader.fingerprint_in(&cwd, options.root.as_deref());
+            fp
+        };
+        // Taken before the first look, on this thread: a change made once
+        // the request after `initialized` is answered is never missed.
+        let Some(mut seen) = loader.change_count() else {
+            return;
+        };
+        let mut last = fingerprint(&loader, &session);
         let started = std::thread::Builder::new()
             .name("mcp-watch".into())
             .spawn(move || {
-                let fingerprint = || {
-                    let cwd = current_cwd(&options, &session);
-                    let fp = loader.fingerprint_in(&cwd, options.root.as_deref()).ok();
-                    // A second check arms the watch on a build made by the
-                    // first.
-                    let _ = loader.fingerprint_in(&cwd, options.root.as_deref());
-                    fp
-                };
-                let Some(mut seen) = loader.change_count() else {
-                    return;
-                };
-                let mut last = fingerprint();
+                // After a look, the build may hold files changed within the
+                // racy window, which the watch does not cover yet: one more
+                // look once the window has passed arms it. Otherwise the
+                // wait has no end but the kernel's event.
+                let settle = Loader::RACY_WINDOW + std::time::Duration::from_millis(100);
+                let mut settling = true;
                 loop {
-                    let Some(now) = loader.wait_for_change(seen) else {
+                    let Some(now) = loader.wait_for_change(seen, settling.then_some(settle)) else {
                         return;
                     };
+                    settling = now != seen;
                     seen = now;
-                    let fp = fingerprint();
+                    let fp = fingerprint(&loader, &session);
                     if fp != last {
                         last = fp;
                         if notify_changed(&out).is_err() {
@@ -777,17 +838,18 @@ mod tests {
 
     #[test]
     fn uris_have_one_spelling() {
+        let parts = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         assert_eq!(
             parse_skill_uri("skill://project/pdf/SKILL.md"),
-            Some(("project".into(), "pdf".into(), "SKILL.md".into()))
+            Some(("project".into(), parts(&["pdf", "SKILL.md"])))
         );
         assert_eq!(
             parse_skill_uri("skill://home/pdf/a%20b/c.txt"),
-            Some(("home".into(), "pdf".into(), "a b/c.txt".into()))
+            Some(("home".into(), parts(&["pdf", "a b", "c.txt"])))
         );
         assert_eq!(
             parse_skill_uri("skill://home/pdf"),
-            Some(("home".into(), "pdf".into(), String::new()))
+            Some(("home".into(), parts(&["pdf"])))
         );
         for bad in [
             "skill://project/pdf/../x/SKILL.md",

@@ -155,14 +155,28 @@ impl Watch {
     /// the new count. Events read by a check meanwhile count: a change
     /// that happened after `seen` was taken is never waited past. `None`
     /// when the watch has no descriptor to wait on.
-    pub(crate) fn wait_after(&self, seen: u64) -> Option<u64> {
+    /// With a `timeout`, it returns the count as it is (maybe `seen`) once
+    /// that much time has passed.
+    pub(crate) fn wait_after(
+        &self,
+        seen: u64,
+        timeout: Option<std::time::Duration>,
+    ) -> Option<u64> {
         let waiter = self.waiter.as_ref()?;
+        let deadline = timeout.map(|t| std::time::Instant::now() + t);
         loop {
             let now = self.events();
             if now > seen {
                 return Some(now);
             }
-            crate::sandbox::watch::wait_readable(waiter);
+            let left = match deadline {
+                None => None,
+                Some(d) => match d.checked_duration_since(std::time::Instant::now()) {
+                    Some(left) if !left.is_zero() => Some(left),
+                    _ => return Some(now),
+                },
+            };
+            crate::sandbox::watch::wait_readable(waiter, left);
         }
     }
 

@@ -288,9 +288,10 @@ pub fn answer(loader: &Loader, request: Request) -> Result<Answer, ErrorReport> 
             cwd,
             root,
             name,
+            location,
             path,
         } => loader
-            .skill_resource_in(&cwd, root.as_deref(), &name, &path)
+            .skill_resource_in(&cwd, root.as_deref(), &name, location.as_deref(), &path)
             .map(|resource| Answer::SkillResource { resource })
             .map_err(snapshot_error),
     }

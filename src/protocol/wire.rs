@@ -123,6 +123,9 @@ pub enum Request {
         root: Option<PathBuf>,
         /// The skill's name.
         name: String,
+        /// Which skill of the name, where the policy keeps several: its
+        /// manifest's `location`.
+        location: Option<String>,
         /// The file, `/`-separated below the skill's folder (`SKILL.md`,
         /// `scripts/run.py`).
         path: String,

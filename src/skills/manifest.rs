@@ -55,10 +55,9 @@ pub struct ManifestFile {
     pub size: u64,
 }
 
-/// Why a skill that won its name is not served whole.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(tag = "reason", rename_all = "kebab-case")]
+/// Why a skill that won its name is not served whole (in JSON, the
+/// sentence its `Display` writes).
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum NotServed {
     /// More files than [`MAX_SKILL_FILES`] (or more entries in a folder,
@@ -87,6 +86,13 @@ pub enum NotServed {
     /// Under `trust.project = "pinned"`, the `SKILL.md` is no longer the
     /// approved one.
     Unapproved,
+    /// The frontmatter's `name` is not the name the skill won under (a
+    /// policy that names skills by their folder): the extension requires
+    /// the two to be one, and a host checking the entry would refuse it.
+    NameMismatch {
+        /// The frontmatter's `name`.
+        frontmatter_name: String,
+    },
     /// The `SKILL.md` is gone or cannot be read now.
     Unreadable {
         /// What happened.
@@ -113,6 +119,10 @@ impl std::fmt::Display for NotServed {
                  are served byte for byte"
             ),
             NotServed::Unapproved => f.write_str("its SKILL.md is not the approved one"),
+            NotServed::NameMismatch { frontmatter_name } => write!(
+                f,
+                "its frontmatter names it {frontmatter_name:?}, not the name it won under"
+            ),
             NotServed::Unreadable { detail } => write!(f, "its SKILL.md cannot be read: {detail}"),
         }
     }
@@ -131,6 +141,9 @@ pub struct SkillManifest {
     /// The absolute path of its `SKILL.md`.
     #[serde(serialize_with = "crate::vocab::paths::lossy")]
     pub path: PathBuf,
+    /// Its `SKILL.md` relative to its root, `/`-separated: what tells two
+    /// winners of one name apart under a policy that keeps both.
+    pub location: String,
     /// The `SKILL.md`'s frontmatter, every field as written (YAML as JSON).
     #[cfg_attr(
         feature = "schema",
@@ -140,8 +153,18 @@ pub struct SkillManifest {
     /// Every file, in path order, `SKILL.md` among them; empty when the
     /// skill is not served.
     pub files: Vec<ManifestFile>,
-    /// Why the skill is not served (`null` when it is).
+    /// Why the skill is not served, as a sentence (`null` when it is).
+    #[serde(serialize_with = "not_served_text")]
+    #[cfg_attr(feature = "schema", schemars(with = "Option<String>"))]
     pub not_served: Option<NotServed>,
+}
+
+/// `not_served` in JSON: the sentence.
+fn not_served_text<S: serde::Serializer>(why: &Option<NotServed>, s: S) -> Result<S::Ok, S::Error> {
+    match why {
+        Some(why) => s.serialize_some(&why.to_string()),
+        None => s.serialize_none(),
+    }
 }
 
 /// One file of a skill, read whole.
@@ -294,19 +317,27 @@ fn hides(policy: &Policy, bytes: &[u8]) -> bool {
 
 /// The frontmatter of `skill_md_text` as written (YAML as JSON), or the
 /// parsed fields when the YAML is not strict (a lenient reading).
-fn frontmatter_json(policy: &Policy, text: &str, skill: &Skill) -> serde_json::Value {
+fn frontmatter_json(
+    policy: &Policy,
+    text: &str,
+    skill: &Skill,
+) -> Result<serde_json::Value, NotServed> {
     let reading = frontmatter::Reading::of(policy);
     let strict = frontmatter::locate(text.as_bytes(), true, reading.fences)
         .ok()
         .and_then(|block| text.get(block.yaml))
         .and_then(|yaml| serde_saphyr::from_str::<serde_json::Value>(yaml).ok())
         .filter(|v| {
-            v.get("name").and_then(|n| n.as_str()) == Some(skill.name.as_str())
-                && v.get("description")
-                    .is_some_and(serde_json::Value::is_string)
+            v.get("description")
+                .is_some_and(serde_json::Value::is_string)
         });
     if let Some(value) = strict {
-        return value;
+        return match value.get("name").and_then(|n| n.as_str()) {
+            Some(name) if name == skill.name => Ok(value),
+            other => Err(NotServed::NameMismatch {
+                frontmatter_name: other.unwrap_or_default().to_string(),
+            }),
+        };
     }
     let mut map = match serde_json::to_value(&*skill.frontmatter) {
         Ok(serde_json::Value::Object(map)) => map,
@@ -320,7 +351,17 @@ fn frontmatter_json(policy: &Policy, text: &str, skill: &Skill) -> serde_json::V
         "description".into(),
         skill.frontmatter.description.clone().into(),
     );
-    serde_json::Value::Object(map)
+    Ok(serde_json::Value::Object(map))
+}
+
+/// `skill`'s `SKILL.md` relative to its root, `/`-separated.
+pub(crate) fn location(skill: &Skill) -> String {
+    skill
+        .rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 /// The manifest of `skill` (a winner of the build whose roots `root`
@@ -330,6 +371,7 @@ pub(crate) fn manifest(policy: &Policy, root: &Root, skill: &Skill) -> SkillMani
         name: skill.name.clone(),
         origin: skill.origin,
         path: skill.path.clone(),
+        location: location(skill),
         frontmatter: serde_json::Value::Object(serde_json::Map::new()),
         files: Vec::new(),
         not_served: None,
@@ -409,7 +451,7 @@ fn files(
                     detail: "it is not UTF-8 text".into(),
                 });
             };
-            frontmatter = Some(frontmatter_json(policy, text, skill));
+            frontmatter = Some(frontmatter_json(policy, text, skill)?);
         }
         if hides(policy, &bytes) {
             return Err(NotServed::HiddenText {
@@ -575,6 +617,7 @@ mod tests {
             name: "x".into(),
             origin: Origin::Home,
             path: PathBuf::new(),
+            location: String::new(),
             frontmatter: serde_json::Value::Null,
             files: ["SKILL.md", "a/b.txt", "a/c/d.txt"]
                 .into_iter()

@@ -26,7 +26,7 @@ pub use frontmatter::{Frontmatter, FrontmatterError};
 pub use manifest::{
     MAX_SKILL_BYTES, MAX_SKILL_FILES, ManifestFile, NotServed, SkillManifest, SkillResource,
 };
-pub(crate) use manifest::{ResourceError, manifest, resource};
+pub(crate) use manifest::{ResourceError, location, manifest, resource};
 #[cfg(feature = "internals")]
 pub(crate) use parallel::set_threshold as set_parallel_threshold;
 pub(crate) use read::{WholeFileError, whole_file};

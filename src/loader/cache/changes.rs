@@ -2,6 +2,8 @@
 //! its client that the context changed when the kernel reports an event in
 //! a folder a cached build examined, with no polling loop.
 
+use std::time::Duration;
+
 use super::Loader;
 
 impl Loader {
@@ -22,16 +24,21 @@ impl Loader {
     /// [`change_count`](Self::change_count) or from this call), and returns
     /// the new count. The folders watched are those of the builds checked
     /// at least once since they were built: an event says where to look,
-    /// not that an answer changed (compare fingerprints for that). `None`
-    /// at once when there is no watch to wait on.
-    pub fn wait_for_change(&self, seen: u64) -> Option<u64> {
+    /// not that an answer changed (compare fingerprints for that). A build
+    /// whose files changed within [`Loader::RACY_WINDOW`] of its reading is
+    /// not watched until a check made after that window: give a `timeout`
+    /// to look again then (the count comes back unchanged when it passed
+    /// with no event). `None` at once when there is no watch to wait on.
+    pub fn wait_for_change(&self, seen: u64, timeout: Option<Duration>) -> Option<u64> {
         #[cfg(target_os = "linux")]
         {
-            self.watch.as_ref().and_then(|w| w.wait_after(seen))
+            self.watch
+                .as_ref()
+                .and_then(|w| w.wait_after(seen, timeout))
         }
         #[cfg(not(target_os = "linux"))]
         {
-            let _ = seen;
+            let _ = (seen, timeout);
             None
         }
     }

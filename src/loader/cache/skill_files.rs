@@ -13,8 +13,9 @@ use crate::snapshot::Snapshot;
 
 impl Loader {
     /// The manifests of the skills named `names` that win their name for
-    /// `cwd` (every name when `names` is `None`), in the order asked (name
-    /// order for all): each winner's files with their SHA-256 digests and
+    /// `cwd` (every winner when `names` is `None`), in the order asked (name
+    /// order for all; a policy that keeps several skills of one name gives
+    /// each, told apart by [`SkillManifest::location`]): each winner's files with their SHA-256 digests and
     /// sizes, read now through the sandbox (see
     /// [`SkillManifest`]). A name that wins nothing is
     /// [`SnapshotError::SkillNotFound`]; a skill over the limits, or not
@@ -26,7 +27,7 @@ impl Loader {
         root: Option<&Path>,
         names: Option<&[String]>,
     ) -> Result<Vec<SkillManifest>, SnapshotError> {
-        self.with_skill_roots(cwd, root, names, |policy, root, skill| {
+        self.with_skill_roots(cwd, root, names, None, |policy, root, skill| {
             Ok(skills::manifest(policy, root, skill))
         })
     }
@@ -37,25 +38,30 @@ impl Loader {
     /// it: its bytes (as text when they are UTF-8, else in base64), digest
     /// and size. Anything else (a path with `..`, a link, a file outside the
     /// skill, a skill not served) is [`SnapshotError::SkillUnreadable`].
+    /// Where the policy keeps several skills of the name, `location` (see
+    /// [`SkillManifest::location`]) says which; without it, the first.
     pub fn skill_resource_in(
         &self,
         cwd: &Path,
         root: Option<&Path>,
         name: &str,
+        location: Option<&str>,
         path: &str,
     ) -> Result<SkillResource, SnapshotError> {
         let names = [name.to_string()];
-        let mut read = self.with_skill_roots(cwd, root, Some(&names), |policy, root, skill| {
-            skills::resource(policy, root, skill, path).map_err(|e| {
-                SnapshotError::SkillUnreadable {
-                    path: skill.path.parent().unwrap_or(Path::new("")).join(path),
-                    reason: match e {
-                        ResourceError::NotListed => SkillReadError::NotPartOfSkill(path.into()),
-                        ResourceError::NotServed(why) => SkillReadError::NotServed(why),
-                    },
-                }
-            })
-        })?;
+        let mut read =
+            self.with_skill_roots(cwd, root, Some(&names), location, |policy, root, skill| {
+                skills::resource(policy, root, skill, path).map_err(|e| {
+                    SnapshotError::SkillUnreadable {
+                        path: skill.path.parent().unwrap_or(Path::new("")).join(path),
+                        reason: match e {
+                            ResourceError::NotListed => SkillReadError::NotPartOfSkill(path.into()),
+                            ResourceError::NotServed(why) => SkillReadError::NotServed(why),
+                        },
+                    }
+                })
+            })?;
+        read.truncate(1);
         read.pop().ok_or_else(|| SnapshotError::SkillNotFound {
             name: name.to_string(),
             cwd: cwd.to_path_buf(),
@@ -72,6 +78,7 @@ impl Loader {
         cwd: &Path,
         root: Option<&Path>,
         names: Option<&[String]>,
+        location: Option<&str>,
         f: impl Fn(&Policy, &Root, &Skill) -> Result<T, SnapshotError>,
     ) -> Result<Vec<T>, SnapshotError> {
         let force = self.in_force()?;
@@ -85,14 +92,21 @@ impl Loader {
                     if !force.policy.is_valid_skill_name(name) {
                         return Err(SnapshotError::InvalidSkillName(name.clone()));
                     }
-                    let Some(skill) = snap.skills.iter().find(|s| &s.name == name) else {
+                    let before = chosen.len();
+                    chosen.extend(
+                        snap.skills
+                            .iter()
+                            .filter(|s| &s.name == name)
+                            .filter(|s| location.is_none_or(|l| skills::location(s) == l))
+                            .map(|s| &**s),
+                    );
+                    if chosen.len() == before {
                         return Err(SnapshotError::SkillNotFound {
                             name: name.clone(),
                             cwd: snap.cwd.clone(),
                             available: snap.skills.iter().map(|s| s.name.clone()).collect(),
                         });
-                    };
-                    chosen.push(&**skill);
+                    }
                 }
                 chosen
             }
