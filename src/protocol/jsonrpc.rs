@@ -156,8 +156,11 @@ pub fn parse(line: &[u8]) -> Result<Message, Invalid> {
     for (name, value) in raw {
         if name == "id" {
             let text = value.get();
-            if text.starts_with('"')
-                || text.starts_with(['-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9'])
+            // A number JSON readers can hold (not `1e999`), so that the
+            // id written back is one the client can read.
+            if (text.starts_with('"')
+                || text.starts_with(['-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9']))
+                && serde_json::from_str::<Value>(text).is_ok()
             {
                 id = Some(Id(value.to_owned()));
             } else if text != "null" {

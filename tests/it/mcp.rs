@@ -852,3 +852,32 @@ fn the_project_context_is_a_prompt_and_a_resource_and_changes_are_announced() {
             .contains("Use spaces.")
     );
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+    /// The framing keeps its invariants (`harness::check_jsonrpc`, the fuzz
+    /// target's) on lines built from JSON-RPC's pieces and on raw bytes.
+    #[test]
+    fn jsonrpc_framing_keeps_its_invariants(
+        pieces in proptest::collection::vec(
+            proptest::prop_oneof![
+                proptest::strategy::Just("{\"jsonrpc\":\"2.0\",".to_string()),
+                proptest::strategy::Just("\"id\":1,".to_string()),
+                proptest::strategy::Just("\"id\":\"x\",".to_string()),
+                proptest::strategy::Just("\"id\":1e999,".to_string()),
+                proptest::strategy::Just("\"method\":\"ping\"".to_string()),
+                proptest::strategy::Just("\"result\":{}".to_string()),
+                proptest::strategy::Just("}".to_string()),
+                proptest::strategy::Just("\n".to_string()),
+                proptest::strategy::Just("[".to_string()),
+                "[ -~]{0,300}",
+            ],
+            0..12,
+        ),
+        raw in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..600),
+    ) {
+        let _ = crate::harness::check_jsonrpc(pieces.concat().as_bytes());
+        let _ = crate::harness::check_jsonrpc(&raw);
+    }
+}
