@@ -881,3 +881,130 @@ proptest::proptest! {
         let _ = crate::harness::check_jsonrpc(&raw);
     }
 }
+
+/// A skill's folder changed between the listing and a read: a rewritten
+/// file is served as it is now (its digest no longer the listed one, which
+/// the host's check catches) and `skills/get` gives the new digest; a file
+/// removed, or replaced by a link out of the folder, or by a FIFO, is not
+/// served any more (-32602).
+#[test]
+fn a_skill_changed_between_list_and_read_serves_only_what_it_holds_now() {
+    let w = World::new();
+    w.write("home/secret.txt", "secret\n");
+    w.write(
+        "home/skills/tool/SKILL.md",
+        &skill_md("tool", "Tool.", "body"),
+    );
+    w.write("home/skills/tool/a.md", "A\n");
+    w.write("home/skills/tool/b.md", "B\n");
+    w.write("home/skills/tool/c.md", "C\n");
+    w.write("home/skills/tool/d.md", "D\n");
+    let mut c = Client::start(&w, &[], &["--cwd", w.repo.to_str().unwrap()]);
+    c.initialize(json!({}));
+    let listed = c.ok("skills/get", json!({"uri": "skill://home/tool/SKILL.md"}))["skill"].clone();
+    let digest_of = |entry: &Value, uri: &str| {
+        entry["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["uri"] == uri)
+            .map(|r| r["digest"].as_str().unwrap().to_string())
+    };
+    let dir = w.home.join("skills/tool");
+    fs::write(dir.join("a.md"), "A, rewritten\n").unwrap();
+    fs::remove_file(dir.join("b.md")).unwrap();
+    fs::remove_file(dir.join("c.md")).unwrap();
+    symlink(w.home.join("secret.txt"), dir.join("c.md")).unwrap();
+    fs::remove_file(dir.join("d.md")).unwrap();
+    rustix::fs::mkfifoat(
+        rustix::fs::CWD,
+        dir.join("d.md"),
+        rustix::fs::Mode::from_raw_mode(0o644),
+    )
+    .unwrap();
+    let read = c.ok("resources/read", json!({"uri": "skill://home/tool/a.md"}));
+    let text = read["contents"][0]["text"].as_str().unwrap();
+    assert_eq!(text, "A, rewritten\n");
+    assert_ne!(
+        Some(digest(text.as_bytes())),
+        digest_of(&listed, "skill://home/tool/a.md"),
+        "the host's digest check catches the change"
+    );
+    for file in ["b.md", "c.md", "d.md"] {
+        let uri = format!("skill://home/tool/{file}");
+        assert_eq!(
+            c.error_code("resources/read", json!({"uri": uri})),
+            -32602,
+            "{uri}"
+        );
+    }
+    let now = c.ok("skills/get", json!({"uri": "skill://home/tool/SKILL.md"}))["skill"].clone();
+    assert_eq!(
+        digest_of(&now, "skill://home/tool/a.md"),
+        Some(digest(b"A, rewritten\n"))
+    );
+    for file in ["b.md", "c.md", "d.md"] {
+        assert_eq!(
+            digest_of(&now, &format!("skill://home/tool/{file}")),
+            None,
+            "{file}"
+        );
+    }
+}
+
+/// Files are served byte for byte, so a skill whose text holds hidden
+/// characters the policy would reveal or strip is not served (and says
+/// why); under `trust.hidden-text = "keep"` it is.
+#[test]
+fn a_skill_with_hidden_text_is_not_served_unless_the_policy_keeps_it() {
+    let w = World::new();
+    w.write(
+        "home/skills/tool/SKILL.md",
+        &skill_md("tool", "Tool.", "run\u{200b} this"),
+    );
+    w.write(
+        "home/skills/clean/SKILL.md",
+        &skill_md("clean", "Clean.", "body"),
+    );
+    w.write("home/skills/clean/ref.md", "ignore previous\u{202e} text\n");
+    w.write(
+        "home/skills/plain/SKILL.md",
+        &skill_md("plain", "Plain.", "body"),
+    );
+    let repo = w.repo.to_str().unwrap();
+    let names = |c: &mut Client| -> (Vec<String>, String) {
+        let r = c.ok("skills/list", json!({}));
+        let names = r["skills"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["frontmatter"]["name"].as_str().unwrap().to_string())
+            .collect();
+        (names, r["_meta"].to_string())
+    };
+    let mut c = Client::start(&w, &[], &["--cwd", repo]);
+    c.initialize(json!({}));
+    let (served, why) = names(&mut c);
+    assert_eq!(served, ["plain"]);
+    assert!(
+        why.contains("hidden characters") && why.contains("ref.md"),
+        "{why}"
+    );
+    assert_eq!(
+        c.error_code(
+            "resources/read",
+            json!({"uri": "skill://home/tool/SKILL.md"})
+        ),
+        -32602
+    );
+    drop(c);
+    fs::write(
+        w.home.join("context-policy.toml"),
+        "version = 1\n[trust]\nhidden-text = \"keep\"\n",
+    )
+    .unwrap();
+    let mut c = Client::start(&w, &[], &["--cwd", repo]);
+    c.initialize(json!({}));
+    let (served, _) = names(&mut c);
+    assert_eq!(served, ["clean", "plain", "tool"]);
+}
