@@ -95,6 +95,12 @@ struct Session {
     deferred: Vec<(Id, String, Value)>,
     /// The change watcher was started.
     watching: bool,
+    /// The client completed the `initialize` handshake: change notices go
+    /// to it unsolicited (revisions before 2026-07-28).
+    initialized: bool,
+    /// The open `subscriptions/listen` streams (2026-07-28): each id, and
+    /// whether it asked for resource and for prompt list changes.
+    subscriptions: Vec<(Id, bool, bool)>,
 }
 
 /// The server.
@@ -646,6 +652,9 @@ impl<W: Write + Send + 'static> Server<W> {
 
     /// Answers a request, or holds it while the roots are asked for.
     fn request(&self, id: Id, method: String, params: Value) -> io::Result<()> {
+        if method == "subscriptions/listen" {
+            return self.listen(id, &params);
+        }
         {
             let mut session = self.session();
             if session.roots_pending.is_some() && Self::needs_cwd(&method) {
@@ -658,6 +667,42 @@ impl<W: Write + Send + 'static> Server<W> {
             Err((code, message)) => jsonrpc::error_line(Some(&id), code, &message),
         };
         send(&self.out, &line)
+    }
+
+    /// Opens a `subscriptions/listen` stream (2026-07-28): acknowledged at
+    /// once with the notices this server sends (resource and prompt list
+    /// changes), which then carry the stream's id; the request is answered
+    /// only when the stream ends.
+    fn listen(&self, id: Id, params: &Value) -> io::Result<()> {
+        let asked = |key: &str| {
+            params
+                .pointer(&format!("/notifications/{key}"))
+                .and_then(Value::as_bool)
+                == Some(true)
+        };
+        let (resources, prompts) = (asked("resourcesListChanged"), asked("promptsListChanged"));
+        let mut honored = serde_json::Map::new();
+        if resources {
+            honored.insert("resourcesListChanged".into(), true.into());
+        }
+        if prompts {
+            honored.insert("promptsListChanged".into(), true.into());
+        }
+        let subscription_id: Value = serde_json::from_str(id.json()).unwrap_or(Value::Null);
+        send(
+            &self.out,
+            &jsonrpc::request_line(
+                None,
+                "notifications/subscriptions/acknowledged",
+                &json!({
+                    "notifications": honored,
+                    "_meta": { "io.modelcontextprotocol/subscriptionId": subscription_id },
+                }),
+            ),
+        )?;
+        self.session().subscriptions.push((id, resources, prompts));
+        self.watch();
+        Ok(())
     }
 
     /// Asks the client for its roots (when it has them and `--cwd` was not
@@ -700,7 +745,7 @@ impl<W: Write + Send + 'static> Server<W> {
             session.from_roots = first;
             if changed && session.watching {
                 drop(session);
-                notify_changed(&self.out)?;
+                notify_changed(&self.out, &self.session)?;
                 session = self.session();
             }
             std::mem::take(&mut session.deferred)
@@ -757,7 +802,7 @@ impl<W: Write + Send + 'static> Server<W> {
                     let fp = fingerprint(&loader, &session);
                     if fp != last {
                         last = fp;
-                        if notify_changed(&out).is_err() {
+                        if notify_changed(&out, &session).is_err() {
                             return;
                         }
                     }
@@ -792,10 +837,20 @@ impl<W: Write + Send + 'static> Server<W> {
                     &jsonrpc::error_line(bad.id.as_ref(), bad.code, &bad.message),
                 )?,
                 Ok(Message::Request { id, method, params }) => self.request(id, method, params)?,
-                Ok(Message::Notification { method, .. }) => match method.as_str() {
+                Ok(Message::Notification { method, params }) => match method.as_str() {
                     "notifications/initialized" => {
+                        self.session().initialized = true;
                         self.ask_roots()?;
                         self.watch();
+                    }
+                    "notifications/cancelled" => {
+                        let cancelled = params
+                            .get("requestId")
+                            .map(Value::to_string)
+                            .unwrap_or_default();
+                        self.session()
+                            .subscriptions
+                            .retain(|(id, _, _)| id.json() != cancelled);
                     }
                     "notifications/roots/list_changed" => self.ask_roots()?,
                     _ => {}
@@ -821,13 +876,31 @@ fn current_cwd(options: &Options, session: &Mutex<Session>) -> PathBuf {
     from_roots.unwrap_or_else(|| super::context::absolute(Path::new(".")))
 }
 
-/// Tells the client the resources and the prompt changed.
-fn notify_changed<W: Write>(out: &Mutex<W>) -> io::Result<()> {
-    for method in [
-        "notifications/resources/list_changed",
-        "notifications/prompts/list_changed",
-    ] {
-        send(out, &jsonrpc::request_line(None, method, &Value::Null))?;
+/// Tells the client the resources and the prompt changed: unsolicited to a
+/// client that made the `initialize` handshake, and on each open
+/// `subscriptions/listen` stream that asked for them (with its id).
+fn notify_changed<W: Write>(out: &Mutex<W>, session: &Mutex<Session>) -> io::Result<()> {
+    const RESOURCES: &str = "notifications/resources/list_changed";
+    const PROMPTS: &str = "notifications/prompts/list_changed";
+    let (initialized, subscriptions) = {
+        let s = session.lock().unwrap_or_else(|p| p.into_inner());
+        (s.initialized, s.subscriptions.clone())
+    };
+    if initialized {
+        for method in [RESOURCES, PROMPTS] {
+            send(out, &jsonrpc::request_line(None, method, &Value::Null))?;
+        }
+    }
+    for (id, resources, prompts) in subscriptions {
+        let meta = json!({ "_meta": {
+            "io.modelcontextprotocol/subscriptionId":
+                serde_json::from_str::<Value>(id.json()).unwrap_or(Value::Null),
+        }});
+        for (wanted, method) in [(resources, RESOURCES), (prompts, PROMPTS)] {
+            if wanted {
+                send(out, &jsonrpc::request_line(None, method, &meta))?;
+            }
+        }
     }
     Ok(())
 }

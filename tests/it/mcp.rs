@@ -1008,3 +1008,64 @@ fn a_skill_with_hidden_text_is_not_served_unless_the_policy_keeps_it() {
     let (served, _) = names(&mut c);
     assert_eq!(served, ["clean", "plain", "tool"]);
 }
+
+/// A 2026-07-28 client (no `initialize`: `server/discover`, then
+/// `subscriptions/listen`, as Claude Code 2.1 does) gets the stream
+/// acknowledged with what it asked for, and then only the change notices
+/// it asked for, each carrying the stream's id.
+#[test]
+fn a_stateless_client_gets_change_notices_on_its_listen_stream() {
+    let w = World::new();
+    w.write("repo/AGENTS.md", "Use tabs.\n");
+    let repo = w.repo.to_str().unwrap();
+    let mut c = Client::start(&w, &[], &["--cwd", repo]);
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                      "io.modelcontextprotocol/clientCapabilities": {}});
+    let discover = c.ok("server/discover", json!({"_meta": meta}));
+    assert!(
+        discover["supportedVersions"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("2026-07-28")),
+        "{discover}"
+    );
+    assert_eq!(
+        discover["capabilities"]["extensions"]["io.modelcontextprotocol/skills"],
+        json!({"directoryRead": true})
+    );
+    c.send(
+        &json!({"jsonrpc": "2.0", "id": "listen:0", "method": "subscriptions/listen",
+                   "params": {"_meta": meta, "notifications": {"resourcesListChanged": true}}}),
+    );
+    let ack = c.recv();
+    assert_eq!(
+        ack["method"], "notifications/subscriptions/acknowledged",
+        "{ack}"
+    );
+    assert_eq!(
+        ack["params"]["notifications"],
+        json!({"resourcesListChanged": true})
+    );
+    assert_eq!(
+        ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        "listen:0"
+    );
+    // The stream is open once its acknowledgement came; a request after it
+    // is answered with the watch in place.
+    c.ok("ping", json!({"_meta": meta}));
+    fs::write(w.repo.join("AGENTS.md"), "Use spaces.\n").unwrap();
+    let notice = c.recv();
+    assert_eq!(
+        notice["method"], "notifications/resources/list_changed",
+        "{notice}"
+    );
+    assert_eq!(
+        notice["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        "listen:0"
+    );
+    // Nothing else came: no prompt notice (not asked for), no unsolicited
+    // one (no handshake); the next line is the ping's answer.
+    let pong = c.call("ping", json!({}));
+    assert!(pong.get("result").is_some(), "{pong}");
+    assert!(c.seen.is_empty(), "{:?}", c.seen);
+}
