@@ -327,10 +327,15 @@ impl<W: Write + Send + 'static> Server<W> {
         .map_err(|e| (codes::INTERNAL_ERROR, e.to_string()))?;
         match self.ask(request)? {
             Answer::Snapshot { snapshot } => {
-                let mut names: Vec<String> =
-                    snapshot.skills.iter().map(|s| s.name.clone()).collect();
-                names.dedup();
-                Ok(names)
+                // Each name once, in the snapshot's order (its collation,
+                // not byte order: nothing here assumes either).
+                let mut seen = std::collections::HashSet::new();
+                Ok(snapshot
+                    .skills
+                    .iter()
+                    .filter(|s| seen.insert(s.name.as_str()))
+                    .map(|s| s.name.clone())
+                    .collect())
             }
             _ => Err((codes::INTERNAL_ERROR, "unexpected answer".into())),
         }
@@ -354,7 +359,7 @@ impl<W: Write + Send + 'static> Server<W> {
         let not_served = || invalid(format!("no skill is served at {uri}"));
         let (origin, segments) = parse_skill_uri(uri).ok_or_else(not_served)?;
         let names = self.skill_names()?;
-        let known = |n: &String| names.binary_search(n).is_ok();
+        let known = |n: &String| names.contains(n);
         // `<name>/<path>`, or `<prefix>/<name>/<path>` for a name shared.
         let mut found = None;
         if let Some(name) = segments.first().filter(|n| known(n)) {
