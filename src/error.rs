@@ -121,6 +121,13 @@ pub enum SkillReadError {
     /// The root it was found under cannot be opened again.
     #[error("its root cannot be opened: {0}")]
     RootUnopenable(io::Error),
+    /// The path named is not a file of the skill (never was, or no longer
+    /// is: see [`crate::skills::SkillManifest`]).
+    #[error("{0} is not a file of the skill")]
+    NotPartOfSkill(String),
+    /// The skill is not served whole, and so none of its files is.
+    #[error("the skill is not served: {0}")]
+    NotServed(crate::skills::NotServed),
 }
 
 impl From<WholeFileError> for SkillReadError {

@@ -60,8 +60,8 @@ pub mod internals;
 pub use access::{Access, AccessError, RuleReach, Session};
 pub use error::{BootstrapError, PolicyFailure, SkillReadError, SnapshotError};
 pub use loader::{
-    Loader, LoaderBuilder, MAX_SURVEY_FOLDERS, Scope, SkillError, SkillFile, SurveyError,
-    Surveyed, build, survey,
+    Loader, LoaderBuilder, MAX_SURVEY_FOLDERS, Scope, SkillError, SkillFile, SurveyError, Surveyed,
+    build, survey,
 };
 pub use on_request::{RuleError, RuleHolder, RuleText};
 pub use review::TrustError;

@@ -526,3 +526,68 @@ fn check_prompt(policy: &Policy, snapshot: &Snapshot, nonce: &str) {
         );
     }
 }
+
+// ---------------------------------------------------------------------------
+// jsonrpc (the framing of `lisa-context mcp`)
+
+/// Reads `bytes` as newline-delimited JSON-RPC with a small line bound,
+/// and parses each line.
+///
+/// Invariants: reading never holds more than the bound, and gives exactly
+/// the non-blank lines (trimmed) that fit it, a `TooLong` for each that does
+/// not; `parse` never panics; a request's or a response's id is written
+/// back byte for byte in a response line, which is valid JSON; an error
+/// line is valid JSON with the code given.
+pub fn check_jsonrpc(bytes: &[u8]) -> Vec<Result<lisa_context::protocol::jsonrpc::Message, i64>> {
+    use lisa_context::protocol::jsonrpc::{self, Line, Message};
+    const MAX: usize = 256;
+    let mut expected = Vec::new();
+    let mut pieces: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
+    if bytes.ends_with(b"\n") || bytes.is_empty() {
+        pieces.pop();
+    }
+    for piece in &pieces {
+        if piece.len() > MAX {
+            expected.push(Line::TooLong);
+        } else if !piece.trim_ascii().is_empty() {
+            expected.push(Line::Message(piece.trim_ascii().to_vec()));
+        }
+    }
+    let mut reader = std::io::BufReader::with_capacity(64, bytes);
+    let mut buf = Vec::new();
+    let mut got = Vec::new();
+    while let Some(line) = jsonrpc::read_line(&mut reader, &mut buf, MAX).expect("reading a slice")
+    {
+        assert!(buf.len() <= MAX + 1, "the reader held {} bytes", buf.len());
+        got.push(line);
+    }
+    assert_eq!(got, expected, "the lines read");
+    got.into_iter()
+        .filter_map(|line| match line {
+            Line::Message(text) => Some(text),
+            Line::TooLong => None,
+        })
+        .map(|text| {
+            let parsed = jsonrpc::parse(&text);
+            match &parsed {
+                Ok(Message::Request { id, .. } | Message::Response { id, .. }) => {
+                    let line = jsonrpc::result_line(id, &serde_json::Value::Null);
+                    let back: serde_json::Value =
+                        serde_json::from_slice(&line).expect("a response line is JSON");
+                    let original: serde_json::Value =
+                        serde_json::from_str(id.json()).expect("an id is JSON");
+                    assert_eq!(back["id"], original);
+                    assert!(String::from_utf8_lossy(&line).contains(id.json()));
+                }
+                Ok(Message::Notification { .. }) => {}
+                Err(bad) => {
+                    let line = jsonrpc::error_line(bad.id.as_ref(), bad.code, &bad.message);
+                    let back: serde_json::Value =
+                        serde_json::from_slice(&line).expect("an error line is JSON");
+                    assert_eq!(back["error"]["code"], bad.code);
+                }
+            }
+            parsed.map_err(|bad| bad.code)
+        })
+        .collect()
+}

@@ -34,6 +34,20 @@ The policy files are watched: an edit is used from the next request, and an
 invalid policy makes requests fail with policy-invalid until it is fixed.
 The full protocol and its JSON Schemas: docs/protocol.md, schema/.";
 
+/// `mcp --help`, beyond the one line.
+const MCP_ABOUT: &str = "\
+Serve the session's skills and project context to an MCP host (Claude Code,
+Claude Desktop, VS Code, Cursor...) over stdin/stdout: newline-delimited
+JSON-RPC 2.0, the Model Context Protocol's stdio transport. Each skill that
+wins its name for the cwd under the policy (home and project; never a
+shadowed, refused, impostor or, under pinned trust, unapproved one) is served
+through the Skills extension (io.modelcontextprotocol/skills): skills/list,
+skills/get and resources/directory/read, every file of its folder as a
+skill://<origin>/<name>/<path> resource with its SHA-256 digest and size. The
+project context is the prompt `project-context` and the resource
+lisa-context://project-context. The session's cwd is --cwd, else the first
+root the client offers, else the current directory. See docs/mcp.md.";
+
 /// The example `serve --help` ends with.
 const SERVE_EXAMPLE: &str = "\
 Example:
@@ -205,6 +219,23 @@ pub(super) enum Command {
     },
     /// Print the manual page (roff) to stdout.
     Man,
+    /// Serve the session's skills and project context to an MCP host over
+    /// stdin/stdout (the Skills extension; see docs/mcp.md).
+    #[command(long_about = MCP_ABOUT)]
+    Mcp {
+        /// The session's working directory (default: the client's first
+        /// root, else the current directory).
+        #[arg(long, value_name = "DIR")]
+        cwd: Option<PathBuf>,
+        /// The repository root, when the caller knows it (must contain the
+        /// cwd).
+        #[arg(long, value_name = "DIR")]
+        root: Option<PathBuf>,
+        /// Also give the project context as the server's `instructions`
+        /// (hosts often add them to the system prompt).
+        #[arg(long)]
+        instructions: bool,
+    },
     /// Serve JSON-lines requests on stdin/stdout (see docs/protocol.md).
     #[command(long_about = SERVE_ABOUT, after_long_help = SERVE_EXAMPLE)]
     Serve {

@@ -11,6 +11,7 @@ mod context;
 mod explain;
 mod json;
 mod man;
+mod mcp;
 mod report;
 mod run;
 mod serve;

@@ -114,6 +114,11 @@ fn dispatch(cli: &Cli) -> miette::Result<u8> {
         ),
         Command::Completions { shell } => commands::completions::run(*shell),
         Command::Man => commands::man::run(),
+        Command::Mcp {
+            cwd,
+            root,
+            instructions,
+        } => commands::mcp::run(cli, cwd.as_deref(), root.as_deref(), *instructions),
         Command::Serve {
             jobs,
             homes_under,

@@ -22,6 +22,9 @@ use super::watch;
 
 use super::skill_file::SkillError;
 use crate::access::AccessError;
+mod changes;
+mod skill_files;
+
 use crate::access::{Access, Session};
 use crate::error::{SkillReadError, SnapshotError};
 use crate::on_request::RuleError;

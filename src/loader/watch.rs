@@ -57,6 +57,9 @@ const MAX_LOG: usize = 16 * 1024;
 /// The watches of a loader, and what they reported.
 pub(crate) struct Watch {
     state: Mutex<State>,
+    /// A second descriptor of the inotify instance, waited on without the
+    /// lock ([`Watch::wait_after`]).
+    waiter: Option<std::os::fd::OwnedFd>,
 }
 
 impl std::fmt::Debug for Watch {
@@ -111,7 +114,9 @@ impl Watch {
     /// A watch, when inotify is available.
     pub(crate) fn new() -> Option<Self> {
         let watcher = Watcher::new().ok()?;
+        let waiter = watcher.waiter().ok();
         Some(Self {
+            waiter,
             state: Mutex::new(State {
                 watcher,
                 by_wd: HashMap::new(),
@@ -137,6 +142,44 @@ impl Watch {
     /// it did, looking only where events say something happened. The
     /// caller has applied the racily-clean rule, and checks descriptor
     /// shortages on `roots` afterwards.
+    /// How many events the watch has read so far (after reading those
+    /// queued now): a count that only grows.
+    pub(crate) fn events(&self) -> u64 {
+        let mut state = self.lock();
+        state.drain();
+        state.seq
+    }
+
+    /// Waits until the watch has read more than `seen` events (see
+    /// [`events`](Self::events)), the kernel waking the wait, and returns
+    /// the new count. Events read by a check meanwhile count: a change
+    /// that happened after `seen` was taken is never waited past. `None`
+    /// when the watch has no descriptor to wait on.
+    /// With a `timeout`, it returns the count as it is (maybe `seen`) once
+    /// that much time has passed.
+    pub(crate) fn wait_after(
+        &self,
+        seen: u64,
+        timeout: Option<std::time::Duration>,
+    ) -> Option<u64> {
+        let waiter = self.waiter.as_ref()?;
+        let deadline = timeout.map(|t| std::time::Instant::now() + t);
+        loop {
+            let now = self.events();
+            if now > seen {
+                return Some(now);
+            }
+            let left = match deadline {
+                None => None,
+                Some(d) => match d.checked_duration_since(std::time::Instant::now()) {
+                    Some(left) if !left.is_zero() => Some(left),
+                    _ => return Some(now),
+                },
+            };
+            crate::sandbox::watch::wait_readable(waiter, left);
+        }
+    }
+
     /// Whether a watch could not be added for want of room (the per-user
     /// limits): the builds concerned are checked by the sweep.
     pub(crate) fn limited(&self) -> bool {

@@ -16,6 +16,7 @@ use crate::error::{BootstrapError, ErrorCode, SnapshotError};
 use crate::loader::{Loader, SkillError, SkillFile};
 use crate::on_request::{RuleError, RuleText};
 use crate::review::TrustError;
+use crate::skills::{SkillManifest, SkillResource};
 use crate::snapshot::Snapshot;
 use crate::trust::TrustStatus;
 
@@ -83,6 +84,16 @@ pub enum Answer {
     Access {
         /// What touching the path added to the session.
         access: Access,
+    },
+    /// The answer to `skill-manifests`.
+    SkillManifests {
+        /// One manifest per skill asked for.
+        manifests: Vec<SkillManifest>,
+    },
+    /// The answer to `skill-resource`.
+    SkillResource {
+        /// The file, its digest and size.
+        resource: SkillResource,
     },
 }
 
@@ -314,5 +325,19 @@ pub fn answer(loader: &Loader, request: Request) -> Result<Answer, ErrorReport> 
             )
             .map(|access| Answer::Access { access })
             .map_err(|e| ErrorReport::of_access(&e)),
+        Request::SkillManifests { cwd, root, names } => loader
+            .skill_manifests_in(&cwd, root.as_deref(), names.as_deref())
+            .map(|manifests| Answer::SkillManifests { manifests })
+            .map_err(|e| ErrorReport::of_skill(&e)),
+        Request::SkillResource {
+            cwd,
+            root,
+            name,
+            location,
+            path,
+        } => loader
+            .skill_resource_in(&cwd, root.as_deref(), &name, location.as_deref(), &path)
+            .map(|resource| Answer::SkillResource { resource })
+            .map_err(|e| ErrorReport::of_skill(&e)),
     }
 }

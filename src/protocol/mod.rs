@@ -13,6 +13,7 @@
 
 mod answer;
 mod baseline;
+pub mod jsonrpc;
 mod outputs;
 mod sarif;
 #[cfg(feature = "schema")]
@@ -20,6 +21,9 @@ mod schema;
 mod wire;
 
 pub use crate::error::ErrorCode;
+pub use crate::skills::{
+    MAX_SKILL_BYTES, MAX_SKILL_FILES, ManifestFile, NotServed, SkillManifest, SkillResource,
+};
 pub use answer::{Answer, ErrorReport, answer};
 pub use baseline::{BASELINE_VERSION, Baseline, BaselineError, BaselineFinding};
 pub use outputs::{

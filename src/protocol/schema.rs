@@ -48,7 +48,7 @@ enum CliOutput {
 /// The names the response schema gives the answers, in [`Answer`]'s
 /// variant order, and the error's: the `$defs` a client's generated types
 /// are named from.
-const RESPONSE_NAMES: [&str; 10] = [
+const RESPONSE_NAMES: [&str; 12] = [
     "HelloResponse",
     "SnapshotResponse",
     "FingerprintResponse",
@@ -59,6 +59,8 @@ const RESPONSE_NAMES: [&str; 10] = [
     "TrustResponse",
     "TrustDiffResponse",
     "AccessResponse",
+    "SkillManifestsResponse",
+    "SkillResourceResponse",
 ];
 
 /// The schema of a response line, derived from the types `serve` writes:

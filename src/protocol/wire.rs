@@ -102,6 +102,34 @@ pub enum Request {
         /// The rule's name, as the snapshot's `rules[].name` gives it.
         name: String,
     },
+    /// The whole folders of the skills that win their names: every file of
+    /// each with its SHA-256 digest and size, read now through the sandbox
+    /// (see [`Loader::skill_manifests_in`](crate::Loader::skill_manifests_in)).
+    SkillManifests {
+        /// The session's working directory (absolute).
+        cwd: PathBuf,
+        /// The repository root, when the caller knows it.
+        root: Option<PathBuf>,
+        /// The skills' names; every winner, in name order, without it.
+        names: Option<Vec<String>>,
+    },
+    /// One file of a skill's folder, when it is one of the files its
+    /// manifest lists (see
+    /// [`Loader::skill_resource_in`](crate::Loader::skill_resource_in)).
+    SkillResource {
+        /// The session's working directory (absolute).
+        cwd: PathBuf,
+        /// The repository root, when the caller knows it.
+        root: Option<PathBuf>,
+        /// The skill's name.
+        name: String,
+        /// Which skill of the name, where the policy keeps several: its
+        /// manifest's `location`.
+        location: Option<String>,
+        /// The file, `/`-separated below the skill's folder (`SKILL.md`,
+        /// `scripts/run.py`).
+        path: String,
+    },
 }
 
 impl Request {
@@ -119,7 +147,9 @@ impl Request {
             | Request::Rule { cwd, .. }
             | Request::TrustStatus { cwd, .. }
             | Request::TrustDiff { cwd, .. }
-            | Request::Access { cwd, .. } => Some(cwd),
+            | Request::Access { cwd, .. }
+            | Request::SkillManifests { cwd, .. }
+            | Request::SkillResource { cwd, .. } => Some(cwd),
         }
     }
 }

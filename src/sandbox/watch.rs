@@ -97,6 +97,12 @@ impl Watcher {
         let _ = inotify::remove_watch(&self.fd, wd);
     }
 
+    /// A second descriptor of this instance: waiting on it
+    /// ([`wait_readable`]) needs no lock on the watcher.
+    pub(crate) fn waiter(&self) -> io::Result<OwnedFd> {
+        Ok(rustix::io::dup(&self.fd)?)
+    }
+
     /// Reads every event queued now, handing each to `f`.
     pub(crate) fn drain(&mut self, mut f: impl FnMut(Change)) -> io::Result<()> {
         let mut reader = inotify::Reader::new(&self.fd, &mut self.buf);
@@ -129,6 +135,22 @@ impl Watcher {
             }
         }
     }
+}
+
+/// Blocks until the instance `waiter` (see [`Watcher::waiter`]) has events
+/// queued: the kernel wakes it, nothing polls. It reads nothing. It waits
+/// at most `timeout` (`None`: for as long as it takes).
+pub(crate) fn wait_readable(waiter: &OwnedFd, timeout: Option<std::time::Duration>) {
+    let mut fds = [rustix::event::PollFd::new(
+        waiter,
+        rustix::event::PollFlags::IN,
+    )];
+    let timeout = timeout.map(|t| rustix::time::Timespec {
+        tv_sec: i64::try_from(t.as_secs()).unwrap_or(i64::MAX),
+        tv_nsec: i64::from(t.subsec_nanos()),
+    });
+    // An interrupted wait returns early: the caller looks and waits again.
+    let _ = rustix::event::poll(&mut fds, timeout.as_ref());
 }
 
 /// Whether inotify can be trusted to see every change under `root`: not on

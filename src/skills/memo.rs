@@ -405,8 +405,7 @@ fn parse_key(text: &[u8]) -> Option<Key> {
 }
 
 /// The characters that stand for a reading's code, 0 first.
-const READING_CHARS: &[u8; 62] =
-    b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+const READING_CHARS: &[u8; 62] = b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
 
 /// The character of a reading's code.
 fn reading_char(code: u8) -> char {

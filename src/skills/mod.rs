@@ -12,6 +12,7 @@ mod discover;
 mod found;
 pub(crate) mod frontmatter;
 pub(crate) mod lenient;
+mod manifest;
 mod memo;
 pub(crate) mod parallel;
 mod read;
@@ -22,6 +23,10 @@ pub(crate) use cache::ParseCache;
 pub(crate) use discover::SKILL_FILE;
 pub use found::Rejected;
 pub use frontmatter::{Frontmatter, FrontmatterError};
+pub use manifest::{
+    MAX_SKILL_BYTES, MAX_SKILL_FILES, ManifestFile, NotServed, SkillManifest, SkillResource,
+};
+pub(crate) use manifest::{ResourceError, location, manifest, resource};
 pub(crate) use parallel::set_threshold as set_parallel_threshold;
 pub(crate) use read::{WholeFileError, whole_file};
 pub use resolve::{Shadowed, Skill};

@@ -59,6 +59,7 @@ mod load;
 mod loader;
 mod loader_model;
 mod look_alike_names;
+mod mcp;
 mod memo;
 mod parallel;
 mod peer_rules;

@@ -499,7 +499,9 @@ fn hello_reports_the_protocol_and_capabilities() {
             "trust-status",
             "trust-diff",
             "access",
-            "rule"
+            "rule",
+            "skill-manifests",
+            "skill-resource"
         ]
     );
     // The shipped list, declared once.

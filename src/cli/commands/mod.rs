@@ -7,6 +7,7 @@ pub(super) mod completions;
 pub(super) mod explain;
 pub(super) mod fingerprint;
 pub(super) mod man;
+pub(super) mod mcp;
 pub(super) mod policy;
 pub(super) mod rule;
 pub(super) mod serve;

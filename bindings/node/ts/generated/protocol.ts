@@ -15,6 +15,8 @@ export type Response =
   | TrustResponse
   | TrustDiffResponse
   | AccessResponse
+  | SkillManifestsResponse
+  | SkillResourceResponse
   | ErrorResponse;
 /**
  * Why a request failed: the `error.code` of a response, and the `code` of
@@ -1098,6 +1100,111 @@ export interface Budget2 {
    * Bytes used.
    */
   used: number;
+}
+/**
+ * The answer to `skill-manifests`.
+ */
+export interface SkillManifestsResponse {
+  id: Id;
+  /**
+   * One manifest per skill asked for.
+   */
+  manifests: SkillManifest[];
+}
+/**
+ * A skill's folder as served: its frontmatter as JSON, and every file.
+ */
+export interface SkillManifest {
+  /**
+   * Every file, in path order, `SKILL.md` among them; empty when the
+   * skill is not served.
+   */
+  files: ManifestFile[];
+  /**
+   * The `SKILL.md`'s frontmatter, every field as written (YAML as JSON).
+   */
+  frontmatter: {
+    [k: string]: unknown;
+  };
+  /**
+   * Its `SKILL.md` relative to its root, `/`-separated: what tells two
+   * winners of one name apart under a policy that keeps both.
+   */
+  location: string;
+  /**
+   * The skill's name.
+   */
+  name: string;
+  /**
+   * Why the skill is not served, as a sentence (`null` when it is).
+   */
+  notServed: string | null;
+  /**
+   * Home or project.
+   */
+  origin: "home" | "project" | "ancestor";
+  /**
+   * The absolute path of its `SKILL.md`.
+   */
+  path: string;
+}
+/**
+ * One file of a skill.
+ */
+export interface ManifestFile {
+  /**
+   * `sha256:` and 64 lowercase hex digits: the digest of the raw bytes.
+   */
+  digest: string;
+  /**
+   * The path below the skill's folder, `/`-separated (`SKILL.md`,
+   * `scripts/run.py`).
+   */
+  path: string;
+  /**
+   * The length of the raw bytes.
+   */
+  size: number;
+}
+/**
+ * The answer to `skill-resource`.
+ */
+export interface SkillResourceResponse {
+  id: Id;
+  resource: SkillResource;
+}
+/**
+ * One file of a skill, read whole.
+ */
+export interface SkillResource {
+  /**
+   * The bytes in base64, when they are not UTF-8 text.
+   */
+  blob?: string | null;
+  /**
+   * `sha256:` and 64 lowercase hex digits.
+   */
+  digest: string;
+  /**
+   * The skill's name.
+   */
+  name: string;
+  /**
+   * Home or project.
+   */
+  origin: "home" | "project" | "ancestor";
+  /**
+   * The path below the skill's folder, `/`-separated.
+   */
+  path: string;
+  /**
+   * The length of the bytes.
+   */
+  size: number;
+  /**
+   * The bytes, when they are UTF-8 text.
+   */
+  text?: string | null;
 }
 /**
  * A request that failed.

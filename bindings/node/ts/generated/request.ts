@@ -125,6 +125,46 @@ export type RequestLine = {
        */
       root?: string | null;
     }
+  | {
+      /**
+       * The session's working directory (absolute).
+       */
+      cwd: string;
+      /**
+       * The skills' names; every winner, in name order, without it.
+       */
+      names?: string[] | null;
+      op: "skill-manifests";
+      /**
+       * The repository root, when the caller knows it.
+       */
+      root?: string | null;
+    }
+  | {
+      /**
+       * The session's working directory (absolute).
+       */
+      cwd: string;
+      /**
+       * Which skill of the name, where the policy keeps several: its
+       * manifest's `location`.
+       */
+      location?: string | null;
+      /**
+       * The skill's name.
+       */
+      name: string;
+      op: "skill-resource";
+      /**
+       * The file, `/`-separated below the skill's folder (`SKILL.md`,
+       * `scripts/run.py`).
+       */
+      path: string;
+      /**
+       * The repository root, when the caller knows it.
+       */
+      root?: string | null;
+    }
 );
 /**
  * Any JSON value; the response carries it back byte for byte.

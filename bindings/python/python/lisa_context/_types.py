@@ -28,6 +28,7 @@ __all__ = [
     "Id",
     "Import",
     "ItemKind",
+    "ManifestFile",
     "NamedRootPlace",
     "Origin",
     "PendingItem",
@@ -41,6 +42,10 @@ __all__ = [
     "Shadowed",
     "Skill",
     "SkillFile",
+    "SkillManifest",
+    "SkillManifestsResponse",
+    "SkillResource",
+    "SkillResourceResponse",
     "SkillResponse",
     "Skipped",
     "Snapshot",
@@ -932,6 +937,29 @@ class HiddenReport:
             kinds=list(d["kinds"]),
         )
 
+
+@dataclass(frozen=True)
+class ManifestFile:
+    """One file of a skill."""
+
+    digest: str
+    """`sha256:` and 64 lowercase hex digits: the digest of the raw bytes."""
+    path: str
+    """The path below the skill's folder, `/`-separated (`SKILL.md`,
+    `scripts/run.py`).
+    """
+    size: int
+    """The length of the raw bytes."""
+
+    @classmethod
+    def _from_json(cls, d: Dict[str, Any]) -> ManifestFile:
+        """From the JSON object (fields this version does not know are ignored)."""
+        return cls(
+            digest=d["digest"],
+            path=d["path"],
+            size=d["size"],
+        )
+
 TrustState = Literal["approved", "new", "changed", "removed"]
 """Where a project item stands with the user."""
 
@@ -1081,6 +1109,112 @@ class SkillFile:
             name=d["name"],
             origin=d["origin"],
             path=d["path"],
+        )
+
+
+@dataclass(frozen=True)
+class SkillManifest:
+    """A skill's folder as served: its frontmatter as JSON, and every file."""
+
+    files: List[ManifestFile]
+    """Every file, in path order, `SKILL.md` among them; empty when the
+    skill is not served.
+    """
+    frontmatter: Dict[str, Any]
+    """The `SKILL.md`'s frontmatter, every field as written (YAML as JSON)."""
+    location: str
+    """Its `SKILL.md` relative to its root, `/`-separated: what tells two
+    winners of one name apart under a policy that keeps both.
+    """
+    name: str
+    """The skill's name."""
+    not_served: Optional[str]
+    """Why the skill is not served, as a sentence (`null` when it is)."""
+    origin: Origin
+    """Home or project."""
+    path: str
+    """The absolute path of its `SKILL.md`."""
+
+    @classmethod
+    def _from_json(cls, d: Dict[str, Any]) -> SkillManifest:
+        """From the JSON object (fields this version does not know are ignored)."""
+        return cls(
+            files=[ManifestFile._from_json(x0) for x0 in d["files"]],
+            frontmatter=dict(d["frontmatter"]),
+            location=d["location"],
+            name=d["name"],
+            not_served=d["notServed"],
+            origin=d["origin"],
+            path=d["path"],
+        )
+
+
+@dataclass(frozen=True)
+class SkillManifestsResponse:
+    """The answer to `skill-manifests`."""
+
+    id: Id
+    """id"""
+    manifests: List[SkillManifest]
+    """One manifest per skill asked for."""
+
+    @classmethod
+    def _from_json(cls, d: Dict[str, Any]) -> SkillManifestsResponse:
+        """From the JSON object (fields this version does not know are ignored)."""
+        return cls(
+            id=d["id"],
+            manifests=[SkillManifest._from_json(x0) for x0 in d["manifests"]],
+        )
+
+
+@dataclass(frozen=True)
+class SkillResource:
+    """One file of a skill, read whole."""
+
+    digest: str
+    """`sha256:` and 64 lowercase hex digits."""
+    name: str
+    """The skill's name."""
+    origin: Origin
+    """Home or project."""
+    path: str
+    """The path below the skill's folder, `/`-separated."""
+    size: int
+    """The length of the bytes."""
+    blob: Optional[str] = None
+    """The bytes in base64, when they are not UTF-8 text."""
+    text: Optional[str] = None
+    """The bytes, when they are UTF-8 text."""
+
+    @classmethod
+    def _from_json(cls, d: Dict[str, Any]) -> SkillResource:
+        """From the JSON object (fields this version does not know are ignored)."""
+        return cls(
+            digest=d["digest"],
+            name=d["name"],
+            origin=d["origin"],
+            path=d["path"],
+            size=d["size"],
+            blob=d.get("blob"),
+            text=d.get("text"),
+        )
+
+
+@dataclass(frozen=True)
+class SkillResourceResponse:
+    """The answer to `skill-resource`."""
+
+    id: Id
+    """id"""
+    resource: SkillResource
+    """resource"""
+
+    @classmethod
+    def _from_json(cls, d: Dict[str, Any]) -> SkillResourceResponse:
+        """From the JSON object (fields this version does not know are ignored)."""
+        return cls(
+            id=d["id"],
+            resource=SkillResource._from_json(d["resource"]),
         )
 
 
