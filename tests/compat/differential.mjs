@@ -2,7 +2,7 @@
 // The generative differential (issue 29): random trees, recorded with the
 // real programs, compared with lisa-context under the compat policies.
 //
-//   node tests/compat/differential.mjs [--seed S] [--count N] [--peer codex|gemini|both]
+//   node tests/compat/differential.mjs [--seed S] [--count N] [--peer codex|gemini|claude-code|both|all]
 //        [--work DIR] [--bin PATH] [--shrink] [--shrink-steps N] [--shrink-max N]
 //        [--shrink-pending] [--found DIR] [--no-fail]
 //
@@ -56,7 +56,7 @@ function parseArgs(argv) {
   }
   if (o.seed === null) o.seed = randomInt(0, 2 ** 32 - 1);
   if (!Number.isInteger(o.seed) || o.seed < 0 || o.seed >= 2 ** 32) usage('--seed must be an integer in [0, 2^32)');
-  if (!['codex', 'gemini', 'both'].includes(o.peer)) usage('--peer must be codex, gemini or both');
+  if (!['codex', 'gemini', 'claude-code', 'both', 'all'].includes(o.peer)) usage('--peer must be codex, gemini, claude-code, both or all');
   return o;
 }
 

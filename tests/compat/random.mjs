@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Writes seeded random fixtures for the generative differential (issue 29).
 //
-//   node tests/compat/random.mjs --seed S --count N --out DIR [--peer codex|gemini|both] [--from I]
+//   node tests/compat/random.mjs --seed S --count N --out DIR [--peer codex|gemini|claude-code|both|all] [--from I]
 //
 // Writes DIR/rand-<S>-<i>.json for i in [I, I+N) in the format of README.md
 // ("Fixture format"), plus a `features` list naming the intended-difference
@@ -95,8 +95,10 @@ function generate(seed, index, peerChoice) {
     return true;
   };
 
-  // Peers.
-  let peers = peerChoice === 'both' ? R.weighted([[4, ['codex', 'gemini']], [3, ['codex']], [3, ['gemini']]]) : [peerChoice];
+  // Peers. Claude Code's trees have a grammar of their own (claudeTree):
+  // its files and folders are not Codex's or Gemini's.
+  if (peerChoice === 'claude-code' || (peerChoice === 'all' && R.chance(0.3))) return claudeTree(R, seed, index);
+  let peers = peerChoice === 'both' || peerChoice === 'all' ? R.weighted([[4, ['codex', 'gemini']], [3, ['codex']], [3, ['gemini']]]) : [peerChoice];
   const forCodex = () => peers.includes('codex');
   const forGemini = () => peers.includes('gemini');
   const accessesWanted = forGemini() && R.chance(0.12);
@@ -142,6 +144,8 @@ function generate(seed, index, peerChoice) {
   const word = () => (uniBodies && R.chance(0.3) ? R.pick(UNI_WORDS) : R.pick(WORDS));
   const line = () => Array.from({ length: R.int(2, 8) }, word).join(' ');
   const body = (nl = '\n') => Array.from({ length: R.int(1, 4) }, line).join(nl) + nl;
+  // Lines ending in LF, CRLF or a lone CR, mixed in one file.
+  const mixedEndings = () => Array.from({ length: R.int(2, 5) }, () => line() + R.weighted([[3, '\n'], [3, '\r\n'], [1, '\r']])).join('');
   const wsRun = () => Array.from({ length: R.int(1, 4) }, () => R.weighted(WS_ATOMS)).join('');
 
   /** An instruction file's entry of a random kind. */
@@ -150,7 +154,7 @@ function generate(seed, index, peerChoice) {
     const kind = R.weighted([[55, 'doc'], [7, 'crlf'], [4, 'bom'], [7, 'trail'], [3, 'lead'], [11, 'blank'], [6, 'big'], [gemini ? 9 : 0, 'imports']]);
     switch (kind) {
       case 'doc': return { path, text: tag + body() };
-      case 'crlf': return { path, text: tag + body('\r\n') };
+      case 'crlf': return { path, text: tag + (R.chance(0.3) ? mixedEndings() : body('\r\n')) };
       case 'bom': return { path, text: '\ufeff' + tag + body() };
       case 'trail': return { path, text: tag + body().replace(/\n$/, '') + wsRun() };
       case 'lead': return { path, text: wsRun() + tag + body() };
@@ -371,9 +375,26 @@ function generate(seed, index, peerChoice) {
   if (utf16.join('\n') !== bytes.join('\n')) features.add('sort-utf16');
   // A Codex budget cut can fall inside a character.
   if (forCodex()) {
-    const budget = settings.maxBytes ?? 32768;
     const project = entries.filter((e) => !e.dir && e.path.startsWith('repo/') && codexNames.includes(e.path.split('/').pop()));
     const size = (e) => (e.fill ? e.fill.size : Buffer.byteLength(e.text ?? '[' + e.path + ']'));
+    // A budget at an exact boundary: the bytes of the files Codex reads on
+    // the chain (the first of its names at each level from the project
+    // root), alone or summed, give or take a byte or two.
+    if (settings.maxBytes === undefined && R.chance(0.12)) {
+      const onChain = [];
+      for (const level of chain) {
+        if (!under(level, projectRoot)) continue;
+        const first = codexNames.map((n) => entries.find((e) => e.path === `${level}/${n}` && (typeof e.text === 'string' || e.fill))).find(Boolean);
+        if (first) onChain.push(size(first));
+      }
+      if (onChain.length) {
+        const upTo = R.int(1, onChain.length);
+        const sum = onChain.slice(0, upTo).reduce((a, b) => a + b, 0);
+        settings.maxBytes = Math.max(1, sum + R.pick([-2, -1, 0, 0, 1, 2]));
+        features.add('budget-boundary');
+      }
+    }
+    const budget = settings.maxBytes ?? 32768;
     const total = project.reduce((s, e) => s + size(e) + 2, 0);
     const nonAscii = project.some((e) => /[^\x00-\x7f]/.test(e.text ?? e.fill?.head ?? e.path) || /[^\x00-\x7f]/.test(e.path));
     if (budget > 0 && total > budget && nonAscii) features.add('cut-mid-char');
@@ -393,6 +414,218 @@ function generate(seed, index, peerChoice) {
     ...(accesses ? { accesses } : {}),
   };
   return f;
+}
+
+// ---------------------------------------------------------------- Claude Code's trees
+
+/**
+ * A tree for Claude Code alone: CLAUDE.md, .claude/CLAUDE.md,
+ * CLAUDE.local.md, AGENTS.md and .claude/rules/*.md along the chain, beside
+ * it and below the cwd (read on access), the home's ~/.claude files, `@`
+ * imports (relative, `@~/`, missing, in code, cycles), skills in
+ * ~/.claude/skills and .claude/skills at any level, links in and out, nested
+ * repositories, `.git` files and no repository at all.
+ */
+function claudeTree(R, seed, index) {
+  const name = `rand-${seed}-${index}`;
+  const features = new Set();
+  const entries = [];
+  const files = new Set();
+  const dirs = new Set();
+  const parents = (p) => { const parts = p.split('/'); return parts.slice(1).map((_, i) => parts.slice(0, i + 1).join('/')); };
+  const add = (e) => {
+    if (files.has(e.path) || (!e.dir && dirs.has(e.path)) || parents(e.path).some((d) => files.has(d))) return false;
+    entries.push(e);
+    parents(e.path).forEach((d) => dirs.add(d));
+    if (e.dir) dirs.add(e.path); else files.add(e.path);
+    return true;
+  };
+  const dirName = () => (R.chance(0.15) ? R.pick(ODD_DIRS.filter((d) => !d.includes('\t'))) : R.pick(PLAIN_DIRS));
+  const depth = R.weighted([[2, 0], [3, 1], [3, 2], [2, 3], [1, 4]]);
+  const chain = ['repo'];
+  for (let d = 0; d < depth; d++) chain.push(`${chain[chain.length - 1]}/${dirName()}`);
+  const cwd = chain[chain.length - 1];
+
+  // Repositories: usually one at repo, sometimes none, sometimes a nested
+  // one (a `.git` folder or a `.git` file) lower on the chain.
+  const gitAt = (level) => {
+    if (R.chance(0.2)) add({ path: `${level}/.git`, text: 'gitdir: ../.git/modules/x\n' });
+    else if (add({ path: `${level}/.git`, dir: true }) && R.chance(0.85)) add({ path: `${level}/.git/HEAD`, text: 'ref: refs/heads/main\n' });
+  };
+  let repository = false;
+  if (R.chance(0.8)) { gitAt('repo'); repository = true; }
+  if (depth > 0 && R.chance(0.2)) {
+    gitAt(R.pick(chain.slice(1)));
+    repository = true;
+    // A nested repository: the folders above its root are read by Claude
+    // Code as they are with no repository at all.
+    features.add('claude-nested-repository');
+  }
+  // No repository: Claude Code reads .claude/skills and .claude/rules of
+  // every folder above the cwd; lisa-context's root is the cwd.
+  if (!repository) features.add('claude-no-repository');
+
+  const word = () => R.pick(R.chance(0.1) ? UNI_WORDS : WORDS);
+  const line = () => Array.from({ length: R.int(2, 7) }, word).join(' ');
+  const body = (nl = '\n') => Array.from({ length: R.int(1, 3) }, line).join(nl) + nl;
+  const folderOf = (p) => p.split('/').slice(0, -1).join('/');
+  const under = (p, d) => p === d || p.startsWith(d + '/');
+
+  /** Import lines for a file at `path`, creating (most of) what they name. */
+  const importLines = (path, { home = false } = {}) => {
+    const folder = folderOf(path);
+    // An import in a file above the cwd resolves outside the cwd, where
+    // Claude Code refuses it whether or not the file exists.
+    if (!home && !under(folder, cwd)) features.add('claude-import-above-cwd');
+    const out = [];
+    for (let k = R.int(1, 3); k > 0; k--) {
+      const kind = R.weighted([[4, 'sibling'], [2, 'sub'], [2, 'up'], [2, 'missing'], [1, 'code'], [1, 'self'], [1, 'tilde'], [1, 'chain']]);
+      if (kind === 'sibling') {
+        const n = R.pick(['notes.md', 'shared.md', 'caf\u00e9.md']);
+        add({ path: `${folder}/${n}`, text: `[${folder}/${n}]\n${line()}\n` });
+        out.push(R.chance(0.5) ? `See @${n} for more.` : `@./${n}`);
+        if (home) features.add('claude-home-imports');
+      } else if (kind === 'sub') {
+        add({ path: `${folder}/inc/part.md`, text: `[${folder}/inc/part.md]\n${line()}\n` });
+        out.push('@inc/part.md');
+        if (home) features.add('claude-home-imports');
+      } else if (kind === 'up') {
+        const up = folderOf(folder);
+        if (up && up !== 'home') add({ path: `${up}/up.md`, text: `[${up}/up.md]\n${line()}\n` });
+        out.push('@../up.md');
+        if (home) features.add('claude-home-imports');
+      } else if (kind === 'missing') out.push(`@missing-${R.int(1, 9)}.md`);
+      else if (kind === 'code') out.push('Use `@notes.md` literally.');
+      else if (kind === 'self') {
+        out.push(`@${path.split('/').pop()}`);
+        features.add('claude-import-cycle');
+      } else if (kind === 'tilde') {
+        add({ path: 'home/notes.md', text: '[home/notes.md]\n' + line() + '\n' });
+        out.push('@~/notes.md');
+        features.add('claude-home-imports');
+      } else {
+        // A chain of imports (a -> b -> c ...), deeper than Claude's limit
+        // now and then, sometimes back to the first.
+        const n = R.int(2, 6);
+        for (let j = 0; j < n; j++) {
+          const back = j + 1 === n && R.chance(0.3);
+          if (back) features.add('claude-import-cycle');
+          const next = j + 1 < n ? `\n@chain-${j + 1}.md` : (back ? '\n@chain-0.md' : '');
+          add({ path: `${folder}/chain-${j}.md`, text: `[${folder}/chain-${j}.md]\n${line()}${next}\n` });
+        }
+        out.push('@chain-0.md');
+        if (home) features.add('claude-home-imports');
+      }
+    }
+    return out.join('\n') + '\n';
+  };
+
+  /** An instruction file of a random shape. */
+  const instruction = (path, opts = {}) => {
+    const tag = `[${path}]\n`;
+    const kind = R.weighted([[50, 'doc'], [6, 'crlf'], [4, 'bom'], [5, 'trail'], [8, 'blank'], [3, 'big'], [14, 'imports']]);
+    switch (kind) {
+      case 'doc': return { path, text: tag + body() };
+      case 'crlf': return { path, text: tag + body('\r\n') };
+      case 'bom': return { path, text: '\ufeff' + tag + body() };
+      case 'trail': return { path, text: tag + body() + R.pick(['  \n\n', '\t\n', '\n\n\n']) };
+      case 'blank': return { path, text: R.pick(['', '\n', '  \n\t\n']) };
+      case 'big': return { path, fill: { head: tag + line() + '\n', byte: R.pick(['x', ' ', '\n']), size: R.pick([2000, 20000, 50000]) } };
+      case 'imports': return { path, text: tag + line() + '\n' + importLines(path, opts) };
+      default: throw new Error(kind);
+    }
+  };
+  /** A rule file of .claude/rules: unscoped, or scoped by `paths`. */
+  const rule = (path) => {
+    const tag = `[${path}]\n`;
+    if (R.chance(0.7)) return { path, text: tag + body() };
+    features.add('claude-scoped-rule');
+    return { path, text: `---\npaths: ${R.pick(['"**/*.ts"', '"src/**"', '["*.md"]'])}\n---\n${tag}${body()}` };
+  };
+  const levelFiles = (level) => {
+    if (R.chance(0.5)) add(instruction(`${level}/CLAUDE.md`));
+    if (R.chance(0.12)) add(instruction(`${level}/.claude/CLAUDE.md`));
+    if (R.chance(0.12)) add(instruction(`${level}/CLAUDE.local.md`));
+    if (R.chance(0.25)) add(instruction(`${level}/AGENTS.md`));
+    if (R.chance(0.1)) add(rule(`${level}/.claude/rules/${R.pick(['style', 'tests', 'deep/more'])}.md`));
+    if (R.chance(0.03)) add({ path: `${level}/CLAUDE.md`, dir: true });
+  };
+  for (const level of chain) levelFiles(level);
+  if (R.chance(0.3)) levelFiles(`${R.pick(chain)}/${dirName()}-side`);
+  // An AGENTS.md on the chain: Claude Code reads it beside a blank CLAUDE.md
+  // or a folder of that name too.
+  if (chain.some((l) => files.has(`${l}/AGENTS.md`))) features.add('claude-agents-md');
+  const below = [];
+  for (let k = R.weighted([[5, 0], [3, 1], [2, 2]]); k > 0; k--) {
+    let d = `${cwd}/${dirName()}`;
+    if (R.chance(0.4)) d += `/${dirName()}`;
+    levelFiles(d);
+    below.push(d);
+  }
+  // The home's own files.
+  if (R.chance(0.5)) add(instruction('home/.claude/CLAUDE.md', { home: true }));
+  if (R.chance(0.1)) add(rule('home/.claude/rules/mine.md'));
+
+  // Links: an instruction file linked inside the repository, out of it, dangling.
+  const relTarget = (from, to) => {
+    const a = from.split('/').slice(0, -1);
+    const b = to.split('/');
+    let i = 0;
+    while (i < a.length && i < b.length && a[i] === b[i]) i++;
+    return [...a.slice(i).map(() => '..'), ...b.slice(i)].join('/');
+  };
+  if (R.chance(0.12)) {
+    const at = `${R.pick(chain)}/${R.pick(['CLAUDE.md', 'CLAUDE.local.md', 'AGENTS.md'])}`;
+    const kind = R.weighted([[3, 'inside'], [3, 'outside'], [1, 'dangling']]);
+    let target = './no-such-file.md';
+    if (kind !== 'dangling') {
+      const t = kind === 'inside' ? 'repo/shared/notes.md' : 'outside/notes.md';
+      add({ path: t, text: `[${t}]\n${line()}\n` });
+      target = relTarget(at, t);
+    }
+    if (add({ path: at, symlink: target }) && kind === 'outside') features.add('link-leaves-root');
+  }
+
+  // Skills: the home's and the project's at any level of the chain.
+  const sources = ['home/.claude/skills', ...chain.map((l) => `${l}/.claude/skills`)];
+  const usedNames = [];
+  for (let k = R.weighted([[3, 0], [3, 1], [3, 2], [2, 3], [1, 5]]); k > 0; k--) {
+    const source = R.pick(sources);
+    const odd = R.chance(0.15);
+    const folder = odd ? R.pick(['my skill', 'caf\u00e9', 'Tool', 'x_y']) : `skill-${k}`;
+    // A folder name outside [a-z0-9-]: Claude Code lists some of them.
+    if (odd) features.add('claude-folder-name');
+    const dirPath = R.chance(0.06) ? `${source}/group/${folder}` : `${source}/${folder}`;
+    const nameValue = R.chance(0.1) && usedNames.length ? R.pick(usedNames) : `tool-${index % 7}-${k}`;
+    usedNames.push(nameValue);
+    const fm = frontmatter(R, nameValue, features, `${dirPath}/SKILL.md`);
+    // No description Claude Code takes as text (none, not a string, or
+    // frontmatter that is not YAML): it describes the skill by its body.
+    if (['missing', 'empty', 'number', 'tabblock', 'tabcont', 'colon'].includes(fm.descKind)) features.add('claude-description-from-body');
+    // A tab or a line break inside a description, or spaces at its end.
+    if (['tabs', 'trailing', 'block'].includes(fm.descKind)) features.add('claude-desc-whitespace');
+    if (R.chance(0.04)) {
+      const t = `outside/skills/${folder}`;
+      add({ path: `${t}/SKILL.md`, text: fm.text.replace(`[${dirPath}/SKILL.md]`, `[${t}/SKILL.md]`) });
+      if (add({ path: dirPath, symlink: relTarget(dirPath, t) })) features.add('skill-link-leaves-root');
+    } else add({ path: `${dirPath}/SKILL.md`, text: fm.text });
+  }
+
+  // Accesses: files a tool reads below the cwd (Claude then reads the
+  // instruction files on the way to them).
+  let accesses;
+  if (below.length && R.chance(0.3)) accesses = below.map((d) => `${d}/main.ts`);
+
+  return {
+    name,
+    about: `random tree ${index} of seed ${seed} (tests/compat/random.mjs, Claude Code's grammar)`,
+    peers: ['claude-code'],
+    features: [...features].sort(),
+    settings: {},
+    tree: entries,
+    cwd,
+    ...(accesses ? { accesses } : {}),
+  };
 }
 
 // ---------------------------------------------------------------- skill frontmatter
@@ -461,7 +694,7 @@ function frontmatter(R, nameValue, features, path) {
   let text = [open, ...fm, close, `[${path}]`, 'Steps go here.'].join('\n') + '\n';
   if (R.chance(0.06)) text = text.replace(/\n/g, '\r\n');
   if (R.chance(0.02)) { text = '\ufeff' + text; features.add('fm-bom'); }
-  return { text, name };
+  return { text, name, descKind };
 }
 
 // ---------------------------------------------------------------- main
@@ -480,7 +713,7 @@ function parseArgs(argv) {
   }
   if (!Number.isInteger(o.seed) || o.seed < 0 || o.seed > 0xffffffff) throw new Error('--seed must be an integer in [0, 2^32)');
   if (!o.out) throw new Error('--out DIR is required');
-  if (!['codex', 'gemini', 'both'].includes(o.peer)) throw new Error('--peer must be codex, gemini or both');
+  if (!['codex', 'gemini', 'claude-code', 'both', 'all'].includes(o.peer)) throw new Error('--peer must be codex, gemini, claude-code, both or all');
   return o;
 }
 

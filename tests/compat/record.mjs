@@ -272,6 +272,11 @@ function entryFile(f, root, p) {
 /** The content bytes of a fixture file, by fixture-relative path. */
 function fileBytes(f, root, p) {
   const e = f.tree.find((x) => x.path === p);
+  // A link the program followed to a file of the fixture: that file's bytes.
+  if (e && typeof e.symlink === 'string') {
+    const to = entryFile(f, root, p);
+    if (to) return to.bytes;
+  }
   if (!e || !(typeof e.text === 'string' || e.fill)) fail(`the prompt names ${p}, which is not a file of the fixture`);
   return readFileSync(join(root, ...p.split('/')));
 }
@@ -822,7 +827,7 @@ function claudeTool(prefix) {
   const v = spawnSync(bin, ['--version'], { encoding: 'utf8', timeout: 60_000, env: cleanEnv({ DISABLE_AUTOUPDATER: '1', DISABLE_TELEMETRY: '1' }) });
   const m = /^(\S+) \(Claude Code\)\s*$/.exec(v.stdout ?? '');
   if (v.status !== 0 || !m) fail(`\`${bin} --version\` said: ${v.stdout}${v.stderr}`);
-  return { version: m[1], where: bin, recordAll: (runs) => eachRun('claude-code', runs, 1, (f, root) => recordClaude(bin, f, root)) };
+  return { version: m[1], where: bin, recordAll: (runs, keepGoing) => eachRun('claude-code', runs, 1, (f, root) => recordClaude(bin, f, root), keepGoing) };
 }
 
 /** A fake Anthropic Messages API; `reply(n, body)` picks the n-th answer. */
@@ -1042,12 +1047,19 @@ function parseClaudeSkills(f, root, text) {
     folder: e.path.split('/').slice(-2)[0],
     description: frontmatterField(readFileSync(join(root, ...e.path.split('/')), 'utf8'), 'description'),
     body: bodyFirstLine(readFileSync(join(root, ...e.path.split('/')), 'utf8')),
+    fm: (/^---\n([\s\S]*?)\n---/.exec(plainLines(readFileSync(join(root, ...e.path.split('/')), 'utf8'))) ?? [null, null])[1],
   }));
   return entries.map((s) => {
     const same = ours.filter((o) => o.folder === s.name);
     const hits = same.filter((o) => o.description === s.description || (o.description === null && o.body === s.description));
     if (hits.length > 1) fail(`claude lists ${s.name} (${JSON.stringify(s.description)}), which ${hits.length} fixture skills could be: ${hits.map((h) => h.path).join(', ')}`);
     if (hits.length === 1) return { name: s.name, description: s.description, path: hits[0].path };
+    // A description in another YAML form (quoted, folded, a block): the one
+    // skill of that folder whose frontmatter holds the listed words in
+    // order, else the folder's only skill.
+    const words = (t) => t.replace(/["'|>\\]/g, ' ').split(/\s+/).filter(Boolean).join(' ');
+    const loose = same.filter((o) => o.fm !== null && words(o.fm).includes(words(s.description).slice(0, 60)));
+    if (loose.length === 1 || (loose.length === 0 && same.length === 1)) return { name: s.name, description: s.description, path: (loose[0] ?? same[0]).path };
     if (same.length) fail(`claude lists ${s.name} with a description no fixture SKILL.md of that folder has: ${JSON.stringify(s.description)}`);
     // A bundled skill's text is Claude Code's, not copied here: a digest
     // still shows a change in a re-recording.
@@ -1056,13 +1068,18 @@ function parseClaudeSkills(f, root, text) {
   });
 }
 
+/** A SKILL.md's text without a leading BOM and with CRLF line ends read as LF. */
+function plainLines(text) {
+  return text.replace(/^\ufeff/, '').replace(/\r\n/g, '\n');
+}
+
 /**
  * A one-line `key: value` of a SKILL.md frontmatter (the fixtures' plain
  * form); of a key written twice, the last (as YAML readers that accept it
  * take it).
  */
 function frontmatterField(text, key) {
-  const m = /^---\n([\s\S]*?)\n---\n/.exec(text);
+  const m = /^---\n([\s\S]*?)\n---\n/.exec(plainLines(text));
   if (!m) return null;
   let found = null;
   for (const l of m[1].split('\n')) if (l.startsWith(`${key}: `)) found = l.slice(key.length + 2);
@@ -1071,7 +1088,7 @@ function frontmatterField(text, key) {
 
 /** The first non-blank line of a SKILL.md's body (what some peers describe a skill by when its description is no text). */
 function bodyFirstLine(text) {
-  const m = /^---\n[\s\S]*?\n---\n([\s\S]*)$/.exec(text);
+  const m = /^---\n[\s\S]*?\n---\n([\s\S]*)$/.exec(plainLines(text));
   if (!m) return null;
   return m[1].split('\n').map((l) => l.trim()).find((l) => l !== '') ?? null;
 }
