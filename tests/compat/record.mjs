@@ -1106,8 +1106,10 @@ function claudeOnAccess(f, root, cwd, last) {
       if (c.type === 'tool_result') break;
       if (c.type !== 'text' || !c.text.includes(`Contents of ${root}/`)) continue;
       const head = '<system-reminder>\n';
-      if (!c.text.startsWith(head) || !c.text.endsWith(CLAUDE_REMINDER_TAIL)) fail(`claude on-access reminder for ${access} not framed as expected: ${JSON.stringify(c.text.slice(0, 120))}`);
-      blocks.push(...claudeBlocks(f, root, c.text.slice(head.length, -CLAUDE_REMINDER_TAIL.length), false, `on-access (${access})`));
+      // Some reminders end with a line break after the closing tag.
+      const text = c.text.endsWith(`${CLAUDE_REMINDER_TAIL}\n`) ? c.text.slice(0, -1) : c.text;
+      if (!text.startsWith(head) || !text.endsWith(CLAUDE_REMINDER_TAIL)) fail(`claude on-access reminder for ${access} not framed as expected: ${JSON.stringify(c.text.slice(0, 120))} … ${JSON.stringify(c.text.slice(-160))}`);
+      blocks.push(...claudeBlocks(f, root, text.slice(head.length, -CLAUDE_REMINDER_TAIL.length), false, `on-access (${access})`));
     }
     return { access, instructions: claudeImportTree(f, root, cwd, blocks) };
   });

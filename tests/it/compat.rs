@@ -811,7 +811,7 @@ fn random_trees_load_what_the_real_programs_load() {
     let mut mismatches = Vec::new();
     let mut unrecorded = Vec::new();
     let mut lines = String::new();
-    for peer in ["codex", "gemini"] {
+    for peer in ["codex", "gemini", "claude-code"] {
         let score = scores.entry(peer).or_default();
         for fixture in fixtures
             .iter()
