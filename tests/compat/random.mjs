@@ -359,6 +359,9 @@ function generate(seed, index, peerChoice) {
 
   // ------------------------------------------------------------ features of the whole tree
   if (bareGit && codexAboveCwd) features.add('codex-bare-git-dir');
+  // A .codex/skills between the root and the cwd: Codex lists it in some
+  // trees (found: rand-20261207-2052, -241), not in others.
+  if (codexAboveCwd) features.add('codex-skills-above-cwd');
   if (extraNames.some((n) => n.includes('/') || n === '.' || n === '..')) features.add('non-plain-extra-name');
   if (settings.maxBytes === 0) features.add('budget-zero');
   const texts = entries.filter((e) => typeof e.text === 'string' && !e.path.endsWith('SKILL.md'));
@@ -641,7 +644,13 @@ function frontmatter(R, nameValue, features, path) {
     case 'sq': name = `${nameValue}'s`; lines.push(`name: '${nameValue}''s'`); break;
     case 'uni': name = `${nameValue}-${R.pick(['caf\u00e9', '\u65e5\u672c', '\u{1d49c}', '\uff54\uff4f\uff4f\uff4c', 'e\u0301'])}`; lines.push(`name: ${name}`); break;
     case 'number': name = R.pick(['123', '1.5', '0x1F', '1e3', '007']); lines.push(`name: ${name}`); features.add('yaml-non-string'); break;
-    case 'bool': name = R.pick(['true', 'false', 'null', '~']); lines.push(`name: ${name}`); features.add('yaml-non-string'); break;
+    case 'bool':
+      name = R.pick(['true', 'false', 'null', '~']);
+      lines.push(`name: ${name}`);
+      features.add('yaml-non-string');
+      // A null name: Codex takes the folder's name.
+      if (name === 'null' || name === '~') features.add('name-null');
+      break;
     case 'missing': name = null; break;
     case 'empty': name = ''; lines.push('name: ""'); features.add('empty-skill-field'); break;
     case 'special': name = `ns/${nameValue}*x`; lines.push(`name: "${name}"`); features.add('name-rewritten'); break;
