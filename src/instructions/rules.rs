@@ -597,6 +597,13 @@ pub(crate) fn activation(
                 format!("{prefix}{g}")
             }
         })
+        .map(|g| {
+            if rules.bare_globs_any_depth && !g.contains('/') {
+                format!("**/{g}")
+            } else {
+                g
+            }
+        })
         .collect();
     let regex_keys: Vec<String> = rules
         .regex_keys

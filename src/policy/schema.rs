@@ -787,6 +787,13 @@ section! {
         /// taken (aliases). A value is a list of strings or one string of
         /// comma-separated globs (commas inside `{}` stay in their glob).
         globs_keys: Names => "globs-keys" where words(),
+        /// A glob with no `/` in it (`*.tsx`) matches at any depth (`**/`
+        /// is put before it, as gitignore reads a pattern without a
+        /// slash) (after `globs-prefix`); false: such a glob matches at the
+        /// repository root only. The docs of Cursor, Windsurf and Kiro are
+        /// silent, and the rules their users write (`globs: "*.tsx"`)
+        /// assume any depth.
+        bare_globs_any_depth: bool => "bare-globs-any-depth",
         /// Put before every glob that does not already start with it (Amp's
         /// implicit `**/`); `""`: none. Globs are relative to the
         /// repository root.

@@ -1,12 +1,14 @@
-//! The policies of the harnesses that cannot be recorded here (Cursor,
-//! Copilot, Windsurf, Cline, OpenCode, Amp, Zed, Kiro, Continue), held to
-//! what each harness does as its source or its documentation says:
-//! `tests/compat/harnesses/<policy>.json` gives the sources (commits and
-//! paths, or pages and the date they were read) and one tree per rule, with
-//! what the harness loads at the start and on each access, and the mode of
-//! each rule. Where the policy differs on purpose, the case says what the
-//! policy does instead (`ours`) and why; the two must differ, so the list of
-//! differences stays true.
+//! The policies of the harnesses beside the recorded differential suite
+//! (Cursor, Copilot, Windsurf, Cline, OpenCode, Amp, Zed, Kiro, Continue),
+//! held to what each harness does: `tests/compat/harnesses/<policy>.json`
+//! gives the sources (commits and paths, or pages and the date they were
+//! read) and one tree per rule, with what the harness loads at the start
+//! and on each access, and the mode of each rule. OpenCode's and Amp's
+//! answers, and the startup files and skills of Copilot's, Continue's and
+//! Cline's (a file's `recorded` names the program), are recordings of the
+//! real programs. Where the policy differs on purpose, the case says what
+//! the policy does instead (`ours`) and why; the two must differ, so the
+//! list of differences stays true.
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -19,8 +21,20 @@ use serde::Deserialize;
 struct Harness {
     policy: String,
     evidence: String,
+    /// Set where `expect`'s startup files and skills are a recording
+    /// (record-peers.mjs).
+    #[serde(default)]
+    recorded: Option<Recorded>,
     sources: Vec<String>,
     cases: Vec<Case>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Recorded {
+    /// npm package and version.
+    program: String,
+    date: String,
+    keys: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -178,6 +192,13 @@ fn each_harness_policy_loads_what_its_harness_does_or_says_why_not() {
             "{}",
             h.policy
         );
+        if let Some(r) = &h.recorded {
+            assert!(
+                r.program.contains(' ') && r.date.len() == 10 && !r.keys.is_empty(),
+                "{}: `recorded` names a program, its version, a date and the keys: {r:?}",
+                h.policy
+            );
+        }
         for case in &h.cases {
             cases += 1;
             assert!(!case.about.is_empty(), "{}/{}", h.policy, case.name);
@@ -213,6 +234,17 @@ fn each_harness_policy_loads_what_its_harness_does_or_says_why_not() {
 #[test]
 fn every_shipped_policy_has_its_evidence() {
     let recorded = ["codex", "gemini", "claude-code"];
+    // Recorded from their real programs by record-peers.mjs (startup files
+    // and skills): such a file keeps its `recorded`.
+    for h in harnesses() {
+        if ["copilot", "continue", "cline"].contains(&h.policy.as_str()) {
+            assert!(
+                h.recorded.is_some(),
+                "tests/compat/harnesses/{}.json lost its `recorded`",
+                h.policy
+            );
+        }
+    }
     let here: BTreeSet<String> = harnesses().into_iter().map(|h| h.policy).collect();
     for name in lisa_context::policy::SHIPPED_NAMES {
         if *name == "lisa" || recorded.contains(name) {

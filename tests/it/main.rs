@@ -41,6 +41,7 @@ mod chain;
 mod char_caps;
 mod cli;
 mod compat;
+mod corpus;
 mod cut_notes;
 mod dedup_partial;
 mod descriptors;
