@@ -235,3 +235,45 @@ fn quiet_keeps_stdout_and_errors_only() {
     // -q and -v contradict each other: a usage error.
     assert_eq!(run(&["-q", "-v", "version"]).status.code(), Some(2));
 }
+
+/// In a terminal (a pseudo-terminal from util-linux's `script`), `auto`
+/// colours the error, and its header is still printed once.
+#[test]
+fn an_error_header_is_printed_once_in_a_terminal() {
+    let has_script = Command::new("script")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_script {
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED: the terminal case: util-linux's `script` is not installed here"
+        );
+        return;
+    }
+    let line = format!(
+        "{} fingerprint --cwd /nonexistent/lisa-context-cli-word",
+        env!("CARGO_BIN_EXE_lisa-context")
+    );
+    let out = Command::new("script")
+        .args(["-q", "-e", "-c", &line, "/dev/null"])
+        .env_remove("NO_COLOR")
+        .env("TERM", "xterm")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let shown = text(&out.stdout);
+    assert!(
+        shown.contains('\u{1b}'),
+        "a terminal gets colour: {shown:?}"
+    );
+    let seen = plain(&shown);
+    assert!(
+        seen.trim_start()
+            .starts_with("error[snapshot::bad-cwd]: cannot use"),
+        "{seen}"
+    );
+    assert!(!seen.contains('×'), "{seen}");
+    assert_eq!(seen.matches("cannot use").count(), 1, "{seen}");
+}
