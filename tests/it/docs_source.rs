@@ -311,3 +311,43 @@ fn protocol_page_tells_policy_invalid_as_the_server_answers_it() {
         assert!(flat.contains(said), "docs/protocol.md: {said}");
     }
 }
+
+/// README.md's table of commands names every command clap has, and its
+/// sentence on the global options every global option.
+#[test]
+fn the_readme_names_every_command_and_global_option() {
+    let readme = read("README.md");
+    let table: Vec<&str> = readme
+        .split("## Commands")
+        .nth(1)
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with("| `"))
+        .collect();
+    let first_cells: String = table
+        .iter()
+        .map(|l| l.split(" | ").next().unwrap_or_default())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let top = help(&[]);
+    for command in subcommands(&top) {
+        let named = first_cells.contains(&format!("`{command}`"))
+            || first_cells.contains(&format!("`{command} "))
+            || first_cells.contains(&format!("`{command}\\|"));
+        assert!(named, "README.md's table of commands lacks `{command}`");
+    }
+    let sentence = readme
+        .split("the global options are ")
+        .nth(1)
+        .and_then(|s| s.split(". ").next())
+        .unwrap()
+        .replace('\n', " ");
+    for (short, long) in options(&top) {
+        if long == "--help" || long == "--version" {
+            continue;
+        }
+        let named = sentence.contains(&format!("`{long}"))
+            || short.is_some_and(|s| sentence.contains(&format!("`{s}`")));
+        assert!(named, "README.md's global options lack {long}: {sentence}");
+    }
+}
