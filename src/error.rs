@@ -293,9 +293,7 @@ pub enum BootstrapError {
     #[error("no policy named `{name}` is shipped (shipped: {})", crate::policy::SHIPPED_NAMES.join(", "))]
     #[diagnostic(
         code("bootstrap::unknown-policy"),
-        help(
-            "give a shipped name, or a path to a policy file (write ./{name} for a file of that name)"
-        )
+        help("{}", unknown_policy_help(name))
     )]
     UnknownPolicy {
         /// The name given.
@@ -552,3 +550,16 @@ macro_rules! operation_diagnostic {
     };
 }
 pub(crate) use operation_diagnostic;
+
+/// `--policy NAME`'s help when NAME is no shipped policy: the nearest
+/// shipped name, then how to name a file.
+fn unknown_policy_help(name: &str) -> String {
+    let file = format!(
+        "give a shipped name, or a path to a policy file (write ./{} for a file of that name)",
+        crate::vocab::unicode::terminal_safe(name)
+    );
+    match crate::vocab::suggest::closest(name, crate::policy::SHIPPED_NAMES) {
+        Some(best) => format!("did you mean `{best}`? Or {file}"),
+        None => file,
+    }
+}

@@ -21,18 +21,42 @@ Examples:
   lisa-context trust diff                    what changed since you approved it
   lisa-context serve                         JSON lines on stdin and stdout";
 
-/// `serve --help`, beyond the one line.
-const SERVE_ABOUT: &str = "\
-Serve JSON-lines requests on stdin, one answer per line on stdout, until stdin
-ends. A request is an object with an `id` (echoed back exactly) and an `op`:
-hello, snapshot, fingerprint, refresh, skill, trust-status, trust-diff, access.
-Each op but hello takes `cwd` (absolute) and may take `root`. An answer holds
-the `id` and the result under the op's name, or `error` with a stable `code`,
-a `message` and, where useful, `help`, `available` (skill-not-found) or
-`problems` (policy-invalid). Requests about one cwd are answered in order.
-The policy files are watched: an edit is used from the next request, and an
-invalid policy makes requests fail with policy-invalid until it is fixed.
-The full protocol and its JSON Schemas: docs/protocol.md, schema/.";
+/// `serve --help`, beyond the one line: the ops from the protocol's own
+/// list of them ([`lisa_context::protocol::Request::OPS`]), wrapped.
+fn serve_about() -> String {
+    let text = format!(
+        "Serve JSON-lines requests on stdin, one answer per line on stdout, until stdin \
+         ends. A request is an object with an `id` (echoed back exactly) and an `op`: \
+         {}. Each op but hello takes `cwd` (absolute) and may take `root`. An answer holds \
+         the `id` and the result under the op's name, or `error` with a stable `code`, \
+         a `message` and, where useful, `help`, `available` (skill-not-found) or \
+         `problems` (policy-invalid). Requests about one cwd are answered in order. \
+         The policy files are watched: an edit is used from the next request, and an \
+         invalid policy makes requests fail with policy-invalid until it is fixed. \
+         The full protocol and its JSON Schemas: docs/protocol.md, schema/.",
+        lisa_context::protocol::Request::OPS.join(", ")
+    );
+    wrap(&text, 79)
+}
+
+/// `text` on lines of at most `width` characters, broken at spaces.
+fn wrap(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            out.push_str(&line);
+            out.push('\n');
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    out.push_str(&line);
+    out
+}
 
 /// `mcp --help`, beyond the one line.
 const MCP_ABOUT: &str = "\
@@ -92,6 +116,12 @@ pub(super) struct Cli {
     /// and every candidate with what happened to it.
     #[arg(short, long, global = true)]
     pub(super) verbose: bool,
+    /// Print only what was asked for: no warnings or notes on stderr
+    /// (a deprecated policy key, why `access` loaded nothing), and no `ok:`
+    /// line from `policy check` (its exit status says it). Errors are
+    /// still printed.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub(super) quiet: bool,
     #[command(subcommand)]
     pub(super) command: Command,
 }
@@ -212,6 +242,10 @@ pub(super) enum Command {
         #[arg(long, value_name = "FILE")]
         write_baseline: Option<PathBuf>,
     },
+    /// Print the version (`lisa-context 0.1.0`, as --version does); with
+    /// --verbose, also the policy and protocol versions it understands and
+    /// the shipped policies.
+    Version,
     /// Print a shell completion script for SHELL to stdout.
     Completions {
         /// The shell.
@@ -237,7 +271,7 @@ pub(super) enum Command {
         instructions: bool,
     },
     /// Serve JSON-lines requests on stdin/stdout (see docs/protocol.md).
-    #[command(long_about = SERVE_ABOUT, after_long_help = SERVE_EXAMPLE)]
+    #[command(long_about = serve_about(), after_long_help = SERVE_EXAMPLE)]
     Serve {
         /// Worker threads answering requests (default: the number of
         /// available cores). Requests about one cwd keep their order; with
@@ -291,7 +325,8 @@ pub(super) enum PolicyCommand {
     /// 1 with a diagnostic when not). Without FILE, check the effective policy.
     /// A key written in a deprecated spelling is a warning on stderr.
     Check {
-        /// The policy file to check.
+        /// The policy file to check (`-`: read it from stdin, checked as a
+        /// --policy file).
         file: Option<PathBuf>,
     },
     /// Print the effective policy as TOML, each value annotated with its layer.

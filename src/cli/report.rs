@@ -78,7 +78,9 @@ fn render_one(report: &dyn Diagnostic, color: Color) -> String {
     let mut rest = Vec::new();
     for line in lines.by_ref() {
         if !skipped_headline {
-            if line.trim_start().starts_with(['×', '⚠']) {
+            // In colour the headline starts with escape sequences: look
+            // past them for the mark.
+            if plain(line).trim_start().starts_with(['×', '⚠']) {
                 skipped_headline = true;
             }
             continue;
@@ -95,6 +97,27 @@ fn render_one(report: &dyn Diagnostic, color: Color) -> String {
     } else {
         format!("{head}\n{body}\n")
     }
+}
+
+/// `line` without its ANSI escape sequences (`ESC [ ... letter`), as a
+/// reader sees it.
+fn plain(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            if chars.next() == Some('[') {
+                for c in chars.by_ref() {
+                    if c.is_ascii_alphabetic() {
+                        break;
+                    }
+                }
+            }
+            continue;
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// A diagnostic shown without its related diagnostics (they are rendered
@@ -145,7 +168,10 @@ impl Diagnostic for Alone<'_> {
 
 /// Writes the policy's warnings to stderr (`warning[policy::deprecated-key]`
 /// and its labelled span, each once), as errors are written.
-pub fn warn_policy(policy: &lisa_context::policy::Policy, color: Color) {
+pub fn warn_policy(policy: &lisa_context::policy::Policy, color: Color, quiet: bool) {
+    if quiet {
+        return;
+    }
     for problem in policy.deprecations() {
         emit(problem, color, None);
     }

@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use clap::{CommandFactory as _, Parser as _};
+use clap::{CommandFactory as _, FromArgMatches as _};
 
 use super::args::{Cli, Command};
 use super::context::{FAILED, SURVEY_ERROR};
@@ -14,7 +14,7 @@ pub(crate) fn run() -> ExitCode {
     // `COMPLETE=SHELL lisa-context ...`: a completion request, answered and
     // exited here (see `complete`).
     clap_complete::CompleteEnv::with_factory(Cli::command).complete();
-    let cli = Cli::parse();
+    let cli = parse();
     let color = cli.color;
     // `survey` is a gate: its findings exit 1, its own failures 2.
     let failed = if matches!(cli.command, Command::Survey { .. }) {
@@ -31,6 +31,38 @@ pub(crate) fn run() -> ExitCode {
     };
     emit_counts();
     code
+}
+
+/// The arguments, parsed by a command whose help and usage errors follow
+/// `--color` as the diagnostics do (clap reads it only after parsing).
+fn parse() -> Cli {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let choice = match color_asked(&args) {
+        Some(report::Color::Always) => clap::ColorChoice::Always,
+        Some(report::Color::Never) => clap::ColorChoice::Never,
+        _ => clap::ColorChoice::Auto,
+    };
+    let matches = Cli::command().color(choice).get_matches_from(&args);
+    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+}
+
+/// The last `--color WHEN` (or `--color=WHEN`) before `--`, if any.
+fn color_asked(args: &[std::ffi::OsString]) -> Option<report::Color> {
+    use clap::ValueEnum as _;
+    let mut asked = None;
+    let mut words = args.iter().skip(1).map(|a| a.to_str());
+    while let Some(word) = words.next() {
+        let value = match word {
+            Some("--") => break,
+            Some("--color") => words.next().flatten(),
+            Some(w) => w.strip_prefix("--color="),
+            None => None,
+        };
+        if let Some(c) = value.and_then(|v| report::Color::from_str(v, false).ok()) {
+            asked = Some(c);
+        }
+    }
+    asked
 }
 
 /// Prints the work counters as one line of JSON on stderr when
@@ -114,6 +146,7 @@ fn dispatch(cli: &Cli) -> miette::Result<u8> {
         ),
         Command::Completions { shell } => commands::completions::run(*shell),
         Command::Man => commands::man::run(),
+        Command::Version => commands::version::run(cli),
         Command::Mcp {
             cwd,
             root,

@@ -33,8 +33,11 @@ pub enum ProblemKind {
     Syntax,
     /// A key the schema does not know.
     UnknownKey,
-    /// A value of the wrong type (or not one of an enum's words).
+    /// A value of the wrong type.
     WrongType,
+    /// A word that is not one of the values its key takes (`symlinks =
+    /// "nevr"`, `extends = "claude"`).
+    UnknownValue,
     /// A required key is absent.
     MissingField,
     /// `version` is not a version this build understands.
@@ -73,6 +76,7 @@ impl ProblemKind {
             Self::Syntax => "policy::syntax",
             Self::UnknownKey => "policy::unknown-key",
             Self::WrongType => "policy::wrong-type",
+            Self::UnknownValue => "policy::unknown-value",
             Self::MissingField => "policy::missing-field",
             Self::UnsupportedVersion => "policy::unsupported-version",
             Self::InvalidRegex => "policy::invalid-regex",

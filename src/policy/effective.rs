@@ -12,7 +12,8 @@ use regex::Regex;
 use super::diagnostic::{InvalidPolicy, Problem, ProblemKind};
 use super::schema::{
     Fingerprint, FingerprintLayer, Instructions, InstructionsLayer, Roots, RootsLayer, Rules,
-    RulesLayer, Skills, SkillsLayer, Templates, TemplatesLayer, Trust, TrustLayer,
+    RulesLayer, Skills, SkillsLayer, SurveyGate, SurveyGateLayer, Templates, TemplatesLayer, Trust,
+    TrustLayer,
 };
 use super::source::{Layer, PolicySource};
 use super::validate::Kept;
@@ -43,6 +44,8 @@ pub struct Policy {
     pub fingerprint: Fingerprint,
     /// `[templates]`.
     pub templates: Templates,
+    /// `[survey]`: what the survey's gate lets pass.
+    pub survey: SurveyGate,
     pub(super) definitions: BTreeMap<&'static str, Definition>,
     pub(super) sources: Arc<[PolicySource]>,
     pub(super) layers: Vec<(Layer, String)>,
@@ -266,6 +269,7 @@ impl Policy {
             .chain(RulesLayer::KEYS)
             .chain(FingerprintLayer::KEYS)
             .chain(TemplatesLayer::KEYS)
+            .chain(SurveyGateLayer::KEYS)
             .copied()
     }
 
@@ -309,6 +313,17 @@ impl Policy {
     /// key in its file), lowest layer first.
     pub fn deprecations(&self) -> &[super::Problem] {
         &self.deprecations
+    }
+
+    /// Whether `[[survey.allow]]` lets a survey finding of `kind` at
+    /// `path` (relative to the repository root, `/`-separated) pass the
+    /// gate: an entry names the kind and its glob matches the path.
+    pub fn survey_allows(&self, kind: &str, path: &str) -> bool {
+        self.survey.allow.iter().any(|a| {
+            a.kind.get_ref() == kind
+                && super::validate::compile_glob(a.path.get_ref())
+                    .is_ok_and(|g| g.compile_matcher().is_match(path))
+        })
     }
 
     /// The layers applied, lowest first, with their names.

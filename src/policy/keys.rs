@@ -15,7 +15,7 @@ use crate::vocab::reason::Reason;
 
 pub use super::schema::{
     FINGERPRINT, FingerprintKeys, INSTRUCTIONS, InstructionsKeys, ROOTS, RULES, RootsKeys,
-    RulesKeys, SKILLS, SkillsKeys, TEMPLATES, TRUST, TemplatesKeys, TrustKeys,
+    RulesKeys, SKILLS, SURVEY, SkillsKeys, SurveyKeys, TEMPLATES, TRUST, TemplatesKeys, TrustKeys,
 };
 
 /// What a [`Reason`] was given for: the key behind one reason word may

@@ -11,8 +11,8 @@ use super::diagnostic::{PolicyError, ProblemKind};
 use super::keys::{INSTRUCTIONS, ROOTS, RULES, SKILLS, TEMPLATES};
 use super::memo::Memo;
 use super::schema::{
-    FingerprintLayer, InstructionsLayer, ROOT_WORDS, RootsLayer, RulesLayer, SkillsLayer,
-    TemplatesLayer, TrustLayer,
+    FingerprintLayer, InstructionsLayer, ROOT_WORDS, RootsLayer, RulesLayer, SURVEY, SkillsLayer,
+    SurveyGate, SurveyGateLayer, TemplatesLayer, TrustLayer,
 };
 use super::structure;
 use super::validate::{self};
@@ -92,6 +92,7 @@ impl Policy {
         let mut rules = RulesLayer::default();
         let mut fingerprint = FingerprintLayer::default();
         let mut templates = TemplatesLayer::default();
+        let mut survey = SurveyGateLayer::default();
         // For each dotted key, the index of the source that last set it.
         let mut setters: BTreeMap<&'static str, usize> = BTreeMap::new();
         let mut deprecations = Vec::new();
@@ -109,6 +110,7 @@ impl Policy {
             set.extend(rules.overlay(layer.rules));
             set.extend(fingerprint.overlay(layer.fingerprint));
             set.extend(templates.overlay(layer.templates));
+            set.extend(survey.overlay(layer.survey));
             for key in set {
                 setters.insert(key, index);
             }
@@ -122,7 +124,8 @@ impl Policy {
             .chain(trust.spans())
             .chain(rules.spans())
             .chain(fingerprint.spans())
-            .chain(templates.spans());
+            .chain(templates.spans())
+            .chain(survey.spans());
         for (key, span) in spans {
             if let Some((&index, source)) = setters
                 .get(key)
@@ -151,6 +154,11 @@ impl Policy {
         let rules = rules.resolve().map_err(|m| missing.extend(m)).ok();
         let fingerprint = fingerprint.resolve().map_err(|m| missing.extend(m)).ok();
         let templates = templates.resolve().map_err(|m| missing.extend(m)).ok();
+        // A shipped policy other than the built-in one sets no `[survey]`:
+        // it allows nothing then.
+        let survey = survey
+            .resolve()
+            .unwrap_or_else(|_| SurveyGate { allow: Vec::new() });
         let (
             Some(roots),
             Some(instructions),
@@ -260,6 +268,24 @@ impl Policy {
             return Err(problems_at(&sources, &definitions, key, at, vec![(None, message)]).into());
         }
 
+        // Each `[[survey.allow]]` path is a glob that compiles.
+        for entry in &survey.allow {
+            if let Err(e) = validate::compile_glob(entry.path.get_ref()) {
+                let message = format!("invalid glob in `{}`: {}", SURVEY.allow, e.kind());
+                let mut invalid = problems_at(
+                    &sources,
+                    &definitions,
+                    SURVEY.allow,
+                    (ProblemKind::InvalidGlob, "invalid glob"),
+                    vec![(Some(entry.path.span()), message)],
+                );
+                for p in &mut invalid.problems {
+                    p.help = Some(validate::glob_help(e.kind()));
+                }
+                return Err(invalid.into());
+            }
+        }
+
         let named_paths = named_root_paths(&roots, &|name| std::env::var_os(name));
         let state_place = state_place(&roots, &|name| std::env::var_os(name));
         let mut policy = Self {
@@ -270,6 +296,7 @@ impl Policy {
             rules,
             fingerprint,
             templates,
+            survey,
             definitions,
             layers: sources.iter().map(|s| (s.layer, s.name.clone())).collect(),
             sources,
@@ -440,6 +467,7 @@ mod tests {
             .chain(RulesLayer::KEYS)
             .chain(FingerprintLayer::KEYS)
             .chain(TemplatesLayer::KEYS)
+            .chain(SurveyGateLayer::KEYS)
         {
             assert!(policy.definition(key).is_some(), "{key}");
         }

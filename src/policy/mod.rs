@@ -27,7 +27,8 @@ pub use schema::{
     DuplicateKeys, Fences, Fingerprint, FrontmatterMode, GlobOrder, HardLinkRule, HiddenText,
     ImportFailure, ImportRoot, ImportSyntax, Instructions, LeadingBom, LongDescription, MarkerKind,
     NameFrom, NamedRoot, Names, PathOrder, Pick, ProjectTrust, Roots, RuleAbsent, RuleMode, Rules,
-    Scalars, SkillSource, Skills, SourceLevels, SymlinkRule, Templates, Trim, Trust, Whitespace,
+    SURVEY_KINDS, Scalars, SkillSource, Skills, SourceLevels, SurveyAllow, SurveyGate, SymlinkRule,
+    Templates, Trim, Trust, Whitespace,
 };
 pub use shipped::{BUILTIN_NAME, BUILTIN_POLICY, SHIPPED, SHIPPED_NAMES};
 pub use source::{HOME_POLICY_FILE, Layer, MAX_POLICY_BYTES, PolicySource};

@@ -851,6 +851,78 @@ section! {
 }
 
 section! {
+    /// `[survey]`: what `lisa-context survey`'s gate lets pass. Read from
+    /// the user's policy (`--policy FILE`, or the home's with the home),
+    /// never from a repository; no shipped policy sets it but the built-in
+    /// one, as an empty list. Not part of the fingerprint: a snapshot does
+    /// not depend on it.
+    SurveyGate / SurveyGateLayer as "survey", keys SURVEY: SurveyKeys {
+        /// Findings that do not fail the gate, each a `kind` (one of the
+        /// survey's problem kinds) at the paths a `path` glob matches,
+        /// relative to the repository root (`docs/**/*.md`): as `--allow
+        /// KIND`, for those paths alone.
+        allow: Vec<SurveyAllow> => "allow",
+    }
+}
+
+/// The survey's problem kinds, as `[[survey.allow]]`'s `kind` takes them:
+/// those of `protocol::SURVEY_PROBLEM_KINDS`, in its order (a test holds
+/// the two lists together; the policy sits below the protocol and cannot
+/// read it).
+pub const SURVEY_KINDS: &[&str] = &[
+    "budget-clip",
+    "hidden-text",
+    "rejected-skill",
+    "read-by-some",
+    "import-failed",
+    "rule-misread",
+    "rule-unmatched",
+    "symlink-escape",
+    "vcs-metadata",
+    "not-text",
+    "too-large",
+    "survey-incomplete",
+];
+
+/// One `[[survey.allow]]` entry: findings of `kind` at the paths `path`
+/// matches do not fail `survey`'s gate.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+#[non_exhaustive]
+pub struct SurveyAllow {
+    /// A survey problem kind (`hidden-text`, `budget-clip`...).
+    #[serde(rename = "kind")]
+    pub kind: Spanned<String>,
+    /// A glob over paths relative to the repository root.
+    #[serde(rename = "path")]
+    pub path: Spanned<String>,
+}
+
+impl SurveyAllow {
+    /// The keys of one `[[survey.allow]]` entry, both required.
+    pub(crate) const FIELDS: &'static [Field] = &[
+        Field {
+            key: "kind",
+            shape: Shape::Word(SURVEY_KINDS),
+            required: true,
+            compat: false,
+        },
+        Field {
+            key: "path",
+            shape: <Spanned<String> as Shaped>::SHAPE,
+            required: true,
+            compat: false,
+        },
+    ];
+}
+
+impl Shaped for Vec<SurveyAllow> {
+    const SHAPE: Shape = Shape::Tables(SurveyAllow::FIELDS);
+}
+
+impl rule::ShapeOnly for Vec<SurveyAllow> {}
+
+section! {
     /// `[templates]`: every piece of text the loader adds to the prompt.
     ///
     /// Placeholders are written `{name}`; `{{` and `}}` stand for literal braces.
@@ -1512,6 +1584,9 @@ pub(crate) struct PolicyLayer {
     /// `[templates]`.
     #[serde(default)]
     pub templates: TemplatesLayer,
+    /// `[survey]`.
+    #[serde(default)]
+    pub survey: SurveyGateLayer,
     /// The keys this file writes in a deprecated spelling, as warnings
     /// (`policy::deprecated-key`), in file order. Not a key of the file.
     #[serde(skip)]
@@ -1529,6 +1604,7 @@ impl PolicyLayer {
         out.extend(self.rules.constrained());
         out.extend(self.fingerprint.constrained());
         out.extend(self.templates.constrained());
+        out.extend(self.survey.constrained());
         out
     }
 
@@ -1586,6 +1662,12 @@ impl PolicyLayer {
         Field {
             key: TemplatesLayer::NAME,
             shape: Shape::Table(TemplatesLayer::FIELDS),
+            required: false,
+            compat: false,
+        },
+        Field {
+            key: SurveyGateLayer::NAME,
+            shape: Shape::Table(SurveyGateLayer::FIELDS),
             required: false,
             compat: false,
         },

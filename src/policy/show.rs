@@ -12,7 +12,7 @@ use serde::Serialize;
 use toml_edit::{DocumentMut, Item, Table};
 
 use super::{
-    Fingerprint, Instructions, Policy, Roots, Rules, Skills, Templates, Trust,
+    Fingerprint, Instructions, Policy, Roots, Rules, Skills, SurveyGate, Templates, Trust,
     validate::SUPPORTED_VERSION,
 };
 
@@ -26,6 +26,9 @@ struct Doc<'a> {
     rules: &'a Rules,
     fingerprint: &'a Fingerprint,
     templates: &'a Templates,
+    /// Printed, not hashed: the gate's allowances change no snapshot.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    survey: Option<&'a SurveyGate>,
 }
 
 impl Policy {
@@ -79,13 +82,18 @@ fn doc(policy: &Policy) -> Doc<'_> {
         rules: &policy.rules,
         fingerprint: &policy.fingerprint,
         templates: &policy.templates,
+        survey: None,
     }
 }
 
 /// The effective policy as TOML: each section's core keys, then its compat
 /// part as a table of its own (`[instructions.compat]`).
 pub(super) fn plain(policy: &Policy) -> String {
-    match toml::to_string(&doc(policy)) {
+    let doc = Doc {
+        survey: Some(&policy.survey),
+        ..doc(policy)
+    };
+    match toml::to_string(&doc) {
         Ok(text) => with_compat_tables(text),
         Err(e) => format!("# cannot print the policy: {e}\n"),
     }
@@ -146,10 +154,11 @@ pub(super) fn hash_values(policy: &Policy, hasher: &mut xxhash_rust::xxh3::Xxh3)
 pub(super) fn annotated(policy: &Policy) -> String {
     let mut out = String::new();
     out.push_str("# Effective lisa-context policy. Layers, lowest first:\n");
-    for (layer, name) in policy.layers() {
+    let labels = labels(policy);
+    for (label, (_, name)) in labels.iter().zip(policy.layers()) {
         out.push_str(&format!(
             "#   {:<13} {}\n",
-            layer.as_str(),
+            label,
             crate::vocab::unicode::terminal_safe(name)
         ));
     }
@@ -157,7 +166,7 @@ pub(super) fn annotated(policy: &Policy) -> String {
     let text = plain(policy);
     match text.parse::<DocumentMut>() {
         Ok(mut doc) => {
-            annotate_table(policy, "", doc.as_table_mut());
+            annotate_table(policy, &labels, "", doc.as_table_mut());
             out.push_str(&doc.to_string());
         }
         // The plain form is always TOML; should it ever not be, it is still
@@ -170,9 +179,44 @@ pub(super) fn annotated(policy: &Policy) -> String {
     out
 }
 
+/// Each source's label, in [`Policy::sources`] order: its layer's word
+/// (`built-in`, `home`, `command-line`); when several shipped policies
+/// are laid (`--policy gemini` over `lisa`), each built-in one by its name
+/// too (`built-in lisa`, `built-in gemini`), so no two read alike.
+fn labels(policy: &Policy) -> Vec<String> {
+    let sources = policy.sources();
+    let builtins = sources
+        .iter()
+        .filter(|s| s.layer == super::Layer::Builtin)
+        .count();
+    sources
+        .iter()
+        .map(|s| {
+            let word = s.layer.as_str();
+            if s.layer != super::Layer::Builtin || builtins < 2 {
+                return word.to_string();
+            }
+            let name = s
+                .name
+                .strip_prefix("<built-in policies/")
+                .and_then(|n| n.strip_suffix(".toml>"))
+                .unwrap_or(&s.name);
+            format!("{word} {name}")
+        })
+        .collect()
+}
+
 /// Annotates every value of `table`, whose dotted path is `path` (empty for
 /// the document's root).
-fn annotate_table(policy: &Policy, path: &str, table: &mut Table) {
+fn annotate_table(policy: &Policy, labels: &[String], path: &str, table: &mut Table) {
+    // The label of the source that set a key: by its index, as the
+    // definition records it.
+    let origin = |dotted: &str| {
+        policy
+            .definition(dotted)
+            .and_then(|d| labels.get(d.source).cloned())
+            .or_else(|| policy.origin(dotted).map(|l| l.as_str().to_string()))
+    };
     for (key, item) in table.iter_mut() {
         let dotted = if path.is_empty() {
             key.get().to_string()
@@ -180,20 +224,18 @@ fn annotate_table(policy: &Policy, path: &str, table: &mut Table) {
             format!("{path}.{}", key.get())
         };
         match item {
-            Item::Table(inner) => annotate_table(policy, &dotted, inner),
+            Item::Table(inner) => annotate_table(policy, labels, &dotted, inner),
             Item::ArrayOfTables(array) => {
                 // The array is one value, set whole by one layer: each entry's
                 // header carries that layer.
-                if let Some(layer) = policy.origin(&dotted) {
+                if let Some(layer) = origin(&dotted) {
                     for entry in array.iter_mut() {
-                        entry
-                            .decor_mut()
-                            .set_suffix(format!("  # {}", layer.as_str()));
+                        entry.decor_mut().set_suffix(format!("  # {layer}"));
                     }
                 }
             }
             Item::Value(value) => {
-                let Some(layer) = policy.origin(&dotted) else {
+                let Some(layer) = origin(&dotted) else {
                     continue;
                 };
                 if value.to_string().contains('\n') {
@@ -207,11 +249,9 @@ fn annotate_table(policy: &Policy, path: &str, table: &mut Table) {
                         .unwrap_or("")
                         .to_string();
                     key.leaf_decor_mut()
-                        .set_prefix(format!("{prefix}# {}\n", layer.as_str()));
+                        .set_prefix(format!("{prefix}# {layer}\n"));
                 } else {
-                    value
-                        .decor_mut()
-                        .set_suffix(format!("  # {}", layer.as_str()));
+                    value.decor_mut().set_suffix(format!("  # {layer}"));
                 }
             }
             Item::None => {}

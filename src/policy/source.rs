@@ -213,7 +213,9 @@ fn toml_problem(src: &super::diagnostic::Source, text: &str, e: &toml::de::Error
         (ProblemKind::UnknownKey, "unknown key")
     } else if message.starts_with("missing field") {
         (ProblemKind::MissingField, "missing a required key")
-    } else if message.starts_with("invalid type") || message.starts_with("unknown variant") {
+    } else if message.starts_with("unknown variant") {
+        (ProblemKind::UnknownValue, "unknown value")
+    } else if message.starts_with("invalid type") {
         (ProblemKind::WrongType, "wrong type")
     } else if span.start < text.len() && is_template_error(&message) {
         (ProblemKind::TemplateSyntax, "template does not parse")
@@ -231,6 +233,10 @@ fn toml_problem(src: &super::diagnostic::Source, text: &str, e: &toml::de::Error
         }
         ProblemKind::UnknownKey => {
             help = suggest_key(&message);
+            message
+        }
+        ProblemKind::UnknownValue => {
+            help = suggest_key(&message).map(|h| h.replace('`', "\""));
             message
         }
         ProblemKind::WrongType => message

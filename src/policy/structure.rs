@@ -175,16 +175,21 @@ impl Walk<'_> {
                 if words.contains(&s.as_ref()) {
                     return true;
                 }
+                let safe = crate::vocab::unicode::terminal_safe(s);
                 let mut problem = Problem::new(
                     self.src,
-                    ProblemKind::WrongType,
+                    ProblemKind::UnknownValue,
                     span,
-                    format!("unknown variant `{s}`, expected {}", one_of(words)),
-                    "wrong type",
+                    format!(
+                        "`{path}` does not take \"{safe}\": it takes {}",
+                        one_of(words)
+                    ),
+                    "unknown value",
                 );
-                if let Some(best) = closest(s, words) {
-                    problem = problem.with_help(format!("did you mean \"{best}\"?"));
-                }
+                problem = problem.with_help(match closest(s, words) {
+                    Some(best) => format!("did you mean \"{best}\"?"),
+                    None => format!("write {}", one_of(words)),
+                });
                 self.push(problem);
                 false
             }

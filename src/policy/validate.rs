@@ -33,6 +33,26 @@ pub(crate) fn compile_glob(pattern: &str) -> Result<globset::Glob, globset::Erro
         .build()
 }
 
+/// How to fix a glob that does not compile: the fault's own fix, then the
+/// syntax in one line.
+pub(crate) fn glob_help(kind: &globset::ErrorKind) -> String {
+    use globset::ErrorKind as K;
+    let fix = match kind {
+        K::InvalidRecursive => "`**` must be a whole path component (`a/**/b`, `**/*.md`); ",
+        K::UnclosedClass => "close the `[` with `]` (or write `[[]` for a literal `[`); ",
+        K::InvalidRange(..) => "a range runs from the lower character to the higher (`[a-z]`); ",
+        K::UnopenedAlternates => "a `}` closes a `{` (write `[}]` for a literal `}`); ",
+        K::UnclosedAlternates => "close the `{` with `}` (write `[{]` for a literal `{`); ",
+        K::NestedAlternates => "a `{a,b}` cannot hold another `{`; ",
+        K::DanglingEscape => "a `\\` escapes the character after it, and none follows; ",
+        _ => "",
+    };
+    format!(
+        "{fix}a glob matches paths inside the folder: `*` any characters but `/`, `**` \
+         any folders, `?` one character, `[ab]` one of, `{{a,b}}` either"
+    )
+}
+
 /// Compiles `skills.name-rule`, with a bound on the compiled size (a
 /// loader keeps the last few it compiled: see `Memo::name_rule`).
 pub(crate) fn compile_name_rule(rule: &str) -> Result<regex::Regex, regex::Error> {
@@ -190,11 +210,12 @@ impl Checker<'_> {
     fn globs(&mut self, key: &str, v: &Spanned<Names>) {
         for g in v.get_ref() {
             if let Err(e) = compile_glob(g.get_ref()) {
-                self.push(
+                self.push_help(
                     ProblemKind::InvalidGlob,
                     g.span(),
                     format!("invalid glob in `{key}`: {}", e.kind()),
                     "invalid glob",
+                    glob_help(e.kind()),
                 );
             }
         }
@@ -292,11 +313,12 @@ impl Checker<'_> {
             } else if is_glob(n)
                 && let Err(e) = compile_glob(n)
             {
-                self.push(
+                self.push_help(
                     ProblemKind::InvalidGlob,
                     name.span(),
                     format!("invalid glob in `{key}`: {}", e.kind()),
                     "invalid glob",
+                    glob_help(e.kind()),
                 );
             }
         }
@@ -323,11 +345,12 @@ impl Checker<'_> {
                     help.into(),
                 );
             } else if globs && let Err(e) = compile_glob(v) {
-                self.push(
+                self.push_help(
                     ProblemKind::InvalidGlob,
                     p.span(),
                     format!("invalid glob in `{key}`: {}", e.kind()),
                     "invalid glob",
+                    glob_help(e.kind()),
                 );
             }
         }

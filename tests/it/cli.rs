@@ -206,7 +206,7 @@ fn each_policy_problem_is_one_cargo_style_error() {
     assert!(!stderr.contains("Error:"), "{stderr}");
     assert!(!stderr.contains('×'), "{stderr}");
     assert!(
-        stderr.contains("expected one of `lisa`, `codex`, `gemini`, `claude-code`"),
+        stderr.contains("it takes one of `lisa`, `codex`, `gemini`, `claude-code`"),
         "{stderr}"
     );
     assert!(stderr.contains("did you mean \"claude-code\"?"), "{stderr}");

@@ -146,7 +146,10 @@ fn policy_with_many_bad_values_reports_structural_and_semantic_problems_together
     let word = text.find("\"sometimes\"").unwrap();
     let key = text.find("unknown = 1").unwrap();
     assert!(
-        problems.contains(&(ProblemKind::WrongType, word..word + "\"sometimes\"".len())),
+        problems.contains(&(
+            ProblemKind::UnknownValue,
+            word..word + "\"sometimes\"".len()
+        )),
         "{report}"
     );
     assert!(

@@ -146,7 +146,7 @@ fn wrong_type_budget_string() {
 #[test]
 fn wrong_type_symlinks_word() {
     let text = "version = 1\n\n[trust]\nsymlinks = \"sometimes\"\n";
-    let report = diagnose(text, &[("policy::wrong-type", "\"sometimes\"")]);
+    let report = diagnose(text, &[("policy::unknown-value", "\"sometimes\"")]);
     assert!(
         report.contains("within-root"),
         "lists the words accepted:\n{report}"
@@ -388,7 +388,7 @@ fn six_different_mistakes_in_one_report() {
         ("policy::unknown-key", "colour"),
         ("policy::unknown-key", "budget-byte"),
         ("policy::wrong-type", "\"big\""),
-        ("policy::wrong-type", "\"nearest-frist\""),
+        ("policy::unknown-value", "\"nearest-frist\""),
         ("policy::out-of-range", "999"),
         ("policy::unknown-key", "weight"),
     ];
@@ -433,7 +433,7 @@ rank = -1
         ("policy::missing-field", ""),
         ("policy::wrong-type", "7"),
         ("policy::wrong-type", "1"),
-        ("policy::wrong-type", "\"revael\""),
+        ("policy::unknown-value", "\"revael\""),
         ("policy::template-syntax", "\"# {oops\""),
         ("policy::missing-field", "[[skills.sources]]"),
         ("policy::negative-rank", "-1"),

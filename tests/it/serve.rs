@@ -450,7 +450,7 @@ fn errors_carry_what_a_program_can_use() {
     assert_eq!(problems[0]["key"], "trust.project");
     assert_eq!(problems[0]["line"], 3);
     assert_eq!(problems[0]["column"], 11);
-    assert_eq!(problems[0]["code"], "policy::wrong-type");
+    assert_eq!(problems[0]["code"], "policy::unknown-value");
     assert_eq!(problems[0]["help"], "did you mean \"pinned\"?");
     assert_eq!(problems[1]["key"], "instructions.budget-bytes");
     assert_eq!(problems[1]["code"], "policy::out-of-range");

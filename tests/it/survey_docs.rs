@@ -54,6 +54,7 @@ fn the_manual_names_every_survey_option_and_no_other() {
         "--no-home-policy",
         "--color",
         "--verbose",
+        "--quiet",
         "--help",
     ]
     .into_iter()

@@ -222,3 +222,76 @@ fn github_annotations_escape_properties() {
         "{text}"
     );
 }
+
+/// The user's policy allows findings by kind and path (`[[survey.allow]]`,
+/// given with `--policy FILE`): those pass the gate, still reported; the
+/// same kind elsewhere still fails it; a kind the survey does not have is
+/// `policy::unknown-value` (exit 2, a usage error of the gate), and a
+/// repository's own files set nothing.
+#[test]
+fn the_users_policy_allows_findings_by_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    deep_repo(&repo);
+    let home = tmp.path().join("home");
+    let cwd = repo.to_str().unwrap();
+    let policy = tmp.path().join("gate.toml");
+    let gate = |policy_text: &str, extra: &[&str]| {
+        fs::write(&policy, policy_text).unwrap();
+        let mut args = vec!["--policy", policy.to_str().unwrap(), "--cwd", cwd];
+        args.extend_from_slice(extra);
+        survey_in(&home, &args)
+    };
+    // hidden-text at two depths, budget-clip at one: allowing both
+    // hidden-text paths and the budget's lets `--deny warnings` pass.
+    let all = "version = 1\n[survey]\nallow = [\n  { kind = \"hidden-text\", path = \"packages/**\" },\n  { kind = \"hidden-text\", path = \"a/b/*/AGENTS.md\" },\n  { kind = \"budget-clip\", path = \"packages/legacy/AGENTS.md\" },\n]\n";
+    let pass = gate(all, &["--deny", "warnings", "--format", "github"]);
+    assert_eq!(pass.status.code(), Some(0), "{pass:?}");
+    let text = String::from_utf8(pass.stdout).unwrap();
+    assert!(
+        text.contains("file=a/b/c/AGENTS.md,line=1,col=5,title=hidden-text::"),
+        "allowed findings are still reported: {text}"
+    );
+    // The deep one no longer matched: it alone fails the gate.
+    let some = all.replace("a/b/*/AGENTS.md", "a/*/AGENTS.md");
+    let fail = gate(&some, &["--deny", "warnings"]);
+    assert_eq!(fail.status.code(), Some(1), "{fail:?}");
+    // The kind must match too.
+    let other_kind = all.replace("\"budget-clip\"", "\"not-text\"");
+    let fail = gate(&other_kind, &["--deny", "warnings"]);
+    assert_eq!(fail.status.code(), Some(1), "{fail:?}");
+    // Without the policy, the same findings fail.
+    let plain = survey_in(&home, &["--deny", "warnings", "--cwd", cwd]);
+    assert_eq!(plain.status.code(), Some(1), "{plain:?}");
+    // A repository's policy-looking file sets nothing: only the user's does.
+    fs::write(repo.join("context-policy.toml"), all).unwrap();
+    let still = survey_in(&home, &["--deny", "warnings", "--cwd", cwd]);
+    assert_eq!(still.status.code(), Some(1), "{still:?}");
+    // A mistyped kind, and a bad glob: the policy's own diagnostics.
+    let typo = gate(
+        "version = 1\n[survey]\nallow = [{ kind = \"hiden-text\", path = \"x\" }]\n",
+        &["--deny", "warnings", "--color", "never"],
+    );
+    assert_eq!(typo.status.code(), Some(2), "{typo:?}");
+    let stderr = String::from_utf8(typo.stderr).unwrap();
+    assert!(stderr.contains("error[policy::unknown-value]"), "{stderr}");
+    assert!(stderr.contains("did you mean \"hidden-text\"?"), "{stderr}");
+    let glob = gate(
+        "version = 1\n[survey]\nallow = [{ kind = \"hidden-text\", path = \"a/[b\" }]\n",
+        &["--deny", "warnings", "--color", "never"],
+    );
+    assert_eq!(glob.status.code(), Some(2), "{glob:?}");
+    let stderr = String::from_utf8(glob.stderr).unwrap();
+    assert!(stderr.contains("error[policy::invalid-glob]"), "{stderr}");
+    assert!(stderr.contains("help: close the `[` with `]`"), "{stderr}");
+}
+
+/// The kinds a policy's `[[survey.allow]]` takes are the survey's kinds.
+#[test]
+fn the_policy_takes_every_survey_kind() {
+    let kinds: Vec<&str> = lisa_context::protocol::SURVEY_PROBLEM_KINDS
+        .iter()
+        .map(|k| k.kind)
+        .collect();
+    assert_eq!(kinds, lisa_context::policy::SURVEY_KINDS);
+}

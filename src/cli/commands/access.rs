@@ -27,7 +27,7 @@ pub(in crate::cli) fn run(
     let access = loader.access(&mut session, &path)?;
     // Nothing printed and exit 0 would read as "nothing below here":
     // say that the policy loads nothing on access at all.
-    if loader.policy().is_ok_and(|p| !p.instructions.on_access) {
+    if !cli.quiet && loader.policy().is_ok_and(|p| !p.instructions.on_access) {
         // The shipped policies that do, from their own declarations.
         let loading: Vec<&str> = lisa_context::policy::SHIPPED_NAMES
             .iter()
@@ -54,7 +54,7 @@ pub(in crate::cli) fn run(
         short(lisa_context::snapshot::Reason::BudgetExhausted),
         short(lisa_context::snapshot::Reason::PromptShare),
     );
-    if budget > 0 {
+    if budget > 0 && !cli.quiet {
         let _ = writeln!(
             std::io::stderr(),
             "note: {budget} file(s) not loaded: the instruction budget has no room \
@@ -62,7 +62,7 @@ pub(in crate::cli) fn run(
              within instructions.access-budget-bytes; 0 lets no project file in)"
         );
     }
-    if share > 0 {
+    if share > 0 && !cli.quiet {
         let _ = writeln!(
             std::io::stderr(),
             "note: {share} file(s) not loaded: the repository's share of the prompt \

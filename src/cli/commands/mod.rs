@@ -15,3 +15,4 @@ pub(super) mod skill;
 pub(super) mod snapshot;
 pub(super) mod survey;
 pub(super) mod trust;
+pub(super) mod version;

@@ -59,6 +59,18 @@ pub(in crate::cli) fn run(
     // with `--home`, or its policy with `--with-home-policy`): no
     // environment, so no home is found.
     let home = gate.with_home || cli.home.is_some() || with_home_policy;
+    // The user's `[survey]` allowances: `--policy FILE`, and the home's
+    // policy when the home is included (never the repository's: it sets
+    // no policy).
+    let allowances = {
+        let b = crate::cli::context::layers(
+            cli.home.as_deref(),
+            cli.policy.as_deref(),
+            cli.no_home_policy || !home,
+        );
+        let b = if home { b } else { b.env(|_| None) };
+        b.resolve()?.0
+    };
     // One ordinary build per policy, side by side.
     let builders = names.iter().map(|name| {
         let mut b = Loader::builder().shipped_policy(name.clone());
@@ -106,7 +118,7 @@ pub(in crate::cli) fn run(
     for b in known.iter().chain(written.iter()) {
         baseline.extend(b.fingerprints().into_iter().map(str::to_string));
     }
-    Ok(if fails(&survey, gate, &baseline) {
+    Ok(if fails(&survey, gate, &baseline, &allowances) {
         FAILED
     } else {
         OK
@@ -115,11 +127,25 @@ pub(in crate::cli) fn run(
 
 /// Whether a problem of `survey` fails the gate: one whose kind `--deny`
 /// names, or of level warning under `--deny warnings` (a kind not declared
-/// counts as a warning), unless `--allow` names its kind or the baseline
-/// knows its fingerprint.
-fn fails(survey: &Survey, gate: &Gate<'_>, baseline: &BTreeSet<String>) -> bool {
+/// counts as a warning), unless `--allow` names its kind, the policy's
+/// `[[survey.allow]]` its kind at its path, or the baseline knows its
+/// fingerprint.
+fn fails(
+    survey: &Survey,
+    gate: &Gate<'_>,
+    baseline: &BTreeSet<String>,
+    allowances: &lisa_context::policy::Policy,
+) -> bool {
     let warnings = gate.deny.iter().any(|d| d == "warnings");
+    let root = survey.policies.first().map(|p| p.repo_root.as_str());
     survey.problems.iter().any(|p| {
+        let relative = root
+            .and_then(|r| p.path.strip_prefix(r))
+            .map(|r| r.trim_start_matches('/'))
+            .unwrap_or(&p.path);
+        if allowances.survey_allows(&p.kind, relative) {
+            return false;
+        }
         let level_warning = SURVEY_PROBLEM_KINDS
             .iter()
             .find(|k| k.kind == p.kind)
