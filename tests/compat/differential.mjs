@@ -4,7 +4,7 @@
 //
 //   node tests/compat/differential.mjs [--seed S] [--count N] [--peer codex|gemini|both]
 //        [--work DIR] [--bin PATH] [--shrink] [--shrink-steps N] [--shrink-max N]
-//        [--shrink-pending] [--found DIR] [--no-fail]
+//        [--shrink-pending] [--found DIR] [--no-fail] [--rates FILE]
 //
 // 1. writes N trees (tests/compat/random.mjs; seed S, a fresh one by default,
 //    printed) into WORK/fixtures;
@@ -21,12 +21,17 @@
 //    small fixture, its recording and its difference into --found (default
 //    WORK/found): fixtures/<name>.json, <peer>/<name>.json, diff/<name>.json,
 //    so LISA_COMPAT_RANDOM=FOUND compares them again.
+// 5. with --rates FILE (tests/compat/rates.json): writes the run's rates
+//    into the file's `random` part (seed, count, date, and per peer the
+//    version recorded, the counts of the report and the differences by
+//    class), leaving its `fixtures` part; the pages render from that file
+//    (tests/it/compat.rs, pages_show_the_rates_of_the_generated_file).
 // Exit 1 when a tree differs outside every intended and pending class
 // (unless --no-fail), 2 on a usage or tool failure.
 
 import { spawnSync } from 'node:child_process';
 import { randomInt } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,7 +42,7 @@ const repoRoot = join(here, '..', '..');
 const TEST = 'compat::random_trees_load_what_the_real_programs_load';
 
 function parseArgs(argv) {
-  const o = { seed: null, count: 50, peer: 'both', work: null, bin: null, shrink: false, shrinkSteps: 40, shrinkMax: 12, shrinkPending: false, found: null, fail: true };
+  const o = { seed: null, count: 50, peer: 'both', work: null, bin: null, shrink: false, shrinkSteps: 40, shrinkMax: 12, shrinkPending: false, found: null, fail: true, rates: null };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const val = () => { const v = argv[++i]; if (v === undefined) usage(`${a} needs a value`); return v; };
@@ -52,6 +57,7 @@ function parseArgs(argv) {
     else if (a === '--shrink-pending') o.shrinkPending = true;
     else if (a === '--found') o.found = val();
     else if (a === '--no-fail') o.fail = false;
+    else if (a === '--rates') o.rates = val();
     else usage(`unknown argument ${a}`);
   }
   if (o.seed === null) o.seed = randomInt(0, 2 ** 32 - 1);
@@ -204,6 +210,43 @@ function shrink(bin, base, f, m, steps) {
   return { fixture: cur, last, batches };
 }
 
+/** The version a peer's recordings in the work folder carry (one for all). */
+function recordedVersion(peer) {
+  const folder = join(work, peer);
+  if (!existsSync(folder)) return null;
+  const versions = new Set();
+  for (const name of readdirSync(folder).filter((n) => n.endsWith('.json'))) {
+    versions.add(JSON.parse(readFileSync(join(folder, name), 'utf8')).version);
+  }
+  if (versions.size > 1) usage(`${peer}: recordings of several versions: ${[...versions].join(', ')}`);
+  return [...versions][0] ?? null;
+}
+
+/** Writes the run's rates into `file`'s `random` part. */
+function writeRates(file, report) {
+  const rates = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : { fixtures: {} };
+  const peers = {};
+  for (const [peer, s] of Object.entries(report.peers)) {
+    if (s.trees === 0) continue;
+    const classes = {};
+    for (const m of report.mismatches.filter((x) => x.peer === peer)) {
+      for (const c of (m.class ?? 'none').split('+')) classes[c] = (classes[c] ?? 0) + 1;
+    }
+    peers[peer] = {
+      version: recordedVersion(peer),
+      trees: s.trees, recorded: s.recorded, rawMatches: s.rawMatches, netMatches: s.netMatches,
+      pendingMismatches: s.pendingMismatches, mismatches: s.mismatches,
+      classes: Object.fromEntries(Object.entries(classes).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
+    };
+  }
+  rates.random = { seed: o.seed, count: o.count, date: new Date().toISOString().slice(0, 10), peers };
+  // Keys sorted at every level, as the Rust side writes the file.
+  const sorted = (v) => (v && typeof v === 'object' && !Array.isArray(v)
+    ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, sorted(v[k])])) : v);
+  writeFileSync(file, JSON.stringify(sorted(rates), null, 2) + '\n');
+  console.log(`differential: rates written to ${file} (render the pages: LISA_COMPAT_RATES=write cargo test --test it compat)`);
+}
+
 // ---------------------------------------------------------------- main
 
 const o = parseArgs(process.argv.slice(2));
@@ -250,6 +293,8 @@ if (o.shrink) {
     console.log(`shrunk ${m.peer} ${m.fixture}: ${f.tree.length} -> ${fixture.tree.length} entries in ${batches} batches (${((Date.now() - t0) / 1000).toFixed(0)} s): ${join(found, 'fixtures', `${name}.json`)}`);
   }
 }
+
+if (o.rates) writeRates(o.rates, report);
 
 const fresh = Object.values(report.peers).reduce((s, p) => s + p.mismatches, 0);
 if (fresh > 0 && o.fail) {
