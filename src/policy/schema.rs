@@ -721,6 +721,12 @@ section! {
         /// Codex reads `.codex/skills` (its `.agents/skills` every level
         /// still). Empty: every level whatever `.git` holds.
         levels_need_repository: Names => compat "levels-need-repository" where relative_paths(),
+        /// Whether a description keeps the line breaks that end it (a `|`
+        /// or `>` block scalar ends with one, as YAML decodes it): `false`
+        /// cuts them; `true` shows the description as YAML gives it, as
+        /// Gemini CLI does. Before `description-whitespace` and the length
+        /// check.
+        keep_final_breaks: bool => compat "keep-final-breaks",
         /// The file in the home root that keeps parsed frontmatter from one
         /// process to the next (a cache: a damaged or missing one costs a
         /// parse, nothing else). A plain file name; empty: no memo.

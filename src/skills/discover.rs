@@ -558,6 +558,12 @@ impl SourceCtx<'_> {
                 ),
             ));
         }
+        // The parse keeps a description's final line breaks (a block
+        // scalar's); they are cut unless the peer shows them
+        // (`skills.compat.keep-final-breaks`, Gemini CLI).
+        if !self.policy.skills.keep_final_breaks && fm.description.ends_with(['\n', '\r']) {
+            super::frontmatter::cut_final_breaks(Arc::make_mut(&mut fm));
+        }
         let max_desc =
             usize::try_from(self.policy.skills.description_max_chars).unwrap_or(usize::MAX);
         if self.policy.skills.description_whitespace == Whitespace::Collapse

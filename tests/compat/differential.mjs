@@ -4,7 +4,7 @@
 //
 //   node tests/compat/differential.mjs [--seed S] [--count N] [--peer codex|gemini|both]
 //        [--work DIR] [--bin PATH] [--shrink] [--shrink-steps N] [--shrink-max N]
-//        [--shrink-pending] [--found DIR] [--no-fail] [--rates FILE]
+//        [--shrink-pending] [--found DIR] [--no-fail] [--rates FILE] [--no-record]
 //
 // 1. writes N trees (tests/compat/random.mjs; seed S, a fresh one by default,
 //    printed) into WORK/fixtures;
@@ -26,6 +26,8 @@
 //    version recorded, the counts of the report and the differences by
 //    class), leaving its `fixtures` part; the pages render from that file
 //    (tests/it/compat.rs, pages_show_the_rates_of_the_generated_file).
+// --no-record: steps 1 and 2 are skipped: the trees and recordings already
+// in WORK (same --seed and --count) are compared again, e.g. after a fix.
 // Exit 1 when a tree differs outside every intended and pending class
 // (unless --no-fail), 2 on a usage or tool failure.
 
@@ -42,7 +44,7 @@ const repoRoot = join(here, '..', '..');
 const TEST = 'compat::random_trees_load_what_the_real_programs_load';
 
 function parseArgs(argv) {
-  const o = { seed: null, count: 50, peer: 'both', work: null, bin: null, shrink: false, shrinkSteps: 40, shrinkMax: 12, shrinkPending: false, found: null, fail: true, rates: null };
+  const o = { seed: null, count: 50, peer: 'both', work: null, bin: null, shrink: false, shrinkSteps: 40, shrinkMax: 12, shrinkPending: false, found: null, fail: true, rates: null, record: true };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const val = () => { const v = argv[++i]; if (v === undefined) usage(`${a} needs a value`); return v; };
@@ -58,6 +60,7 @@ function parseArgs(argv) {
     else if (a === '--found') o.found = val();
     else if (a === '--no-fail') o.fail = false;
     else if (a === '--rates') o.rates = val();
+    else if (a === '--no-record') o.record = false;
     else usage(`unknown argument ${a}`);
   }
   if (o.seed === null) o.seed = randomInt(0, 2 ** 32 - 1);
@@ -256,8 +259,12 @@ const bin = o.bin ?? testBinary();
 const started = Date.now();
 console.log(`differential: seed ${o.seed}, ${o.count} trees, peer ${o.peer}, work ${work}`);
 const fixtures = Array.from({ length: o.count }, (_, i) => generate(o.seed, i, o.peer));
-writeFixtures(join(work, 'fixtures'), fixtures);
-process.stdout.write(record(work, o.peer));
+if (o.record) {
+  writeFixtures(join(work, 'fixtures'), fixtures);
+  process.stdout.write(record(work, o.peer));
+} else if (!existsSync(join(work, 'fixtures'))) {
+  usage(`--no-record: ${join(work, 'fixtures')} does not exist`);
+}
 const report = compare(bin, work);
 printReport(report);
 console.log(`differential: generated, recorded and compared in ${((Date.now() - started) / 1000).toFixed(1)} s (seed ${o.seed})`);

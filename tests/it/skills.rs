@@ -1773,3 +1773,42 @@ fn codex_reads_upper_codex_skills_only_in_a_repository() {
     w.write("repo/.git/HEAD", "ref: refs/heads/main\n");
     assert_eq!(names(&loader), ["cwd-codex", "root-agents", "root-codex"]);
 }
+
+/// `skills.compat.keep-final-breaks`: a block scalar's final line break is
+/// cut from a description, or kept as YAML gives it (Gemini CLI, recorded:
+/// `tests/compat/expected/gemini/skills-descriptions.json`). The parse keeps
+/// it and discovery cuts it, so two policies of the same frontmatter
+/// reading share the parse (and the memo) and each shows its own answer.
+#[test]
+fn keep_final_breaks_keeps_a_block_scalars_line_break() {
+    let w = World::new();
+    w.write(
+        "repo/.agents/skills/literal/SKILL.md",
+        "---\nname: literal\ndescription: |\n  line one\n  line two\n---\nSteps.\n",
+    );
+    let description = |keep: bool| -> String {
+        let policy = support::layered(
+            Layer::CommandLine,
+            "breaks.toml",
+            format!("version = 1\n[skills.compat]\nkeep-final-breaks = {keep}\n"),
+        );
+        let snap = w.loader_on(policy).snapshot(&w.repo).unwrap();
+        let skill = snap
+            .skills
+            .iter()
+            .find(|s| s.listed && s.name == "literal")
+            .expect("literal is listed");
+        skill.description.clone()
+    };
+    // Each answer twice: the second reads the memo the first wrote.
+    for _ in 0..2 {
+        assert_eq!(description(false), "line one\nline two");
+        assert_eq!(description(true), "line one\nline two\n");
+    }
+    // The public parse cuts them, whatever a policy says.
+    let fm = lisa_context::snapshot::Frontmatter::parse(
+        "---\nname: literal\ndescription: |\n  line one\n---\n",
+    )
+    .unwrap();
+    assert_eq!(fm.description, "line one");
+}
