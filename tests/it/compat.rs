@@ -1023,7 +1023,7 @@ fn count(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -1102,7 +1102,7 @@ fn render_rates(name: &str, rates: &serde_json::Value) -> String {
                 })
                 .collect();
             let mut out = format!(
-                "{} trees per peer, seed {}, measured {} with {}:\n\n\
+                "{} random trees (each for the peers it names), seed {}, measured {} with {}:\n\n\
                  | peer | recorded | match raw | match net of intended classes | pending | new |\n\
                  |---|---|---|---|---|---|\n",
                 count(num(&random["count"])),
