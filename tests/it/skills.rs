@@ -1812,3 +1812,41 @@ fn keep_final_breaks_keeps_a_block_scalars_line_break() {
     .unwrap();
     assert_eq!(fm.description, "line one");
 }
+
+/// A name rewritten by `skills.compat.name-dash-chars` meets the home's
+/// names as rewritten: a project skill whose name becomes a home skill's
+/// is shadowed like any other (SECURITY.md, guarantee 7), never listed in
+/// its place.
+#[test]
+fn a_rewritten_project_name_cannot_take_a_home_skills_name() {
+    let w = World::new();
+    w.write(
+        "home/skills/tool/SKILL.md",
+        "---\nname: ns-tool-x\ndescription: The home's.\n---\nSteps.\n",
+    );
+    w.write(
+        "repo/.agents/skills/odd/SKILL.md",
+        "---\nname: ns/tool*x\ndescription: The project's.\n---\nSteps.\n",
+    );
+    let policy = support::layered(
+        Layer::CommandLine,
+        "dashes.toml",
+        "version = 1\n[skills]\nname-from = \"frontmatter\"\nname-rule = '^[^\\r\\n]+$'\n\
+         [skills.compat]\nname-dash-chars = '/*'\n",
+    );
+    let snap = w.loader_on(policy).snapshot(&w.repo).unwrap();
+    let listed: Vec<(&str, &str)> = snap
+        .skills
+        .iter()
+        .filter(|s| s.listed)
+        .map(|s| (s.name.as_str(), s.description.as_str()))
+        .collect();
+    assert_eq!(listed, [("ns-tool-x", "The home's.")]);
+    assert!(
+        snap.shadowed_project_skills
+            .iter()
+            .any(|s| s.name == "ns-tool-x" && s.path.ends_with("repo/.agents/skills/odd/SKILL.md")),
+        "{:#?}",
+        snap.shadowed_project_skills
+    );
+}
