@@ -1381,6 +1381,34 @@ fixture({
 });
 
 fixture({
+  name: 'claude-agents-above-nested-repo',
+  about: 'Claude Code: a folder holding only AGENTS.md above a nested repository whose levels hold CLAUDE.md, and one holding both names',
+  peers: CLAUDE,
+  tree: [
+    dir('repo/.git'),
+    doc('repo/AGENTS.md', 'Outer agents only.'),
+    doc('repo/mid/AGENTS.md', 'Mid agents.'),
+    doc('repo/mid/CLAUDE.md', 'Mid claude.'),
+    dir('repo/mid/inner/.git'),
+    doc('repo/mid/inner/CLAUDE.md', 'Inner claude.'),
+  ],
+  cwd: 'repo/mid/inner',
+});
+
+fixture({
+  name: 'claude-agents-only-above-nested-repo',
+  about: 'Claude Code: no CLAUDE.md anywhere; AGENTS.md in a folder above a nested repository and in the nested repository',
+  peers: CLAUDE,
+  tree: [
+    dir('repo/.git'),
+    doc('repo/AGENTS.md', 'Outer agents only.'),
+    dir('repo/mid/inner/.git'),
+    doc('repo/mid/inner/AGENTS.md', 'Inner agents.'),
+  ],
+  cwd: 'repo/mid/inner',
+});
+
+fixture({
   name: 'skills-codex-bare-git',
   about: 'Codex: under an empty .git folder (a marker, no HEAD: no repository) which levels of .codex/skills and .agents/skills are read (skills.compat.levels-need-repository)',
   peers: CODEX,
