@@ -709,6 +709,24 @@ section! {
         /// requires unique keys: `bad-frontmatter`, or the fallback's
         /// reading) or take the `last` value (Claude Code).
         duplicate_keys: DuplicateKeys => compat "duplicate-keys",
+        /// Characters of a skill's name that are each turned into `-`
+        /// before the name is checked and listed (Gemini CLI turns
+        /// `:\/<>*?"|` into `-`: `ns/tool*x` is listed as `ns-tool-x`).
+        /// Empty: names are listed as written.
+        name_dash_chars: String => compat "name-dash-chars" where text(),
+        /// The `every-level` sources (by `path`) that read the levels
+        /// between the root and the cwd only when the root's `.git` is a
+        /// repository: under a `.git` folder with no `HEAD` in it (a
+        /// marker, but no repository) only the cwd's level is read, as
+        /// Codex reads `.codex/skills` (its `.agents/skills` every level
+        /// still). Empty: every level whatever `.git` holds.
+        levels_need_repository: Names => compat "levels-need-repository" where relative_paths(),
+        /// Whether a description keeps the line breaks that end it (a `|`
+        /// or `>` block scalar ends with one, as YAML decodes it): `false`
+        /// cuts them; `true` shows the description as YAML gives it, as
+        /// Gemini CLI does. Before `description-whitespace` and the length
+        /// check.
+        keep_final_breaks: bool => compat "keep-final-breaks",
         /// The file in the home root that keeps parsed frontmatter from one
         /// process to the next (a cache: a damaged or missing one costs a
         /// parse, nothing else). A plain file name; empty: no memo.

@@ -59,22 +59,41 @@ pub(crate) fn discover(
             origin,
             source,
         };
-        for (level, rel_source) in source_dirs(source, &roots.cwd_rel) {
+        // `skills.compat.levels-need-repository`: under a `.git` folder
+        // with no `HEAD` (a marker, but no repository) Codex reads the
+        // cwd's level alone.
+        let cwd_only = source.levels == SourceLevels::EveryLevel
+            && policy
+                .skills
+                .levels_need_repository
+                .iter()
+                .any(|p| p.get_ref() == source.path.get_ref())
+            && bare_git_dir(root, id, view);
+        for (level, rel_source) in source_dirs(source, &roots.cwd_rel, cwd_only) {
             ctx.scan(&rel_source, level, view, &mut found, &mut rejected);
         }
     }
     (found, rejected, warnings.into_inner())
 }
 
+/// Whether the root's `.git` is a folder with no `HEAD` in it: a marker,
+/// but no repository. Both stamps are recorded (a `HEAD` written later
+/// changes the answer).
+fn bare_git_dir(root: &Root, id: RootId, view: &mut View<'_>) -> bool {
+    view.stamp(root, id, Path::new(".git")).is_dir()
+        && !view.stamp(root, id, Path::new(".git/HEAD")).is_file()
+}
+
 /// The folders a source is looked for in, with their level: its path
 /// under its root, or under every level from the repository root to the
-/// cwd, or under the cwd.
-fn source_dirs(source: &SkillSource, cwd_rel: &Path) -> Vec<(usize, PathBuf)> {
+/// cwd (the cwd's alone with `cwd_only`), or under the cwd.
+fn source_dirs(source: &SkillSource, cwd_rel: &Path, cwd_only: bool) -> Vec<(usize, PathBuf)> {
     let path = Path::new(source.path.get_ref());
     let levels = cwd_rel.components().count();
     match source.levels {
         SourceLevels::Root => vec![(0, path.to_path_buf())],
         SourceLevels::Cwd => vec![(levels, cwd_rel.join(path))],
+        SourceLevels::EveryLevel if cwd_only => vec![(levels, cwd_rel.join(path))],
         SourceLevels::EveryLevel => {
             let mut dir = PathBuf::new();
             let mut out = vec![(0, path.to_path_buf())];
@@ -511,6 +530,16 @@ impl SourceCtx<'_> {
             NameFrom::FrontmatterElseFolder if fm.name.is_empty() => folder.to_string(),
             NameFrom::FrontmatterElseFolder => fm.name.clone(),
         };
+        // `skills.compat.name-dash-chars`: the peer lists the name with
+        // those characters turned into `-` (Gemini CLI).
+        let dashes = &self.policy.skills.name_dash_chars;
+        let name = if !dashes.is_empty() && name.contains(|c| dashes.contains(c)) {
+            name.chars()
+                .map(|c| if dashes.contains(c) { '-' } else { c })
+                .collect()
+        } else {
+            name
+        };
         // A name taken from the folder was checked before the folder was
         // examined (`folder_name_refusal`); one from the frontmatter is checked
         // here.
@@ -528,6 +557,12 @@ impl SourceCtx<'_> {
                      lines ({strict_error})"
                 ),
             ));
+        }
+        // The parse keeps a description's final line breaks (a block
+        // scalar's); they are cut unless the peer shows them
+        // (`skills.compat.keep-final-breaks`, Gemini CLI).
+        if !self.policy.skills.keep_final_breaks && fm.description.ends_with(['\n', '\r']) {
+            super::frontmatter::cut_final_breaks(Arc::make_mut(&mut fm));
         }
         let max_desc =
             usize::try_from(self.policy.skills.description_max_chars).unwrap_or(usize::MAX);

@@ -25,7 +25,8 @@
 //!
 //! - `name` and `description` must be strings that are not blank; they are
 //!   returned as written (no trimming), except that trailing line breaks are
-//!   cut from `description` (a `|` or `>` block scalar ends with one).
+//!   cut from `description` (a `|` or `>` block scalar ends with one; skill
+//!   discovery keeps them under `skills.compat.keep-final-breaks`).
 //! - Every other known text field (`license`, `compatibility`, `version`,
 //!   the items of `tags` and `allowed-tools`, the values of `metadata`) takes
 //!   a string, a number or a boolean. Numbers and booleans keep their spelling
@@ -206,7 +207,8 @@ pub struct Frontmatter {
     /// rule is checked elsewhere.
     pub name: String,
     /// `description`: what the skill does and when to use it, without the
-    /// trailing line breaks a block scalar leaves.
+    /// trailing line breaks a block scalar leaves (kept in a skill found
+    /// under `skills.compat.keep-final-breaks`).
     pub description: String,
     /// `license`, if given.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -388,10 +390,11 @@ impl EndScan {
 /// it (or only comments) reads as an empty mapping, and so fails with
 /// [`FrontmatterError::MissingName`].
 pub fn parse(text: &str) -> Result<Frontmatter, FrontmatterError> {
-    let fm = parse_fields(text)?;
+    let mut fm = parse_fields(text)?;
     if fm.name.is_empty() {
         return Err(FrontmatterError::MissingName);
     }
+    cut_final_breaks(&mut fm);
     Ok(fm)
 }
 
@@ -781,17 +784,28 @@ fn build(
     } else {
         FrontmatterError::MissingDescription
     };
+    // The description as YAML gives it, final line breaks and all (a `|`
+    // or `>` block scalar ends with one): the public parses cut them
+    // ([`cut_final_breaks`]), skill discovery cuts them unless the policy
+    // keeps them (`skills.compat.keep-final-breaks`), so what the parse
+    // cache and the memo hold serves both.
     fm.description = match description {
         Some(Some(text)) => {
-            let text = text.trim_end_matches(['\n', '\r']);
             if text.trim().is_empty() {
                 return Err(missing);
             }
-            text.to_owned()
+            text
         }
         _ => return Err(missing),
     };
     Ok(fm)
+}
+
+/// Cuts the line breaks at the end of `fm`'s description (what a `|` or
+/// `>` block scalar leaves), as every public parse returns it.
+pub(crate) fn cut_final_breaks(fm: &mut Frontmatter) {
+    let kept = fm.description.trim_end_matches(['\n', '\r']).len();
+    fm.description.truncate(kept);
 }
 
 /// The text of `name` or `description`: a string, or under

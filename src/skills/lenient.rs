@@ -187,10 +187,11 @@ pub fn parse_or_fallback(
         fallback,
         ..Reading::default()
     };
-    let (fm, strict) = parse_or_lenient_fields(text, reading)?;
+    let (mut fm, strict) = parse_or_lenient_fields(text, reading)?;
     if fm.name.is_empty() {
         return Err(FrontmatterError::MissingName);
     }
+    super::frontmatter::cut_final_breaks(&mut fm);
     Ok((fm, strict))
 }
 

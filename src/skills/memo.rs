@@ -49,7 +49,7 @@ pub(crate) type Key = (u128, u8);
 /// The first line of a memo written by this build of lisa-context.
 fn header() -> String {
     format!(
-        "lisa-context frontmatter memo 2 {}\n",
+        "lisa-context frontmatter memo 3 {}\n",
         env!("CARGO_PKG_VERSION")
     )
 }

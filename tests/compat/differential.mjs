@@ -4,7 +4,7 @@
 //
 //   node tests/compat/differential.mjs [--seed S] [--count N] [--peer codex|gemini|claude-code|both|all]
 //        [--work DIR] [--bin PATH] [--shrink] [--shrink-steps N] [--shrink-max N]
-//        [--shrink-pending] [--found DIR] [--no-fail]
+//        [--shrink-pending] [--found DIR] [--no-fail] [--rates FILE] [--no-record]
 //
 // 1. writes N trees (tests/compat/random.mjs; seed S, a fresh one by default,
 //    printed) into WORK/fixtures;
@@ -21,12 +21,19 @@
 //    small fixture, its recording and its difference into --found (default
 //    WORK/found): fixtures/<name>.json, <peer>/<name>.json, diff/<name>.json,
 //    so LISA_COMPAT_RANDOM=FOUND compares them again.
+// 5. with --rates FILE (tests/compat/rates.json): writes the run's rates
+//    into the file's `random` part (seed, count, date, and per peer the
+//    version recorded, the counts of the report and the differences by
+//    class), leaving its `fixtures` part; the pages render from that file
+//    (tests/it/compat.rs, pages_show_the_rates_of_the_generated_file).
+// --no-record: steps 1 and 2 are skipped: the trees and recordings already
+// in WORK (same --seed and --count) are compared again, e.g. after a fix.
 // Exit 1 when a tree differs outside every intended and pending class
 // (unless --no-fail), 2 on a usage or tool failure.
 
 import { spawnSync } from 'node:child_process';
 import { randomInt } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,7 +44,7 @@ const repoRoot = join(here, '..', '..');
 const TEST = 'compat::random_trees_load_what_the_real_programs_load';
 
 function parseArgs(argv) {
-  const o = { seed: null, count: 50, peer: 'both', work: null, bin: null, shrink: false, shrinkSteps: 40, shrinkMax: 12, shrinkPending: false, found: null, fail: true };
+  const o = { seed: null, count: 50, peer: 'both', work: null, bin: null, shrink: false, shrinkSteps: 40, shrinkMax: 12, shrinkPending: false, found: null, fail: true, rates: null, record: true };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const val = () => { const v = argv[++i]; if (v === undefined) usage(`${a} needs a value`); return v; };
@@ -52,6 +59,8 @@ function parseArgs(argv) {
     else if (a === '--shrink-pending') o.shrinkPending = true;
     else if (a === '--found') o.found = val();
     else if (a === '--no-fail') o.fail = false;
+    else if (a === '--rates') o.rates = val();
+    else if (a === '--no-record') o.record = false;
     else usage(`unknown argument ${a}`);
   }
   if (o.seed === null) o.seed = randomInt(0, 2 ** 32 - 1);
@@ -204,6 +213,46 @@ function shrink(bin, base, f, m, steps) {
   return { fixture: cur, last, batches };
 }
 
+/** The version a peer's recordings in the work folder carry (one for all). */
+function recordedVersion(peer) {
+  const folder = join(work, peer);
+  if (!existsSync(folder)) return null;
+  const versions = new Set();
+  for (const name of readdirSync(folder).filter((n) => n.endsWith('.json'))) {
+    versions.add(JSON.parse(readFileSync(join(folder, name), 'utf8')).version);
+  }
+  if (versions.size > 1) usage(`${peer}: recordings of several versions: ${[...versions].join(', ')}`);
+  return [...versions][0] ?? null;
+}
+
+/** Writes the run's rates into `file`'s `random` part. */
+function writeRates(file, report) {
+  const rates = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : { fixtures: {} };
+  const peers = {};
+  for (const [peer, s] of Object.entries(report.peers)) {
+    if (s.trees === 0) continue;
+    const classes = {};
+    for (const m of report.mismatches.filter((x) => x.peer === peer)) {
+      for (const c of (m.class ?? 'none').split('+')) classes[c] = (classes[c] ?? 0) + 1;
+    }
+    peers[peer] = {
+      seed: o.seed, count: o.count, date: new Date().toISOString().slice(0, 10),
+      version: recordedVersion(peer),
+      trees: s.trees, recorded: s.recorded, rawMatches: s.rawMatches, netMatches: s.netMatches,
+      pendingMismatches: s.pendingMismatches, mismatches: s.mismatches,
+      classes: Object.fromEntries(Object.entries(classes).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
+    };
+  }
+  // A run replaces the rates of the peers it drew trees for and keeps the
+  // others' (each peer's entry names its own run: seed, count, date).
+  rates.random = { peers: { ...(rates.random?.peers ?? {}), ...peers } };
+  // Keys sorted at every level, as the Rust side writes the file.
+  const sorted = (v) => (v && typeof v === 'object' && !Array.isArray(v)
+    ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, sorted(v[k])])) : v);
+  writeFileSync(file, JSON.stringify(sorted(rates), null, 2) + '\n');
+  console.log(`differential: rates written to ${file} (render the pages: LISA_COMPAT_RATES=write cargo test --test it compat)`);
+}
+
 // ---------------------------------------------------------------- main
 
 const o = parseArgs(process.argv.slice(2));
@@ -213,8 +262,12 @@ const bin = o.bin ?? testBinary();
 const started = Date.now();
 console.log(`differential: seed ${o.seed}, ${o.count} trees, peer ${o.peer}, work ${work}`);
 const fixtures = Array.from({ length: o.count }, (_, i) => generate(o.seed, i, o.peer));
-writeFixtures(join(work, 'fixtures'), fixtures);
-process.stdout.write(record(work, o.peer));
+if (o.record) {
+  writeFixtures(join(work, 'fixtures'), fixtures);
+  process.stdout.write(record(work, o.peer));
+} else if (!existsSync(join(work, 'fixtures'))) {
+  usage(`--no-record: ${join(work, 'fixtures')} does not exist`);
+}
 const report = compare(bin, work);
 printReport(report);
 console.log(`differential: generated, recorded and compared in ${((Date.now() - started) / 1000).toFixed(1)} s (seed ${o.seed})`);
@@ -250,6 +303,8 @@ if (o.shrink) {
     console.log(`shrunk ${m.peer} ${m.fixture}: ${f.tree.length} -> ${fixture.tree.length} entries in ${batches} batches (${((Date.now() - t0) / 1000).toFixed(0)} s): ${join(found, 'fixtures', `${name}.json`)}`);
   }
 }
+
+if (o.rates) writeRates(o.rates, report);
 
 const fresh = Object.values(report.peers).reduce((s, p) => s + p.mismatches, 0);
 if (fresh > 0 && o.fail) {

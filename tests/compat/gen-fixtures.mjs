@@ -1380,6 +1380,87 @@ fixture({
   cwd: 'repo',
 });
 
+fixture({
+  name: 'claude-agents-above-nested-repo',
+  about: 'Claude Code: a folder holding only AGENTS.md above a nested repository whose levels hold CLAUDE.md, and one holding both names',
+  peers: CLAUDE,
+  tree: [
+    dir('repo/.git'),
+    doc('repo/AGENTS.md', 'Outer agents only.'),
+    doc('repo/mid/AGENTS.md', 'Mid agents.'),
+    doc('repo/mid/CLAUDE.md', 'Mid claude.'),
+    dir('repo/mid/inner/.git'),
+    doc('repo/mid/inner/CLAUDE.md', 'Inner claude.'),
+  ],
+  cwd: 'repo/mid/inner',
+});
+
+fixture({
+  name: 'claude-agents-only-above-nested-repo',
+  about: 'Claude Code: no CLAUDE.md anywhere; AGENTS.md in a folder above a nested repository and in the nested repository',
+  peers: CLAUDE,
+  tree: [
+    dir('repo/.git'),
+    doc('repo/AGENTS.md', 'Outer agents only.'),
+    dir('repo/mid/inner/.git'),
+    doc('repo/mid/inner/AGENTS.md', 'Inner agents.'),
+  ],
+  cwd: 'repo/mid/inner',
+});
+
+fixture({
+  name: 'skills-codex-bare-git',
+  about: 'Codex: under an empty .git folder (a marker, no HEAD: no repository) which levels of .codex/skills and .agents/skills are read (skills.compat.levels-need-repository)',
+  peers: CODEX,
+  tree: [
+    dir('repo/.git'),
+    doc('repo/AGENTS.md', 'Root.'),
+    skill('repo/.codex/skills/root-codex/SKILL.md', 'root-codex', 'root .codex'),
+    skill('repo/.agents/skills/root-agents/SKILL.md', 'root-agents', 'root .agents'),
+    skill('repo/a/.codex/skills/mid-codex/SKILL.md', 'mid-codex', 'middle .codex'),
+    skill('repo/a/.agents/skills/mid-agents/SKILL.md', 'mid-agents', 'middle .agents'),
+    skill('repo/a/b/.codex/skills/cwd-codex/SKILL.md', 'cwd-codex', 'cwd .codex'),
+    skill('repo/a/b/.agents/skills/cwd-agents/SKILL.md', 'cwd-agents', 'cwd .agents'),
+  ],
+  cwd: 'repo/a/b',
+});
+
+fixture({
+  name: 'skills-codex-head-git',
+  about: 'Codex: the same tree as skills-codex-bare-git with a HEAD in .git: every level of .codex/skills and .agents/skills',
+  peers: CODEX,
+  tree: [
+    ...git('repo'),
+    doc('repo/AGENTS.md', 'Root.'),
+    skill('repo/.codex/skills/root-codex/SKILL.md', 'root-codex', 'root .codex'),
+    skill('repo/.agents/skills/root-agents/SKILL.md', 'root-agents', 'root .agents'),
+    skill('repo/a/.codex/skills/mid-codex/SKILL.md', 'mid-codex', 'middle .codex'),
+    skill('repo/a/.agents/skills/mid-agents/SKILL.md', 'mid-agents', 'middle .agents'),
+    skill('repo/a/b/.codex/skills/cwd-codex/SKILL.md', 'cwd-codex', 'cwd .codex'),
+    skill('repo/a/b/.agents/skills/cwd-agents/SKILL.md', 'cwd-agents', 'cwd .agents'),
+  ],
+  cwd: 'repo/a/b',
+});
+
+fixture({
+  name: 'skills-gemini-name-dashes',
+  about: 'Gemini: each of `:\\/<>*?"|` in a skill name turned into `-` (skills.compat.name-dash-chars)',
+  peers: GEMINI,
+  tree: [
+    ...git('repo'),
+    skill('repo/.agents/skills/colon/SKILL.md', 'ns:colon', 'a colon in the name'),
+    skill('repo/.agents/skills/back/SKILL.md', 'back\\slash', 'a backslash in the name'),
+    skill('repo/.agents/skills/angle/SKILL.md', 'a<b>c', 'angle brackets in the name'),
+    skill('repo/.agents/skills/ask/SKILL.md', 'what?now', 'a question mark in the name'),
+    skill('repo/.agents/skills/pipe/SKILL.md', 'left|right', 'a pipe in the name'),
+    skillFile('repo/.agents/skills/dq/SKILL.md', ['name: "say \\"hi\\""', 'description: an escaped double quote in the name']),
+    skill('repo/.agents/skills/star/SKILL.md', 'many**stars', 'stars in the name'),
+    skill('home/.gemini/skills/user/SKILL.md', 'user/tool', 'a slash in a user skill name'),
+    skill('repo/.agents/skills/kept/SKILL.md', 'kept.name_ok+x', 'characters kept as written'),
+  ],
+  cwd: 'repo',
+});
+
 // Trees the generative differential found and shrank (tests/compat/found):
 // regular fixtures from here on, recorded into expected/ like the others.
 const foundDir = join(dirname(fileURLToPath(import.meta.url)), 'found', 'fixtures');

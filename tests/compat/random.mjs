@@ -671,7 +671,12 @@ function frontmatter(R, nameValue, features, path) {
       const ind = R.weighted([[4, '|-'], [4, '>-'], [1, '|'], [1, '>'], [0.5, '|+'], [0.5, '>+']]);
       desc.push(`description: ${ind}`);
       for (let k = R.int(1, 3); k > 0; k--) desc.push(`  ${sentence()}`);
-      if (ind.endsWith('+') && R.chance(0.5)) desc.push('');
+      if (ind.endsWith('+') && R.chance(0.5)) {
+        desc.push('');
+        // A kept block ending in a blank line: Gemini's YAML text stops
+        // before the last line break ahead of the closing fence.
+        features.add('desc-keep-blank');
+      }
       if (!ind.endsWith('-')) features.add('desc-trailing-newline');
       break;
     }

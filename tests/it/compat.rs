@@ -709,6 +709,7 @@ fn shipped_compat_policies_load_what_the_real_programs_load() {
     let mut report = String::new();
     let mut failures = Vec::new();
     let mut score: BTreeMap<&str, (usize, usize, usize)> = BTreeMap::new();
+    let mut rates: BTreeMap<String, FixtureRate> = BTreeMap::new();
     for peer in PEERS {
         for fixture in fixtures
             .iter()
@@ -727,6 +728,23 @@ fn shipped_compat_policies_load_what_the_real_programs_load() {
                 .iter()
                 .filter(|c| c.covers_fixture(peer, &fixture.name))
                 .collect();
+            let rate = rates.entry(peer.to_string()).or_default();
+            rate.recorded += 1;
+            if rate.version.is_empty() || rate.version == outcome.version {
+                rate.version = outcome.version.clone();
+            } else {
+                failures.push(format!(
+                    "{peer}/{}: recorded with {} {}, the others with {}: record every fixture \
+                     of a peer with one version",
+                    fixture.name, peer, outcome.version, rate.version
+                ));
+            }
+            match (outcome.same(), listed.is_empty()) {
+                (true, _) => rate.raw_matches += 1,
+                (false, false) => rate.intended += 1,
+                (false, true) => rate.pending += 1,
+            }
+            rate.net_matches = rate.raw_matches + rate.intended;
             // A known difference being fixed: reported, not failed.
             if let Some(class) = intended
                 .pending
@@ -772,6 +790,11 @@ fn shipped_compat_policies_load_what_the_real_programs_load() {
     }
     for (peer, (matched, intended, _)) in &score {
         report += &format!("{peer}: {matched} fixtures match, {intended} differ on purpose\n");
+    }
+    if failures.is_empty()
+        && let Err(stale) = check_fixture_rates(&rates)
+    {
+        failures.push(stale);
     }
     println!("{report}");
     assert!(failures.is_empty(), "{report}\n{}", failures.join("\n\n"));
@@ -911,5 +934,286 @@ fn random_trees_load_what_the_real_programs_load() {
     assert!(
         new == 0,
         "{new} random tree(s) differ outside every intended class:\n{lines}{summary}"
+    );
+}
+
+// ---------------------------------------------------------------- rates
+
+/// One peer's score over the fixed fixtures, as `tests/compat/rates.json`
+/// holds it: `recorded` fixtures compared, `rawMatches` that give the same
+/// answer, `intended` that differ as a class of `intended.json` says,
+/// `pending` that differ otherwise (a pending class: a known bug), and
+/// `netMatches` = `rawMatches` + `intended`.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct FixtureRate {
+    version: String,
+    recorded: usize,
+    raw_matches: usize,
+    intended: usize,
+    pending: usize,
+    net_matches: usize,
+}
+
+/// `tests/compat/rates.json`: the one file the pages' figures come from.
+fn rates_path() -> PathBuf {
+    compat_dir().join("rates.json")
+}
+
+/// Whether this run writes `rates.json` and the pages instead of checking
+/// them (`LISA_COMPAT_RATES=write`).
+fn writing_rates() -> bool {
+    std::env::var_os("LISA_COMPAT_RATES").is_some_and(|v| v == "write")
+}
+
+fn read_rates() -> serde_json::Value {
+    let path = rates_path();
+    let text = fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Checks `rates.json`'s `fixtures` part against this run's score (or,
+/// with `LISA_COMPAT_RATES=write`, writes it, leaving the `random` part
+/// that `differential.mjs --rates` writes as it is).
+fn check_fixture_rates(rates: &BTreeMap<String, FixtureRate>) -> Result<(), String> {
+    let mut file = read_rates();
+    let now = serde_json::to_value(rates).expect("rates as JSON");
+    if writing_rates() {
+        if file["fixtures"] != now {
+            file["fixtures"] = now;
+            let text = serde_json::to_string_pretty(&file).expect("rates as JSON") + "\n";
+            fs::write(rates_path(), text).expect("write tests/compat/rates.json");
+        }
+        // The pages follow the file (this test writes them, after the
+        // file: the pages' own test only checks).
+        sync_pages(&file, true);
+        return Ok(());
+    }
+    if file["fixtures"] == now {
+        return Ok(());
+    }
+    Err(format!(
+        "tests/compat/rates.json's `fixtures` part is not this run's score: it says\n{:#}\nthe \
+         run gives\n{:#}\n(rewrite it and the pages with `LISA_COMPAT_RATES=write cargo test \
+         --test it compat`, then review the diff)",
+        file["fixtures"], now
+    ))
+}
+
+/// A peer's name as the pages spell it.
+fn peer_title(peer: &str) -> &str {
+    match peer {
+        "codex" => "Codex",
+        "gemini" => "Gemini",
+        "claude-code" => "Claude Code",
+        other => other,
+    }
+}
+
+/// `n` of `of` as a percentage with one decimal.
+fn percent(n: u64, of: u64) -> String {
+    if of == 0 {
+        return "-".to_string();
+    }
+    format!("{:.1}%", n as f64 * 100.0 / of as f64)
+}
+
+/// A count with thousands separated by commas, as the pages write them.
+fn count(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The text a page shows between `<!-- rates:NAME -->` and
+/// `<!-- /rates:NAME -->`, rendered from `rates.json`.
+fn render_rates(name: &str, rates: &serde_json::Value) -> String {
+    let num = |v: &serde_json::Value| v.as_u64().unwrap_or(0);
+    let fixtures = rates["fixtures"].as_object().cloned().unwrap_or_default();
+    // Pages list the peers in the suite's order.
+    let fixed: Vec<(&str, &serde_json::Value)> = PEERS
+        .iter()
+        .filter_map(|p| fixtures.get(*p).map(|r| (*p, r)))
+        .collect();
+    let random = &rates["random"];
+    let random_peers: Vec<(&str, &serde_json::Value)> = ["codex", "gemini", "claude-code"]
+        .iter()
+        .filter_map(|p| random["peers"].get(*p).map(|r| (*p, r)))
+        .collect();
+    match name {
+        "fixtures-list" => fixed
+            .iter()
+            .map(|(peer, r)| {
+                format!(
+                    "- {} {}: {} of {} fixtures match raw ({}), {} net of intended \
+                     differences ({}){}\n",
+                    peer_title(peer),
+                    r["version"].as_str().unwrap_or("?"),
+                    num(&r["rawMatches"]),
+                    num(&r["recorded"]),
+                    percent(num(&r["rawMatches"]), num(&r["recorded"])),
+                    num(&r["netMatches"]),
+                    percent(num(&r["netMatches"]), num(&r["recorded"])),
+                    match num(&r["pending"]) {
+                        0 => String::new(),
+                        n => format!(", {n} pending (known, being fixed)"),
+                    }
+                )
+            })
+            .collect(),
+        "fixtures-table" => {
+            let mut out = String::from(
+                "| peer | version | fixtures | match raw | match net of intended classes | pending |\n\
+                 |---|---|---|---|---|---|\n",
+            );
+            for (peer, r) in &fixed {
+                out += &format!(
+                    "| {} | {} | {} | {} ({}) | {} ({}) | {} |\n",
+                    peer_title(peer),
+                    r["version"].as_str().unwrap_or("?"),
+                    num(&r["recorded"]),
+                    num(&r["rawMatches"]),
+                    percent(num(&r["rawMatches"]), num(&r["recorded"])),
+                    num(&r["netMatches"]),
+                    percent(num(&r["netMatches"]), num(&r["recorded"])),
+                    num(&r["pending"]),
+                );
+            }
+            out
+        }
+        "random-table" => {
+            if random_peers.is_empty() {
+                return "No random run is recorded in `tests/compat/rates.json`.\n".to_string();
+            }
+            let versions: Vec<String> = random_peers
+                .iter()
+                .map(|(peer, r)| {
+                    format!(
+                        "{} {}",
+                        peer_title(peer),
+                        r["version"].as_str().unwrap_or("?")
+                    )
+                })
+                .collect();
+            let mut out = format!(
+                "Random trees, each run drawing trees for the peers it names (a tree the \
+                 recorder cannot read is not counted), measured with {}:\n\n\
+                 | peer | run (seed, trees drawn, date) | recorded | match raw | match net of intended classes | pending | new |\n\
+                 |---|---|---|---|---|---|---|\n",
+                versions.join(", "),
+            );
+            for (peer, r) in &random_peers {
+                out += &format!(
+                    "| {} | {}, {}, {} | {} of {} | {} ({}) | {} ({}) | {} | {} |\n",
+                    peer_title(peer),
+                    num(&r["seed"]),
+                    count(num(&r["count"])),
+                    r["date"].as_str().unwrap_or("?"),
+                    count(num(&r["recorded"])),
+                    count(num(&r["trees"])),
+                    count(num(&r["rawMatches"])),
+                    percent(num(&r["rawMatches"]), num(&r["recorded"])),
+                    count(num(&r["netMatches"])),
+                    percent(num(&r["netMatches"]), num(&r["recorded"])),
+                    count(num(&r["pendingMismatches"])),
+                    count(num(&r["mismatches"])),
+                );
+            }
+            out
+        }
+        "random-classes" => {
+            let mut out = String::new();
+            for (peer, r) in &random_peers {
+                let classes = r["classes"].as_object().cloned().unwrap_or_default();
+                let mut list: Vec<(String, u64)> =
+                    classes.iter().map(|(k, v)| (k.clone(), num(v))).collect();
+                list.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+                let parts: Vec<String> = list.iter().map(|(k, n)| format!("`{k}` {n}")).collect();
+                out += &format!(
+                    "- {}: {} of {} recorded trees differ{}{}\n",
+                    peer_title(peer),
+                    count(num(&r["recorded"]) - num(&r["rawMatches"])),
+                    count(num(&r["recorded"])),
+                    if parts.is_empty() { "" } else { ": " },
+                    parts.join(", "),
+                );
+            }
+            out
+        }
+        other => panic!("no rates block named {other}"),
+    }
+}
+
+/// The pages that show rates, and the blocks each holds.
+const RATE_PAGES: &[(&str, &[&str])] = &[
+    ("README.md", &["fixtures-list"]),
+    ("docs/compat.md", &["fixtures-table", "random-table"]),
+    (
+        "tests/compat/README.md",
+        &["random-table", "random-classes"],
+    ),
+];
+
+/// Compares each page's rate blocks with what `rates` renders; with
+/// `write`, rewrites the blocks that differ. Returns the differences.
+fn sync_pages(rates: &serde_json::Value, write: bool) -> Vec<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut stale = Vec::new();
+    for (page, blocks) in RATE_PAGES {
+        let path = root.join(page);
+        let mut text = fs::read_to_string(&path).unwrap_or_else(|e| panic!("{page}: {e}"));
+        let mut changed = false;
+        for block in *blocks {
+            let open = format!("<!-- rates:{block} -->\n");
+            let close = format!("<!-- /rates:{block} -->");
+            let start = text
+                .find(&open)
+                .unwrap_or_else(|| panic!("{page}: no `{}` marker", open.trim_end()))
+                + open.len();
+            let end = start
+                + text[start..]
+                    .find(&close)
+                    .unwrap_or_else(|| panic!("{page}: no `{close}` marker"));
+            let want = render_rates(block, rates);
+            if text[start..end] != want {
+                stale.push(format!(
+                    "{page}, block {block}:\n--- page\n{}--- rates.json\n{want}",
+                    &text[start..end]
+                ));
+                text.replace_range(start..end, &want);
+                changed = true;
+            }
+        }
+        if write && changed {
+            fs::write(&path, &text).unwrap_or_else(|e| panic!("{page}: {e}"));
+        }
+    }
+    stale
+}
+
+/// Every figure the pages give for the differential comes from
+/// `tests/compat/rates.json`: each block between `<!-- rates:NAME -->` and
+/// `<!-- /rates:NAME -->` is what the file renders to, so no page can drift
+/// from it (`LISA_COMPAT_RATES=write` has the fixed-fixture test rewrite
+/// the file's `fixtures` part, then the blocks).
+#[test]
+fn pages_show_the_rates_of_the_generated_file() {
+    if writing_rates() {
+        // `shipped_compat_policies_load_what_the_real_programs_load` writes
+        // the pages once it has written the file.
+        return;
+    }
+    let stale = sync_pages(&read_rates(), false);
+    assert!(
+        stale.is_empty(),
+        "the pages' rates differ from tests/compat/rates.json (rewrite them with \
+         `LISA_COMPAT_RATES=write cargo test --test it compat`):\n{}",
+        stale.join("\n")
     );
 }

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use assert_cmd::Command;
 use lisa_context::Loader;
-use lisa_context::policy::{Layer, Policy};
+use lisa_context::policy::{Layer, Policy, PolicySource};
 use serde_json::Value;
 
 use crate::support::{self, World};
@@ -1700,4 +1700,153 @@ fn in_repo(repo: &std::path::Path, path: &std::path::Path) -> String {
         .unwrap_or(path)
         .display()
         .to_string()
+}
+
+/// `skills.compat.name-dash-chars`: each listed character of a skill's
+/// name becomes `-` before the name is checked and listed (Gemini CLI's
+/// rewrite, recorded: `tests/compat/expected/gemini/skills-gemini-name-dashes.json`);
+/// empty, the name is listed as written.
+#[test]
+fn name_dash_chars_turn_characters_of_a_name_into_dashes() {
+    let w = World::new();
+    w.write(
+        "repo/.agents/skills/odd/SKILL.md",
+        "---\nname: ns/tool*x\ndescription: Slash and star.\n---\nSteps.\n",
+    );
+    let names = |dashes: &str| -> Vec<String> {
+        let policy = support::layered(
+            Layer::CommandLine,
+            "dashes.toml",
+            format!(
+                "version = 1\n[skills]\nname-from = \"frontmatter\"\nname-rule = '^[^\\r\\n]+$'\n\
+                 [skills.compat]\nname-dash-chars = '{dashes}'\n"
+            ),
+        );
+        let snap = w.loader_on(policy).snapshot(&w.repo).unwrap();
+        snap.skills
+            .iter()
+            .filter(|s| s.listed)
+            .map(|s| s.name.clone())
+            .collect()
+    };
+    assert_eq!(names(":\\/<>*?\"|"), ["ns-tool-x"]);
+    assert_eq!(names("*"), ["ns/tool-x"]);
+    assert_eq!(names(""), ["ns/tool*x"]);
+    // Gemini's policy sets the peer's nine characters.
+    let gemini = Policy::from_sources(&[PolicySource::shipped("gemini").unwrap()]).unwrap();
+    assert_eq!(gemini.skills.name_dash_chars, ":\\/<>*?\"|");
+}
+
+/// `skills.compat.levels-need-repository`: under Codex's policy a `.git`
+/// folder with no `HEAD` (a marker, but no repository) leaves the cwd's
+/// `.codex/skills` alone, while `.agents/skills` is read at every level
+/// (recorded: `tests/compat/expected/codex/skills-codex-bare-git.json`); a
+/// `HEAD` written later brings every level back, through the same loader.
+#[test]
+fn codex_reads_upper_codex_skills_only_in_a_repository() {
+    let w = World::new();
+    for (dir, name) in [
+        (".codex/skills", "root-codex"),
+        (".agents/skills", "root-agents"),
+        ("a/.codex/skills", "cwd-codex"),
+    ] {
+        w.write(
+            &format!("repo/{dir}/{name}/SKILL.md"),
+            &format!("---\nname: {name}\ndescription: From {dir}.\n---\nSteps.\n"),
+        );
+    }
+    let cwd = w.path("repo/a");
+    let policy = Policy::from_sources(&[PolicySource::shipped("codex").unwrap()]).unwrap();
+    let loader = w.loader_on(policy);
+    let names = |loader: &Loader| -> Vec<String> {
+        let snap = loader.snapshot(&cwd).unwrap();
+        let mut names: Vec<String> = snap
+            .skills
+            .iter()
+            .filter(|s| s.listed)
+            .map(|s| s.name.clone())
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(names(&loader), ["cwd-codex", "root-agents"]);
+    w.write("repo/.git/HEAD", "ref: refs/heads/main\n");
+    assert_eq!(names(&loader), ["cwd-codex", "root-agents", "root-codex"]);
+}
+
+/// `skills.compat.keep-final-breaks`: a block scalar's final line break is
+/// cut from a description, or kept as YAML gives it (Gemini CLI, recorded:
+/// `tests/compat/expected/gemini/skills-descriptions.json`). The parse keeps
+/// it and discovery cuts it, so two policies of the same frontmatter
+/// reading share the parse (and the memo) and each shows its own answer.
+#[test]
+fn keep_final_breaks_keeps_a_block_scalars_line_break() {
+    let w = World::new();
+    w.write(
+        "repo/.agents/skills/literal/SKILL.md",
+        "---\nname: literal\ndescription: |\n  line one\n  line two\n---\nSteps.\n",
+    );
+    let description = |keep: bool| -> String {
+        let policy = support::layered(
+            Layer::CommandLine,
+            "breaks.toml",
+            format!("version = 1\n[skills.compat]\nkeep-final-breaks = {keep}\n"),
+        );
+        let snap = w.loader_on(policy).snapshot(&w.repo).unwrap();
+        let skill = snap
+            .skills
+            .iter()
+            .find(|s| s.listed && s.name == "literal")
+            .expect("literal is listed");
+        skill.description.clone()
+    };
+    // Each answer twice: the second reads the memo the first wrote.
+    for _ in 0..2 {
+        assert_eq!(description(false), "line one\nline two");
+        assert_eq!(description(true), "line one\nline two\n");
+    }
+    // The public parse cuts them, whatever a policy says.
+    let fm = lisa_context::snapshot::Frontmatter::parse(
+        "---\nname: literal\ndescription: |\n  line one\n---\n",
+    )
+    .unwrap();
+    assert_eq!(fm.description, "line one");
+}
+
+/// A name rewritten by `skills.compat.name-dash-chars` meets the home's
+/// names as rewritten: a project skill whose name becomes a home skill's
+/// is shadowed like any other (SECURITY.md, guarantee 7), never listed in
+/// its place.
+#[test]
+fn a_rewritten_project_name_cannot_take_a_home_skills_name() {
+    let w = World::new();
+    w.write(
+        "home/skills/tool/SKILL.md",
+        "---\nname: ns-tool-x\ndescription: The home's.\n---\nSteps.\n",
+    );
+    w.write(
+        "repo/.agents/skills/odd/SKILL.md",
+        "---\nname: ns/tool*x\ndescription: The project's.\n---\nSteps.\n",
+    );
+    let policy = support::layered(
+        Layer::CommandLine,
+        "dashes.toml",
+        "version = 1\n[skills]\nname-from = \"frontmatter\"\nname-rule = '^[^\\r\\n]+$'\n\
+         [skills.compat]\nname-dash-chars = '/*'\n",
+    );
+    let snap = w.loader_on(policy).snapshot(&w.repo).unwrap();
+    let listed: Vec<(&str, &str)> = snap
+        .skills
+        .iter()
+        .filter(|s| s.listed)
+        .map(|s| (s.name.as_str(), s.description.as_str()))
+        .collect();
+    assert_eq!(listed, [("ns-tool-x", "The home's.")]);
+    assert!(
+        snap.shadowed_project_skills
+            .iter()
+            .any(|s| s.name == "ns-tool-x" && s.path.ends_with("repo/.agents/skills/odd/SKILL.md")),
+        "{:#?}",
+        snap.shadowed_project_skills
+    );
 }

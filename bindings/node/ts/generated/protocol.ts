@@ -625,7 +625,8 @@ export interface Frontmatter {
   compatibility?: string | null;
   /**
    * `description`: what the skill does and when to use it, without the
-   * trailing line breaks a block scalar leaves.
+   * trailing line breaks a block scalar leaves (kept in a skill found
+   * under `skills.compat.keep-final-breaks`).
    */
   description: string;
   /**

@@ -488,7 +488,8 @@ class Frontmatter:
 
     description: str
     """`description`: what the skill does and when to use it, without the
-    trailing line breaks a block scalar leaves.
+    trailing line breaks a block scalar leaves (kept in a skill found
+    under `skills.compat.keep-final-breaks`).
     """
     name: str
     """`name`: the skill's name, as written. Whether it follows the naming
