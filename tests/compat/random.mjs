@@ -541,6 +541,9 @@ function claudeTree(R, seed, index) {
   /** A rule file of .claude/rules: unscoped, or scoped by `paths`. */
   const rule = (path) => {
     const tag = `[${path}]\n`;
+    // Loaded on access, Claude Code puts CLAUDE.local.md before a folder's
+    // rules; lisa-context puts the rules first.
+    features.add('claude-rule-file');
     if (R.chance(0.7)) return { path, text: tag + body() };
     features.add('claude-scoped-rule');
     return { path, text: `---\npaths: ${R.pick(['"**/*.ts"', '"src/**"', '["*.md"]'])}\n---\n${tag}${body()}` };
