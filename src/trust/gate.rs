@@ -292,8 +292,12 @@ impl TrustItem {
             Some(Err(why)) => (None, Some(why.clone())),
             None => (None, None),
         };
-        // A changed skill names the files that changed.
+        // A changed skill names the files that changed; a new one, every
+        // file (all of them would be approved).
         let files = match (&seen.skill, approval, &manifest) {
+            (Some(_), None, Some(current)) if state == TrustState::New => {
+                file_changes(Some(&BTreeMap::new()), current, false)
+            }
             (Some(skill), Some(a), Some(current)) if state == TrustState::Changed => {
                 let skill_md_same = a.covers == Some(Covers::SkillFile) && a.hash == skill.skill_md;
                 let approved = if a.covers.is_some() {

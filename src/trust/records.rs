@@ -243,7 +243,8 @@ pub struct TrustItem {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
     /// For a changed skill: each file of its folder that is new, changed or
-    /// removed since the approval, in path order (empty otherwise).
+    /// removed since the approval; for a new skill, every file of its folder
+    /// (as `new`); in path order (empty otherwise).
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub files: Vec<FileChange>,
     /// Why this skill cannot be approved as it is (more files or bytes than

@@ -174,7 +174,15 @@ fn a_changed_supporting_file_unapproves_the_skill_everywhere() {
     let mut client = Client::start(&w, &[], &["--cwd", path(&w.repo)]);
     client.initialize(json!({}));
     assert_eq!(everywhere(&w, &mut client), [false; 3]);
-    ok(&w, &["trust", "approve", "--all"]);
+    // A new skill lists every file its approval would take in, and
+    // `approve` shows them.
+    let new: Vec<(String, String)> = ["SKILL.md", "reference.md", "scripts/run.sh"]
+        .iter()
+        .map(|f| (f.to_string(), "new".to_string()))
+        .collect();
+    assert_eq!(file_changes(&status_item(&w)), new);
+    let approved = ok(&w, &["trust", "approve", "--all"]);
+    assert!(approved.contains("file scripts/run.sh: new"), "{approved}");
     assert_eq!(everywhere(&w, &mut client), [true; 3]);
     let store: Value = serde_json::from_slice(&fs::read(w.home.join(STORE)).unwrap()).unwrap();
     assert_eq!(store["version"], 3);

@@ -968,7 +968,8 @@ export interface TrustItem {
   currentHash: string | null;
   /**
    * For a changed skill: each file of its folder that is new, changed or
-   * removed since the approval, in path order (empty otherwise).
+   * removed since the approval; for a new skill, every file of its folder
+   * (as `new`); in path order (empty otherwise).
    */
   files?: FileChange[];
   /**
@@ -1066,7 +1067,8 @@ export interface PendingItem {
   diff: string;
   /**
    * For a changed skill: each file of its folder that is new, changed or
-   * removed since the approval, in path order (empty otherwise).
+   * removed since the approval; for a new skill, every file of its folder
+   * (as `new`); in path order (empty otherwise).
    */
   files?: FileChange[];
   /**

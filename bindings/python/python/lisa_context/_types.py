@@ -1017,7 +1017,8 @@ class PendingItem:
     """Approved, new, changed or removed."""
     files: Optional[List[FileChange]] = None
     """For a changed skill: each file of its folder that is new, changed or
-    removed since the approval, in path order (empty otherwise).
+    removed since the approval; for a new skill, every file of its folder
+    (as `new`); in path order (empty otherwise).
     """
     note: Optional[str] = None
     """A one-line note on the approval, when it needs one: an approval made
@@ -1354,7 +1355,8 @@ class TrustItem:
     """Approved, new, changed or removed."""
     files: Optional[List[FileChange]] = None
     """For a changed skill: each file of its folder that is new, changed or
-    removed since the approval, in path order (empty otherwise).
+    removed since the approval; for a new skill, every file of its folder
+    (as `new`); in path order (empty otherwise).
     """
     note: Optional[str] = None
     """A one-line note on the approval, when it needs one: an approval made
