@@ -217,7 +217,9 @@ struct Found {
 /// Every file of the skill whose `SKILL.md` is `skill_md` (relative to
 /// `root`), in path order, without reading any: the walk.
 fn walk(root: &Root, skill_md: &Path) -> Result<Vec<Found>, NotServed> {
-    walk_with(skill_md, |dir| root.list(dir, MAX_ENTRIES + 1))
+    // Each folder opened once and listed through its handle (the way
+    // there checked on the handle, as discovery lists a source).
+    walk_with(skill_md, |dir| root.look(dir, MAX_ENTRIES + 1).listing)
 }
 
 /// [`walk`], each folder listed by `list` (the trust gate's walk records
@@ -301,11 +303,11 @@ pub(crate) fn pinned_files(
     skill_md: (String, u64),
     view: &mut View<'_>,
 ) -> Result<BTreeMap<String, String>, NotServed> {
+    // Each folder is recorded with the stamp of the handle it is listed
+    // through (taken before the listing): an entry added after it shows as
+    // a changed folder.
     let found = walk_with(skill_md_rel, |dir| {
-        // Stamped before it is listed: an entry added after the stamp
-        // shows as a changed folder.
-        view.stamp(root, id, dir);
-        root.list(dir, MAX_ENTRIES + 1)
+        view.list(root, id, dir, MAX_ENTRIES + 1).listing
     })?;
     let mut total: u64 = 0;
     let mut files = BTreeMap::new();
