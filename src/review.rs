@@ -65,6 +65,18 @@ pub enum TrustError {
     /// A path named is not a project item of this repository.
     #[error("{} is not a project instruction file or skill seen from here", crate::vocab::paths::shown(.0))]
     NotAnItem(PathBuf),
+    /// A skill that cannot be approved as it is: more files or bytes than a
+    /// skill may have (512 files, 16 MiB), or a file name that is not UTF-8.
+    #[error(
+        "{} cannot be approved: {reason}; nothing was approved",
+        crate::vocab::paths::shown(path)
+    )]
+    Unapprovable {
+        /// The skill's `SKILL.md`.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
     /// The content is no longer the one the user was shown.
     #[error(
         "{} changed since it was shown (expected {expected}, found {found}); nothing was approved",
@@ -118,6 +130,14 @@ impl TrustError {
             Self::NotAnItem(_) => (
                 Some("trust::not-an-item"),
                 Some("`lisa-context trust status` lists the items"),
+                ErrorCode::TrustUnavailable,
+            ),
+            Self::Unapprovable { .. } => (
+                Some("trust::unapprovable"),
+                Some(
+                    "a skill is approved whole, every file of its folder: bring it within 512 files \
+                     and 16 MiB (and UTF-8 file names), then approve it",
+                ),
                 ErrorCode::TrustUnavailable,
             ),
             Self::ChangedSinceShown { .. } => (
@@ -334,10 +354,12 @@ pub(crate) fn approve(
     let policy = scope.policy;
     locked_update(scope, |fresh, store| {
         let chosen: Vec<&TrustItem> = match selection {
+            // Every pending item that can be approved (a skill that cannot
+            // stays pending, saying why).
             Selection::All => fresh
                 .items
                 .iter()
-                .filter(|i| i.state.is_pending())
+                .filter(|i| i.state.is_pending() && i.unapprovable.is_none())
                 .collect(),
             Selection::Paths(paths) => {
                 let mut chosen = Vec::new();
@@ -345,6 +367,12 @@ pub(crate) fn approve(
                     let Some(item) = fresh.items.iter().find(|i| names(i, path)) else {
                         return Err(TrustError::NotAnItem(path.clone()));
                     };
+                    if let Some(reason) = &item.unapprovable {
+                        return Err(TrustError::Unapprovable {
+                            path: item.path.clone(),
+                            reason: reason.clone(),
+                        });
+                    }
                     let found = item.current_hash.clone().unwrap_or_else(|| "-".into());
                     if let Some(expected) = expected
                         && !expected.eq_ignore_ascii_case(&found)
@@ -381,6 +409,9 @@ pub(crate) fn approve(
                                 .as_ref()
                                 .filter(|t| crate::trust::fits(t))
                                 .cloned(),
+                            // A skill's approval keeps its manifest:
+                            // every file, digest for digest.
+                            files: item.manifest.clone(),
                             approved_at: now,
                             policy_digest: digest.clone(),
                             covers: None,

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use lisa_context::Loader;
 use lisa_context::snapshot::terminal_safe;
-use lisa_context::trust::{Selection, TrustItem, TrustState, TrustStatus};
+use lisa_context::trust::{Change, Selection, TrustItem, TrustState, TrustStatus};
 
 /// An item's path for a person: relative to the repository root, escaped.
 fn shown(status_root: &Path, item: &TrustItem) -> String {
@@ -40,6 +40,15 @@ fn note(item: &TrustItem) -> String {
         .as_deref()
         .map(|n| format!(" ({})", terminal_safe(n)))
         .unwrap_or_default()
+}
+
+/// What happened to one file of a skill since its approval.
+fn change_word(change: Change) -> &'static str {
+    match change {
+        Change::New => "new",
+        Change::Removed => "removed",
+        _ => "changed",
+    }
 }
 
 /// `trust status`: one line per item (its state, kind, hash and path), then
@@ -88,6 +97,15 @@ pub(super) fn status_text(status: &TrustStatus, open: bool) -> String {
             shown(&status.repo_root, item),
             note(item)
         );
+        // A changed skill names each file of its folder that changed.
+        for f in &item.files {
+            let _ = writeln!(
+                out,
+                "         file {} {}",
+                change_word(f.change),
+                terminal_safe(&f.path)
+            );
+        }
     }
     let _ = writeln!(
         out,
@@ -223,7 +241,8 @@ pub(super) fn approve(
     };
     let shown_in_full = !all && expect.is_empty();
     let approved = loader.trust_approve(cwd, root, &selection)?;
-    let repo_root = loader.trust_status(cwd, root)?.repo_root;
+    let after = loader.trust_status(cwd, root)?;
+    let repo_root = after.repo_root;
     let mut out = String::new();
     if approved.is_empty() {
         out.push_str("nothing to approve\n");
@@ -245,6 +264,18 @@ pub(super) fn approve(
         // Without --expect the user may not have seen this content: show it.
         if (shown_in_full || all) && item.current_hash.is_some() {
             out.push_str(&item.diff());
+        }
+    }
+    // `--all` leaves out what cannot be approved: say so, and why.
+    if all {
+        for item in after.items.iter().filter(|i| i.unapprovable.is_some()) {
+            let _ = writeln!(
+                out,
+                "not approved: {} {}{}",
+                kind_word(item),
+                shown(&repo_root, item),
+                note(item)
+            );
         }
     }
     Ok(out)

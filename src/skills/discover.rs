@@ -437,6 +437,7 @@ impl SourceCtx<'_> {
             stamp,
             entry: Arc::new(TraceEntry::new(self.place(), rel, stamp, None)),
             pinned_hash: None,
+            pinned_digest: None,
             parsed: Err(reason),
         };
         if len > cap {
@@ -454,10 +455,16 @@ impl SourceCtx<'_> {
         let bytes = &read[..end];
         // A pinned skill's trace holds its whole file; any other's the
         // frontmatter read.
-        let (traced, pinned_hash) = if pin {
-            (&read[..], Some(crate::trust::content_hash(&read)))
+        let (traced, pinned_hash, pinned_digest) = if pin {
+            (
+                &read[..],
+                Some(crate::trust::content_hash(&read)),
+                // Its manifest entry: a pinned skill is approved by every
+                // file of its folder, this one as read here.
+                Some((crate::trust::sha256_digest(&read), read.len() as u64)),
+            )
         } else {
-            (bytes, None)
+            (bytes, None, None)
         };
         let entry = Arc::new(TraceEntry::new(self.place(), rel, stamp, Some(traced)));
         let parsed = if !is_text(bytes, len > bytes.len() as u64) {
@@ -480,6 +487,7 @@ impl SourceCtx<'_> {
             stamp,
             entry,
             pinned_hash,
+            pinned_digest,
             parsed,
         })
     }
@@ -515,6 +523,7 @@ impl SourceCtx<'_> {
             Err(reason) => return Err((rel, *reason)),
         };
         let pinned_hash = read.pinned_hash.clone();
+        let pinned_digest = read.pinned_digest.clone();
         let name = match self.policy.skills.name_from {
             NameFrom::FolderAndFrontmatter if fm.name.is_empty() => {
                 return Err((rel, Reason::MissingName));
@@ -605,6 +614,8 @@ impl SourceCtx<'_> {
             rel,
             executable,
             pinned_hash,
+            pinned_digest,
+            pinned_files: None,
         })
     }
 }
@@ -646,6 +657,8 @@ struct SkillRead {
     stamp: Stamp,
     entry: Arc<TraceEntry>,
     pinned_hash: Option<String>,
+    /// When pinned: the whole file's SHA-256 digest and size.
+    pinned_digest: Option<(String, u64)>,
     parsed: Result<(Arc<Frontmatter>, Option<String>), Reason>,
 }
 

@@ -38,6 +38,11 @@ pub(crate) struct Found {
     /// of its whole `SKILL.md`'s raw bytes (read once, with the
     /// frontmatter), which is what approval pins.
     pub(crate) pinned_hash: Option<String>,
+    /// The same `SKILL.md`'s SHA-256 digest and size (its manifest entry).
+    pub(crate) pinned_digest: Option<(String, u64)>,
+    /// A pinned project skill the gate admitted: the hash of its whole
+    /// folder's manifest as approved (see `trust::files_hash`).
+    pub(crate) pinned_files: Option<String>,
 }
 
 /// A folder or file that was examined and refused.

@@ -16,13 +16,13 @@ use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
 use serde::Serialize;
-use sha2::{Digest as _, Sha256};
 
 use super::frontmatter;
 use super::resolve::Skill;
 use crate::policy::{HiddenText, Policy, SymlinkRule};
 use crate::sandbox::{Opened, Root};
-use crate::vocab::origin::Origin;
+use crate::trace::{Open, View};
+use crate::vocab::origin::{Origin, RootId};
 
 /// The most files a skill served whole may have (the extension's limit,
 /// `SKILL.md` included).
@@ -83,8 +83,8 @@ pub enum NotServed {
         /// The file, below the skill's folder.
         path: String,
     },
-    /// Under `trust.project = "pinned"`, the `SKILL.md` is no longer the
-    /// approved one.
+    /// Under `trust.project = "pinned"`, a file of the folder is no longer
+    /// the approved one (or a file was added or removed since).
     Unapproved,
     /// The frontmatter's `name` is not the name the skill won under (a
     /// policy that names skills by their folder): the extension requires
@@ -118,7 +118,9 @@ impl std::fmt::Display for NotServed {
                 "{path} holds hidden characters the policy would reveal or strip, and files \
                  are served byte for byte"
             ),
-            NotServed::Unapproved => f.write_str("its SKILL.md is not the approved one"),
+            NotServed::Unapproved => {
+                f.write_str("its files are not the approved ones (trust.project is pinned)")
+            }
             NotServed::NameMismatch { frontmatter_name } => write!(
                 f,
                 "its frontmatter names it {frontmatter_name:?}, not the name it won under"
@@ -202,14 +204,7 @@ pub(crate) enum ResourceError {
 
 /// `sha256:<hex>` of `bytes`.
 pub(crate) fn digest(bytes: &[u8]) -> String {
-    let sum = Sha256::digest(bytes);
-    let mut out = String::with_capacity(7 + 64);
-    out.push_str("sha256:");
-    for b in sum {
-        out.push(char::from(b"0123456789abcdef"[usize::from(b >> 4)]));
-        out.push(char::from(b"0123456789abcdef"[usize::from(b & 15)]));
-    }
-    out
+    crate::trust::sha256_digest(bytes)
 }
 
 /// A file found in the walk: its path below the skill's folder (as
@@ -222,6 +217,20 @@ struct Found {
 /// Every file of the skill whose `SKILL.md` is `skill_md` (relative to
 /// `root`), in path order, without reading any: the walk.
 fn walk(root: &Root, skill_md: &Path) -> Result<Vec<Found>, NotServed> {
+    // Each folder opened once and listed through its handle (the way
+    // there checked on the handle, as discovery lists a source).
+    walk_with(skill_md, |dir| root.look(dir, MAX_ENTRIES + 1).listing)
+}
+
+/// [`walk`], each folder listed by `list` (the trust gate's walk records
+/// each folder it lists).
+fn walk_with(
+    skill_md: &Path,
+    mut list: impl FnMut(
+        &Path,
+    )
+        -> Result<Option<Vec<crate::sandbox::Listed>>, crate::vocab::reason::Reason>,
+) -> Result<Vec<Found>, NotServed> {
     let folder = skill_md.parent().unwrap_or(Path::new(""));
     let mut files = vec![Found {
         path: super::SKILL_FILE.to_string(),
@@ -239,7 +248,7 @@ fn walk(root: &Root, skill_md: &Path) -> Result<Vec<Found>, NotServed> {
         }
         // A folder that cannot be listed (gone, or inside version-control
         // metadata) holds nothing of the skill.
-        let Ok(Some(entries)) = root.list(&dir, MAX_ENTRIES + 1) else {
+        let Ok(Some(entries)) = list(&dir) else {
             continue;
         };
         if entries.len() > MAX_ENTRIES {
@@ -277,6 +286,65 @@ fn walk(root: &Root, skill_md: &Path) -> Result<Vec<Found>, NotServed> {
         }
     }
     files.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(files)
+}
+
+/// The manifest of a project skill as the trust gate sees it during a
+/// build: every file of its folder (the same files [`manifest`] lists,
+/// under the same limits) with its SHA-256 digest, path below the folder →
+/// digest. Each folder listed and each file read is recorded through
+/// `view`, so a file changed, added or removed later moves the build's
+/// fingerprint. The `SKILL.md` is not read again: `skill_md` is the digest
+/// and size of the bytes the build read of it.
+pub(crate) fn pinned_files(
+    root: &Root,
+    id: RootId,
+    skill_md_rel: &Path,
+    skill_md: (String, u64),
+    view: &mut View<'_>,
+) -> Result<BTreeMap<String, String>, NotServed> {
+    // Each folder is recorded with the stamp of the handle it is listed
+    // through (taken before the listing): an entry added after it shows as
+    // a changed folder.
+    let found = walk_with(skill_md_rel, |dir| {
+        view.list(root, id, dir, MAX_ENTRIES + 1).listing
+    })?;
+    let mut total: u64 = 0;
+    let mut files = BTreeMap::new();
+    for f in &found {
+        if f.path == super::SKILL_FILE {
+            let (digest, size) = skill_md.clone();
+            if size > MAX_SKILL_BYTES - total {
+                return Err(NotServed::TooLarge {
+                    limit: MAX_SKILL_BYTES,
+                });
+            }
+            total += size;
+            files.insert(f.path.clone(), digest);
+            continue;
+        }
+        let Open::File(file) = view.open(root, id, &f.rel, SymlinkRule::Never) else {
+            continue;
+        };
+        let room = MAX_SKILL_BYTES - total;
+        if file.len() > room {
+            file.leave();
+            return Err(NotServed::TooLarge {
+                limit: MAX_SKILL_BYTES,
+            });
+        }
+        let Ok(bytes) = file.read_at_most(room + 1) else {
+            continue;
+        };
+        let size = bytes.len() as u64;
+        if size > room {
+            return Err(NotServed::TooLarge {
+                limit: MAX_SKILL_BYTES,
+            });
+        }
+        total += size;
+        files.insert(f.path.clone(), digest(&bytes));
+    }
     Ok(files)
 }
 
@@ -467,6 +535,14 @@ fn files(
     let frontmatter = frontmatter.ok_or_else(|| NotServed::Unreadable {
         detail: "it is gone".into(),
     })?;
+    // A pinned skill is served only while every file of its folder is the
+    // approved one.
+    if let Some(approved) = &skill.pinned_files
+        && crate::trust::files_hash(files.iter().map(|f| (f.path.as_str(), f.digest.as_str())))
+            != *approved
+    {
+        return Err(NotServed::Unapproved);
+    }
     Ok((files, frontmatter))
 }
 
@@ -528,6 +604,16 @@ pub(crate) fn resource(
     }
     let size = bytes.len() as u64;
     let digest = digest(&bytes);
+    // A pinned skill's file is served only with the approved bytes: the
+    // ones the manifest just checked against the approval.
+    if skill.pinned_files.is_some()
+        && !manifest
+            .files
+            .iter()
+            .any(|f| f.path == path && f.digest == digest)
+    {
+        return Err(ResourceError::NotServed(NotServed::Unapproved));
+    }
     let (text, blob) = match String::from_utf8(bytes) {
         Ok(text) => (Some(text), None),
         Err(e) => (None, Some(crate::vocab::text::base64(e.as_bytes()))),

@@ -53,6 +53,11 @@ pub struct Skill {
     /// which the file must still have when it is read on request.
     #[serde(skip)]
     pub(crate) pinned_hash: Option<String>,
+    /// A pinned project skill: the hash of its whole folder's manifest as
+    /// approved (every file's SHA-256 digest; see `trust::files_hash`),
+    /// which the folder must still match when it is served.
+    #[serde(skip)]
+    pub(crate) pinned_files: Option<String>,
 }
 
 /// A skill that lost its name (or a name that looks like it) to a home
@@ -219,6 +224,7 @@ pub(crate) fn resolve(policy: &Policy, found: Vec<Found>, rejected: Vec<Rejected
                 rel: winner.rel,
                 root_id: winner.root,
                 pinned_hash: winner.pinned_hash,
+                pinned_files: winner.pinned_files,
             }
         })
         .collect();
@@ -374,6 +380,8 @@ mod properties {
             executable: false,
             level,
             pinned_hash: None,
+            pinned_digest: None,
+            pinned_files: None,
         }
     }
 

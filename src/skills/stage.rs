@@ -10,7 +10,7 @@ use crate::hidden::{self, HiddenFinding};
 use crate::policy::Policy;
 use crate::sandbox::{Root, Roots};
 use crate::trace::View;
-use crate::trust::{self, Gate, ItemKind};
+use crate::trust::{self, Gate};
 use crate::vocab::origin::Origin;
 
 /// The frontmatter memo file in the state root and its largest size, when
@@ -66,20 +66,30 @@ pub(crate) fn skills(
     if let Some((home, rel, _)) = memo {
         cache.save_memo(home, rel);
     }
-    // Under a pinned policy, a project skill whose whole `SKILL.md` is not
-    // the approved one takes no part: it neither lists nor claims a name.
+    // Under a pinned policy, a project skill whose folder is not the
+    // approved one, every file of it (its whole `SKILL.md` and each
+    // supporting file, digest for digest), takes no part: it neither lists
+    // nor claims a name.
     if gate.pinned() {
         let mut budget = REVIEW_TEXT_BUDGET;
-        found.retain(|f| {
+        found.retain_mut(|f| {
             if f.origin != Origin::Project {
                 return true;
             }
-            let Some(hash) = f.pinned_hash.clone() else {
+            let (Some(hash), Some(md), Some(root)) = (
+                f.pinned_hash.clone(),
+                f.pinned_digest.clone(),
+                roots.set.get(f.root),
+            ) else {
                 // Not read whole (cannot happen under a pinned policy): out.
                 return false;
             };
+            let files = super::manifest::pinned_files(root, f.root, &f.rel, md, view)
+                .map_err(|why| why.to_string());
             let text = || review_text(policy, roots, f, &hash, &mut budget);
-            gate.admit_maybe(ItemKind::Skill, &f.rel, &f.path, hash.clone(), text)
+            let admitted = gate.admit_skill(&f.rel, &f.path, hash.clone(), files, text);
+            f.pinned_files = admitted;
+            f.pinned_files.is_some()
         });
     }
     let mut set = resolve::resolve(policy, found, rejected);

@@ -4,8 +4,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use super::records::{Change, ItemKind, TrustItem, TrustState, Unapproved, key};
-use super::store::{Approval, StoreProblem, load_repo};
+use super::records::{
+    Change, ItemKind, TrustItem, TrustState, Unapproved, file_changes, files_hash, key,
+};
+use super::store::{Approval, Covers, StoreProblem, load_repo};
 use crate::policy::{Policy, ProjectTrust};
 use crate::sandbox::{Place, Roots};
 use crate::trace::View;
@@ -20,6 +22,18 @@ pub(crate) struct Seen {
     pub(crate) hash: Option<String>,
     /// The current text, kept only for a review build.
     pub(crate) text: Option<String>,
+    /// A skill: the content hash of its `SKILL.md`, and its manifest (path
+    /// below the folder → SHA-256 digest), or why it cannot be approved.
+    pub(crate) skill: Option<SeenSkill>,
+}
+
+/// What the gate saw of a skill's folder.
+#[derive(Debug, Clone)]
+pub(crate) struct SeenSkill {
+    /// The content hash of its `SKILL.md`.
+    pub(crate) skill_md: String,
+    /// Every file with its digest, or why the skill cannot be approved.
+    pub(crate) files: Result<BTreeMap<String, String>, String>,
 }
 
 /// The approval check of one build.
@@ -126,8 +140,49 @@ impl Gate {
             kind,
             hash: Some(hash),
             text: if self.keep_text { text() } else { None },
+            skill: None,
         });
         ok
+    }
+
+    /// Whether a project skill may take part: every file of its folder
+    /// (`files`: path below the folder → SHA-256 digest, or why the skill
+    /// cannot be approved) must be the approved one. `skill_md` is the
+    /// content hash of its `SKILL.md`. Records it either way; returns the
+    /// skill's hash (see [`files_hash`]) when it is approved.
+    pub(crate) fn admit_skill(
+        &mut self,
+        rel: &Path,
+        path: &Path,
+        skill_md: String,
+        files: Result<BTreeMap<String, String>, String>,
+        text: impl FnOnce() -> Option<String>,
+    ) -> Option<String> {
+        let hash = files
+            .as_ref()
+            .ok()
+            .map(|f| files_hash(f.iter().map(|(p, d)| (p.as_str(), d.as_str()))));
+        if !self.pinned {
+            return hash;
+        }
+        let rel = key(rel);
+        let ok = match (&hash, &files) {
+            (Some(hash), Ok(files)) => self
+                .approvals
+                .get(&rel)
+                .is_some_and(|a| a.approves_skill(hash, files, &skill_md)),
+            _ => false,
+        };
+        self.seen_rel.insert(rel.clone());
+        self.seen.push(Seen {
+            path: path.to_path_buf(),
+            rel,
+            kind: ItemKind::Skill,
+            hash: hash.clone(),
+            text: if self.keep_text { text() } else { None },
+            skill: Some(SeenSkill { skill_md, files }),
+        });
+        hash.filter(|_| ok)
     }
 
     /// An instruction candidate that is missing or not readable as a file:
@@ -144,10 +199,18 @@ impl Gate {
         let mut items = Vec::new();
         for s in self.seen {
             let approval = self.approvals.get(&s.rel).filter(|a| a.kind == s.kind);
-            let state = match (approval, &s.hash) {
-                (None, _) => TrustState::New,
-                (Some(a), Some(hash)) if a.approves(s.kind, hash) => TrustState::Approved,
-                (Some(_), _) => TrustState::Changed,
+            let state = match (approval, &s.hash, &s.skill) {
+                (None, _, _) => TrustState::New,
+                (
+                    Some(a),
+                    Some(hash),
+                    Some(SeenSkill {
+                        skill_md,
+                        files: Ok(files),
+                    }),
+                ) if a.approves_skill(hash, files, skill_md) => TrustState::Approved,
+                (Some(a), Some(hash), None) if a.approves(s.kind, hash) => TrustState::Approved,
+                (Some(_), _, _) => TrustState::Changed,
             };
             items.push(TrustItem::new(s, approval, state, self.keep_text));
         }
@@ -176,6 +239,7 @@ impl Gate {
                 kind,
                 hash: None,
                 text: None,
+                skill: None,
             };
             items.push(TrustItem::new(
                 seen,
@@ -223,6 +287,35 @@ impl TrustItem {
         state: TrustState,
         keep_text: bool,
     ) -> Self {
+        let (manifest, unapprovable) = match seen.skill.as_ref().map(|s| &s.files) {
+            Some(Ok(files)) => (Some(files.clone()), None),
+            Some(Err(why)) => (None, Some(why.clone())),
+            None => (None, None),
+        };
+        // A changed skill names the files that changed; a new one, every
+        // file (all of them would be approved).
+        let files = match (&seen.skill, approval, &manifest) {
+            (Some(_), None, Some(current)) if state == TrustState::New => {
+                file_changes(Some(&BTreeMap::new()), current, false)
+            }
+            (Some(skill), Some(a), Some(current)) if state == TrustState::Changed => {
+                let skill_md_same = a.covers == Some(Covers::SkillFile) && a.hash == skill.skill_md;
+                let approved = if a.covers.is_some() {
+                    None
+                } else {
+                    a.files.as_ref()
+                };
+                if a.covers == Some(Covers::ListedFields) {
+                    Vec::new()
+                } else {
+                    file_changes(approved, current, skill_md_same)
+                }
+            }
+            _ => Vec::new(),
+        };
+        let note = approval
+            .and_then(|a| a.covers)
+            .map(|c| c.note().to_string());
         TrustItem {
             path: seen.path,
             kind: seen.kind,
@@ -232,10 +325,14 @@ impl TrustItem {
             approved_at: approval.map(|a| a.approved_at),
             approved_text: approval.filter(|_| keep_text).and_then(|a| a.text.clone()),
             current_text: seen.text,
-            note: approval
-                .and_then(|a| a.covers)
-                .map(|c| c.note().to_string()),
+            note: unapprovable
+                .as_ref()
+                .map(|why| format!("it cannot be approved: {why}"))
+                .or(note),
+            files,
+            unapprovable,
             rel: seen.rel,
+            manifest,
         }
     }
 }

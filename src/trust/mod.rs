@@ -10,7 +10,8 @@
 //! to the root), the xxh3-128 hash of the approved content, the approved
 //! text (up to a bound), when and under which policy. An instruction file's
 //! content is the bytes read from it (up to `instructions.max-file-bytes`);
-//! a skill's is its whole `SKILL.md`, frontmatter and body, as raw bytes.
+//! a skill's is every file of its folder (its manifest: each file's SHA-256
+//! digest, `SKILL.md` included), hashed as one.
 //!
 //! During a build a gate (`gate::Gate`) answers, item by item, whether the content is
 //! the approved one, and collects what is not ([`Unapproved`]); the store
@@ -23,7 +24,9 @@ mod store;
 
 pub(crate) use diff::work as diff_work;
 pub(crate) use gate::Gate;
-pub use records::{Change, ItemKind, Selection, TrustItem, TrustState, TrustStatus, Unapproved};
-pub(crate) use records::{content_hash, hex, key};
+pub use records::{
+    Change, FileChange, ItemKind, Selection, TrustItem, TrustState, TrustStatus, Unapproved,
+};
+pub(crate) use records::{content_hash, files_hash, hex, key, sha256_digest};
 pub use store::StoreProblem;
 pub(crate) use store::{Approval, StoreFile, fits, repo_key};

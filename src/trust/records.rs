@@ -2,6 +2,7 @@
 //! and the content hashes the store keeps. Records only; the gate
 //! ([`super::gate`]) and the store ([`super::store`]) use them.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -14,7 +15,8 @@ use serde::Serialize;
 pub enum ItemKind {
     /// An instruction file (`AGENTS.md`...).
     Instruction,
-    /// A skill: its whole `SKILL.md` (frontmatter and body).
+    /// A skill: every file of its folder (its `SKILL.md`, frontmatter and
+    /// body, and each supporting file), as its manifest lists them.
     Skill,
 }
 
@@ -57,6 +59,9 @@ pub struct Unapproved {
 /// shows the hashes instead of lines).
 pub(crate) const MAX_KEPT_TEXT_BYTES: usize = 256 * 1024;
 
+/// A skill's main file, the one its approval's text is.
+const SKILL_MD: &str = "SKILL.md";
+
 /// A content hash as written in the store and the snapshot.
 pub(crate) fn hex(hash: u128) -> String {
     format!("{hash:032x}")
@@ -65,6 +70,110 @@ pub(crate) fn hex(hash: u128) -> String {
 /// The content hash of `bytes`.
 pub(crate) fn content_hash(bytes: &[u8]) -> String {
     hex(xxhash_rust::xxh3::xxh3_128(bytes))
+}
+
+/// `sha256:` and the 64 lowercase hex digits of the SHA-256 of `bytes`: a
+/// file's digest in a skill's manifest.
+pub(crate) fn sha256_digest(bytes: &[u8]) -> String {
+    use sha2::Digest as _;
+    let sum = sha2::Sha256::digest(bytes);
+    let mut out = String::with_capacity(7 + 64);
+    out.push_str("sha256:");
+    for b in sum {
+        out.push(char::from(b"0123456789abcdef"[usize::from(b >> 4)]));
+        out.push(char::from(b"0123456789abcdef"[usize::from(b & 15)]));
+    }
+    out
+}
+
+/// A skill's hash: the content hash of its manifest, every file (path
+/// below the skill's folder, in path order) with its SHA-256 digest. It is
+/// what `trust diff` shows and `trust approve --expect` checks, so one hash
+/// covers every file of the folder.
+pub(crate) fn files_hash<'a>(files: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    for (path, digest) in files {
+        h.update(path.as_bytes());
+        h.update(b"\0");
+        h.update(digest.as_bytes());
+        h.update(b"\n");
+    }
+    hex(h.digest128())
+}
+
+/// How one file of a skill stands against the approved manifest (a
+/// changed skill's `files` in `trust status` and `trust diff`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct FileChange {
+    /// The path below the skill's folder, `/`-separated (`SKILL.md`,
+    /// `scripts/run.py`).
+    pub path: String,
+    /// New (not in the approved manifest), changed, or removed (approved,
+    /// and no longer a file of the skill).
+    pub change: Change,
+    /// The approved SHA-256 digest (`sha256:<hex>`), when known.
+    pub approved_digest: Option<String>,
+    /// The current digest, when the file is there.
+    pub current_digest: Option<String>,
+}
+
+/// The files of a skill that differ between `approved` (`None`: an approval
+/// that kept no manifest, over its `SKILL.md` alone; `skill_md_same` says
+/// whether that file still has the approved bytes) and `current`, in path
+/// order.
+pub(crate) fn file_changes(
+    approved: Option<&BTreeMap<String, String>>,
+    current: &BTreeMap<String, String>,
+    skill_md_same: bool,
+) -> Vec<FileChange> {
+    let mut out = Vec::new();
+    let Some(approved) = approved else {
+        for (path, digest) in current {
+            let skill_md = path == SKILL_MD;
+            if skill_md && skill_md_same {
+                continue;
+            }
+            out.push(FileChange {
+                path: path.clone(),
+                change: if skill_md {
+                    Change::Changed
+                } else {
+                    Change::New
+                },
+                approved_digest: None,
+                current_digest: Some(digest.clone()),
+            });
+        }
+        return out;
+    };
+    for (path, digest) in current {
+        let change = match approved.get(path) {
+            Some(a) if a == digest => continue,
+            Some(_) => Change::Changed,
+            None => Change::New,
+        };
+        out.push(FileChange {
+            path: path.clone(),
+            change,
+            approved_digest: approved.get(path).cloned(),
+            current_digest: Some(digest.clone()),
+        });
+    }
+    for (path, digest) in approved {
+        if !current.contains_key(path) {
+            out.push(FileChange {
+                path: path.clone(),
+                change: Change::Removed,
+                approved_digest: Some(digest.clone()),
+                current_digest: None,
+            });
+        }
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    out
 }
 
 /// Where a project item stands with the user.
@@ -128,12 +237,28 @@ pub struct TrustItem {
     pub current_text: Option<String>,
     /// A one-line note on the approval, when it needs one: an approval made
     /// before whole-file pinning (over a skill's name and description only)
-    /// approves nothing, and says so here.
+    /// approves nothing, one made before whole-folder pinning (over a
+    /// skill's `SKILL.md` alone) holds only while the folder holds nothing
+    /// else, and a skill that cannot be approved says why here.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// For a changed skill: each file of its folder that is new, changed or
+    /// removed since the approval; for a new skill, every file of its folder
+    /// (as `new`); in path order (empty otherwise).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub files: Vec<FileChange>,
+    /// Why this skill cannot be approved as it is (more files or bytes than
+    /// a skill may have, a file name that is not UTF-8); `None` when it
+    /// can. Such a skill has no current hash.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unapprovable: Option<String>,
     /// The path relative to the repository root (the store's key).
     #[serde(skip)]
     pub(crate) rel: String,
+    /// A skill's current manifest (path below its folder → SHA-256
+    /// digest), recorded with its approval.
+    #[serde(skip)]
+    pub(crate) manifest: Option<BTreeMap<String, String>>,
 }
 
 impl TrustItem {
@@ -149,8 +274,37 @@ impl TrustItem {
     /// was not kept (over 256 KiB), the diff is one line: `changed, N lines
     /// (M approved), hashes A -> B` and why. What is shown is bounded as
     /// well: at most 2,000 lines and 64 KiB, then a line saying the rest is
-    /// cut.
+    /// cut. For a skill, the diff is its `SKILL.md`'s, followed by one line
+    /// per file of its folder that is new, changed or removed since the
+    /// approval (its digests and size; the file itself is on disk to read).
     pub fn diff(&self) -> String {
+        let mut out = self.text_diff();
+        for f in &self.files {
+            let digest = |d: &Option<String>| d.clone().unwrap_or_else(|| "-".into());
+            out.push_str(&format!(
+                "file {}: {}, {} -> {}\n",
+                terminal_safe_name(&f.path),
+                match f.change {
+                    Change::New => "new",
+                    Change::Changed => "changed",
+                    Change::Removed => "removed",
+                },
+                digest(&f.approved_digest),
+                digest(&f.current_digest),
+            ));
+        }
+        if let Some(why) = &self.unapprovable {
+            out.push_str(&format!(
+                "{}: cannot be approved: {}\n",
+                terminal_safe_name(&self.rel),
+                terminal_safe_name(why)
+            ));
+        }
+        out
+    }
+
+    /// The diff of the item's text (a skill's `SKILL.md`).
+    fn text_diff(&self) -> String {
         if self.current_hash.is_some() && self.current_text.is_none() {
             return self.summary(
                 self.approved_text.as_deref(),

@@ -2,10 +2,13 @@
 //!
 //! ```json
 //! {
-//!   "version": 2,
+//!   "version": 3,
 //!   "repositories": {
 //!     "/work/app": {
 //!       "AGENTS.md": {"kind": "instruction", "hash": "…", "text": "…",
+//!                     "approvedAt": 1767225600, "policyDigest": "…"},
+//!       ".lisa/skills/deploy/SKILL.md": {"kind": "skill", "hash": "…", "text": "…",
+//!                     "files": {"SKILL.md": "sha256:…", "run.sh": "sha256:…"},
 //!                     "approvedAt": 1767225600, "policyDigest": "…"}
 //!     }
 //!   }
@@ -14,11 +17,18 @@
 //!
 //! Every approval keeps its hash; its text (for `trust diff`) only while
 //! that text takes at most [`MAX_KEPT_TEXT_BYTES`] in the file, so no single
-//! approval can grow the store by more than that. Version 1 stores (whose
-//! skill approvals covered a skill's name and description only) are read
-//! and upgraded: such a skill approval is kept, marked
-//! [`Covers::ListedFields`], and never matches a skill again, so the skill
-//! shows as changed with a one-line note until it is approved anew.
+//! approval can grow the store by more than that. A skill approval keeps
+//! its manifest (`files`: every file of the folder with its SHA-256 digest;
+//! at most 512 files) and its hash is [`files_hash`](super::records::files_hash)
+//! of that manifest; its text is its `SKILL.md`'s.
+//!
+//! Older stores are read and upgraded, never refused. Version 1 skill
+//! approvals covered a skill's name and description only: marked
+//! [`Covers::ListedFields`], they never match again. Version 2 skill
+//! approvals covered the whole `SKILL.md` and nothing else of the folder:
+//! marked [`Covers::SkillFile`], each keeps approving its skill while the
+//! folder holds that `SKILL.md` alone (every byte there is was approved),
+//! and approves nothing once the folder holds any other file.
 
 use std::collections::BTreeMap;
 use std::io;
@@ -31,8 +41,9 @@ use super::records::{ItemKind, MAX_KEPT_TEXT_BYTES};
 use crate::sandbox::{MAX_STORE_BYTES, Root, Stamp, StoreBytes, StoreIoError, read_store};
 use crate::vocab::reason::Reason;
 
-/// The format version written (version 1 is read too, and upgraded).
-const VERSION: u32 = 2;
+/// The format version written (versions 1 and 2 are read too, and
+/// upgraded).
+const VERSION: u32 = 3;
 
 /// What an approval was made over, when not over the item's whole content.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -41,6 +52,10 @@ pub(crate) enum Covers {
     /// A skill approved by a version 1 store: its name and description
     /// only. It never matches; the skill must be approved again.
     ListedFields,
+    /// A skill approved by a version 2 store: its whole `SKILL.md` (its
+    /// hash is that file's content hash) and no other file. It matches
+    /// only while the folder holds that `SKILL.md` and nothing else.
+    SkillFile,
 }
 
 impl Covers {
@@ -49,6 +64,10 @@ impl Covers {
         match self {
             Covers::ListedFields => {
                 "approved before whole-file pinning (only its name and description): approve it again"
+            }
+            Covers::SkillFile => {
+                "approved before whole-folder pinning (its SKILL.md alone): it holds while the \
+                 folder holds nothing else; approve it again to take in its other files"
             }
         }
     }
@@ -66,6 +85,10 @@ pub(crate) struct Approval {
     /// the store.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) text: Option<String>,
+    /// A skill's manifest as approved: every file of its folder (path below
+    /// the folder) with its SHA-256 digest (`sha256:<hex>`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) files: Option<BTreeMap<String, String>>,
     /// When, in seconds since the epoch.
     pub(crate) approved_at: u64,
     /// The digest of the policy in force then, 32 hex digits.
@@ -78,12 +101,38 @@ pub(crate) struct Approval {
 }
 
 impl Approval {
-    /// Whether this approval approves an item of `kind` whose content has
+    /// Whether this approval approves an instruction file whose content has
     /// `hash`.
     pub(crate) fn approves(&self, kind: ItemKind, hash: &str) -> bool {
-        self.kind == kind && self.hash == hash && self.covers.is_none()
+        self.kind == kind && kind != ItemKind::Skill && self.hash == hash && self.covers.is_none()
+    }
+
+    /// Whether this approval approves a skill whose folder holds `files`
+    /// (path below the folder → SHA-256 digest), hashed `hash`, and whose
+    /// `SKILL.md` has the content hash `skill_md`: the whole manifest must
+    /// be the approved one, digest for digest (an upgraded version 2
+    /// approval: the approved `SKILL.md`, alone in its folder).
+    pub(crate) fn approves_skill(
+        &self,
+        hash: &str,
+        files: &BTreeMap<String, String>,
+        skill_md: &str,
+    ) -> bool {
+        if self.kind != ItemKind::Skill {
+            return false;
+        }
+        match self.covers {
+            None => self.hash == hash && self.files.as_ref() == Some(files),
+            Some(Covers::SkillFile) => {
+                self.hash == skill_md && files.len() == 1 && files.contains_key(SKILL_MD)
+            }
+            Some(Covers::ListedFields) => false,
+        }
     }
 }
+
+/// A skill's main file.
+const SKILL_MD: &str = "SKILL.md";
 
 /// Whether `text` takes at most [`MAX_KEPT_TEXT_BYTES`] in the store,
 /// JSON-escaped (a control character takes six bytes there).
@@ -124,6 +173,7 @@ impl StoreFile {
         match store.version {
             VERSION => {}
             1 => store.upgrade_from_v1(),
+            2 => store.upgrade_from_v2(),
             other => return Err(StoreProblem::Version(other)),
         }
         Ok(store)
@@ -138,6 +188,18 @@ impl StoreFile {
         for approval in self.repositories.values_mut().flat_map(|r| r.values_mut()) {
             if approval.kind == ItemKind::Skill {
                 approval.covers = Some(Covers::ListedFields);
+            }
+        }
+    }
+
+    /// A version 2 store as version 3: its skill approvals covered the
+    /// `SKILL.md` alone, and are marked so (each holds while its folder
+    /// holds that file alone); instruction approvals mean what they meant.
+    fn upgrade_from_v2(&mut self) {
+        self.version = VERSION;
+        for approval in self.repositories.values_mut().flat_map(|r| r.values_mut()) {
+            if approval.kind == ItemKind::Skill && approval.covers.is_none() {
+                approval.covers = Some(Covers::SkillFile);
             }
         }
     }
@@ -206,7 +268,7 @@ pub enum StoreProblem {
     #[error("it is not a valid trust store ({0})")]
     NotJson(Arc<serde_json::Error>),
     /// It has another format version than the ones understood.
-    #[error("it has version {0}, and only versions 1 and {VERSION} are understood")]
+    #[error("it has version {0}, and only versions 1 to {VERSION} are understood")]
     Version(u32),
 }
 

@@ -361,10 +361,10 @@ fn a_version_1_store_is_upgraded_and_says_so() {
     assert!(prompt.contains("PROJECT-RULE-ONE"));
     assert!(!prompt.contains("SKILL-DESC-ONE"));
 
-    // Approving again pins the whole file; the store is version 2 now.
+    // Approving again pins the whole skill; the store is version 3 now.
     ok(&w, &["trust", "approve", "--all"]);
     let store: Value = serde_json::from_slice(&fs::read(w.home.join(STORE)).unwrap()).unwrap();
-    assert_eq!(store["version"], 2);
+    assert_eq!(store["version"], 3);
     assert!(
         states(&w, &[])
             .iter()

@@ -31,7 +31,14 @@ fn completions_and_man_page_come_from_the_command_definition() {
         let out = run(&["completions", shell], &[]);
         assert!(out.status.success(), "{shell}: {out:?}");
         let script = text(&out.stdout);
-        for word in ["lisa-context", "snapshot", "fingerprint", "serve"] {
+        for word in [
+            "lisa-context",
+            "snapshot",
+            "fingerprint",
+            "serve",
+            "mcp",
+            "instructions",
+        ] {
             assert!(script.contains(word), "{shell} completion lacks {word}");
         }
     }
@@ -67,6 +74,7 @@ fn completions_and_man_page_come_from_the_command_definition() {
         "fingerprint",
         "access",
         "serve",
+        "mcp",
         "trust status",
         "policy check",
     ] {

@@ -95,6 +95,7 @@ mod survey_gate;
 mod survey_places;
 mod survey_scope;
 mod trust;
+mod trust_folder;
 
 /// Every `.rs` file in `tests/it/` (but this one) is declared above as a
 /// module, and every module declared here has its file: a test file

@@ -968,13 +968,21 @@ export interface TrustItem {
    */
   currentHash: string | null;
   /**
+   * For a changed skill: each file of its folder that is new, changed or
+   * removed since the approval; for a new skill, every file of its folder
+   * (as `new`); in path order (empty otherwise).
+   */
+  files?: FileChange[];
+  /**
    * Instruction file or skill.
    */
   kind: "instruction" | "skill";
   /**
    * A one-line note on the approval, when it needs one: an approval made
    * before whole-file pinning (over a skill's name and description only)
-   * approves nothing, and says so here.
+   * approves nothing, one made before whole-folder pinning (over a
+   * skill's `SKILL.md` alone) holds only while the folder holds nothing
+   * else, and a skill that cannot be approved says why here.
    */
   note?: string | null;
   /**
@@ -985,6 +993,36 @@ export interface TrustItem {
    * Approved, new, changed or removed.
    */
   state: "approved" | "new" | "changed" | "removed";
+  /**
+   * Why this skill cannot be approved as it is (more files or bytes than
+   * a skill may have, a file name that is not UTF-8); `None` when it
+   * can. Such a skill has no current hash.
+   */
+  unapprovable?: string | null;
+}
+/**
+ * How one file of a skill stands against the approved manifest (a
+ * changed skill's `files` in `trust status` and `trust diff`).
+ */
+export interface FileChange {
+  /**
+   * The approved SHA-256 digest (`sha256:<hex>`), when known.
+   */
+  approvedDigest: string | null;
+  /**
+   * New (not in the approved manifest), changed, or removed (approved,
+   * and no longer a file of the skill).
+   */
+  change: "new" | "changed" | "removed";
+  /**
+   * The current digest, when the file is there.
+   */
+  currentDigest: string | null;
+  /**
+   * The path below the skill's folder, `/`-separated (`SKILL.md`,
+   * `scripts/run.py`).
+   */
+  path: string;
 }
 /**
  * The answer to `trust-diff`.
@@ -1029,13 +1067,21 @@ export interface PendingItem {
    */
   diff: string;
   /**
+   * For a changed skill: each file of its folder that is new, changed or
+   * removed since the approval; for a new skill, every file of its folder
+   * (as `new`); in path order (empty otherwise).
+   */
+  files?: FileChange[];
+  /**
    * Instruction file or skill.
    */
   kind: "instruction" | "skill";
   /**
    * A one-line note on the approval, when it needs one: an approval made
    * before whole-file pinning (over a skill's name and description only)
-   * approves nothing, and says so here.
+   * approves nothing, one made before whole-folder pinning (over a
+   * skill's `SKILL.md` alone) holds only while the folder holds nothing
+   * else, and a skill that cannot be approved says why here.
    */
   note?: string | null;
   /**
@@ -1046,6 +1092,12 @@ export interface PendingItem {
    * Approved, new, changed or removed.
    */
   state: "approved" | "new" | "changed" | "removed";
+  /**
+   * Why this skill cannot be approved as it is (more files or bytes than
+   * a skill may have, a file name that is not UTF-8); `None` when it
+   * can. Such a skill has no current hash.
+   */
+  unapprovable?: string | null;
 }
 /**
  * The answer to `access`.

@@ -19,6 +19,7 @@ __all__ = [
     "ErrorBody",
     "ErrorCode",
     "ErrorResponse",
+    "FileChange",
     "FingerprintResponse",
     "Frontmatter",
     "Hello",
@@ -854,6 +855,36 @@ class ErrorResponse:
 
 
 @dataclass(frozen=True)
+class FileChange:
+    """How one file of a skill stands against the approved manifest (a
+    changed skill's `files` in `trust status` and `trust diff`).
+    """
+
+    approved_digest: Optional[str]
+    """The approved SHA-256 digest (`sha256:<hex>`), when known."""
+    change: Change
+    """New (not in the approved manifest), changed, or removed (approved,
+    and no longer a file of the skill).
+    """
+    current_digest: Optional[str]
+    """The current digest, when the file is there."""
+    path: str
+    """The path below the skill's folder, `/`-separated (`SKILL.md`,
+    `scripts/run.py`).
+    """
+
+    @classmethod
+    def _from_json(cls, d: Dict[str, Any]) -> FileChange:
+        """From the JSON object (fields this version does not know are ignored)."""
+        return cls(
+            approved_digest=d["approvedDigest"],
+            change=d["change"],
+            current_digest=d["currentDigest"],
+            path=d["path"],
+        )
+
+
+@dataclass(frozen=True)
 class FingerprintResponse:
     """The answer to `fingerprint`."""
 
@@ -985,10 +1016,22 @@ class PendingItem:
     """Absolute path: the instruction file, or the skill's `SKILL.md`."""
     state: TrustState
     """Approved, new, changed or removed."""
+    files: Optional[List[FileChange]] = None
+    """For a changed skill: each file of its folder that is new, changed or
+    removed since the approval; for a new skill, every file of its folder
+    (as `new`); in path order (empty otherwise).
+    """
     note: Optional[str] = None
     """A one-line note on the approval, when it needs one: an approval made
     before whole-file pinning (over a skill's name and description only)
-    approves nothing, and says so here.
+    approves nothing, one made before whole-folder pinning (over a
+    skill's `SKILL.md` alone) holds only while the folder holds nothing
+    else, and a skill that cannot be approved says why here.
+    """
+    unapprovable: Optional[str] = None
+    """Why this skill cannot be approved as it is (more files or bytes than
+    a skill may have, a file name that is not UTF-8); `None` when it
+    can. Such a skill has no current hash.
     """
 
     @classmethod
@@ -1002,7 +1045,9 @@ class PendingItem:
             kind=d["kind"],
             path=d["path"],
             state=d["state"],
+            files=None if d.get("files") is None else [FileChange._from_json(x0) for x0 in d["files"]],
             note=d.get("note"),
+            unapprovable=d.get("unapprovable"),
         )
 
 
@@ -1309,10 +1354,22 @@ class TrustItem:
     """Absolute path: the instruction file, or the skill's `SKILL.md`."""
     state: TrustState
     """Approved, new, changed or removed."""
+    files: Optional[List[FileChange]] = None
+    """For a changed skill: each file of its folder that is new, changed or
+    removed since the approval; for a new skill, every file of its folder
+    (as `new`); in path order (empty otherwise).
+    """
     note: Optional[str] = None
     """A one-line note on the approval, when it needs one: an approval made
     before whole-file pinning (over a skill's name and description only)
-    approves nothing, and says so here.
+    approves nothing, one made before whole-folder pinning (over a
+    skill's `SKILL.md` alone) holds only while the folder holds nothing
+    else, and a skill that cannot be approved says why here.
+    """
+    unapprovable: Optional[str] = None
+    """Why this skill cannot be approved as it is (more files or bytes than
+    a skill may have, a file name that is not UTF-8); `None` when it
+    can. Such a skill has no current hash.
     """
 
     @classmethod
@@ -1325,7 +1382,9 @@ class TrustItem:
             kind=d["kind"],
             path=d["path"],
             state=d["state"],
+            files=None if d.get("files") is None else [FileChange._from_json(x0) for x0 in d["files"]],
             note=d.get("note"),
+            unapprovable=d.get("unapprovable"),
         )
 
 
