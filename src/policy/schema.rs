@@ -727,6 +727,12 @@ section! {
         /// Gemini CLI does. Before `description-whitespace` and the length
         /// check.
         keep_final_breaks: bool => compat "keep-final-breaks",
+        /// Whether each tab and line break of a description becomes one
+        /// space and the whitespace at its ends is trimmed (runs of spaces
+        /// kept), as Claude Code lists descriptions. After
+        /// `keep-final-breaks`, before `description-whitespace` and the
+        /// length check.
+        breaks_to_spaces: bool => compat "breaks-to-spaces",
         /// The file in the home root that keeps parsed frontmatter from one
         /// process to the next (a cache: a damaged or missing one costs a
         /// parse, nothing else). A plain file name; empty: no memo.

@@ -573,6 +573,15 @@ impl SourceCtx<'_> {
         if !self.policy.skills.keep_final_breaks && fm.description.ends_with(['\n', '\r']) {
             super::frontmatter::cut_final_breaks(Arc::make_mut(&mut fm));
         }
+        // Claude Code lists a description's tabs and line breaks as spaces,
+        // its ends trimmed (`skills.compat.breaks-to-spaces`).
+        if self.policy.skills.breaks_to_spaces {
+            let spaced = crate::vocab::text::breaks_to_spaces(&fm.description);
+            if spaced != fm.description.as_str() {
+                let spaced = spaced.into_owned();
+                Arc::make_mut(&mut fm).description = spaced;
+            }
+        }
         let max_desc =
             usize::try_from(self.policy.skills.description_max_chars).unwrap_or(usize::MAX);
         if self.policy.skills.description_whitespace == Whitespace::Collapse

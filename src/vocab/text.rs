@@ -144,6 +144,31 @@ pub(crate) fn is_blank(bytes: &[u8], drop_bom: bool, white_space: fn(char) -> bo
     whole && text.chars().all(white_space)
 }
 
+/// `s` with each tab and line break (`\r\n` is one) made one space and the
+/// whitespace at its ends trimmed, runs of spaces kept; borrowed when there
+/// is nothing to change.
+pub(crate) fn breaks_to_spaces(s: &str) -> std::borrow::Cow<'_, str> {
+    let trimmed = s.trim_matches(is_javascript_white_space);
+    if !trimmed.contains(['\t', '\n', '\r']) {
+        return std::borrow::Cow::Borrowed(trimmed);
+    }
+    let mut out = String::with_capacity(trimmed.len());
+    let mut chars = trimmed.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\r' => {
+                if chars.peek() == Some(&'\n') {
+                    chars.next();
+                }
+                out.push(' ');
+            }
+            '\t' | '\n' => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// `s` with every run of whitespace (line breaks included) made one space
 /// and none at either end; borrowed when `s` is already so (a description
 /// written on one line, the common case).
@@ -207,6 +232,20 @@ pub(crate) fn floor_char_boundary(s: &str, max: usize) -> usize {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn breaks_to_spaces_keeps_runs_of_spaces_and_trims_the_ends() {
+        assert_eq!(super::breaks_to_spaces("a\tb  c  "), "a b  c");
+        assert_eq!(
+            super::breaks_to_spaces("one\ntwo\r\nthree\rfour\n\n"),
+            "one two three four"
+        );
+        assert!(matches!(
+            super::breaks_to_spaces("plain  text"),
+            std::borrow::Cow::Borrowed("plain  text")
+        ));
+    }
+
     use super::*;
 
     proptest::proptest! {

@@ -1813,6 +1813,46 @@ fn keep_final_breaks_keeps_a_block_scalars_line_break() {
     assert_eq!(fm.description, "line one");
 }
 
+/// `skills.compat.breaks-to-spaces`: Claude Code lists a description's tabs
+/// and line breaks as spaces, its ends trimmed, runs of spaces kept
+/// (recorded: `tests/compat/expected/claude-code/rand-20261206-113-claude-code.json`).
+#[test]
+fn breaks_to_spaces_lists_a_description_on_one_line() {
+    let w = World::new();
+    w.write(
+        "repo/.agents/skills/tabbed/SKILL.md",
+        "---\nname: tabbed\ndescription: \"a\\tb  c  \"\n---\nSteps.\n",
+    );
+    w.write(
+        "repo/.agents/skills/block/SKILL.md",
+        "---\nname: block\ndescription: |\n  line one\n  line two\n---\nSteps.\n",
+    );
+    let descriptions = |on: bool| -> Vec<String> {
+        let policy = support::layered(
+            Layer::CommandLine,
+            "spaces.toml",
+            format!("version = 1\n[skills.compat]\nbreaks-to-spaces = {on}\n"),
+        );
+        let snap = w.loader_on(policy).snapshot(&w.repo).unwrap();
+        ["block", "tabbed"]
+            .iter()
+            .map(|n| {
+                snap.skills
+                    .iter()
+                    .find(|s| s.listed && s.name == *n)
+                    .expect("listed")
+                    .description
+                    .clone()
+            })
+            .collect()
+    };
+    // Each answer twice: the second reads the memo the first wrote.
+    for _ in 0..2 {
+        assert_eq!(descriptions(false), ["line one\nline two", "a\tb  c  "]);
+        assert_eq!(descriptions(true), ["line one line two", "a b  c"]);
+    }
+}
+
 /// A name rewritten by `skills.compat.name-dash-chars` meets the home's
 /// names as rewritten: a project skill whose name becomes a home skill's
 /// is shadowed like any other (SECURITY.md, guarantee 7), never listed in
