@@ -241,7 +241,13 @@ impl<'a> Importer<'a> {
         view: &mut View<'_>,
         gate: &mut Gate,
     ) -> String {
-        let mut inside = Vec::new();
+        // Under `self-import-cycle` the file being read is open already, so
+        // an import of it is a cycle at once (Claude Code).
+        let mut inside = if self.policy.instructions.self_import_cycle {
+            vec![rel.to_path_buf()]
+        } else {
+            Vec::new()
+        };
         self.bound = self.bound_for(rel, view);
         self.expand_at(text, rel, 0, &mut inside, view, gate)
     }
@@ -405,6 +411,27 @@ impl<'a> Importer<'a> {
             me.records[i].reason = Some(reason);
             Err(reason)
         };
+        // Under `self-import-cycle` a file that imports itself (or a file
+        // it is being read from) is a cycle before anything else is asked,
+        // wherever it lies (Claude Code): known lexically, nothing read.
+        if self.policy.instructions.self_import_cycle
+            && self.policy.instructions.import_syntax == ImportSyntax::AtPath
+        {
+            let named = crate::vocab::home::normalize(
+                &self
+                    .root
+                    .path
+                    .join(from.parent().unwrap_or(Path::new("")))
+                    .join(spec),
+            );
+            if named == crate::vocab::home::normalize(&self.root.path.join(from))
+                || inside
+                    .iter()
+                    .any(|open| named == crate::vocab::home::normalize(&self.root.path.join(open)))
+            {
+                return fail(self, Reason::ImportCycle);
+            }
+        }
         // A file above the repository imports nothing: below its folder
         // lie other users' folders, not only this repository.
         if self.root_id.origin() == Origin::Ancestor {

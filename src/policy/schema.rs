@@ -572,6 +572,11 @@ section! {
         /// What stands where an import failed: `literal` (the reference as
         /// written) or `comment` (`templates.import-failed`).
         import_failure: ImportFailure => compat "import-failure",
+        /// Whether the file being read counts as open when its imports
+        /// are followed: `true` makes an import of the file itself a cycle
+        /// at once (Claude Code); `false` inlines it once, and the import
+        /// inside that copy is the cycle (Gemini CLI).
+        self_import_cycle: bool => compat "self-import-cycle",
         /// How a file names another to import: `at-path` (`@path`, relative
         /// to the importing file's folder: Gemini CLI, Claude Code) or
         /// `file-reference` (`#[[file:path]]`, relative to the importing

@@ -317,3 +317,35 @@ fn the_kiro_policy_follows_file_references() {
     assert!(s.prompt.contains("{\"name\": \"demo\"}"), "{}", s.prompt);
     assert_eq!(outcomes(&s), pairs(&[("package.json", "inlined")]));
 }
+
+/// `instructions.compat.self-import-cycle`: a file that imports itself is a
+/// cycle at once (Claude Code 2.1.332, recorded:
+/// `tests/compat/expected/claude-code/rand-20261206-109-claude-code.json`),
+/// also where the file lies outside the imports' bound; without it the file
+/// is inlined once and the import inside that copy is the cycle.
+#[test]
+fn self_import_cycle_makes_a_self_import_a_cycle_at_once() {
+    let w = World::new();
+    w.write("repo/AGENTS.md", "Root.\n@AGENTS.md\n@./sub/../AGENTS.md\n");
+    let once = w.snapshot("", "repo");
+    assert_eq!(
+        outcomes(&once),
+        pairs(&[
+            ("AGENTS.md", "inlined"),
+            ("AGENTS.md", "import-cycle"),
+            ("./sub/../AGENTS.md", "import-cycle"),
+            ("./sub/../AGENTS.md", "inlined"),
+            ("AGENTS.md", "import-cycle"),
+            ("./sub/../AGENTS.md", "import-cycle"),
+        ])
+    );
+    let at_once = w.snapshot("compat.self-import-cycle = true\n", "repo");
+    assert_eq!(
+        outcomes(&at_once),
+        pairs(&[
+            ("AGENTS.md", "import-cycle"),
+            ("./sub/../AGENTS.md", "import-cycle"),
+        ])
+    );
+    assert!(!at_once.instruction_files[0].text.contains("Imported from"));
+}
