@@ -58,18 +58,24 @@ struct Class {
     /// none: it is a bug being fixed).
     #[serde(default)]
     why: Option<Why>,
+    /// For `safety`: the SECURITY.md guarantee the difference keeps.
+    #[serde(default)]
+    guarantee: Option<u32>,
+    /// For `peer-defect`: an issue, a source line, a nondeterminism shown
+    /// by two recordings.
+    #[serde(default)]
+    evidence: Option<String>,
 }
 
-/// Why a class differs on purpose: it protects a user (the SECURITY.md
-/// guarantee it keeps), or the peer is wrong (the evidence).
-#[derive(Debug, Deserialize)]
-#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+/// Why a class differs on purpose: it protects a user (`guarantee` names
+/// the SECURITY.md guarantee it keeps), or the peer is wrong (`evidence`).
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 enum Why {
-    /// The difference keeps SECURITY.md's guarantee `guarantee`.
-    Safety { guarantee: u32 },
-    /// The peer is wrong: an issue, a source line, a nondeterminism shown
-    /// by two recordings.
-    PeerDefect { evidence: String },
+    /// The difference keeps a SECURITY.md guarantee.
+    Safety,
+    /// The peer is wrong.
+    PeerDefect,
 }
 
 impl Class {
@@ -663,21 +669,32 @@ fn every_intended_difference_says_why() {
         .expect("SECURITY.md readable");
     let intended = intended();
     for class in &intended.classes {
-        match &class.why {
+        match class.why {
             None => panic!(
                 "intended.json: class {} has no `why` (safety with its guarantee, or \
                  peer-defect with evidence); a difference that is neither is pending",
                 class.name
             ),
-            Some(Why::Safety { guarantee }) => assert!(
-                security
-                    .lines()
-                    .any(|l| l.starts_with(&format!("{guarantee}. **"))),
-                "intended.json: class {} names SECURITY.md guarantee {guarantee}, which it does not state",
-                class.name
-            ),
-            Some(Why::PeerDefect { evidence }) => assert!(
-                evidence.trim().len() >= 20,
+            Some(Why::Safety) => {
+                let Some(guarantee) = class.guarantee else {
+                    panic!(
+                        "intended.json: safety class {} names no `guarantee`",
+                        class.name
+                    );
+                };
+                assert!(
+                    security
+                        .lines()
+                        .any(|l| l.starts_with(&format!("{guarantee}. **"))),
+                    "intended.json: class {} names SECURITY.md guarantee {guarantee}, which it does not state",
+                    class.name
+                );
+            }
+            Some(Why::PeerDefect) => assert!(
+                class
+                    .evidence
+                    .as_deref()
+                    .is_some_and(|e| e.trim().len() >= 20),
                 "intended.json: class {} is a peer defect without evidence",
                 class.name
             ),
@@ -685,7 +702,7 @@ fn every_intended_difference_says_why() {
     }
     for class in &intended.pending {
         assert!(
-            class.why.is_none(),
+            class.why.is_none() && class.guarantee.is_none() && class.evidence.is_none(),
             "intended.json: pending class {} says why it is intended: move it to `classes`",
             class.name
         );
