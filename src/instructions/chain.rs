@@ -252,6 +252,43 @@ pub(crate) fn compare_paths(a: &Path, b: &Path, utf16: bool) -> std::cmp::Orderi
         .cmp(b.as_os_str().as_encoded_bytes())
 }
 
+/// Whether any of `candidates` named one of `names` in its folder is a
+/// file whose text is not blank (`instructions.compat.fallback-unless`):
+/// each such file is read, bounded by `max-file-bytes` (and recorded: its
+/// text decides). A file above the repository that another user owns does
+/// not count, as for [`any_present`].
+fn any_with_text(
+    policy: &Policy,
+    roots: &Roots,
+    candidates: &[Candidate],
+    names: &[&str],
+    view: &mut View<'_>,
+) -> bool {
+    let limit = u64::try_from(policy.instructions.max_file_bytes).unwrap_or(0);
+    candidates.iter().any(|c| {
+        if !names.contains(&c.name_in_place().as_str()) {
+            return false;
+        }
+        let Some(r) = roots.set.get(c.root) else {
+            return false;
+        };
+        if c.origin == Origin::Ancestor && foreign_owner(policy, r, c.root, &c.rel, view).is_some()
+        {
+            return false;
+        }
+        match view.open(r, c.root, &c.rel, policy.trust.symlinks) {
+            crate::trace::Open::File(file) if file.stamp().is_file() => file
+                .read_at_most(limit)
+                .is_ok_and(|bytes| !crate::instructions::select::is_blank(policy, &bytes)),
+            crate::trace::Open::File(file) => {
+                file.leave();
+                false
+            }
+            _ => false,
+        }
+    })
+}
+
 /// Whether any of `candidates` is there (a file, or anything a link
 /// names): the test for `fallback-level-files`. A file above the
 /// repository that another user owns is not there (it is not read either),
@@ -382,16 +419,22 @@ pub(crate) fn candidates(policy: &Policy, roots: &Roots, view: &mut View<'_>) ->
         .iter()
         .map(|n| n.get_ref().as_str())
         .collect();
-    for k in 0..roots.set.ancestors.len() {
-        places.push(
-            RootId::Ancestor(k),
-            0,
-            Path::new(""),
-            &ancestor_names,
-            false,
-        );
-    }
     let level_names = names(&ins.level_files, &ins.extra_level_files);
+    // The nearest `ancestor_levels` of them are levels
+    // (`instructions.compat.unmarked-levels`): read with the level files.
+    let first_level = roots
+        .set
+        .ancestors
+        .len()
+        .saturating_sub(roots.ancestor_levels);
+    for k in 0..roots.set.ancestors.len() {
+        let names = if k < first_level {
+            &ancestor_names
+        } else {
+            &level_names
+        };
+        places.push(RootId::Ancestor(k), 0, Path::new(""), names, false);
+    }
     // The levels read: down to the cwd, or the root alone, or the cwd alone.
     let (to, skip): (&Path, &dyn Fn(&Path) -> bool) = match ins.levels {
         SourceLevels::EveryLevel => (&roots.cwd_rel, &|_| false),
@@ -399,20 +442,59 @@ pub(crate) fn candidates(policy: &Policy, roots: &Roots, view: &mut View<'_>) ->
         SourceLevels::Cwd => (&roots.cwd_rel, &|dir| dir != roots.cwd_rel),
     };
     places.levels(to, &level_names, skip, false);
-    if !ins.fallback_level_files.is_empty()
-        && !any_present(policy, roots, &places.out[first_project..], places.view)
-    {
+    let stands_in = !ins.fallback_level_files.is_empty()
+        && if ins.fallback_unless.is_empty() {
+            !any_present(policy, roots, &places.out[first_project..], places.view)
+        } else {
+            let unless: Vec<&str> = ins
+                .fallback_unless
+                .iter()
+                .map(|n| n.get_ref().as_str())
+                .collect();
+            !any_with_text(
+                policy,
+                roots,
+                &places.out[first_project..],
+                &unless,
+                places.view,
+            )
+        };
+    if stands_in {
         // No primary file at or above the cwd: the fallback names stand in.
         let fallback: Vec<&str> = ins
             .fallback_level_files
             .iter()
             .map(|n| n.get_ref().as_str())
             .collect();
+        // Under `fallback-unless`, in every folder above the repository
+        // too; else at the folders that are levels.
+        let from = if ins.fallback_unless.is_empty() {
+            first_level
+        } else {
+            0
+        };
+        for k in from..roots.set.ancestors.len() {
+            places.push(RootId::Ancestor(k), 0, Path::new(""), &fallback, false);
+        }
         places.levels(to, &fallback, skip, false);
+        // Each fallback file joins its folder (after that folder's other
+        // names): the folders above the repository outermost first, then
+        // the levels from the root down.
+        let ancestors = roots.set.ancestors.len();
+        out_by_folder(&mut places.out[first_project..], ancestors);
     }
     let mut out = places.out;
     order(policy, &mut out[first_project..]);
     out
+}
+
+/// Sorts project candidates (stably) by their folder: the folders above
+/// the repository, outermost first, then the repository's levels.
+fn out_by_folder(project: &mut [Candidate], ancestors: usize) {
+    project.sort_by_key(|c| match c.root {
+        RootId::Ancestor(k) => k,
+        _ => ancestors + c.level,
+    });
 }
 
 /// The candidates of the levels below the cwd down to `target` (a

@@ -59,6 +59,9 @@ pub struct Policy {
     pub(super) named_paths: Vec<Option<PathBuf>>,
     /// `roots.state`, its candidates expanded (`{home-key}` still in it).
     pub(super) state_place: StatePlace,
+    /// The user's home directory (`~`), where
+    /// `instructions.compat.unmarked-levels = "to-home"` stops.
+    pub(super) user_home: Option<PathBuf>,
     pub(super) digest: u128,
     /// The digest's hasher once it had taken the values, as merged (see
     /// [`Policy::locate_named_roots_as_merged`]).
@@ -116,6 +119,11 @@ pub(super) fn state_place(
     StatePlace::Nowhere
 }
 
+/// The user's home directory (`~` expanded with `env`), normalized.
+pub(super) fn user_home(env: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> Option<PathBuf> {
+    crate::vocab::home::expand_home("~", env).map(|p| crate::vocab::home::normalize(&p))
+}
+
 /// The folders of version-control metadata (git, Mercurial, Subversion,
 /// Jujutsu) that an `@import` never reads inside, under every policy: they
 /// hold remote URLs with tokens, hooks and credentials helpers, never a
@@ -158,6 +166,7 @@ impl Policy {
     pub(crate) fn locate_named_roots(&mut self, env: &dyn Fn(&str) -> Option<std::ffi::OsString>) {
         self.named_paths = named_root_paths(&self.roots, env);
         self.state_place = state_place(&self.roots, env);
+        self.user_home = user_home(env);
         self.digest = self.compute_digest();
     }
 
@@ -175,6 +184,7 @@ impl Policy {
         };
         self.named_paths = named_root_paths(&self.roots, env);
         self.state_place = state_place(&self.roots, env);
+        self.user_home = user_home(env);
         self.digest = self.digest_from(merged.0.clone());
     }
 
@@ -183,12 +193,19 @@ impl Policy {
     pub(crate) fn is_located_for(&self, env: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> bool {
         named_root_paths(&self.roots, env) == self.named_paths
             && state_place(&self.roots, env) == self.state_place
+            && user_home(env) == self.user_home
     }
 
     /// Where each `[[roots.named]]` entry is (`None`: no candidate
     /// expands), in declaration order.
     pub fn named_root_paths(&self) -> &[Option<PathBuf>] {
         &self.named_paths
+    }
+
+    /// Where `instructions.compat.unmarked-levels = "to-home"` stops: the
+    /// user's home directory, when `HOME` is set.
+    pub(crate) fn user_home(&self) -> Option<&Path> {
+        self.user_home.as_deref()
     }
 
     /// The state root for the home root `home` (`roots.state`): the home

@@ -18,7 +18,7 @@ use super::structure;
 use super::validate::{self};
 
 use super::effective::{Definition, Policy};
-use super::effective::{named_root_paths, problems_at, root_id, state_place};
+use super::effective::{named_root_paths, problems_at, root_id, state_place, user_home};
 use super::source::{PolicySource, with_base};
 
 impl Policy {
@@ -288,6 +288,7 @@ impl Policy {
 
         let named_paths = named_root_paths(&roots, &|name| std::env::var_os(name));
         let state_place = state_place(&roots, &|name| std::env::var_os(name));
+        let user_home = user_home(&|name| std::env::var_os(name));
         let mut policy = Self {
             roots,
             instructions,
@@ -306,6 +307,7 @@ impl Policy {
             safe_directories,
             named_paths,
             state_place,
+            user_home,
             digest: 0,
             merged_values: None,
             deprecations,

@@ -632,12 +632,29 @@ section! {
         /// the cwd (Claude Code reads `AGENTS.md` only without a
         /// `CLAUDE.md`).
         fallback_level_files: Names => "fallback-level-files" where relative_paths(),
+        /// Which files keep `fallback-level-files` out: empty, any
+        /// `level-files` or `ancestor-files` file at or above the cwd;
+        /// else only a file of one of these names there whose text is not
+        /// blank (Claude Code 2.1.332 reads `AGENTS.md` beside a blank
+        /// `CLAUDE.md`, a folder named `CLAUDE.md` or `.claude/rules`). The
+        /// fallback names are then read at every level and in every folder
+        /// `ancestor-files` reads.
+        fallback_unless: Names => compat "fallback-unless" where relative_paths(),
         /// Names read in every folder above the repository root, up to the
         /// file system's root or the nearest `roots.ceiling-directories`
         /// entry (Claude Code reads every ancestor's `CLAUDE.md`). Each
         /// folder is its own sandbox; its files are labelled `ancestor`.
         /// Empty: nothing above the root is read.
         ancestor_files: Names => compat "ancestor-files" where relative_paths(),
+        /// With no repository marker at or above the cwd (the cwd is its
+        /// own root), which folders above the cwd are levels too: `cwd`
+        /// (none) or `to-home` (each folder up to the user's home
+        /// directory, not included, or the file system's root, as Claude
+        /// Code 2.1.332 reads them): each is read as an ancestor folder
+        /// (its own sandbox, git's owner rule) with the level files, the
+        /// fallback names and the `every-level` skill sources, rather than
+        /// `ancestor-files` alone.
+        unmarked_levels: UnmarkedLevels => compat "unmarked-levels",
         /// Whether a file whose frontmatter has `paths:` globs is a scoped
         /// rule: not loaded with the chain, listed in `scopedRules`, loaded
         /// on access to a matching path.
@@ -1490,6 +1507,20 @@ impl NamedRoot {
 }
 
 words! {
+    /// With no repository marker found, which folders above the cwd are
+    /// read as levels (`instructions.compat.unmarked-levels`).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+    pub enum UnmarkedLevels {
+        /// None: the cwd is the only level.
+        #[default]
+        Cwd => "cwd",
+        /// Every folder above the cwd up to the user's home directory (not
+        /// included), or the file system's root when the home is not above.
+        ToHome => "to-home",
+    }
+}
+
+words! {
     /// Where in the repository a skill source's path, or the level files
     /// (`instructions.levels`), are looked for.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -1967,6 +1998,7 @@ mod tests {
             assert_eq!(all, words.to_vec());
         }
         check_words::<SourceLevels>();
+        check_words::<UnmarkedLevels>();
         check_words::<NameFrom>();
         check_words::<BudgetCounts>();
         check_words::<Trim>();

@@ -58,6 +58,16 @@ impl Policy {
             h.update(&(bytes.len() as u64).to_le_bytes());
             h.update(bytes);
         }
+        // Where `unmarked-levels = "to-home"` stops, when the policy asks.
+        if self.instructions.unmarked_levels == super::UnmarkedLevels::ToHome {
+            let bytes = self
+                .user_home
+                .as_deref()
+                .map_or(&[][..], |p| p.as_os_str().as_encoded_bytes());
+            h.update(&[2, u8::from(self.user_home.is_some())]);
+            h.update(&(bytes.len() as u64).to_le_bytes());
+            h.update(bytes);
+        }
         h.digest128()
     }
 

@@ -10,7 +10,7 @@ use super::handles::Handles;
 use super::place::Place;
 use super::stamp::is_trusted_owner;
 use super::{Root, Shield, Shortage, Stamp, ambient, open};
-use crate::policy::{MarkerKind, Policy};
+use crate::policy::{MarkerKind, Policy, UnmarkedLevels};
 use crate::vocab::home::normalize;
 use crate::vocab::origin::RootId;
 use crate::vocab::warning::{Warning, WarningKind};
@@ -25,6 +25,12 @@ pub(crate) struct Roots {
     /// policy reads (`instructions.compat.ancestor-files`), root-most first, in the
     /// order of `set.ancestors`.
     pub(crate) ancestor_paths: Vec<PathBuf>,
+    /// How many of the nearest of those folders are levels
+    /// (`instructions.compat.unmarked-levels`: no marker was found, and
+    /// they are below the user's home): the last this many of
+    /// `set.ancestors`, read with the level files and the `every-level`
+    /// skill sources.
+    pub(crate) ancestor_levels: usize,
     /// The working directory, absolute.
     pub(crate) cwd: PathBuf,
     /// The working directory relative to the repository root.
@@ -228,7 +234,7 @@ pub(crate) fn open_roots(
     // probes, so the same fingerprint), and a caller that sometimes passes
     // the root does not rebuild for nothing. Another root named wins, and
     // what the search saw is dropped: it decided nothing.
-    let found = {
+    let (found, marked) = {
         let mut search = Search {
             policy,
             markers: &mut marker_probes,
@@ -237,14 +243,14 @@ pub(crate) fn open_roots(
         };
         search.repo_root(&cwd)
     };
-    let repo_path = match given {
+    let (repo_path, marked) = match given {
         Some(r) if r != found => {
             marker_probes.clear();
             owner_probes.clear();
             warnings.clear();
-            r
+            (r, true)
         }
-        _ => found,
+        _ => (found, marked),
     };
     if repo_path != cwd {
         // The search stamped the root it chose (to check its owner): the
@@ -303,9 +309,22 @@ pub(crate) fn open_roots(
     // stamped (a folder created or replaced later moves the fingerprint)
     // and opened as its own sandbox, root-most first.
     let mut ancestors = Vec::new();
-    if !policy.instructions.ancestor_files.is_empty() {
+    // With no marker found and `unmarked-levels = "to-home"`, the folders
+    // above the cwd up to the user's home (not included) are levels.
+    let unmarked_to_home = !marked && policy.instructions.unmarked_levels == UnmarkedLevels::ToHome;
+    let mut ancestor_levels = 0;
+    let mut below_home = unmarked_to_home;
+    if !policy.instructions.ancestor_files.is_empty() || unmarked_to_home {
         for dir in repo_path.ancestors().skip(1) {
             if policy.is_ceiling(dir) {
+                break;
+            }
+            if below_home && policy.user_home() == Some(dir) {
+                below_home = false;
+            }
+            if below_home {
+                ancestor_levels += 1;
+            } else if policy.instructions.ancestor_files.is_empty() {
                 break;
             }
             let stamp = ambient::directory_stamp(dir);
@@ -397,6 +416,7 @@ pub(crate) fn open_roots(
             },
         },
         ancestor_paths,
+        ancestor_levels,
         cwd,
         cwd_rel,
         marker_probes,
@@ -533,7 +553,7 @@ impl Search<'_> {
     /// holding a marker that counts, or the cwd when none does. Every marker
     /// path probed, and the owner of every directory whose marker matched,
     /// is recorded.
-    fn repo_root(&mut self, cwd: &Path) -> PathBuf {
+    fn repo_root(&mut self, cwd: &Path) -> (PathBuf, bool) {
         for dir in cwd.ancestors() {
             if dir != cwd && self.policy.is_ceiling(dir) {
                 break;
@@ -544,11 +564,11 @@ impl Search<'_> {
                 let hit = marker_matches(&stamp, self.policy.roots.repo_marker_kind);
                 self.markers.push((p, stamp));
                 if hit && self.trusted_owner(dir) {
-                    return dir.to_path_buf();
+                    return (dir.to_path_buf(), true);
                 }
             }
         }
-        cwd.to_path_buf()
+        (cwd.to_path_buf(), false)
     }
 
     /// Whether a directory holding a marker may be the repository root: it

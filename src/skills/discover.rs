@@ -69,8 +69,37 @@ pub(crate) fn discover(
                 .iter()
                 .any(|p| p.get_ref() == source.path.get_ref())
             && bare_git_dir(root, id, view);
+        // `instructions.compat.unmarked-levels`: with no marker found, the
+        // folders above the cwd that are levels hold the source too,
+        // outermost first, each its own sandbox (git's owner rule applies:
+        // see `examine`); the repository's own levels come after them.
+        let above = if source.levels == SourceLevels::EveryLevel && !cwd_only {
+            roots.ancestor_levels
+        } else {
+            0
+        };
+        let first = roots.set.ancestors.len().saturating_sub(above);
+        for (level, k) in (first..roots.set.ancestors.len()).enumerate() {
+            let id = RootId::Ancestor(k);
+            let Some(root) = roots.set.get(id) else {
+                continue;
+            };
+            let ctx = SourceCtx {
+                root,
+                id,
+                origin: id.origin(),
+                ..ctx
+            };
+            ctx.scan(
+                Path::new(source.path.get_ref()),
+                level,
+                view,
+                &mut found,
+                &mut rejected,
+            );
+        }
         for (level, rel_source) in source_dirs(source, &roots.cwd_rel, cwd_only) {
-            ctx.scan(&rel_source, level, view, &mut found, &mut rejected);
+            ctx.scan(&rel_source, above + level, view, &mut found, &mut rejected);
         }
     }
     (found, rejected, warnings.into_inner())
@@ -504,6 +533,30 @@ impl SourceCtx<'_> {
         // a changed SKILL.md). The folder is examined only to explain a failure.
         let how = self.reading_how();
         let rel = crate::vocab::paths::join(rel_folder, SKILL_FILE);
+        // Above the repository, git's owner rule: a skill another user owns
+        // (its `SKILL.md`, or a folder on the way to it) may have been
+        // planted in a shared folder, and is not read.
+        if self.origin == Origin::Ancestor
+            && let Some((path, owner)) = crate::instructions::chain::foreign_owner(
+                self.policy,
+                self.root,
+                self.id,
+                &rel,
+                view,
+            )
+        {
+            self.warnings.borrow_mut().push(Warning::new(
+                WarningKind::UnsafeAncestor,
+                &path,
+                format!(
+                    "not read as a skill above the cwd: this belongs to another user \
+                     (uid {owner}), who may have planted it; list {} in \
+                     roots.safe-directories to trust it",
+                    crate::vocab::paths::shown(&self.root.path)
+                ),
+            ));
+            return Err((rel, Reason::ForeignOwner));
+        }
         let read = self.read_frontmatter(&rel, rel_folder, &how, view)?;
         let rel = read.entry.rel.clone();
         if self.origin == Origin::Project && read.stamp.is_hard_linked() {

@@ -1409,6 +1409,54 @@ fixture({
 });
 
 fixture({
+  name: 'claude-unmarked-levels',
+  about: 'Claude Code: no repository above the cwd: the rules, AGENTS.md and .claude/skills of every folder above it are read (instructions.compat.unmarked-levels); a blank CLAUDE.md keeps no AGENTS.md out (fallback-unless)',
+  peers: CLAUDE,
+  tree: [
+    doc('repo/.claude/rules/outer.md', 'Outer rule.'),
+    { path: 'repo/CLAUDE.md', text: ' \n\t\n' },
+    doc('repo/AGENTS.md', 'Outer agents.'),
+    skill('repo/.claude/skills/outer-skill/SKILL.md', 'outer-skill', 'the outer folder'),
+    doc('repo/a/.claude/rules/mid.md', 'Middle rule.'),
+    skill('repo/a/.claude/skills/mid-skill/SKILL.md', 'mid-skill', 'the middle folder'),
+    doc('repo/a/b/AGENTS.md', 'Cwd agents.'),
+  ],
+  cwd: 'repo/a/b',
+});
+
+fixture({
+  name: 'claude-rules-above-nested-repo',
+  about: 'Claude Code: rules above a nested repository root are read (ancestor-files), its skills are not; a CLAUDE.local.md with text keeps AGENTS.md out',
+  peers: CLAUDE,
+  tree: [
+    dir('repo/.git'),
+    doc('repo/.claude/rules/outer.md', 'Outer rule.'),
+    skill('repo/.claude/skills/outer-skill/SKILL.md', 'outer-skill', 'the outer repository'),
+    doc('repo/mid/.claude/rules/mid.md', 'Middle rule.'),
+    doc('repo/mid/AGENTS.md', 'Middle agents.'),
+    dir('repo/mid/inner/.git'),
+    doc('repo/mid/inner/CLAUDE.local.md', 'Inner local.'),
+    doc('repo/mid/inner/AGENTS.md', 'Inner agents.'),
+  ],
+  cwd: 'repo/mid/inner',
+});
+
+fixture({
+  name: 'claude-on-access-local-first',
+  about: 'Claude Code: loaded on access, a folder\'s CLAUDE.local.md comes before its .claude/rules (instructions.compat.access-level-files)',
+  peers: CLAUDE,
+  tree: [
+    dir('repo/.git'),
+    doc('repo/CLAUDE.md', 'Root.'),
+    doc('repo/pkg/CLAUDE.md', 'Package.'),
+    doc('repo/pkg/CLAUDE.local.md', 'Package local.'),
+    doc('repo/pkg/.claude/rules/style.md', 'Package rule.'),
+  ],
+  cwd: 'repo',
+  accesses: ['repo/pkg/main.ts'],
+});
+
+fixture({
   name: 'skills-codex-bare-git',
   about: 'Codex: under an empty .git folder (a marker, no HEAD: no repository) which levels of .codex/skills and .agents/skills are read (skills.compat.levels-need-repository)',
   peers: CODEX,

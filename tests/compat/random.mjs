@@ -14,7 +14,7 @@
 // no FIFO; no `..` in tree paths (link targets may hold them).
 
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, posix } from 'node:path';
 
 // ---------------------------------------------------------------- PRNG
 
@@ -460,12 +460,14 @@ function claudeTree(R, seed, index) {
   if (depth > 0 && R.chance(0.2)) {
     gitAt(R.pick(chain.slice(1)));
     repository = true;
-    // A nested repository: the folders above its root are read by Claude
-    // Code as they are with no repository at all.
+    // A nested repository: Claude Code reads the rules and AGENTS.md of
+    // the folders above its root (ancestor-files, fallback-unless), not
+    // their skills.
     features.add('claude-nested-repository');
   }
-  // No repository: Claude Code reads .claude/skills and .claude/rules of
-  // every folder above the cwd; lisa-context's root is the cwd.
+  // No repository: Claude Code reads .claude/skills, .claude/rules and
+  // AGENTS.md of every folder above the cwd up to the home
+  // (instructions.compat.unmarked-levels).
   if (!repository) features.add('claude-no-repository');
 
   const word = () => R.pick(R.chance(0.1) ? UNI_WORDS : WORDS);
@@ -589,7 +591,15 @@ function claudeTree(R, seed, index) {
       add({ path: t, text: `[${t}]\n${line()}\n` });
       target = relTarget(at, t);
     }
-    if (add({ path: at, symlink: target }) && kind === 'outside') features.add('link-leaves-root');
+    // Whether the link leaves lisa-context's root for it: the nearest
+    // marker's folder at or above the cwd (the cwd with none) for a file at
+    // or below it; the file's own folder above it (each folder above the
+    // root is its own sandbox).
+    const folder = at.split('/').slice(0, -1).join('/');
+    const root = [...chain].reverse().find((l) => files.has(`${l}/.git`) || dirs.has(`${l}/.git`)) ?? cwd;
+    const own = under(folder, root) ? root : folder;
+    const lands = posix.normalize(`${folder}/${target}`);
+    if (add({ path: at, symlink: target }) && kind !== 'dangling' && !under(lands, own)) features.add('link-leaves-root');
   }
 
   // Skills: the home's and the project's at any level of the chain.

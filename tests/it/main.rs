@@ -96,6 +96,7 @@ mod survey_places;
 mod survey_scope;
 mod trust;
 mod trust_folder;
+mod unmarked_levels;
 
 /// Every `.rs` file in `tests/it/` (but this one) is declared above as a
 /// module, and every module declared here has its file: a test file
