@@ -1355,7 +1355,11 @@ fn directory_named_skill_file() {
 /// that lives outside the repository (`<tmp>/x/link -> repo/sub`). Root
 /// discovery walks the cwd's path as given, so no `.git` is found above
 /// `x/link` and the cwd becomes its own root: the repository's root-level
-/// files are not read. Nothing outside is read either.
+/// files are not read. Nothing beside the link is read as the project's
+/// either. (The folders above the cwd as given are the ancestors a policy
+/// may read: `x/AGENTS.md` is an ancestor level under claude-code's
+/// `unmarked-levels`, labelled as such; the planted file here is one no
+/// policy names.)
 #[test]
 fn cwd_through_symlinked_directory() {
     let mut e = Env::new("cwd_through_symlinked_directory");
@@ -1364,7 +1368,7 @@ fn cwd_through_symlinked_directory() {
     let x = e.base.join("x");
     fs::create_dir_all(&x).unwrap();
     write(
-        &x.join("AGENTS.md"),
+        &x.join("NOTES.md"),
         format!("{} beside the link\n", e.marker),
     );
     symlink(&sub, x.join("link")).unwrap();

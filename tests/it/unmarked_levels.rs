@@ -102,27 +102,32 @@ fn with_no_repository_the_folders_above_the_cwd_are_levels() {
     assert!(listed.contains(&"work-skill".to_string()), "{listed:?}");
     assert!(listed.contains(&"proj-skill".to_string()), "{listed:?}");
 
-    // Under Lisa's own value (`cwd`), nothing above the cwd but the
-    // ancestor files is read.
+    // Under Lisa's own value (`cwd`), no skill above the cwd is listed (the
+    // rules and AGENTS.md above are claude-code's `ancestor-files` and
+    // fallback, read either way).
     let cwd_only = policy(&w, "[instructions.compat]\nunmarked-levels = \"cwd\"\n");
     let json = snapshot(&w, &cwd_only, &w.home, &cwd);
-    assert!(!prompt(&json).contains("RULE-PROJ"), "{}", prompt(&json));
-    assert!(!skills(&json).contains(&"proj-skill".to_string()));
+    assert!(prompt(&json).contains("RULE-PROJ"), "{}", prompt(&json));
+    let listed = skills(&json);
+    assert!(!listed.contains(&"proj-skill".to_string()), "{listed:?}");
+    assert!(!listed.contains(&"work-skill".to_string()), "{listed:?}");
 
-    // The user's home stops the walk, itself not included.
+    // The user's home stops the skills' walk, itself not included (rules
+    // are `ancestor-files`, read up to the file system's root).
     let json = snapshot(&w, &claude, &w.path("work"), &cwd);
     assert!(prompt(&json).contains("RULE-PROJ"), "{}", prompt(&json));
-    assert!(!prompt(&json).contains("RULE-WORK"), "{}", prompt(&json));
     let listed = skills(&json);
     assert!(!listed.contains(&"work-skill".to_string()), "{listed:?}");
     assert!(listed.contains(&"proj-skill".to_string()), "{listed:?}");
 
-    // A marker makes the repository the end of the walk again.
+    // A marker makes the repository the end of the skills' walk again.
     fs::create_dir_all(w.path("work/proj/.git")).unwrap();
     let json = snapshot(&w, &claude, &w.home, &cwd);
     assert!(prompt(&json).contains("RULE-PROJ"), "{}", prompt(&json));
-    assert!(!prompt(&json).contains("RULE-WORK"), "{}", prompt(&json));
-    assert!(!skills(&json).contains(&"work-skill".to_string()));
+    assert!(prompt(&json).contains("RULE-WORK"), "{}", prompt(&json));
+    let listed = skills(&json);
+    assert!(!listed.contains(&"work-skill".to_string()), "{listed:?}");
+    assert!(listed.contains(&"proj-skill".to_string()), "{listed:?}");
 }
 
 #[test]
