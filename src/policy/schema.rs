@@ -610,7 +610,7 @@ section! {
         /// picked by `level-pick`). OpenCode looks for `AGENTS.md`, else
         /// `CLAUDE.md`, folder by folder on access, while its chain falls
         /// back to `CLAUDE.md` only when no `AGENTS.md` is on it.
-        access_level_files: Names => compat "access-level-files" where relative_paths(),
+        access_level_files: Names => "access-level-files" where relative_paths(),
         /// Which of `access-level-files` a level uses: `all`, `first-file`
         /// or `first-non-blank` (unused while `access-level-files` is
         /// empty).

@@ -28,6 +28,12 @@ use super::validate::SUPPORTED_VERSION;
 /// (`[instructions.compat]`).
 pub(crate) const COMPAT: &str = "compat";
 
+/// Keys that left their section's compat part for its core when a second
+/// shipped policy came to set them (the criterion of docs/policy.md): their
+/// compat spelling is read for one release with a `policy::deprecated-key`
+/// warning.
+pub(crate) const LEFT_COMPAT: &[&str] = &["instructions.access-level-files"];
+
 /// What the walk found in one policy file.
 pub(crate) struct Checked {
     /// Every structural problem: the file is refused.
@@ -82,7 +88,7 @@ impl Walk<'_> {
         // checked as a plain table's.
         let compat: Vec<Field> = fields
             .iter()
-            .filter(|f| f.compat)
+            .filter(|f| f.compat || LEFT_COMPAT.contains(&dotted(path, f.key).as_str()))
             .map(|f| Field {
                 compat: false,
                 ..*f
@@ -254,6 +260,49 @@ impl Walk<'_> {
                 .collect(),
             _ => Vec::new(),
         };
+        // A key that left the compat part for the core, written there.
+        let core_spans: Vec<(String, Range<usize>)> = table
+            .iter()
+            .map(|(k, _)| (k.get_ref().to_string(), k.span()))
+            .collect();
+        for (key, span) in &new_spans {
+            let now = dotted(path, key);
+            if !LEFT_COMPAT.contains(&now.as_str()) {
+                continue;
+            }
+            let was = format!("{}.{key}", dotted(path, COMPAT));
+            match core_spans.iter().find(|(k, _)| k == key) {
+                Some((_, core_span)) => {
+                    let problem = Problem::new(
+                        self.src,
+                        ProblemKind::DuplicateKey,
+                        span.clone(),
+                        format!("`{now}` is set twice: here, in its old spelling, and as `{now}`"),
+                        "old spelling",
+                    )
+                    .with_label(core_span.clone(), "new spelling")
+                    .with_help(format!("keep only `{now}`"));
+                    self.push(problem);
+                    if let Some(DeValue::Table(part)) = table.get_mut(COMPAT).map(|v| v.get_mut()) {
+                        part.remove(key.as_str());
+                    }
+                }
+                None => {
+                    let problem = Problem::new(
+                        self.src,
+                        ProblemKind::DeprecatedKey,
+                        span.clone(),
+                        format!("`{was}` is now spelt `{now}`"),
+                        "deprecated spelling",
+                    )
+                    .with_help(format!(
+                        "write `{key}` in `[{path}]`: a key two shipped policies set is a core \
+                         key, and the old spelling is read for one release only"
+                    ));
+                    self.deprecations.push(problem);
+                }
+            }
+        }
         for (key, span) in old {
             let new = format!("{}.{key}", dotted(path, COMPAT));
             let was = dotted(path, key);

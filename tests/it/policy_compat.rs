@@ -405,3 +405,49 @@ fn a_reloaded_policy_brings_its_own_warnings_not_the_cached_ones() {
     assert_ne!(seen[0], seen[2]);
     assert_eq!(seen[1], seen[3]);
 }
+
+/// A key that left the compat part for the core (a second shipped policy
+/// came to set it: `instructions.access-level-files`, set by opencode and
+/// claude-code) is read in its compat spelling for one release, with a
+/// `policy::deprecated-key` warning at that key naming the core one; both
+/// spellings in one file are refused.
+#[test]
+fn a_key_that_left_the_compat_part_is_read_in_its_old_spelling_with_a_warning() {
+    let head = "version = 1\n";
+    let old = format!("{head}[instructions.compat]\naccess-level-files = [\"AGENTS.md\"]\n");
+    let new = format!("{head}[instructions]\naccess-level-files = [\"AGENTS.md\"]\n");
+    let from_old = team(&old).unwrap();
+    let from_new = team(&new).unwrap();
+    assert_eq!(from_old.to_toml(), from_new.to_toml());
+    assert_eq!(from_old.digest(), from_new.digest());
+    assert_eq!(
+        values(&from_new)["instructions.access-level-files"].to_string(),
+        "[\"AGENTS.md\"]"
+    );
+    assert!(from_new.deprecations().is_empty());
+    let [warning] = from_old.deprecations() else {
+        panic!("{:?}", from_old.deprecations());
+    };
+    assert_eq!(warning.kind.code(), "policy::deprecated-key");
+    assert!(
+        warning
+            .message
+            .contains("`instructions.compat.access-level-files`")
+            && warning
+                .message
+                .contains("`instructions.access-level-files`"),
+        "{}",
+        warning.message
+    );
+    let at = old.find("access-level-files").unwrap();
+    assert_eq!(warning.span, at..at + "access-level-files".len());
+
+    let both = format!(
+        "{head}[instructions]\naccess-level-files = []\n[instructions.compat]\naccess-level-files = []\n"
+    );
+    let problems = problems(team(&both).unwrap_err());
+    let [problem] = &problems[..] else {
+        panic!("{problems:?}");
+    };
+    assert_eq!(problem.kind.code(), "policy::duplicate-key");
+}
