@@ -738,6 +738,16 @@ section! {
         /// `keep-final-breaks`, before `description-whitespace` and the
         /// length check.
         breaks_to_spaces: bool => compat "breaks-to-spaces",
+        /// Whether a description that is no text is made up as Claude
+        /// Code makes it: a number or boolean is its JavaScript spelling
+        /// (`1.10` is `1.1`, `0x1F` is `31`), and one that is missing,
+        /// blank, null, a list or a map, or a frontmatter block that no
+        /// reading takes as YAML, is the body's first non-blank line,
+        /// trimmed, a `#` heading mark taken off, cut to 97 UTF-16 units
+        /// and `...` when longer than 100 (`Skill` when the body has
+        /// none). The body is read past the closing fence only as far as
+        /// that line, within the skill file's size cap.
+        description_from_body: bool => compat "description-from-body",
         /// The file in the home root that keeps parsed frontmatter from one
         /// process to the next (a cache: a damaged or missing one costs a
         /// parse, nothing else). A plain file name; empty: no memo.

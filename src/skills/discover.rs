@@ -421,7 +421,7 @@ impl SourceCtx<'_> {
             if pin {
                 file.read_at_most(cap).map_err(|_| Reason::Unreadable)
             } else {
-                read::frontmatter_bytes(file, cap, fences)
+                read::frontmatter_bytes(file, cap, fences, how.reading.body)
             }
         });
         let (stamp, len, bytes) = match read {
@@ -448,7 +448,16 @@ impl SourceCtx<'_> {
             Err(reason) => return Ok(refused(reason)),
         };
         let end = if pin {
-            super::frontmatter::frontmatter_end_with(&read, fences).unwrap_or(read.len())
+            // The bytes a read that stops at the frontmatter would have
+            // given (under `description-from-body`, up to the body's first
+            // line), so that the parse is the same.
+            match super::frontmatter::frontmatter_end_with(&read, fences) {
+                Some(end) if how.reading.body => {
+                    super::frontmatter::body_line_end(&read, end, true).unwrap_or(read.len())
+                }
+                Some(end) => end,
+                None => read.len(),
+            }
         } else {
             read.len()
         };
@@ -561,10 +570,18 @@ impl SourceCtx<'_> {
             self.warnings.borrow_mut().push(Warning::new(
                 WarningKind::LenientFrontmatter,
                 read.path.clone(),
-                format!(
-                    "the frontmatter is not strict YAML and was read as plain `key: value` \
-                     lines ({strict_error})"
-                ),
+                if self.policy.skills.description_from_body {
+                    format!(
+                        "the frontmatter is not strict YAML ({strict_error}): it was read as \
+                         plain `key: value` lines, or, where they do not read it either, as \
+                         no keys, the description taken from the body's first line"
+                    )
+                } else {
+                    format!(
+                        "the frontmatter is not strict YAML and was read as plain `key: value` \
+                         lines ({strict_error})"
+                    )
+                },
             ));
         }
         // The parse keeps a description's final line breaks (a block

@@ -52,7 +52,13 @@ fn outside(line: usize, why: &str) -> FrontmatterError {
 /// Reads the YAML text between the fences (`yaml`) under the subset.
 /// `first_line` is the file line number of the block's first line, for
 /// messages.
-pub(crate) fn read(yaml: &str, first_line: usize) -> Result<Frontmatter, FrontmatterError> {
+/// With `body`, a missing or blank description is left empty for the body
+/// to fill (`description-from-body`), not refused.
+pub(crate) fn read(
+    yaml: &str,
+    first_line: usize,
+    body: bool,
+) -> Result<Frontmatter, FrontmatterError> {
     if yaml.len() > MAX_BYTES {
         return Err(FrontmatterError::Yaml(format!(
             "the frontmatter is longer than the {MAX_BYTES} bytes the lenient reading accepts"
@@ -100,7 +106,7 @@ pub(crate) fn read(yaml: &str, first_line: usize) -> Result<Frontmatter, Frontma
         };
         entries.push((key.to_string(), value));
     }
-    build(entries)
+    build(entries, body)
 }
 
 /// A value after its key: verbatim, but for one pair of matching quotes.
@@ -127,7 +133,10 @@ fn value_of(v: &str, at: usize) -> Result<String, FrontmatterError> {
 
 /// Sorts the entries into a [`Frontmatter`], as the strict reading does for
 /// text values.
-fn build(entries: Vec<(String, Option<String>)>) -> Result<Frontmatter, FrontmatterError> {
+fn build(
+    entries: Vec<(String, Option<String>)>,
+    body: bool,
+) -> Result<Frontmatter, FrontmatterError> {
     let mut fm = Frontmatter::default();
     let mut name = None;
     let mut description = None;
@@ -154,9 +163,11 @@ fn build(entries: Vec<(String, Option<String>)>) -> Result<Frontmatter, Frontmat
     } else {
         FrontmatterError::MissingDescription
     };
-    fm.description = description
-        .filter(|d| !d.trim().is_empty())
-        .ok_or(missing)?;
+    fm.description = match description {
+        Some(d) if !super::frontmatter::is_blank(&d, body) => d,
+        _ if body => String::new(),
+        _ => return Err(missing),
+    };
     Ok(fm)
 }
 
@@ -201,6 +212,48 @@ pub(crate) fn parse_or_lenient_fields(
     text: &str,
     reading: Reading,
 ) -> Result<(Frontmatter, Option<String>), FrontmatterError> {
+    let parsed = fallback_fields(text, reading);
+    if !reading.body {
+        return parsed;
+    }
+    // `description-from-body`: a description that is no text, or a block
+    // that no reading takes, is the body's first line (Claude Code reads a
+    // block that is not YAML as no keys).
+    let body = || {
+        let start = super::frontmatter::body_start(text, reading.fences).unwrap_or(text.len());
+        super::frontmatter::body_description(text.get(start..).unwrap_or_default())
+    };
+    match parsed {
+        Ok((mut fm, strict)) => {
+            if fm.description.is_empty() {
+                fm.description = body();
+            }
+            Ok((fm, strict))
+        }
+        Err(FrontmatterError::Yaml(strict)) => Ok((
+            Frontmatter {
+                description: body(),
+                ..Frontmatter::default()
+            },
+            Some(strict),
+        )),
+        Err(e @ FrontmatterError::NotAMapping) => Ok((
+            Frontmatter {
+                description: body(),
+                ..Frontmatter::default()
+            },
+            Some(e.to_string()),
+        )),
+        Err(e) => Err(e),
+    }
+}
+
+/// [`parse_or_lenient_fields`] before `description-from-body`: the strict
+/// reading, then the policy's fallback.
+fn fallback_fields(
+    text: &str,
+    reading: Reading,
+) -> Result<(Frontmatter, Option<String>), FrontmatterError> {
     match parse_fields_with(text, reading) {
         // Gemini CLI's fallback: the YAML refused, or not giving a string
         // name and description, the two lines are read as plain text.
@@ -241,7 +294,7 @@ pub(crate) fn parse_or_lenient_fields(
                 .iter()
                 .filter(|&&b| b == b'\n')
                 .count();
-            match read(yaml, first_line) {
+            match read(yaml, first_line, reading.body) {
                 Ok(fm) => Ok((fm, Some(strict))),
                 // Outside the subset too: the strict parser's word stands,
                 // unless the subset found a missing field.
@@ -380,11 +433,11 @@ mod tests {
     use super::*;
 
     fn ok(yaml: &str) -> Frontmatter {
-        read(yaml, 2).unwrap_or_else(|e| panic!("{yaml:?}: {e}"))
+        read(yaml, 2, false).unwrap_or_else(|e| panic!("{yaml:?}: {e}"))
     }
 
     fn refused(yaml: &str) -> String {
-        match read(yaml, 2) {
+        match read(yaml, 2, false) {
             Ok(fm) => panic!("{yaml:?} was read: {fm:?}"),
             Err(e) => e.to_string(),
         }

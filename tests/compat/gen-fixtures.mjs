@@ -1367,6 +1367,58 @@ fixture({
 });
 
 fixture({
+  name: 'skills-claude-description-body-line',
+  about: 'Claude Code: a description that is missing, blank, null, a map or YAML that does not parse is the body\'s first non-blank line, trimmed, a `#` heading mark taken off, cut to 97 characters and `...` past 100; a number or boolean is its JavaScript text',
+  peers: CLAUDE,
+  tree: [
+    dir('repo/.git'),
+    doc('repo/CLAUDE.md', 'Root.'),
+    raw('repo/.claude/skills/heading/SKILL.md', '---\nname: heading\n---\n\n  \n  #   A heading  line  \nNext line.\n'),
+    raw('repo/.claude/skills/nospace/SKILL.md', '---\nname: nospace\n---\n##NoSpace heading\n'),
+    raw('repo/.claude/skills/hashonly/SKILL.md', '---\nname: hashonly\n---\n#   \nNext line.\n'),
+    raw('repo/.claude/skills/longline/SKILL.md', `---\nname: longline\n---\n${'abcdefghij'.repeat(15)}\n`),
+    raw('repo/.claude/skills/hundred/SKILL.md', `---\nname: hundred\n---\n${'0123456789'.repeat(10)}\n`),
+    raw('repo/.claude/skills/blankdesc/SKILL.md', '---\nname: blankdesc\ndescription: "   "\n---\nBody of blankdesc.\n'),
+    raw('repo/.claude/skills/nulldesc/SKILL.md', '---\nname: nulldesc\ndescription: null\n---\nBody of nulldesc.\n'),
+    raw('repo/.claude/skills/tildedesc/SKILL.md', '---\nname: tildedesc\ndescription: ~\n---\nBody of tildedesc.\n'),
+    raw('repo/.claude/skills/mapdesc/SKILL.md', '---\nname: mapdesc\ndescription:\n  a: b\n---\nBody of mapdesc.\n'),
+    raw('repo/.claude/skills/notyaml/SKILL.md', '---\nname: notyaml\ndescription: |\n\tTab-indented block.\n---\nBody of notyaml.\n'),
+    raw('repo/.claude/skills/tabline/SKILL.md', '---\nname: tabline\n---\n\tA\tline with\ttabs\t\n'),
+    raw('repo/.claude/skills/crlfbody/SKILL.md', '---\r\nname: crlfbody\r\n---\r\n\r\n# CRLF heading\r\nNext.\r\n'),
+    raw('repo/.claude/skills/emptybody/SKILL.md', '---\nname: emptybody\n---\n\n  \n'),
+    raw('repo/.claude/skills/number/SKILL.md', '---\nname: number\ndescription: 42\n---\nBody of number.\n'),
+    raw('repo/.claude/skills/float/SKILL.md', '---\nname: float\ndescription: 1.10\n---\nBody of float.\n'),
+    raw('repo/.claude/skills/hex/SKILL.md', '---\nname: hex\ndescription: 0x1F\n---\nBody of hex.\n'),
+    raw('repo/.claude/skills/exp/SKILL.md', '---\nname: exp\ndescription: 1e3\n---\nBody of exp.\n'),
+    raw('repo/.claude/skills/bool/SKILL.md', '---\nname: bool\ndescription: false\n---\nBody of bool.\n'),
+  ],
+  cwd: 'repo',
+});
+
+fixture({
+  name: 'skills-claude-folder-names',
+  about: 'Claude Code: a skill folder\'s name need not be lower-case words: upper case, `_`, accents, a space or a colon inside are listed; a leading colon, two spaces, a trailing space or `<` are not',
+  peers: CLAUDE,
+  tree: [
+    dir('repo/.git'),
+    doc('repo/CLAUDE.md', 'Root.'),
+    skill('repo/.claude/skills/Tool/SKILL.md', 'Tool', 'Upper-case folder.'),
+    skill('repo/.claude/skills/x_y/SKILL.md', 'x_y', 'Underscore folder.'),
+    skill('repo/.claude/skills/café/SKILL.md', 'café', 'Accented folder.'),
+    skillFile('repo/.claude/skills/two words/SKILL.md', ['description: Spaced folder.']),
+    skillFile('repo/.claude/skills/a:b/SKILL.md', ['description: Colon inside.']),
+    skillFile('repo/.claude/skills/:lead/SKILL.md', ['description: Leading colon.']),
+    skillFile('repo/.claude/skills/two  spaces/SKILL.md', ['description: Two spaces.']),
+    skillFile('repo/.claude/skills/trail /SKILL.md', ['description: Trailing space.']),
+    skillFile('repo/.claude/skills/a<b/SKILL.md', ['description: Angle bracket.']),
+    skillFile('repo/.claude/skills/dots.in.name/SKILL.md', ['description: Dots.']),
+    skillFile(`repo/.claude/skills/${'l'.repeat(100)}/SKILL.md`, ['description: A long folder name.']),
+    skill('repo/.claude/skills/plain/SKILL.md', 'plain', 'A plain skill.'),
+  ],
+  cwd: 'repo',
+});
+
+fixture({
   name: 'claude-imports-home',
   about: 'Claude Code: @~/ imports, and imports from the user CLAUDE.md relative to its own folder',
   peers: CLAUDE,
