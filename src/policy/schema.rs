@@ -1370,6 +1370,12 @@ words! {
         /// nested maps and quoted values still read as YAML, a ` #` comment
         /// cut (Codex's retry).
         ValuesAsText => "values-as-text",
+        /// Strict YAML, else the YAML again with each top-level `key:
+        /// value` line whose value holds a character YAML gives a meaning
+        /// (`{}[]*&#!|>%@` and a backtick, or `: `) made a double-quoted
+        /// string, and the tabs that open a line made two spaces each
+        /// (Claude Code's retry).
+        QuoteSpecialValues => "quote-special-values",
     }
 }
 

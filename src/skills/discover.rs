@@ -11,8 +11,8 @@ use super::frontmatter::Frontmatter;
 use super::parallel::{in_order, threshold, workers};
 use super::read;
 use crate::policy::{
-    HardLinkRule, LeadingBom, LongDescription, NameFrom, Policy, ProjectTrust, SkillSource,
-    SourceLevels, SymlinkRule, Whitespace,
+    FrontmatterMode, HardLinkRule, LeadingBom, LongDescription, NameFrom, Policy, ProjectTrust,
+    SkillSource, SourceLevels, SymlinkRule, Whitespace,
 };
 use crate::sandbox::Place;
 use crate::sandbox::{Looked, Opened, Read, Root, Roots, Stamp};
@@ -570,17 +570,25 @@ impl SourceCtx<'_> {
             self.warnings.borrow_mut().push(Warning::new(
                 WarningKind::LenientFrontmatter,
                 read.path.clone(),
-                if self.policy.skills.description_from_body {
-                    format!(
-                        "the frontmatter is not strict YAML ({strict_error}): it was read as \
-                         plain `key: value` lines, or, where they do not read it either, as \
-                         no keys, the description taken from the body's first line"
-                    )
-                } else {
-                    format!(
-                        "the frontmatter is not strict YAML and was read as plain `key: value` \
-                         lines ({strict_error})"
-                    )
+                {
+                    let again = match self.policy.skills.frontmatter {
+                        FrontmatterMode::QuoteSpecialValues => {
+                            "again with its special values quoted"
+                        }
+                        _ => "as plain `key: value` lines",
+                    };
+                    if self.policy.skills.description_from_body {
+                        format!(
+                            "the frontmatter is not strict YAML ({strict_error}): it was read \
+                             {again}, or, where that does not read it either, as no keys, the \
+                             description taken from the body's first line"
+                        )
+                    } else {
+                        format!(
+                            "the frontmatter is not strict YAML and was read {again} \
+                             ({strict_error})"
+                        )
+                    }
                 },
             ));
         }

@@ -72,6 +72,9 @@ pub(crate) struct Reading {
 /// The first [`Reading::code`] of the `values-as-text` fallback.
 const VALUES_AS_TEXT: u8 = 18;
 
+/// The first [`Reading::code`] of the `quote-special-values` fallback.
+const QUOTE_SPECIAL_VALUES: u8 = 24;
+
 /// What a reading that takes a duplicated key's last value adds to its
 /// [`Reading::code`].
 const LAST_KEY: u8 = 32;
@@ -122,7 +125,8 @@ impl Reading {
     /// default reading without and with the lenient fallback.
     ///
     /// Codes 0 to 17 are the first three fallbacks (as memos written before
-    /// `values-as-text` existed spell them); 18 to 23 are `values-as-text`;
+    /// `values-as-text` existed spell them); 18 to 23 are `values-as-text`,
+    /// 24 to 29 `quote-special-values`;
     /// a reading that takes a duplicated key's last value is its code under
     /// `refuse` plus [`LAST_KEY`]; one that describes a skill by its body
     /// adds [`BODY`].
@@ -151,6 +155,9 @@ impl Reading {
             FrontmatterMode::Lenient => 1,
             FrontmatterMode::NameDescriptionLines => 2,
             FrontmatterMode::ValuesAsText => return VALUES_AS_TEXT + scalars + 2 * fences,
+            FrontmatterMode::QuoteSpecialValues => {
+                return QUOTE_SPECIAL_VALUES + scalars + 2 * fences;
+            }
         };
         fallback + 3 * scalars + 6 * fences
     }
@@ -185,6 +192,15 @@ impl Reading {
             0 => Scalars::Strings,
             _ => Scalars::AsWritten,
         };
+        if let Some(rest) = code.checked_sub(QUOTE_SPECIAL_VALUES) {
+            return Some(Reading {
+                fallback: FrontmatterMode::QuoteSpecialValues,
+                scalars: scalars(rest),
+                fences: fences(rest / 2)?,
+                duplicates: DuplicateKeys::Refuse,
+                body: false,
+            });
+        }
         if let Some(rest) = code.checked_sub(VALUES_AS_TEXT) {
             return Some(Reading {
                 fallback: FrontmatterMode::ValuesAsText,
@@ -441,6 +457,14 @@ pub(crate) fn parse_fields_with(
         .get(block.yaml)
         .ok_or_else(|| FrontmatterError::Yaml("frontmatter split inside a character".into()))?;
     parse_yaml(yaml, reading)
+}
+
+/// Whether `text` is YAML for a list (a `[...]` flow sequence that parses).
+pub(super) fn is_yaml_list(text: &str) -> bool {
+    matches!(
+        serde_saphyr::from_str_with_options::<Node>(text, yaml_options(DuplicateKeys::Refuse)),
+        Ok(Node::Seq(_))
+    )
 }
 
 /// Reads the YAML between the fences under `reading`'s scalars (the
@@ -1223,6 +1247,7 @@ mod tests {
             FrontmatterMode::Lenient,
             FrontmatterMode::NameDescriptionLines,
             FrontmatterMode::ValuesAsText,
+            FrontmatterMode::QuoteSpecialValues,
         ] {
             for scalars in [Scalars::Strings, Scalars::AsWritten] {
                 for fences in [Fences::TrailingBlanks, Fences::Trimmed, Fences::ExactOpen] {

@@ -285,6 +285,22 @@ fn fallback_fields(
                 Err(other) => Err(other),
             }
         }
+        // Claude Code's retry: the YAML again, each value YAML would read
+        // otherwise quoted, the tabs opening a line made spaces.
+        Err(FrontmatterError::Yaml(strict))
+            if reading.fallback == FrontmatterMode::QuoteSpecialValues =>
+        {
+            let block = locate(text.as_bytes(), true, reading.fences)?;
+            let quoted = text
+                .get(block.yaml.clone())
+                .and_then(quote_special_values)
+                .ok_or_else(|| FrontmatterError::Yaml(strict.clone()))?;
+            match parse_yaml(&quoted, reading) {
+                Ok(fm) => Ok((fm, Some(strict))),
+                Err(FrontmatterError::Yaml(_)) => Err(FrontmatterError::Yaml(strict)),
+                Err(other) => Err(other),
+            }
+        }
         Err(FrontmatterError::Yaml(strict)) if reading.fallback == FrontmatterMode::Lenient => {
             let block = locate(text.as_bytes(), true, reading.fences)?;
             let yaml = text
@@ -374,6 +390,63 @@ fn values_as_text(yaml: &str) -> Option<String> {
     Some(out)
 }
 
+/// Rewrites a frontmatter block for the `quote-special-values` retry, as
+/// Claude Code 2.1.332 rewrites one its YAML parser refused: each line
+/// (split at `\n` alone) that is a key of letters, `_` and `-`, a `:`,
+/// white space and a value holding no line terminator (so not a CRLF
+/// line: JavaScript's `.` takes no `\r`) has its value made a
+/// double-quoted string when it holds one of `{}[]*&#!|>%@` and the
+/// backtick, or `: `, unless it is wholly quoted already or a flow list;
+/// then every run of tabs that opens a line (after any line terminator)
+/// becomes two spaces per tab. `None` past [`MAX_BYTES`].
+fn quote_special_values(yaml: &str) -> Option<String> {
+    if yaml.len() > MAX_BYTES {
+        return None;
+    }
+    let js = crate::vocab::text::is_javascript_white_space;
+    let terminator = |c: char| matches!(c, '\n' | '\r' | '\u{2028}' | '\u{2029}');
+    let special = |c: char| "{}[]*&#!|>%@`".contains(c);
+    let mut lines = Vec::new();
+    for line in yaml.split('\n') {
+        let key_len = line
+            .find(|c: char| !(c.is_ascii_alphabetic() || c == '_' || c == '-'))
+            .unwrap_or(line.len());
+        let (key, rest) = line.split_at(key_len);
+        let value = rest
+            .strip_prefix(':')
+            .filter(|after| after.starts_with(js))
+            .map(|after| after.trim_start_matches(js))
+            .filter(|value| !value.is_empty() && !value.contains(terminator));
+        let Some(value) = value.filter(|_| !key.is_empty()) else {
+            lines.push(line.to_string());
+            continue;
+        };
+        let quoted = (value.starts_with('"') && value.ends_with('"'))
+            || (value.starts_with('\'') && value.ends_with('\''))
+            || (value.starts_with('[')
+                && value.ends_with(']')
+                && super::frontmatter::is_yaml_list(value));
+        if quoted || !(value.contains(special) || value.contains(": ")) {
+            lines.push(line.to_string());
+            continue;
+        }
+        let escaped = value.replace('\\', "\\\\").replace('"', "\\\"");
+        lines.push(format!("{key}: \"{escaped}\""));
+    }
+    let joined = lines.join("\n");
+    let mut out = String::with_capacity(joined.len());
+    let mut line_start = true;
+    for c in joined.chars() {
+        if line_start && c == '\t' {
+            out.push_str("  ");
+            continue;
+        }
+        line_start = terminator(c);
+        out.push(c);
+    }
+    Some(out)
+}
+
 /// Reads only the `name:` and `description:` lines of a frontmatter, as
 /// plain text (Gemini CLI's fallback reader): a line that, after any
 /// indentation, starts with `name:` or `description:` sets that field to
@@ -441,6 +514,42 @@ mod tests {
             Ok(fm) => panic!("{yaml:?} was read: {fm:?}"),
             Err(e) => e.to_string(),
         }
+    }
+
+    #[test]
+    fn quote_special_values_rewrites_as_claude_code_does() {
+        let cases = [
+            // A value with `: ` is quoted, its quotes and backslashes escaped.
+            (
+                "description: say \"hi\": a\\b",
+                "description: \"say \\\"hi\\\": a\\\\b\"",
+            ),
+            // Quoted already, a flow list, or nothing special: as it is.
+            ("description: \"a: b\"", "description: \"a: b\""),
+            ("tags: [a, b]", "tags: [a, b]"),
+            ("description: plain words", "description: plain words"),
+            // An unclosed list is special text.
+            ("description: [open", "description: \"[open\""),
+            // A CRLF line, or a key with a digit, is left to the YAML.
+            ("description: a: b\r", "description: a: b\r"),
+            ("k1: a: b", "k1: a: b"),
+            // Tabs opening a line, after any line terminator, are spaces;
+            // a block indicator is special text too (so that block no
+            // longer parses: Claude Code then takes the body).
+            (
+                "description: >\n\t\tfolded",
+                "description: \">\"\n    folded",
+            ),
+            ("a: b\r\n\tc", "a: b\r\n  c"),
+        ];
+        for (yaml, want) in cases {
+            assert_eq!(
+                quote_special_values(yaml).as_deref(),
+                Some(want),
+                "{yaml:?}"
+            );
+        }
+        assert_eq!(quote_special_values(&"x".repeat(MAX_BYTES + 1)), None);
     }
 
     #[test]

@@ -426,9 +426,9 @@ mod tests {
             let line = format!("{:032x}{code:02x}", 0xabcu128);
             assert_eq!(super::parse_key(line.as_bytes()), Some((0xabc, code)));
         }
-        // Every combination of fallback (4), scalars (2), fences (3),
+        // Every combination of fallback (5), scalars (2), fences (3),
         // duplicate keys (2) and body (2) has its own code.
-        assert_eq!(readings, 4 * 2 * 3 * 2 * 2);
+        assert_eq!(readings, 5 * 2 * 3 * 2 * 2);
         // A key of another width is no key.
         assert_eq!(
             super::parse_key(format!("{:032x}1", 0xabcu128).as_bytes()),

@@ -1396,6 +1396,27 @@ fixture({
 });
 
 fixture({
+  name: 'skills-claude-yaml-retry',
+  about: 'Claude Code: a frontmatter its YAML parser refuses is read again with each value holding a special character quoted (not on a CRLF line) and tabs opening a line made spaces; what that does not read is described by the body',
+  peers: CLAUDE,
+  tree: [
+    dir('repo/.git'),
+    doc('repo/CLAUDE.md', 'Root.'),
+    raw('repo/.claude/skills/colon/SKILL.md', '---\nname: colon\ndescription: uses: two: colons\n---\nBody of colon.\n'),
+    raw('repo/.claude/skills/crlfcolon/SKILL.md', '---\r\nname: crlfcolon\r\ndescription: uses: two: colons\r\n---\r\nBody of crlfcolon.\r\n'),
+    raw('repo/.claude/skills/tabcont/SKILL.md', '---\nname: tabcont\ndescription: first words\n\tcontinued by a tab\nmetadata:\n  owner: team\n  tags: [a, b]\n---\nBody of tabcont.\n'),
+    raw('repo/.claude/skills/tabblock/SKILL.md', '---\nname: tabblock\ndescription: >\n\tfolded by\n\ttabs\n---\nBody of tabblock.\n'),
+    raw('repo/.claude/skills/crlftabblock/SKILL.md', '---\r\nname: crlftabblock\r\ndescription: >\r\n\tfolded by\r\n\ttabs\r\n---\r\nBody of crlftabblock.\r\n'),
+    raw('repo/.claude/skills/unclosed/SKILL.md', '---\nname: unclosed\ndescription: [unclosed list\n---\nBody of unclosed.\n'),
+    raw('repo/.claude/skills/hashval/SKILL.md', '---\nname: hashval\ndescription: before # after: too\n---\nBody of hashval.\n'),
+    raw('repo/.claude/skills/quoteinside/SKILL.md', '---\nname: quoteinside\ndescription: say "hi": now\n---\nBody of quoteinside.\n'),
+    raw('repo/.claude/skills/digitkey/SKILL.md', '---\nname: digitkey\nk1: a: b\ndescription: Digit key.\n---\nBody of digitkey.\n'),
+    raw('repo/.claude/skills/listval/SKILL.md', '---\nname: listval\ntags: [a, b]\ndescription: a: b\n---\nBody of listval.\n'),
+  ],
+  cwd: 'repo',
+});
+
+fixture({
   name: 'skills-claude-folder-names',
   about: 'Claude Code: a skill folder\'s name need not be lower-case words: upper case, `_`, accents, a space or a colon inside are listed; a leading colon, two spaces, a trailing space or `<` are not',
   peers: CLAUDE,

@@ -237,3 +237,44 @@ fn claude_code_takes_folder_names_by_its_own_rule() {
         ]
     );
 }
+
+/// `skills.frontmatter = "quote-special-values"`: a block strict YAML
+/// refuses is read again with each special value quoted (Claude Code's
+/// retry), with a warning; a CRLF line is not rewritten, so its block stays
+/// refused (recorded: `skills-claude-yaml-retry`).
+#[test]
+fn quote_special_values_reads_a_value_with_colons_again() {
+    let w = World::new();
+    w.write(
+        "repo/.agents/skills/colon/SKILL.md",
+        "---\nname: colon\ndescription: uses: two: colons\n---\nBody.\n",
+    );
+    w.write(
+        "repo/.agents/skills/crlf/SKILL.md",
+        "---\r\nname: crlf\r\ndescription: uses: two: colons\r\n---\r\nBody.\r\n",
+    );
+    let policy = support::layered(
+        Layer::CommandLine,
+        "retry.toml",
+        "version = 1\n[skills]\nfrontmatter = \"quote-special-values\"\n",
+    );
+    for _ in 0..2 {
+        let snap = w.loader_on(policy.clone()).snapshot(&w.repo).unwrap();
+        let colon = snap.skills.iter().find(|s| s.name == "colon").unwrap();
+        assert!(colon.listed);
+        assert_eq!(colon.description, "uses: two: colons");
+        assert!(
+            snap.warnings
+                .iter()
+                .any(|w| w.message.contains("again with its special values quoted")),
+            "{:?}",
+            snap.warnings
+        );
+        let crlf = snap
+            .rejected_skills
+            .iter()
+            .find(|r| r.path.to_string_lossy().contains("/crlf/"))
+            .unwrap();
+        assert_eq!(crlf.reason.to_string(), "bad-frontmatter");
+    }
+}
