@@ -1367,8 +1367,8 @@ words! {
         NameDescriptionLines => "name-description-lines",
         /// Strict YAML, else the YAML again with the value of each
         /// `key: value` line taken as literal text (quoted), block scalars,
-        /// nested maps and quoted values still read as YAML, a ` #` comment
-        /// cut (Codex's retry).
+        /// nested maps, quoted values and YAML's null still read as YAML,
+        /// a ` #` comment cut (Codex's retry).
         ValuesAsText => "values-as-text",
         /// Strict YAML, else the YAML again with each top-level `key:
         /// value` line whose value holds a character YAML gives a meaning

@@ -326,7 +326,8 @@ fn fallback_fields(
 /// of every `key: value` line (after an indentation of spaces; the key not
 /// quoted) becomes a double-quoted YAML string holding it as written, cut
 /// at its first ` #` and trimmed. Left as they are: blank and comment
-/// lines, a value that is empty (a map or list follows), that opens a
+/// lines, a value that is empty (a map or list follows), that is spelled
+/// as YAML's null (`null`, `Null`, `NULL`, `~`), that opens a
 /// block scalar (`|`, `>`) or a quoted string, the lines of a block
 /// scalar, and every other line (a tab-indented one, a line with no `: `),
 /// which the YAML then judges. `None` past [`MAX_BYTES`].
@@ -363,7 +364,13 @@ fn values_as_text(yaml: &str) -> Option<String> {
         };
         let value = value.trim_start_matches([' ', '\t']);
         let value = value.split_once(" #").map_or(value, |(v, _)| v).trim_end();
-        if value.is_empty() || value.starts_with(['"', '\'']) {
+        // A value spelled as YAML's null stays null: Codex 0.171.0 then
+        // takes the folder's name for `name: null` (fixture
+        // `skills-codex-retry-null`).
+        if value.is_empty()
+            || value.starts_with(['"', '\''])
+            || matches!(value, "null" | "Null" | "NULL" | "~")
+        {
             out.push_str(raw);
             continue;
         }

@@ -1243,6 +1243,23 @@ fixture({
 });
 
 fixture({
+  name: 'skills-codex-retry-null',
+  about: 'frontmatter that is not YAML, as Codex retries it: a value spelled as YAML null (`null`, `~`) stays null, so a null name gives the folder\'s name',
+  peers: ['codex'],
+  tree: [
+    ...git('repo'),
+    raw('repo/.agents/skills/null-name/SKILL.md', '---\nname: null\ndescription: uses: a: colon\n---\n[repo/.agents/skills/null-name/SKILL.md]\n'),
+    raw('repo/.agents/skills/tilde-name/SKILL.md', '---\nname: ~\ndescription: uses: a: colon\n---\n[repo/.agents/skills/tilde-name/SKILL.md]\n'),
+    raw('repo/.agents/skills/upper-null/SKILL.md', '---\nname: NULL\ndescription: uses: a: colon\n---\n[repo/.agents/skills/upper-null/SKILL.md]\n'),
+    raw('repo/.agents/skills/title-null/SKILL.md', '---\nname: Null\ndescription: uses: a: colon\n---\n[repo/.agents/skills/title-null/SKILL.md]\n'),
+    raw('repo/.agents/skills/null-comment/SKILL.md', '---\nname: null # none\ndescription: uses: a: colon\n---\n[repo/.agents/skills/null-comment/SKILL.md]\n'),
+    raw('repo/.agents/skills/nullish/SKILL.md', '---\nname: nullish\ndescription: null\nother: x: y\n---\n[repo/.agents/skills/nullish/SKILL.md]\n'),
+    raw('repo/.agents/skills/true-name/SKILL.md', '---\nname: true\ndescription: uses: a: colon\n---\n[repo/.agents/skills/true-name/SKILL.md]\n'),
+  ],
+  cwd: 'repo',
+});
+
+fixture({
   name: 'skills-codex-retry',
   about: 'frontmatter that is not YAML, as Codex retries it: each plain value taken as text, block scalars, nested maps and quoted values still YAML',
   peers: ['codex'],

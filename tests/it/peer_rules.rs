@@ -490,3 +490,41 @@ fn claude_code_imports_and_accesses_stay_inside_the_cwd() {
         .unwrap();
     assert!(outside.instruction_files.is_empty(), "{outside:?}");
 }
+
+/// In Codex's retry a value spelled as YAML's null stays null: `name: null`
+/// (or `~`, `NULL`, a comment after it) gives the folder's name, and a null
+/// description no skill (tests/compat's `skills-codex-retry-null`, what
+/// Codex 0.171.0 listed there).
+#[test]
+fn codex_retry_keeps_a_null_value_null() {
+    let world = World::new();
+    let skills = [
+        ("null-name", "name: null\ndescription: uses: a: colon"),
+        ("tilde-name", "name: ~\ndescription: uses: a: colon"),
+        ("upper-null", "name: NULL\ndescription: uses: a: colon"),
+        (
+            "null-comment",
+            "name: null # none\ndescription: uses: a: colon",
+        ),
+        ("nullish", "name: nullish\ndescription: null\nother: x: y"),
+        ("true-name", "name: true\ndescription: uses: a: colon"),
+    ];
+    for (folder, lines) in skills {
+        world.write(
+            &format!("repo/.agents/skills/{folder}/SKILL.md"),
+            &format!("---\n{lines}\n---\nBody.\n"),
+        );
+    }
+    let codex = listed(&snapshot(&world, "codex", None, &world.repo));
+    let expected: BTreeMap<String, String> = [
+        "null-comment",
+        "null-name",
+        "tilde-name",
+        "true",
+        "upper-null",
+    ]
+    .into_iter()
+    .map(|n| (n.to_string(), "uses: a: colon".to_string()))
+    .collect();
+    assert_eq!(codex, expected);
+}
