@@ -1389,7 +1389,9 @@ words! {
         /// (both fences; Codex).
         Trimmed => "trimmed",
         /// The opening line exactly `---`; the block closes at the first
-        /// line that starts with `---` (Gemini CLI).
+        /// line that starts with `---`, and its text ends before the line
+        /// break ahead of that line (a blank last line is not read: a `|+`
+        /// block keeps one blank line fewer) (Gemini CLI).
         ExactOpen => "exact-open",
     }
 }

@@ -456,7 +456,27 @@ pub(crate) fn parse_fields_with(
     let yaml = text
         .get(block.yaml)
         .ok_or_else(|| FrontmatterError::Yaml("frontmatter split inside a character".into()))?;
+    let yaml = match reading.fences {
+        Fences::ExactOpen => without_blank_last_line(yaml),
+        _ => yaml,
+    };
     parse_yaml(yaml, reading)
+}
+
+/// The YAML of a block as Gemini CLI's reader hands it on: its text ends
+/// before the line break ahead of the closing fence, and its YAML parser
+/// reads the end of the text as a line break. So the two differ only when
+/// the block's last line is empty: a `|+` block ending in one blank line
+/// keeps one final line break there, not two (recorded:
+/// `skills-gemini-keep-blank`). `yaml` is that line dropped then, as is.
+fn without_blank_last_line(yaml: &str) -> &str {
+    let cut = yaml
+        .strip_suffix('\n')
+        .map(|y| y.strip_suffix('\r').unwrap_or(y));
+    match cut {
+        Some(cut) if cut.ends_with('\n') => cut,
+        _ => yaml,
+    }
 }
 
 /// Whether `text` is YAML for a list (a `[...]` flow sequence that parses).

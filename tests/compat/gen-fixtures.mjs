@@ -1533,6 +1533,23 @@ fixture({
 });
 
 fixture({
+  name: 'skills-gemini-keep-blank',
+  about: 'Gemini: a `|+` or `>+` description block ending in blank lines before the closing `---`: its YAML text ends before the line break ahead of the fence, so one blank line fewer is kept',
+  peers: GEMINI,
+  tree: [
+    ...git('repo'),
+    raw('repo/.agents/skills/keep-one/SKILL.md', '---\nname: keep-one\ndescription: |+\n  kept block\n\n---\n[repo/.agents/skills/keep-one/SKILL.md]\n'),
+    raw('repo/.agents/skills/keep-two/SKILL.md', '---\nname: keep-two\ndescription: |+\n  kept block\n\n\n---\n[repo/.agents/skills/keep-two/SKILL.md]\n'),
+    raw('repo/.agents/skills/keep-none/SKILL.md', '---\nname: keep-none\ndescription: |+\n  kept block\n---\n[repo/.agents/skills/keep-none/SKILL.md]\n'),
+    raw('repo/.agents/skills/fold-one/SKILL.md', '---\nname: fold-one\ndescription: >+\n  folded block\n\n---\n[repo/.agents/skills/fold-one/SKILL.md]\n'),
+    raw('repo/.agents/skills/clip-one/SKILL.md', '---\nname: clip-one\ndescription: |\n  clipped block\n\n---\n[repo/.agents/skills/clip-one/SKILL.md]\n'),
+    raw('repo/.agents/skills/crlf-keep/SKILL.md', '---\r\nname: crlf-keep\r\ndescription: |+\r\n  kept block\r\n\r\n---\r\n[repo/.agents/skills/crlf-keep/SKILL.md]\r\n'),
+    raw('repo/.agents/skills/keep-then-key/SKILL.md', '---\nname: keep-then-key\ndescription: |+\n  kept block\n\nlicense: MIT\n\n---\n[repo/.agents/skills/keep-then-key/SKILL.md]\n'),
+  ],
+  cwd: 'repo',
+});
+
+fixture({
   name: 'skills-gemini-name-dashes',
   about: 'Gemini: each of `:\\/<>*?"|` in a skill name turned into `-` (skills.compat.name-dash-chars)',
   peers: GEMINI,
