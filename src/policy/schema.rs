@@ -755,6 +755,16 @@ section! {
         /// `keep-final-breaks`, before `description-whitespace` and the
         /// length check.
         breaks_to_spaces: bool => compat "breaks-to-spaces",
+        /// Whether a description that is no text is made up as Claude
+        /// Code makes it: a number or boolean is its JavaScript spelling
+        /// (`1.10` is `1.1`, `0x1F` is `31`), and one that is missing,
+        /// blank, null, a list or a map, or a frontmatter block that no
+        /// reading takes as YAML, is the body's first non-blank line,
+        /// trimmed, a `#` heading mark taken off, cut to 97 UTF-16 units
+        /// and `...` when longer than 100 (`Skill` when the body has
+        /// none). The body is read past the closing fence only as far as
+        /// that line, within the skill file's size cap.
+        description_from_body: bool => compat "description-from-body",
         /// The file in the home root that keeps parsed frontmatter from one
         /// process to the next (a cache: a damaged or missing one costs a
         /// parse, nothing else). A plain file name; empty: no memo.
@@ -1374,9 +1384,15 @@ words! {
         NameDescriptionLines => "name-description-lines",
         /// Strict YAML, else the YAML again with the value of each
         /// `key: value` line taken as literal text (quoted), block scalars,
-        /// nested maps and quoted values still read as YAML, a ` #` comment
-        /// cut (Codex's retry).
+        /// nested maps, quoted values and YAML's null still read as YAML,
+        /// a ` #` comment cut (Codex's retry).
         ValuesAsText => "values-as-text",
+        /// Strict YAML, else the YAML again with each top-level `key:
+        /// value` line whose value holds a character YAML gives a meaning
+        /// (`{}[]*&#!|>%@` and a backtick, or `: `) made a double-quoted
+        /// string, and the tabs that open a line made two spaces each
+        /// (Claude Code's retry).
+        QuoteSpecialValues => "quote-special-values",
     }
 }
 
@@ -1390,7 +1406,9 @@ words! {
         /// (both fences; Codex).
         Trimmed => "trimmed",
         /// The opening line exactly `---`; the block closes at the first
-        /// line that starts with `---` (Gemini CLI).
+        /// line that starts with `---`, and its text ends before the line
+        /// break ahead of that line (a blank last line is not read: a `|+`
+        /// block keeps one blank line fewer) (Gemini CLI).
         ExactOpen => "exact-open",
     }
 }

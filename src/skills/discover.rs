@@ -11,8 +11,8 @@ use super::frontmatter::Frontmatter;
 use super::parallel::{in_order, threshold, workers};
 use super::read;
 use crate::policy::{
-    HardLinkRule, LeadingBom, LongDescription, NameFrom, Policy, ProjectTrust, SkillSource,
-    SourceLevels, SymlinkRule, Whitespace,
+    FrontmatterMode, HardLinkRule, LeadingBom, LongDescription, NameFrom, Policy, ProjectTrust,
+    SkillSource, SourceLevels, SymlinkRule, Whitespace,
 };
 use crate::sandbox::Place;
 use crate::sandbox::{Looked, Opened, Read, Root, Roots, Stamp};
@@ -450,7 +450,7 @@ impl SourceCtx<'_> {
             if pin {
                 file.read_at_most(cap).map_err(|_| Reason::Unreadable)
             } else {
-                read::frontmatter_bytes(file, cap, fences)
+                read::frontmatter_bytes(file, cap, fences, how.reading.body)
             }
         });
         let (stamp, len, bytes) = match read {
@@ -477,7 +477,16 @@ impl SourceCtx<'_> {
             Err(reason) => return Ok(refused(reason)),
         };
         let end = if pin {
-            super::frontmatter::frontmatter_end_with(&read, fences).unwrap_or(read.len())
+            // The bytes a read that stops at the frontmatter would have
+            // given (under `description-from-body`, up to the body's first
+            // line), so that the parse is the same.
+            match super::frontmatter::frontmatter_end_with(&read, fences) {
+                Some(end) if how.reading.body => {
+                    super::frontmatter::body_line_end(&read, end, true).unwrap_or(read.len())
+                }
+                Some(end) => end,
+                None => read.len(),
+            }
         } else {
             read.len()
         };
@@ -614,10 +623,26 @@ impl SourceCtx<'_> {
             self.warnings.borrow_mut().push(Warning::new(
                 WarningKind::LenientFrontmatter,
                 read.path.clone(),
-                format!(
-                    "the frontmatter is not strict YAML and was read as plain `key: value` \
-                     lines ({strict_error})"
-                ),
+                {
+                    let again = match self.policy.skills.frontmatter {
+                        FrontmatterMode::QuoteSpecialValues => {
+                            "again with its special values quoted"
+                        }
+                        _ => "as plain `key: value` lines",
+                    };
+                    if self.policy.skills.description_from_body {
+                        format!(
+                            "the frontmatter is not strict YAML ({strict_error}): it was read \
+                             {again}, or, where that does not read it either, as no keys, the \
+                             description taken from the body's first line"
+                        )
+                    } else {
+                        format!(
+                            "the frontmatter is not strict YAML and was read {again} \
+                             ({strict_error})"
+                        )
+                    }
+                },
             ));
         }
         // The parse keeps a description's final line breaks (a block

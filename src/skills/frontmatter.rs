@@ -63,14 +63,25 @@ pub(crate) struct Reading {
     pub(crate) fences: Fences,
     /// `skills.compat.duplicate-keys`.
     pub(crate) duplicates: DuplicateKeys,
+    /// `skills.compat.description-from-body`: a description that is no
+    /// text is made up from the body's first line (the bytes parsed hold
+    /// it: see [`body_line_end`]).
+    pub(crate) body: bool,
 }
 
 /// The first [`Reading::code`] of the `values-as-text` fallback.
 const VALUES_AS_TEXT: u8 = 18;
 
+/// The first [`Reading::code`] of the `quote-special-values` fallback.
+const QUOTE_SPECIAL_VALUES: u8 = 24;
+
 /// What a reading that takes a duplicated key's last value adds to its
 /// [`Reading::code`].
 const LAST_KEY: u8 = 32;
+
+/// What a reading that describes a skill by its body adds to its
+/// [`Reading::code`].
+const BODY: u8 = 64;
 
 impl Default for Reading {
     /// Strict YAML, strings only, `---` with trailing blanks.
@@ -80,6 +91,7 @@ impl Default for Reading {
             scalars: Scalars::Strings,
             fences: Fences::TrailingBlanks,
             duplicates: DuplicateKeys::Refuse,
+            body: false,
         }
     }
 }
@@ -92,6 +104,7 @@ impl Reading {
             scalars: policy.skills.scalars,
             fences: policy.skills.fences,
             duplicates: policy.skills.duplicate_keys,
+            body: policy.skills.description_from_body,
         }
     }
 
@@ -112,16 +125,18 @@ impl Reading {
     /// default reading without and with the lenient fallback.
     ///
     /// Codes 0 to 17 are the first three fallbacks (as memos written before
-    /// `values-as-text` existed spell them); 18 to 23 are `values-as-text`;
+    /// `values-as-text` existed spell them); 18 to 23 are `values-as-text`,
+    /// 24 to 29 `quote-special-values`;
     /// a reading that takes a duplicated key's last value is its code under
-    /// `refuse` plus [`LAST_KEY`] (memos written before that key existed
-    /// keep their codes).
+    /// `refuse` plus [`LAST_KEY`]; one that describes a skill by its body
+    /// adds [`BODY`].
     pub(crate) fn code(self) -> u8 {
         let last = match self.duplicates {
             DuplicateKeys::Refuse => 0,
             DuplicateKeys::Last => LAST_KEY,
         };
-        last + self.code_refusing()
+        let body = if self.body { BODY } else { 0 };
+        body + last + self.code_refusing()
     }
 
     /// [`code`](Self::code) as if duplicated keys were refused.
@@ -140,12 +155,24 @@ impl Reading {
             FrontmatterMode::Lenient => 1,
             FrontmatterMode::NameDescriptionLines => 2,
             FrontmatterMode::ValuesAsText => return VALUES_AS_TEXT + scalars + 2 * fences,
+            FrontmatterMode::QuoteSpecialValues => {
+                return QUOTE_SPECIAL_VALUES + scalars + 2 * fences;
+            }
         };
         fallback + 3 * scalars + 6 * fences
     }
 
     /// The reading a [`Reading::code`] stands for.
     pub(crate) fn from_code(code: u8) -> Option<Self> {
+        if let Some(rest) = code.checked_sub(BODY) {
+            if rest >= BODY {
+                return None;
+            }
+            return Some(Reading {
+                body: true,
+                ..Self::from_code(rest)?
+            });
+        }
         if let Some(rest) = code.checked_sub(LAST_KEY) {
             if rest >= LAST_KEY {
                 return None;
@@ -165,12 +192,22 @@ impl Reading {
             0 => Scalars::Strings,
             _ => Scalars::AsWritten,
         };
+        if let Some(rest) = code.checked_sub(QUOTE_SPECIAL_VALUES) {
+            return Some(Reading {
+                fallback: FrontmatterMode::QuoteSpecialValues,
+                scalars: scalars(rest),
+                fences: fences(rest / 2)?,
+                duplicates: DuplicateKeys::Refuse,
+                body: false,
+            });
+        }
         if let Some(rest) = code.checked_sub(VALUES_AS_TEXT) {
             return Some(Reading {
                 fallback: FrontmatterMode::ValuesAsText,
                 scalars: scalars(rest),
                 fences: fences(rest / 2)?,
                 duplicates: DuplicateKeys::Refuse,
+                body: false,
             });
         }
         let fallback = match code % 3 {
@@ -185,6 +222,7 @@ impl Reading {
             scalars,
             fences,
             duplicates: DuplicateKeys::Refuse,
+            body: false,
         })
     }
 }
@@ -418,7 +456,35 @@ pub(crate) fn parse_fields_with(
     let yaml = text
         .get(block.yaml)
         .ok_or_else(|| FrontmatterError::Yaml("frontmatter split inside a character".into()))?;
+    let yaml = match reading.fences {
+        Fences::ExactOpen => without_blank_last_line(yaml),
+        _ => yaml,
+    };
     parse_yaml(yaml, reading)
+}
+
+/// The YAML of a block as Gemini CLI's reader hands it on: its text ends
+/// before the line break ahead of the closing fence, and its YAML parser
+/// reads the end of the text as a line break. So the two differ only when
+/// the block's last line is empty: a `|+` block ending in one blank line
+/// keeps one final line break there, not two (recorded:
+/// `skills-gemini-keep-blank`). `yaml` is that line dropped then, as is.
+fn without_blank_last_line(yaml: &str) -> &str {
+    let cut = yaml
+        .strip_suffix('\n')
+        .map(|y| y.strip_suffix('\r').unwrap_or(y));
+    match cut {
+        Some(cut) if cut.ends_with('\n') => cut,
+        _ => yaml,
+    }
+}
+
+/// Whether `text` is YAML for a list (a `[...]` flow sequence that parses).
+pub(super) fn is_yaml_list(text: &str) -> bool {
+    matches!(
+        serde_saphyr::from_str_with_options::<Node>(text, yaml_options(DuplicateKeys::Refuse)),
+        Ok(Node::Seq(_))
+    )
 }
 
 /// Reads the YAML between the fences under `reading`'s scalars (the
@@ -434,7 +500,7 @@ pub(super) fn parse_yaml(yaml: &str, reading: Reading) -> Result<Frontmatter, Fr
     // Gemini CLI takes its YAML reading only when both fields are text:
     // a name that is missing or not text goes to its fallback.
     let name_required = reading.fallback == FrontmatterMode::NameDescriptionLines;
-    build(entries, yaml, reading.scalars, name_required)
+    build(entries, yaml, reading, name_required)
 }
 
 // ---------------------------------------------------------------------------
@@ -726,9 +792,10 @@ impl Node {
 fn build(
     entries: Vec<(String, Spanned<Node>)>,
     yaml: &str,
-    scalars: Scalars,
+    reading: Reading,
     name_required: bool,
 ) -> Result<Frontmatter, FrontmatterError> {
+    let scalars = reading.scalars;
     let mut name = None;
     let mut description = None;
     let mut fm = Frontmatter::default();
@@ -739,7 +806,12 @@ fn build(
                 continue;
             }
             "description" => {
-                description = Some(field_text(node, yaml, scalars));
+                // Claude Code's text of a number or boolean: JavaScript's.
+                let text = match javascript_text(&node.value) {
+                    Some(text) if reading.body => Some(text),
+                    _ => field_text(node, yaml, scalars),
+                };
+                description = Some(text);
                 continue;
             }
             "license" => optional(&node, yaml, |text| fm.license = text),
@@ -790,15 +862,163 @@ fn build(
     // keeps them (`skills.compat.keep-final-breaks`), so what the parse
     // cache and the memo hold serves both.
     fm.description = match description {
-        Some(Some(text)) => {
-            if text.trim().is_empty() {
-                return Err(missing);
-            }
-            text
-        }
+        Some(Some(text)) if !is_blank(&text, reading.body) => text,
+        // Made up from the body by the caller (`description-from-body`).
+        _ if reading.body => String::new(),
         _ => return Err(missing),
     };
     Ok(fm)
+}
+
+/// Whether a description is blank: white space alone, as Rust trims it,
+/// or as JavaScript does under `description-from-body` (Claude Code trims
+/// a description with `String.prototype.trim`).
+pub(super) fn is_blank(text: &str, javascript: bool) -> bool {
+    if javascript {
+        text.chars()
+            .all(crate::vocab::text::is_javascript_white_space)
+    } else {
+        text.trim().is_empty()
+    }
+}
+
+/// A number's or boolean's text as JavaScript's `String` gives it (Claude
+/// Code's description of `42`, `1.10` or `true`); `None` for anything else.
+fn javascript_text(node: &Node) -> Option<String> {
+    match node {
+        Node::Bool(b) => Some(b.to_string()),
+        Node::Number(n) => n.as_f64().map(javascript_number),
+        _ => None,
+    }
+}
+
+/// `x` as ECMAScript's `Number::toString` writes it: the shortest digits
+/// that read back as `x`, in plain notation from 1e-6 up to below 1e21,
+/// else as `d.ddde+N`.
+pub(crate) fn javascript_number(x: f64) -> String {
+    if x.is_nan() {
+        return "NaN".into();
+    }
+    if x == 0.0 {
+        return "0".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "Infinity" } else { "-Infinity" }.into();
+    }
+    if x < 0.0 {
+        return format!("-{}", javascript_number(-x));
+    }
+    // Rust's `{:e}` gives the shortest round-trip digits too.
+    let spelled = format!("{x:e}");
+    let (mantissa, exponent) = spelled.split_once('e').unwrap_or((spelled.as_str(), "0"));
+    let exponent: i64 = exponent.parse().unwrap_or(0);
+    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    let k = digits.len() as i64;
+    let n = exponent + 1;
+    let zeros = |count: i64| "0".repeat(usize::try_from(count).unwrap_or(0));
+    if k <= n && n <= 21 {
+        format!("{digits}{}", zeros(n - k))
+    } else if 0 < n && n <= 21 {
+        let (int, frac) = digits.split_at(usize::try_from(n).unwrap_or(0));
+        format!("{int}.{frac}")
+    } else if -6 < n && n <= 0 {
+        format!("0.{}{digits}", zeros(-n))
+    } else {
+        let sign = if n - 1 < 0 { '-' } else { '+' };
+        let (first, rest) = digits.split_at(1);
+        let dot = if rest.is_empty() { "" } else { "." };
+        format!("{first}{dot}{rest}e{sign}{}", (n - 1).abs())
+    }
+}
+
+/// Where the bytes a reading under `description-from-body` parses end:
+/// just past the first line after the closing fence (at `fence_end`) that
+/// is not blank, white space as JavaScript trims it. `None` while no such
+/// line is complete in `bytes` (with `whole`, the bytes are all there is:
+/// the end of the bytes then ends the last line, or the body).
+pub(crate) fn body_line_end(bytes: &[u8], fence_end: usize, whole: bool) -> Option<usize> {
+    let mut pos = fence_end;
+    while let Some(rest) = bytes.get(pos..).filter(|rest| !rest.is_empty()) {
+        let (line, next) = match memchr::memchr(b'\n', rest) {
+            Some(n) => (&rest[..n], pos + n + 1),
+            None if whole => (rest, bytes.len()),
+            None => return None,
+        };
+        // A line cut inside a character is not blank: the read may stop.
+        let blank = std::str::from_utf8(line).is_ok_and(|line| {
+            line.chars()
+                .all(crate::vocab::text::is_javascript_white_space)
+        });
+        if !blank {
+            return Some(next);
+        }
+        pos = next;
+    }
+    whole.then_some(bytes.len())
+}
+
+/// The most UTF-16 units a description taken from the body keeps whole.
+const BODY_LINE_UNITS: usize = 100;
+
+/// How many UTF-16 units a cut description taken from the body keeps,
+/// before its `...`.
+const BODY_LINE_CUT_UNITS: usize = 97;
+
+/// A skill's description made up from its body (`body`: the text after
+/// the closing fence), as Claude Code 2.1.332 makes it: the first line
+/// that is not blank, trimmed (JavaScript's white space), without the
+/// `#` marks and the space of a Markdown heading, its first 97 UTF-16
+/// units and `...` when it is longer than 100 (a character is never cut
+/// in two: one that would be is left out); `Skill` for a body with no
+/// such line.
+pub(crate) fn body_description(body: &str) -> String {
+    let js = crate::vocab::text::is_javascript_white_space;
+    let Some(line) = body
+        .split('\n')
+        .map(|line| line.trim_matches(js))
+        .find(|line| !line.is_empty())
+    else {
+        return "Skill".into();
+    };
+    let text = heading_text(line).unwrap_or(line);
+    if text.encode_utf16().count() <= BODY_LINE_UNITS {
+        return text.to_string();
+    }
+    let mut units = 0;
+    let mut cut = String::with_capacity(BODY_LINE_CUT_UNITS + 3);
+    for c in text.chars() {
+        units += c.len_utf16();
+        if units > BODY_LINE_CUT_UNITS {
+            break;
+        }
+        cut.push(c);
+    }
+    cut.push_str("...");
+    cut
+}
+
+/// The text of a trimmed line that JavaScript's `/^#+\s+(\S.*)$/` takes
+/// for a heading: after the `#` marks and white space, with no line
+/// terminator (`.` matches none) in it.
+fn heading_text(line: &str) -> Option<&str> {
+    let js = crate::vocab::text::is_javascript_white_space;
+    let marks = line.trim_start_matches('#');
+    if marks.len() == line.len() {
+        return None;
+    }
+    let text = marks.trim_start_matches(js);
+    if text.len() == marks.len() || text.is_empty() {
+        return None;
+    }
+    (!text.contains(['\r', '\n', '\u{2028}', '\u{2029}'])).then_some(text)
+}
+
+/// The end of the frontmatter block of `text` (just past the closing
+/// fence line), where its body starts.
+pub(super) fn body_start(text: &str, fences: Fences) -> Option<usize> {
+    locate(text.as_bytes(), true, fences)
+        .ok()
+        .map(|block| block.end)
 }
 
 /// Cuts the line breaks at the end of `fm`'s description (what a `|` or
@@ -976,6 +1196,69 @@ mod tests {
     }
 
     #[test]
+    fn numbers_are_spelled_as_javascript_spells_them() {
+        let cases: [(f64, &str); 16] = [
+            (42.0, "42"),
+            (1.1, "1.1"),
+            (2.75, "2.75"),
+            (31.0, "31"),
+            (1000.0, "1000"),
+            (-0.0, "0"),
+            (-2.5, "-2.5"),
+            (1e21, "1e+21"),
+            (1.5e21, "1.5e+21"),
+            (123456789012345680000.0, "123456789012345680000"),
+            (1e-6, "0.000001"),
+            (1.5e-7, "1.5e-7"),
+            (1e-7, "1e-7"),
+            (0.1, "0.1"),
+            (f64::INFINITY, "Infinity"),
+            (f64::NAN, "NaN"),
+        ];
+        for (x, js) in cases {
+            assert_eq!(javascript_number(x), js, "{x}");
+        }
+    }
+
+    #[test]
+    fn the_body_line_is_trimmed_unmarked_and_cut_as_claude_code_does() {
+        let cases = [
+            ("\n  \n  #   A heading  line  \nNext.\n", "A heading  line"),
+            ("##NoSpace heading\n", "##NoSpace heading"),
+            ("#   \nNext.\n", "#"),
+            ("\r\n# CRLF heading\r\n", "CRLF heading"),
+            ("#\tTab heading", "Tab heading"),
+            ("# a\u{2028}b\n", "# a\u{2028}b"),
+            ("\tA\tline with\ttabs\t\n", "A\tline with\ttabs"),
+            ("\n \n", "Skill"),
+            ("", "Skill"),
+        ];
+        for (body, want) in cases {
+            assert_eq!(body_description(body), want, "{body:?}");
+        }
+        let hundred = "0123456789".repeat(10);
+        assert_eq!(body_description(&hundred), hundred);
+        let long = "abcdefghij".repeat(15);
+        assert_eq!(body_description(&long), format!("{}...", &long[..97]));
+        // A character that would be cut in two is left out.
+        let astral = format!("{}\u{1F680}tail{}", "a".repeat(96), "z".repeat(10));
+        assert_eq!(body_description(&astral), format!("{}...", "a".repeat(96)));
+    }
+
+    #[test]
+    fn the_body_line_ends_where_its_first_non_blank_line_does() {
+        let text = b"---\nname: a\n---\n\n \t\nBody line\nmore\n";
+        let fence = frontmatter_end(text).unwrap();
+        let end = body_line_end(text, fence, false).unwrap();
+        assert_eq!(&text[..end], b"---\nname: a\n---\n\n \t\nBody line\n");
+        // Not complete yet, unless the bytes are all there is.
+        assert_eq!(body_line_end(b"---\n---\nBody", 8, false), None);
+        assert_eq!(body_line_end(b"---\n---\nBody", 8, true), Some(12));
+        assert_eq!(body_line_end(b"---\n---\n\n  ", 8, false), None);
+        assert_eq!(body_line_end(b"---\n---\n\n  ", 8, true), Some(11));
+    }
+
+    #[test]
     fn every_reading_has_its_own_code_and_reads_back() {
         use crate::policy::{DuplicateKeys, Fences, FrontmatterMode, Scalars};
         let mut seen = std::collections::BTreeSet::new();
@@ -984,19 +1267,23 @@ mod tests {
             FrontmatterMode::Lenient,
             FrontmatterMode::NameDescriptionLines,
             FrontmatterMode::ValuesAsText,
+            FrontmatterMode::QuoteSpecialValues,
         ] {
             for scalars in [Scalars::Strings, Scalars::AsWritten] {
                 for fences in [Fences::TrailingBlanks, Fences::Trimmed, Fences::ExactOpen] {
                     for duplicates in [DuplicateKeys::Refuse, DuplicateKeys::Last] {
-                        let reading = Reading {
-                            fallback,
-                            scalars,
-                            fences,
-                            duplicates,
-                        };
-                        let code = reading.code();
-                        assert!(seen.insert(code), "{reading:?} shares code {code}");
-                        assert_eq!(Reading::from_code(code), Some(reading));
+                        for body in [false, true] {
+                            let reading = Reading {
+                                fallback,
+                                scalars,
+                                fences,
+                                duplicates,
+                                body,
+                            };
+                            let code = reading.code();
+                            assert!(seen.insert(code), "{reading:?} shares code {code}");
+                            assert_eq!(Reading::from_code(code), Some(reading));
+                        }
                     }
                 }
             }
@@ -1005,6 +1292,6 @@ mod tests {
         // meaning: the default reading is 0, the lenient one 1.
         assert_eq!(Reading::default().code(), 0);
         assert_eq!(Reading::lenient(true).code(), 1);
-        assert_eq!(Reading::from_code(2 * LAST_KEY), None);
+        assert_eq!(Reading::from_code(2 * BODY), None);
     }
 }

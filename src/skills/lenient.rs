@@ -52,7 +52,13 @@ fn outside(line: usize, why: &str) -> FrontmatterError {
 /// Reads the YAML text between the fences (`yaml`) under the subset.
 /// `first_line` is the file line number of the block's first line, for
 /// messages.
-pub(crate) fn read(yaml: &str, first_line: usize) -> Result<Frontmatter, FrontmatterError> {
+/// With `body`, a missing or blank description is left empty for the body
+/// to fill (`description-from-body`), not refused.
+pub(crate) fn read(
+    yaml: &str,
+    first_line: usize,
+    body: bool,
+) -> Result<Frontmatter, FrontmatterError> {
     if yaml.len() > MAX_BYTES {
         return Err(FrontmatterError::Yaml(format!(
             "the frontmatter is longer than the {MAX_BYTES} bytes the lenient reading accepts"
@@ -100,7 +106,7 @@ pub(crate) fn read(yaml: &str, first_line: usize) -> Result<Frontmatter, Frontma
         };
         entries.push((key.to_string(), value));
     }
-    build(entries)
+    build(entries, body)
 }
 
 /// A value after its key: verbatim, but for one pair of matching quotes.
@@ -127,7 +133,10 @@ fn value_of(v: &str, at: usize) -> Result<String, FrontmatterError> {
 
 /// Sorts the entries into a [`Frontmatter`], as the strict reading does for
 /// text values.
-fn build(entries: Vec<(String, Option<String>)>) -> Result<Frontmatter, FrontmatterError> {
+fn build(
+    entries: Vec<(String, Option<String>)>,
+    body: bool,
+) -> Result<Frontmatter, FrontmatterError> {
     let mut fm = Frontmatter::default();
     let mut name = None;
     let mut description = None;
@@ -154,9 +163,11 @@ fn build(entries: Vec<(String, Option<String>)>) -> Result<Frontmatter, Frontmat
     } else {
         FrontmatterError::MissingDescription
     };
-    fm.description = description
-        .filter(|d| !d.trim().is_empty())
-        .ok_or(missing)?;
+    fm.description = match description {
+        Some(d) if !super::frontmatter::is_blank(&d, body) => d,
+        _ if body => String::new(),
+        _ => return Err(missing),
+    };
     Ok(fm)
 }
 
@@ -201,6 +212,48 @@ pub(crate) fn parse_or_lenient_fields(
     text: &str,
     reading: Reading,
 ) -> Result<(Frontmatter, Option<String>), FrontmatterError> {
+    let parsed = fallback_fields(text, reading);
+    if !reading.body {
+        return parsed;
+    }
+    // `description-from-body`: a description that is no text, or a block
+    // that no reading takes, is the body's first line (Claude Code reads a
+    // block that is not YAML as no keys).
+    let body = || {
+        let start = super::frontmatter::body_start(text, reading.fences).unwrap_or(text.len());
+        super::frontmatter::body_description(text.get(start..).unwrap_or_default())
+    };
+    match parsed {
+        Ok((mut fm, strict)) => {
+            if fm.description.is_empty() {
+                fm.description = body();
+            }
+            Ok((fm, strict))
+        }
+        Err(FrontmatterError::Yaml(strict)) => Ok((
+            Frontmatter {
+                description: body(),
+                ..Frontmatter::default()
+            },
+            Some(strict),
+        )),
+        Err(e @ FrontmatterError::NotAMapping) => Ok((
+            Frontmatter {
+                description: body(),
+                ..Frontmatter::default()
+            },
+            Some(e.to_string()),
+        )),
+        Err(e) => Err(e),
+    }
+}
+
+/// [`parse_or_lenient_fields`] before `description-from-body`: the strict
+/// reading, then the policy's fallback.
+fn fallback_fields(
+    text: &str,
+    reading: Reading,
+) -> Result<(Frontmatter, Option<String>), FrontmatterError> {
     match parse_fields_with(text, reading) {
         // Gemini CLI's fallback: the YAML refused, or not giving a string
         // name and description, the two lines are read as plain text.
@@ -232,6 +285,22 @@ pub(crate) fn parse_or_lenient_fields(
                 Err(other) => Err(other),
             }
         }
+        // Claude Code's retry: the YAML again, each value YAML would read
+        // otherwise quoted, the tabs opening a line made spaces.
+        Err(FrontmatterError::Yaml(strict))
+            if reading.fallback == FrontmatterMode::QuoteSpecialValues =>
+        {
+            let block = locate(text.as_bytes(), true, reading.fences)?;
+            let quoted = text
+                .get(block.yaml.clone())
+                .and_then(quote_special_values)
+                .ok_or_else(|| FrontmatterError::Yaml(strict.clone()))?;
+            match parse_yaml(&quoted, reading) {
+                Ok(fm) => Ok((fm, Some(strict))),
+                Err(FrontmatterError::Yaml(_)) => Err(FrontmatterError::Yaml(strict)),
+                Err(other) => Err(other),
+            }
+        }
         Err(FrontmatterError::Yaml(strict)) if reading.fallback == FrontmatterMode::Lenient => {
             let block = locate(text.as_bytes(), true, reading.fences)?;
             let yaml = text
@@ -241,7 +310,7 @@ pub(crate) fn parse_or_lenient_fields(
                 .iter()
                 .filter(|&&b| b == b'\n')
                 .count();
-            match read(yaml, first_line) {
+            match read(yaml, first_line, reading.body) {
                 Ok(fm) => Ok((fm, Some(strict))),
                 // Outside the subset too: the strict parser's word stands,
                 // unless the subset found a missing field.
@@ -257,7 +326,8 @@ pub(crate) fn parse_or_lenient_fields(
 /// of every `key: value` line (after an indentation of spaces; the key not
 /// quoted) becomes a double-quoted YAML string holding it as written, cut
 /// at its first ` #` and trimmed. Left as they are: blank and comment
-/// lines, a value that is empty (a map or list follows), that opens a
+/// lines, a value that is empty (a map or list follows), that is spelled
+/// as YAML's null (`null`, `Null`, `NULL`, `~`), that opens a
 /// block scalar (`|`, `>`) or a quoted string, the lines of a block
 /// scalar, and every other line (a tab-indented one, a line with no `: `),
 /// which the YAML then judges. `None` past [`MAX_BYTES`].
@@ -294,7 +364,13 @@ fn values_as_text(yaml: &str) -> Option<String> {
         };
         let value = value.trim_start_matches([' ', '\t']);
         let value = value.split_once(" #").map_or(value, |(v, _)| v).trim_end();
-        if value.is_empty() || value.starts_with(['"', '\'']) {
+        // A value spelled as YAML's null stays null: Codex 0.171.0 then
+        // takes the folder's name for `name: null` (fixture
+        // `skills-codex-retry-null`).
+        if value.is_empty()
+            || value.starts_with(['"', '\''])
+            || matches!(value, "null" | "Null" | "NULL" | "~")
+        {
             out.push_str(raw);
             continue;
         }
@@ -317,6 +393,63 @@ fn values_as_text(yaml: &str) -> Option<String> {
         }
         out.push('"');
         out.push_str(end);
+    }
+    Some(out)
+}
+
+/// Rewrites a frontmatter block for the `quote-special-values` retry, as
+/// Claude Code 2.1.332 rewrites one its YAML parser refused: each line
+/// (split at `\n` alone) that is a key of letters, `_` and `-`, a `:`,
+/// white space and a value holding no line terminator (so not a CRLF
+/// line: JavaScript's `.` takes no `\r`) has its value made a
+/// double-quoted string when it holds one of `{}[]*&#!|>%@` and the
+/// backtick, or `: `, unless it is wholly quoted already or a flow list;
+/// then every run of tabs that opens a line (after any line terminator)
+/// becomes two spaces per tab. `None` past [`MAX_BYTES`].
+fn quote_special_values(yaml: &str) -> Option<String> {
+    if yaml.len() > MAX_BYTES {
+        return None;
+    }
+    let js = crate::vocab::text::is_javascript_white_space;
+    let terminator = |c: char| matches!(c, '\n' | '\r' | '\u{2028}' | '\u{2029}');
+    let special = |c: char| "{}[]*&#!|>%@`".contains(c);
+    let mut lines = Vec::new();
+    for line in yaml.split('\n') {
+        let key_len = line
+            .find(|c: char| !(c.is_ascii_alphabetic() || c == '_' || c == '-'))
+            .unwrap_or(line.len());
+        let (key, rest) = line.split_at(key_len);
+        let value = rest
+            .strip_prefix(':')
+            .filter(|after| after.starts_with(js))
+            .map(|after| after.trim_start_matches(js))
+            .filter(|value| !value.is_empty() && !value.contains(terminator));
+        let Some(value) = value.filter(|_| !key.is_empty()) else {
+            lines.push(line.to_string());
+            continue;
+        };
+        let quoted = (value.starts_with('"') && value.ends_with('"'))
+            || (value.starts_with('\'') && value.ends_with('\''))
+            || (value.starts_with('[')
+                && value.ends_with(']')
+                && super::frontmatter::is_yaml_list(value));
+        if quoted || !(value.contains(special) || value.contains(": ")) {
+            lines.push(line.to_string());
+            continue;
+        }
+        let escaped = value.replace('\\', "\\\\").replace('"', "\\\"");
+        lines.push(format!("{key}: \"{escaped}\""));
+    }
+    let joined = lines.join("\n");
+    let mut out = String::with_capacity(joined.len());
+    let mut line_start = true;
+    for c in joined.chars() {
+        if line_start && c == '\t' {
+            out.push_str("  ");
+            continue;
+        }
+        line_start = terminator(c);
+        out.push(c);
     }
     Some(out)
 }
@@ -380,14 +513,50 @@ mod tests {
     use super::*;
 
     fn ok(yaml: &str) -> Frontmatter {
-        read(yaml, 2).unwrap_or_else(|e| panic!("{yaml:?}: {e}"))
+        read(yaml, 2, false).unwrap_or_else(|e| panic!("{yaml:?}: {e}"))
     }
 
     fn refused(yaml: &str) -> String {
-        match read(yaml, 2) {
+        match read(yaml, 2, false) {
             Ok(fm) => panic!("{yaml:?} was read: {fm:?}"),
             Err(e) => e.to_string(),
         }
+    }
+
+    #[test]
+    fn quote_special_values_rewrites_as_claude_code_does() {
+        let cases = [
+            // A value with `: ` is quoted, its quotes and backslashes escaped.
+            (
+                "description: say \"hi\": a\\b",
+                "description: \"say \\\"hi\\\": a\\\\b\"",
+            ),
+            // Quoted already, a flow list, or nothing special: as it is.
+            ("description: \"a: b\"", "description: \"a: b\""),
+            ("tags: [a, b]", "tags: [a, b]"),
+            ("description: plain words", "description: plain words"),
+            // An unclosed list is special text.
+            ("description: [open", "description: \"[open\""),
+            // A CRLF line, or a key with a digit, is left to the YAML.
+            ("description: a: b\r", "description: a: b\r"),
+            ("k1: a: b", "k1: a: b"),
+            // Tabs opening a line, after any line terminator, are spaces;
+            // a block indicator is special text too (so that block no
+            // longer parses: Claude Code then takes the body).
+            (
+                "description: >\n\t\tfolded",
+                "description: \">\"\n    folded",
+            ),
+            ("a: b\r\n\tc", "a: b\r\n  c"),
+        ];
+        for (yaml, want) in cases {
+            assert_eq!(
+                quote_special_values(yaml).as_deref(),
+                Some(want),
+                "{yaml:?}"
+            );
+        }
+        assert_eq!(quote_special_values(&"x".repeat(MAX_BYTES + 1)), None);
     }
 
     #[test]

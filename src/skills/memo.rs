@@ -29,8 +29,9 @@
 //! trust gate hashes the listed text itself, not through the memo.
 //!
 //! Format: a header line, then one line per entry: 32 hex digits of the
-//! hash, one character for the reading (`0` strict, `1` lenient, others for
-//! the other fence, scalar and fallback rules), a space, and the entry as compact
+//! hash, two for the reading's code (`00` strict, `01` lenient, others for
+//! the other fence, scalar, fallback, duplicate-key and body rules), a
+//! space, and the entry as compact
 //! JSON (which holds no raw line break): the parsed fields, or `{"e": kind}`
 //! (with `"y"`, the message, for a YAML error) for a refusal.
 
@@ -49,7 +50,7 @@ pub(crate) type Key = (u128, u8);
 /// The first line of a memo written by this build of lisa-context.
 fn header() -> String {
     format!(
-        "lisa-context frontmatter memo 3 {}\n",
+        "lisa-context frontmatter memo 4 {}\n",
         env!("CARGO_PKG_VERSION")
     )
 }
@@ -276,7 +277,7 @@ impl Memo {
         if self.index.contains_key(&key) || self.fresh_bytes >= self.max_bytes {
             return;
         }
-        let mut line = format!("{:032x}{} ", key.0, reading_char(key.1)).into_bytes();
+        let mut line = format!("{:032x}{:02x} ", key.0, key.1).into_bytes();
         let written = match parsed {
             Ok((fm, strict)) => {
                 serde_json::to_writer(&mut line, &EntryRef::new(fm, strict.as_ref()))
@@ -352,8 +353,9 @@ impl Memo {
 /// Where each entry's JSON sits in a memo's bytes.
 type Index = HashMap<Key, Range<usize>, xxhash_rust::xxh3::Xxh3DefaultBuilder>;
 
-/// The length of an entry line's key: 32 hex digits and the reading.
-const KEY_LEN: usize = 33;
+/// The length of an entry line's key: 32 hex digits of the hash and 2 of
+/// the reading's code.
+const KEY_LEN: usize = 34;
 
 /// Where each well-formed entry of `bytes` keeps its JSON; empty when the
 /// header is not this build's.
@@ -382,36 +384,32 @@ fn index(bytes: &[u8]) -> Index {
     index
 }
 
-/// An entry line's key: 32 lowercase hex digits, then the reading's
-/// character (`0`: strict, `1`: lenient, more for the other readings).
+/// An entry line's key: 32 lowercase hex digits of the hash, then 2 of
+/// the reading's code (`00`: strict, `01`: lenient, more for the other
+/// readings).
 fn parse_key(text: &[u8]) -> Option<Key> {
     let (hex, reading) = text.split_at_checked(32)?;
-    let mut hash: u128 = 0;
+    let hash = hex_value(hex)?;
+    let [_, _] = reading else {
+        return None;
+    };
+    let code = u8::try_from(hex_value(reading)?).ok()?;
+    super::frontmatter::Reading::from_code(code)?;
+    Some((hash, code))
+}
+
+/// The value of lowercase hex digits (at most 32 of them).
+fn hex_value(hex: &[u8]) -> Option<u128> {
+    let mut value: u128 = 0;
     for &b in hex {
         let digit = match b {
             b'0'..=b'9' => b - b'0',
             b'a'..=b'f' => b - b'a' + 10,
             _ => return None,
         };
-        hash = (hash << 4) | u128::from(digit);
+        value = (value << 4) | u128::from(digit);
     }
-    let [reading] = reading else {
-        return None;
-    };
-    let code = READING_CHARS.iter().position(|c| c == reading)?;
-    let code = u8::try_from(code).ok()?;
-    super::frontmatter::Reading::from_code(code)?;
-    Some((hash, code))
-}
-
-/// The characters that stand for a reading's code, 0 first.
-const READING_CHARS: &[u8; 62] = b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
-
-/// The character of a reading's code.
-fn reading_char(code: u8) -> char {
-    READING_CHARS
-        .get(usize::from(code))
-        .map_or('?', |&c| char::from(c))
+    Some(value)
 }
 
 #[cfg(test)]
@@ -425,16 +423,17 @@ mod tests {
             };
             readings += 1;
             assert_eq!(reading.code(), code);
-            let line = format!("{:032x}{}", 0xabcu128, super::reading_char(code));
+            let line = format!("{:032x}{code:02x}", 0xabcu128);
             assert_eq!(super::parse_key(line.as_bytes()), Some((0xabc, code)));
         }
-        // Today's two readings keep the characters earlier memos used.
-        assert_eq!(super::reading_char(0), '0');
-        assert_eq!(super::reading_char(1), '1');
-        // Every combination of fallback (4), scalars (2), fences (3) and
-        // duplicate keys (2) has its own code, and each fits one character.
-        assert_eq!(readings, 4 * 2 * 3 * 2);
-        assert!(readings <= super::READING_CHARS.len());
+        // Every combination of fallback (5), scalars (2), fences (3),
+        // duplicate keys (2) and body (2) has its own code.
+        assert_eq!(readings, 5 * 2 * 3 * 2 * 2);
+        // A key of another width is no key.
+        assert_eq!(
+            super::parse_key(format!("{:032x}1", 0xabcu128).as_bytes()),
+            None
+        );
     }
 
     use super::*;

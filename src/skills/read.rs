@@ -20,16 +20,19 @@ pub(super) fn file_cap(policy: &Policy) -> u64 {
 
 /// Reads `file` only as far as its frontmatter goes (in chunks, never past
 /// `cap`), and returns the bytes up to the end of the closing fence, or all
-/// that was read when no fence closed.
+/// that was read when no fence closed. With `body` (`description-from-body`)
+/// the read goes on past the fence to the end of the body's first line
+/// that is not blank (or the end of the file), still never past `cap`.
 pub(super) fn frontmatter_bytes(
     file: &OpenFile,
     cap: u64,
     fences: Fences,
+    body: bool,
 ) -> Result<Vec<u8>, Reason> {
     SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
         Ok(mut buf) => {
             buf.clear();
-            let read = read_frontmatter(file, cap, fences, &mut buf).map(|()| buf.to_vec());
+            let read = read_frontmatter(file, cap, fences, body, &mut buf).map(|()| buf.to_vec());
             if buf.capacity() > SCRATCH_KEPT {
                 *buf = Vec::new();
             }
@@ -38,7 +41,7 @@ pub(super) fn frontmatter_bytes(
         // Not reentered in practice; a fresh buffer does the same work.
         Err(_) => {
             let mut buf = Vec::new();
-            read_frontmatter(file, cap, fences, &mut buf).map(|()| buf)
+            read_frontmatter(file, cap, fences, body, &mut buf).map(|()| buf)
         }
     })
 }
@@ -55,22 +58,47 @@ thread_local! {
 /// never closes is read up to the cap).
 const SCRATCH_KEPT: usize = 64 * 1024;
 
-/// Reads into `buf` as far as the frontmatter goes, then cuts `buf` at the
-/// end of the closing fence (all that was read when no fence closed).
+/// Reads into `buf` as far as the frontmatter goes (and with `body` the
+/// body's first line that is not blank), then cuts `buf` there (all that
+/// was read when no fence closed).
 fn read_frontmatter(
     file: &OpenFile,
     cap: u64,
     fences: Fences,
+    body: bool,
     buf: &mut Vec<u8>,
 ) -> Result<(), Reason> {
     // Each chunk is searched for the closing fence once: the search goes on
     // where it stopped.
     let mut scan = frontmatter::EndScan::new(fences);
+    // The body is searched from where the blank lines searched so far end.
+    let mut body_from = None;
     let end = loop {
         let room = CHUNK.min(cap.saturating_sub(buf.len() as u64));
         let got = file.read_into(buf, room).map_err(|_| Reason::Unreadable)?;
-        let end = scan.feed(buf);
-        if got == 0 || file.at_end() || end.is_some() || buf.len() as u64 >= cap {
+        let done = got == 0 || file.at_end() || buf.len() as u64 >= cap;
+        let end = match scan.feed(buf) {
+            Some(fence_end) if body => {
+                let from = *body_from.get_or_insert(fence_end);
+                let found = frontmatter::body_line_end(buf, from, done);
+                // What the search looked at: up to the line, or all of it.
+                crate::vocab::counters::add(
+                    crate::vocab::counters::Counter::FrontmatterScanBytes,
+                    (found.unwrap_or(buf.len()) - from) as u64,
+                );
+                match found {
+                    Some(line_end) => Some(line_end),
+                    None => {
+                        // Only blank lines so far: the search goes on from
+                        // the last complete one.
+                        body_from = Some(last_line_start(buf, from));
+                        None
+                    }
+                }
+            }
+            end => end,
+        };
+        if done || end.is_some() {
             break end;
         }
     };
@@ -78,6 +106,14 @@ fn read_frontmatter(
         buf.truncate(end);
     }
     Ok(())
+}
+
+/// Where the last line of `buf` from `from` on starts (just past its last
+/// `\n`; `from` when there is none).
+fn last_line_start(buf: &[u8], from: usize) -> usize {
+    buf.get(from..)
+        .and_then(|rest| memchr::memrchr(b'\n', rest))
+        .map_or(from, |n| from + n + 1)
 }
 
 /// Why a whole `SKILL.md` could not be read.

@@ -1243,6 +1243,23 @@ fixture({
 });
 
 fixture({
+  name: 'skills-codex-retry-null',
+  about: 'frontmatter that is not YAML, as Codex retries it: a value spelled as YAML null (`null`, `~`) stays null, so a null name gives the folder\'s name',
+  peers: ['codex'],
+  tree: [
+    ...git('repo'),
+    raw('repo/.agents/skills/null-name/SKILL.md', '---\nname: null\ndescription: uses: a: colon\n---\n[repo/.agents/skills/null-name/SKILL.md]\n'),
+    raw('repo/.agents/skills/tilde-name/SKILL.md', '---\nname: ~\ndescription: uses: a: colon\n---\n[repo/.agents/skills/tilde-name/SKILL.md]\n'),
+    raw('repo/.agents/skills/upper-null/SKILL.md', '---\nname: NULL\ndescription: uses: a: colon\n---\n[repo/.agents/skills/upper-null/SKILL.md]\n'),
+    raw('repo/.agents/skills/title-null/SKILL.md', '---\nname: Null\ndescription: uses: a: colon\n---\n[repo/.agents/skills/title-null/SKILL.md]\n'),
+    raw('repo/.agents/skills/null-comment/SKILL.md', '---\nname: null # none\ndescription: uses: a: colon\n---\n[repo/.agents/skills/null-comment/SKILL.md]\n'),
+    raw('repo/.agents/skills/nullish/SKILL.md', '---\nname: nullish\ndescription: null\nother: x: y\n---\n[repo/.agents/skills/nullish/SKILL.md]\n'),
+    raw('repo/.agents/skills/true-name/SKILL.md', '---\nname: true\ndescription: uses: a: colon\n---\n[repo/.agents/skills/true-name/SKILL.md]\n'),
+  ],
+  cwd: 'repo',
+});
+
+fixture({
   name: 'skills-codex-retry',
   about: 'frontmatter that is not YAML, as Codex retries it: each plain value taken as text, block scalars, nested maps and quoted values still YAML',
   peers: ['codex'],
@@ -1362,6 +1379,79 @@ fixture({
     skillFile('repo/.claude/skills/listdesc/SKILL.md', ['name: listdesc', 'description:', '  - first item', '  - second item'], 'Body first line.'),
     skillFile('repo/.claude/skills/nodesc/SKILL.md', ['name: nodesc'], 'Body of nodesc.\nSecond line of the paragraph.\n\nSecond paragraph.'),
     skillFile('repo/.claude/skills/plain/SKILL.md', ['name: plain', 'description: A plain skill.']),
+  ],
+  cwd: 'repo',
+});
+
+fixture({
+  name: 'skills-claude-description-body-line',
+  about: 'Claude Code: a description that is missing, blank, null, a map or YAML that does not parse is the body\'s first non-blank line, trimmed, a `#` heading mark taken off, cut to 97 characters and `...` past 100; a number or boolean is its JavaScript text',
+  peers: CLAUDE,
+  tree: [
+    dir('repo/.git'),
+    doc('repo/CLAUDE.md', 'Root.'),
+    raw('repo/.claude/skills/heading/SKILL.md', '---\nname: heading\n---\n\n  \n  #   A heading  line  \nNext line.\n'),
+    raw('repo/.claude/skills/nospace/SKILL.md', '---\nname: nospace\n---\n##NoSpace heading\n'),
+    raw('repo/.claude/skills/hashonly/SKILL.md', '---\nname: hashonly\n---\n#   \nNext line.\n'),
+    raw('repo/.claude/skills/longline/SKILL.md', `---\nname: longline\n---\n${'abcdefghij'.repeat(15)}\n`),
+    raw('repo/.claude/skills/hundred/SKILL.md', `---\nname: hundred\n---\n${'0123456789'.repeat(10)}\n`),
+    raw('repo/.claude/skills/blankdesc/SKILL.md', '---\nname: blankdesc\ndescription: "   "\n---\nBody of blankdesc.\n'),
+    raw('repo/.claude/skills/nulldesc/SKILL.md', '---\nname: nulldesc\ndescription: null\n---\nBody of nulldesc.\n'),
+    raw('repo/.claude/skills/tildedesc/SKILL.md', '---\nname: tildedesc\ndescription: ~\n---\nBody of tildedesc.\n'),
+    raw('repo/.claude/skills/mapdesc/SKILL.md', '---\nname: mapdesc\ndescription:\n  a: b\n---\nBody of mapdesc.\n'),
+    raw('repo/.claude/skills/notyaml/SKILL.md', '---\nname: notyaml\ndescription: |\n\tTab-indented block.\n---\nBody of notyaml.\n'),
+    raw('repo/.claude/skills/tabline/SKILL.md', '---\nname: tabline\n---\n\tA\tline with\ttabs\t\n'),
+    raw('repo/.claude/skills/crlfbody/SKILL.md', '---\r\nname: crlfbody\r\n---\r\n\r\n# CRLF heading\r\nNext.\r\n'),
+    raw('repo/.claude/skills/emptybody/SKILL.md', '---\nname: emptybody\n---\n\n  \n'),
+    raw('repo/.claude/skills/number/SKILL.md', '---\nname: number\ndescription: 42\n---\nBody of number.\n'),
+    raw('repo/.claude/skills/float/SKILL.md', '---\nname: float\ndescription: 1.10\n---\nBody of float.\n'),
+    raw('repo/.claude/skills/hex/SKILL.md', '---\nname: hex\ndescription: 0x1F\n---\nBody of hex.\n'),
+    raw('repo/.claude/skills/exp/SKILL.md', '---\nname: exp\ndescription: 1e3\n---\nBody of exp.\n'),
+    raw('repo/.claude/skills/bool/SKILL.md', '---\nname: bool\ndescription: false\n---\nBody of bool.\n'),
+  ],
+  cwd: 'repo',
+});
+
+fixture({
+  name: 'skills-claude-yaml-retry',
+  about: 'Claude Code: a frontmatter its YAML parser refuses is read again with each value holding a special character quoted (not on a CRLF line) and tabs opening a line made spaces; what that does not read is described by the body',
+  peers: CLAUDE,
+  tree: [
+    dir('repo/.git'),
+    doc('repo/CLAUDE.md', 'Root.'),
+    raw('repo/.claude/skills/colon/SKILL.md', '---\nname: colon\ndescription: uses: two: colons\n---\nBody of colon.\n'),
+    raw('repo/.claude/skills/crlfcolon/SKILL.md', '---\r\nname: crlfcolon\r\ndescription: uses: two: colons\r\n---\r\nBody of crlfcolon.\r\n'),
+    raw('repo/.claude/skills/tabcont/SKILL.md', '---\nname: tabcont\ndescription: first words\n\tcontinued by a tab\nmetadata:\n  owner: team\n  tags: [a, b]\n---\nBody of tabcont.\n'),
+    raw('repo/.claude/skills/tabblock/SKILL.md', '---\nname: tabblock\ndescription: >\n\tfolded by\n\ttabs\n---\nBody of tabblock.\n'),
+    raw('repo/.claude/skills/crlftabblock/SKILL.md', '---\r\nname: crlftabblock\r\ndescription: >\r\n\tfolded by\r\n\ttabs\r\n---\r\nBody of crlftabblock.\r\n'),
+    raw('repo/.claude/skills/unclosed/SKILL.md', '---\nname: unclosed\ndescription: [unclosed list\n---\nBody of unclosed.\n'),
+    raw('repo/.claude/skills/hashval/SKILL.md', '---\nname: hashval\ndescription: before # after: too\n---\nBody of hashval.\n'),
+    raw('repo/.claude/skills/quoteinside/SKILL.md', '---\nname: quoteinside\ndescription: say "hi": now\n---\nBody of quoteinside.\n'),
+    raw('repo/.claude/skills/digitkey/SKILL.md', '---\nname: digitkey\nk1: a: b\ndescription: Digit key.\n---\nBody of digitkey.\n'),
+    raw('repo/.claude/skills/listval/SKILL.md', '---\nname: listval\ntags: [a, b]\ndescription: a: b\n---\nBody of listval.\n'),
+  ],
+  cwd: 'repo',
+});
+
+fixture({
+  name: 'skills-claude-folder-names',
+  about: 'Claude Code: a skill folder\'s name need not be lower-case words: upper case, `_`, accents, a space or a colon inside are listed; a leading colon, two spaces, a trailing space or `<` are not',
+  peers: CLAUDE,
+  tree: [
+    dir('repo/.git'),
+    doc('repo/CLAUDE.md', 'Root.'),
+    skill('repo/.claude/skills/Tool/SKILL.md', 'Tool', 'Upper-case folder.'),
+    skill('repo/.claude/skills/x_y/SKILL.md', 'x_y', 'Underscore folder.'),
+    skill('repo/.claude/skills/café/SKILL.md', 'café', 'Accented folder.'),
+    skillFile('repo/.claude/skills/two words/SKILL.md', ['description: Spaced folder.']),
+    skillFile('repo/.claude/skills/a:b/SKILL.md', ['description: Colon inside.']),
+    skillFile('repo/.claude/skills/:lead/SKILL.md', ['description: Leading colon.']),
+    skillFile('repo/.claude/skills/two  spaces/SKILL.md', ['description: Two spaces.']),
+    skillFile('repo/.claude/skills/trail /SKILL.md', ['description: Trailing space.']),
+    skillFile('repo/.claude/skills/a<b/SKILL.md', ['description: Angle bracket.']),
+    skillFile('repo/.claude/skills/dots.in.name/SKILL.md', ['description: Dots.']),
+    skillFile(`repo/.claude/skills/${'l'.repeat(100)}/SKILL.md`, ['description: A long folder name.']),
+    skill('repo/.claude/skills/plain/SKILL.md', 'plain', 'A plain skill.'),
   ],
   cwd: 'repo',
 });
@@ -1488,6 +1578,23 @@ fixture({
     skill('repo/a/b/.agents/skills/cwd-agents/SKILL.md', 'cwd-agents', 'cwd .agents'),
   ],
   cwd: 'repo/a/b',
+});
+
+fixture({
+  name: 'skills-gemini-keep-blank',
+  about: 'Gemini: a `|+` or `>+` description block ending in blank lines before the closing `---`: its YAML text ends before the line break ahead of the fence, so one blank line fewer is kept',
+  peers: GEMINI,
+  tree: [
+    ...git('repo'),
+    raw('repo/.agents/skills/keep-one/SKILL.md', '---\nname: keep-one\ndescription: |+\n  kept block\n\n---\n[repo/.agents/skills/keep-one/SKILL.md]\n'),
+    raw('repo/.agents/skills/keep-two/SKILL.md', '---\nname: keep-two\ndescription: |+\n  kept block\n\n\n---\n[repo/.agents/skills/keep-two/SKILL.md]\n'),
+    raw('repo/.agents/skills/keep-none/SKILL.md', '---\nname: keep-none\ndescription: |+\n  kept block\n---\n[repo/.agents/skills/keep-none/SKILL.md]\n'),
+    raw('repo/.agents/skills/fold-one/SKILL.md', '---\nname: fold-one\ndescription: >+\n  folded block\n\n---\n[repo/.agents/skills/fold-one/SKILL.md]\n'),
+    raw('repo/.agents/skills/clip-one/SKILL.md', '---\nname: clip-one\ndescription: |\n  clipped block\n\n---\n[repo/.agents/skills/clip-one/SKILL.md]\n'),
+    raw('repo/.agents/skills/crlf-keep/SKILL.md', '---\r\nname: crlf-keep\r\ndescription: |+\r\n  kept block\r\n\r\n---\r\n[repo/.agents/skills/crlf-keep/SKILL.md]\r\n'),
+    raw('repo/.agents/skills/keep-then-key/SKILL.md', '---\nname: keep-then-key\ndescription: |+\n  kept block\n\nlicense: MIT\n\n---\n[repo/.agents/skills/keep-then-key/SKILL.md]\n'),
+  ],
+  cwd: 'repo',
 });
 
 fixture({

@@ -1032,10 +1032,23 @@ function parseClaudeSkills(f, root, text) {
   const after = end < 0 ? '' : text.slice(end);
   if (!/^\n\nToday's date is \d{4}-\d{2}-\d{2}\.\s*$/.test(after)) fail(`claude skills listing is not followed by the date line (a description with a blank line?): ${JSON.stringify(after.slice(0, 120))}`);
   const entries = [];
+  // The fixture's skill folders, longest first: a folder name may hold a
+  // space, a colon or parentheses, so an entry is read by the folder it
+  // opens with before the generic `- name: description` form.
+  const folders = [...new Set(f.tree.filter((e) => /(^|\/)\.claude\/skills\/[^/]+\/SKILL\.md$/.test(e.path)).map((e) => e.path.split('/').slice(-2)[0]))]
+    .sort((a, b) => b.length - a.length);
   for (const l of text.slice(start, end).split('\n')) {
+    const folder = folders.find((d) => l.startsWith(`- ${d}: `) || (l.startsWith(`- ${d} (`) && /^\(.+\): /.test(l.slice(d.length + 3))));
+    if (folder !== undefined) {
+      const rest = l.slice(folder.length + 2);
+      // A skill whose frontmatter name differs from its folder is listed as
+      // `folder (name)`: the folder is the name it is invoked by.
+      const shown = /^ \((.+?)\): ([\s\S]*)$/.exec(rest);
+      if (shown) entries.push({ name: folder, displayName: shown[1], description: shown[2] });
+      else entries.push({ name: folder, description: rest.slice(2) });
+      continue;
+    }
     const m = /^- ([^:\n]+): ([\s\S]*)$/.exec(l);
-    // A skill whose frontmatter name differs from its folder is listed as
-    // `folder (name)`: the folder is the name it is invoked by.
     const shown = m && /^(\S+) \((.+)\)$/.exec(m[1]);
     if (m) entries.push({ name: shown ? shown[1] : m[1], ...(shown ? { displayName: shown[2] } : {}), description: m[2] });
     else if (entries.length) entries[entries.length - 1].description += '\n' + l;

@@ -46,6 +46,7 @@ mod completion;
 mod corpus;
 mod cut_notes;
 mod dedup_partial;
+mod description_from_body;
 mod descriptors;
 mod docs_source;
 mod door;

@@ -490,3 +490,78 @@ fn claude_code_imports_and_accesses_stay_inside_the_cwd() {
         .unwrap();
     assert!(outside.instruction_files.is_empty(), "{outside:?}");
 }
+
+/// In Codex's retry a value spelled as YAML's null stays null: `name: null`
+/// (or `~`, `NULL`, a comment after it) gives the folder's name, and a null
+/// description no skill (tests/compat's `skills-codex-retry-null`, what
+/// Codex 0.171.0 listed there).
+#[test]
+fn codex_retry_keeps_a_null_value_null() {
+    let world = World::new();
+    let skills = [
+        ("null-name", "name: null\ndescription: uses: a: colon"),
+        ("tilde-name", "name: ~\ndescription: uses: a: colon"),
+        ("upper-null", "name: NULL\ndescription: uses: a: colon"),
+        (
+            "null-comment",
+            "name: null # none\ndescription: uses: a: colon",
+        ),
+        ("nullish", "name: nullish\ndescription: null\nother: x: y"),
+        ("true-name", "name: true\ndescription: uses: a: colon"),
+    ];
+    for (folder, lines) in skills {
+        world.write(
+            &format!("repo/.agents/skills/{folder}/SKILL.md"),
+            &format!("---\n{lines}\n---\nBody.\n"),
+        );
+    }
+    let codex = listed(&snapshot(&world, "codex", None, &world.repo));
+    let expected: BTreeMap<String, String> = [
+        "null-comment",
+        "null-name",
+        "tilde-name",
+        "true",
+        "upper-null",
+    ]
+    .into_iter()
+    .map(|n| (n.to_string(), "uses: a: colon".to_string()))
+    .collect();
+    assert_eq!(codex, expected);
+}
+
+/// Under `skills.fences = "exact-open"` (Gemini CLI) a frontmatter's text
+/// ends before the line break ahead of the closing fence: a `|+` block
+/// ending in one blank line keeps one final line break, in two blank lines
+/// two (tests/compat's `skills-gemini-keep-blank`, what Gemini CLI 0.61.0
+/// listed there); Lisa's fences read the blank line.
+#[test]
+fn gemini_reads_a_kept_block_without_the_blank_line_before_the_fence() {
+    let world = World::new();
+    for (folder, blanks) in [("keep-one", "\n"), ("keep-two", "\n\n"), ("keep-none", "")] {
+        world.write(
+            &format!("repo/.agents/skills/{folder}/SKILL.md"),
+            &format!("---\nname: {folder}\ndescription: |+\n  kept block\n{blanks}---\nBody.\n"),
+        );
+    }
+    let gemini = listed(&snapshot(&world, "gemini", None, &world.repo));
+    let want = |one: &str, two: &str, none: &str| -> BTreeMap<String, String> {
+        [("keep-none", none), ("keep-one", one), ("keep-two", two)]
+            .into_iter()
+            .map(|(n, d)| (n.to_string(), d.to_string()))
+            .collect()
+    };
+    assert_eq!(
+        gemini,
+        want("kept block\n", "kept block\n\n", "kept block\n")
+    );
+    let lisa = listed(&snapshot(
+        &world,
+        "lisa",
+        Some("version = 1\n[skills.compat]\nkeep-final-breaks = true\n"),
+        &world.repo,
+    ));
+    assert_eq!(
+        lisa,
+        want("kept block\n\n", "kept block\n\n\n", "kept block\n")
+    );
+}
