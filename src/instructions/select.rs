@@ -11,8 +11,8 @@ use super::rules;
 use super::rules::{Activation, RuleFile, ScopedRule};
 use crate::hidden::{self, HiddenFinding, HiddenReport};
 use crate::policy::{
-    BudgetCounts, BudgetOrder, BudgetScope, ChainOrder, CharUnit, HardLinkRule, LeadingBom, Pick,
-    Policy, Trim,
+    Blank, BudgetCounts, BudgetOrder, BudgetScope, ChainOrder, CharUnit, HardLinkRule, LeadingBom,
+    Pick, Policy, Trim,
 };
 use crate::sandbox::{Roots, Stamp};
 use crate::trace::{Open, View};
@@ -157,12 +157,15 @@ struct Text {
     widths: Option<text::RawWidths>,
 }
 
-/// Whether `bytes` are blank under `policy`'s `trim` and `leading-bom`.
+/// Whether `bytes` are blank under `policy`'s `blank`, `trim` and
+/// `leading-bom`.
 pub(crate) fn is_blank(policy: &Policy, bytes: &[u8]) -> bool {
     let ins = &policy.instructions;
-    let white_space = match ins.trim {
-        Trim::WhiteSpace => char::is_whitespace,
-        Trim::JavaScript => text::is_javascript_white_space,
+    let white_space = match (ins.blank, ins.trim) {
+        // Only a text with no character at all is blank.
+        (Blank::Empty, _) => |_| false,
+        (Blank::WhiteSpace, Trim::WhiteSpace) => char::is_whitespace,
+        (Blank::WhiteSpace, Trim::JavaScript) => text::is_javascript_white_space,
     };
     text::is_blank(bytes, ins.leading_bom == LeadingBom::Drop, white_space)
 }

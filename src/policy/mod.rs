@@ -23,7 +23,7 @@ pub use diagnostic::{InvalidPolicy, MAX_REPORTED_PROBLEMS, PolicyError, Problem,
 pub use effective::{Definition, Policy, VCS_METADATA_NAMES};
 pub(crate) use memo::Memo;
 pub use schema::{
-    AccessRoot, BudgetCounts, BudgetOrder, BudgetScope, ChainOrder, CharUnit, Conflict,
+    AccessRoot, Blank, BudgetCounts, BudgetOrder, BudgetScope, ChainOrder, CharUnit, Conflict,
     DuplicateKeys, Fences, Fingerprint, FrontmatterMode, GlobOrder, HardLinkRule, HiddenText,
     ImportFailure, ImportRoot, ImportSyntax, Instructions, LeadingBom, LongDescription, MarkerKind,
     NameFrom, NamedRoot, Names, PathOrder, Pick, ProjectTrust, Roots, RuleAbsent, RuleMode, Rules,

@@ -475,6 +475,12 @@ section! {
         /// white space, U+FEFF is not); `javascript`: ECMAScript's
         /// `String.prototype.trim` (U+FEFF is white space, U+0085 is not).
         trim: Trim => compat "trim",
+        /// What makes a file blank (for `skip-blank` and `first-non-blank`):
+        /// `white-space`, a text of white space alone (as `trim` says), or
+        /// `empty`, no text at all (a byte order mark that `leading-bom`
+        /// drops aside): a file of white space alone is then kept, as an
+        /// empty block (OpenCode 1.18.33 shows it).
+        blank: Blank => compat "blank",
         /// A UTF-8 byte order mark at the start of an instruction file:
         /// `drop` it before anything else looks at the text, or keep it as
         /// `text` (a character `trim` may or may not remove: a file holding
@@ -1211,6 +1217,18 @@ words! {
         /// ECMAScript's `String.prototype.trim`: its WhiteSpace and
         /// LineTerminator sets (U+FEFF included, U+0085 not).
         JavaScript => "javascript",
+    }
+}
+
+words! {
+    /// What makes an instruction file blank.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum Blank {
+        /// Its text is white space alone, as `trim` defines it.
+        WhiteSpace => "white-space",
+        /// It has no text at all (after a byte order mark `leading-bom`
+        /// drops): white space alone is text.
+        Empty => "empty",
     }
 }
 
@@ -2020,6 +2038,7 @@ mod tests {
         check_words::<NameFrom>();
         check_words::<BudgetCounts>();
         check_words::<Trim>();
+        check_words::<Blank>();
         check_words::<LeadingBom>();
         check_words::<PathOrder>();
         check_words::<CharUnit>();

@@ -293,7 +293,21 @@ function generate(seed, index, peerChoice) {
     homeSources.push('home/.gemini/skills', 'home/.agents/skills');
     projectSources.push(`${cwd}/.gemini/skills`, `${cwd}/.agents/skills`);
   }
-  // Folders no peer reads (or Codex reads only at the cwd): never listed.
+  // Codex reads the `.codex/skills` of every level from the project root
+  // to the cwd (each level's `.codex` is a project config layer, codex-rs
+  // config loader load_project_layers; skill roots from every project
+  // layer, core-skills loader skill_roots_from_layer_stack_inner), the
+  // cwd's alone under a root `.git` folder with no HEAD (recorded:
+  // skills-codex-bare-git). The draws below pick among projectSources as
+  // they always did (so a seed keeps its trees); a stray `.codex/skills`
+  // on those levels counts as a project source only for the features.
+  const rootGit = entries.find((e) => e.path === `${projectRoot}/.git`);
+  const rootBare = !!rootGit?.dir && !entries.some((e) => e.path === `${projectRoot}/.git/HEAD`);
+  const codexLevels = forCodex() && !rootBare
+    ? chain.filter((l) => under(l, projectRoot)).map((l) => `${l}/.codex/skills`) : [];
+  const isProjectSource = (s) => projectSources.includes(s) || codexLevels.includes(s);
+  // Folders no peer reads (or, but for the levels above, Codex reads only at
+  // the cwd): never listed.
   const strayLevel = R.pick(chain);
   const straySources = [`${strayLevel}/.gemini/skills`, `${strayLevel}/.agents/skills`, `${strayLevel}/.codex/skills`];
   const skillCount = R.weighted([[3, 0], [3, 1], [3, 2], [2, 3], [1, 5]]);
@@ -325,7 +339,7 @@ function generate(seed, index, peerChoice) {
       add({ path: `${realDir}/SKILL.md`, text: fm.text.replace(`[${dirPath}/SKILL.md]`, `[${realDir}/SKILL.md]`) });
       if (add({ path: dirPath, symlink: relTarget(dirPath, realDir) })) features.add('skill-link-leaves-root');
     } else add({ path: `${dirPath}/SKILL.md`, text: fm.text });
-    if (homeSources.includes(source) || projectSources.includes(source)) placed.push({ name: effective, source, home: homeSources.includes(source) });
+    if (homeSources.includes(source) || isProjectSource(source)) placed.push({ name: effective, source, home: homeSources.includes(source) });
   }
   // Two skills of one name in one folder: which one Gemini keeps follows
   // the order its walk returns them in, which is not stable.
@@ -359,9 +373,6 @@ function generate(seed, index, peerChoice) {
 
   // ------------------------------------------------------------ features of the whole tree
   if (bareGit && codexAboveCwd) features.add('codex-bare-git-dir');
-  // A .codex/skills between the root and the cwd: Codex lists it in some
-  // trees (found: rand-20261207-2052, -241), not in others.
-  if (codexAboveCwd) features.add('codex-skills-above-cwd');
   if (extraNames.some((n) => n.includes('/') || n === '.' || n === '..')) features.add('non-plain-extra-name');
   if (settings.maxBytes === 0) features.add('budget-zero');
   const texts = entries.filter((e) => typeof e.text === 'string' && !e.path.endsWith('SKILL.md'));

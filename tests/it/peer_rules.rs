@@ -1,5 +1,6 @@
 //! The policy keys that carry the peers' own text rules (issue 29): what a
-//! blank file is (`instructions.trim`, `instructions.leading-bom`), how
+//! blank file is (`instructions.trim`, `instructions.blank`,
+//! `instructions.leading-bom`), how
 //! `sorted-paths` compares (`instructions.path-order`), how a `SKILL.md`'s
 //! frontmatter is read (`skills.leading-bom`, `skills.fences`,
 //! `skills.scalars`, `skills.frontmatter` = `name-description-lines` or
@@ -208,6 +209,51 @@ fn a_nel_only_file_is_text_to_gemini_and_blank_to_lisa_and_codex() {
     // Codex: the NEL is white space to Rust's trim; a BOM is text.
     let codex = snapshot(&world, "codex", None, &cwd);
     assert_eq!(files(&world, &codex), ["repo/a/AGENTS.md"]);
+}
+
+#[test]
+fn a_white_space_file_is_text_to_opencode_and_an_empty_one_is_not() {
+    let world = World::new();
+    world.write("repo/AGENTS.md", " \n\t\n");
+    world.write("repo/CLAUDE.md", "Claude notes.\n");
+    world.write("repo/a/AGENTS.md", "");
+    world.write("repo/a/b/AGENTS.md", "\u{feff}");
+    let cwd = world.path("repo/a/b");
+    // OpenCode (`blank = "empty"`): the white space is a block of its own,
+    // empty once trimmed; the empty file and the lone BOM show nothing, and
+    // still turn CLAUDE.md off.
+    let opencode = snapshot(&world, "opencode", None, &cwd);
+    assert_eq!(files(&world, &opencode), ["repo/AGENTS.md"]);
+    assert_eq!(&*opencode.instruction_files[0].text, "");
+    assert!(
+        opencode
+            .prompt
+            .contains(&world.path("repo/AGENTS.md").display().to_string()),
+        "{}",
+        opencode.prompt
+    );
+    let skipped: BTreeMap<String, String> = opencode
+        .skipped
+        .iter()
+        .map(|s| (world.rel(&s.path), s.reason.as_str().to_string()))
+        .collect();
+    assert_eq!(
+        skipped,
+        BTreeMap::from([
+            ("repo/a/AGENTS.md".to_string(), "empty".to_string()),
+            ("repo/a/b/AGENTS.md".to_string(), "empty".to_string()),
+        ])
+    );
+    // Lisa: white space alone is blank.
+    let lisa = snapshot(&world, "lisa", None, &cwd);
+    assert_eq!(files(&world, &lisa), ["repo/CLAUDE.md"]);
+    // The key alone, over Lisa's policy.
+    let empty = "version = 1\n[instructions.compat]\nblank = \"empty\"\n";
+    let lisa_empty = snapshot(&world, "lisa", Some(empty), &cwd);
+    assert_eq!(
+        files(&world, &lisa_empty),
+        ["repo/AGENTS.md", "repo/CLAUDE.md"]
+    );
 }
 
 #[test]

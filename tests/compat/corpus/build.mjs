@@ -13,8 +13,9 @@
 //   real program (OpenCode, Amp, and those with a `recorded` object: Copilot
 //   CLI, Continue CLI, Cline): case `<policy>--<case>`, its tree with every
 //   file's text written out as the recorder wrote it, and an answer holding
-//   only the keys the recorder observed (`instructions` as paths; `skills`
-//   as SKILL.md paths; `onAccess` where accesses were recorded);
+//   only the keys the recorder observed (`instructions` as paths, with
+//   `includedBytes` where recorded; `skills` as SKILL.md paths, with name and
+//   description where recorded; `onAccess` where accesses were recorded);
 // - tests/compat/corpus/extra/<peer>/<name>.json: answers recorded by
 //   record-peers.mjs --fixtures on the fixtures (copied verbatim).
 // Output: two-space JSON with a final newline, keys in a fixed order.
@@ -73,8 +74,20 @@ function derive() {
       const kase = { name, source: `tests/compat/harnesses/${f}#${c.name}`, about: c.about, tree, cwd: c.cwd };
       if (rec.keys.includes('accesses') && c.expect.accesses) kase.accesses = c.expect.accesses.map((a) => a.path);
       files.set(`cases/${name}.json`, json(kase));
-      const answer = { peer: h.policy, program, version, fixture: name, instructions: c.expect.instructions.map((path) => ({ path })) };
-      if (rec.keys.includes('skills') && c.expect.skills) answer.skills = [...c.expect.skills].sort().map((path) => ({ path }));
+      const bytes = c.expect.includedBytes ?? {};
+      const answer = {
+        peer: h.policy, program, version, fixture: name,
+        instructions: c.expect.instructions.map((path) => (path in bytes ? { path, includedBytes: bytes[path] } : { path })),
+      };
+      if (rec.keys.includes('skills') && c.expect.skills) {
+        // Paths alone, sorted; or (recorded with them) names and
+        // descriptions, sorted by name then path.
+        const shown = c.expect.skills.filter((k) => typeof k !== 'string');
+        answer.skills = shown.length
+          ? shown.map((k) => ({ name: k.name, path: k.path, description: k.description }))
+            .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
+          : [...c.expect.skills].sort().map((path) => ({ path }));
+      }
       if (rec.keys.includes('accesses') && c.expect.accesses) {
         answer.onAccess = c.expect.accesses.map((a) => ({ access: a.path, instructions: a.instructions.map((path) => ({ path })) }));
       }

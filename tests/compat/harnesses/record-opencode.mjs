@@ -4,13 +4,15 @@
 //
 //   node tests/compat/harnesses/record-opencode.mjs [--bin PATH] [--cases FILE]
 //        [--only NAME[,NAME...]] [--out FILE] [--timeout SECONDS] [--jobs N]
-//        [--check] [--keep] [--dump DIR] [--quiet]
+//        [--check | --write] [--keep] [--dump DIR] [--quiet]
 //
 // --bin: the `opencode` program (npm package `opencode-ai`); by default
 //   $OPENCODE_BIN, else ${XDG_CACHE_HOME:-~/.cache}/lisa-context-peers/
 //   opencode-ai@<PINNED>/node_modules/.bin/opencode, else `opencode` on PATH.
 // --out: also write the observations as JSON (version, date, one entry per case).
 // --check: exit 1 when an observation differs from the case's `expect`.
+// --write: put each observation into its case's `expect` in --cases (a case
+//   whose observation differs from `expect` only in a race keeps its `expect`).
 // --keep: leave the temporary trees (their paths are printed).
 // --dump DIR: write every request body OpenCode sent as DIR/<case>.requests.json.
 // --jobs N: cases run side by side (default: the CPU count, at most 4).
@@ -31,15 +33,20 @@
 //   saves the separate title request). The fake model answers with a `read`
 //   tool call for each of the case's `accesses` in turn, then the text `ok`;
 // - the first request's system prompt holds the startup instruction files as
-//   `Instructions from: <absolute path>\n<text>`; the last request holds each
-//   `read` result, which ends with a `<system-reminder>` of the same blocks
-//   when the read loaded any;
+//   `Instructions from: <absolute path>\n<text>`, the text the file's whole
+//   text (checked); `includedBytes` gives each one's UTF-8 bytes in the prompt
+//   (OpenCode shows no block for an empty file, and the whole text, white
+//   space alone included, for any other); the last request holds each `read`
+//   result, which ends with a `<system-reminder>` of the same blocks when the
+//   read loaded any;
 // - for a case whose `expect` has `skills`: the first request's system prompt
 //   lists the skills in one `<available_skills>` block, each `<skill>` with
 //   its `<name>`, `<description>` and `<location>` (the SKILL.md's absolute
 //   path, HTML-escaped); the built-in `customize-opencode` (location
 //   `<built-in>`) is left out, every other must be a SKILL.md in the fixture
-//   whose text holds the name and description shown. The `skill` tool's
+//   whose text holds the name and description shown; each is recorded as
+//   { path, name, description }, the name and description as the prompt
+//   shows them (OpenCode escapes neither). The `skill` tool's
 //   description names no skill (it points at the system prompt). Of two
 //   copies of a name OpenCode keeps the one whose parse ends last (all are
 //   parsed at once): a race. Its log names each duplicate; a case whose
@@ -68,7 +75,7 @@ class RecordError extends Error {}
 const fail = (msg) => { throw new RecordError(msg); };
 
 function parseArgs(argv) {
-  const o = { bin: null, cases: join(here, 'opencode.json'), only: null, out: null, timeout: 90, jobs: Math.max(1, Math.min(4, availableParallelism())), check: false, keep: false, dump: null, quiet: false };
+  const o = { bin: null, cases: join(here, 'opencode.json'), only: null, out: null, timeout: 90, jobs: Math.max(1, Math.min(4, availableParallelism())), check: false, write: false, keep: false, dump: null, quiet: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const val = () => {
@@ -82,6 +89,7 @@ function parseArgs(argv) {
     else if (a === '--timeout') o.timeout = Number(val());
     else if (a === '--jobs') o.jobs = Number(val());
     else if (a === '--check') o.check = true;
+    else if (a === '--write') o.write = true;
     else if (a === '--keep') o.keep = true;
     else if (a === '--dump') o.dump = val();
     else if (a === '--quiet') o.quiet = true;
@@ -93,6 +101,7 @@ function parseArgs(argv) {
   }
   if (!(o.timeout > 0)) fail('--timeout must be a positive number of seconds');
   if (!(Number.isInteger(o.jobs) && o.jobs > 0)) fail('--jobs must be a positive integer');
+  if (o.check && o.write) fail('--check and --write do not go together');
   return o;
 }
 
@@ -330,7 +339,7 @@ async function recordCase(ctx, c, id) {
     }
     const readTool = bodies[0].tools.find((t) => t.function.name === 'read');
     if (!readTool.function.parameters?.properties?.filePath) fail(`${c.name}: the read tool takes no filePath: ${JSON.stringify(readTool.function.parameters)}`);
-    const observed = { instructions: startup(c, root, bodies[0]) };
+    const observed = startup(c, root, bodies[0]);
     if (c.expect.accesses) observed.accesses = onAccess(c, root, calls, accesses, bodies[bodies.length - 1]);
     if (c.expect.skills) observed.skills = skillsListed(c, root, bodies[0]);
     return { observed, duplicates: duplicateSkills(c, root, scratch), ms: run.ms, root, scratch };
@@ -349,8 +358,9 @@ const textOf = (content) => (typeof content === 'string' ? content
   : Array.isArray(content) ? content.map((p) => (typeof p === 'string' ? p : p.text ?? '')).join('') : '');
 
 /**
- * The `Instructions from:` blocks of `text`, in order, as fixture paths. Each
- * block's text must be the file's whole text (the fixture's files are short).
+ * The `Instructions from:` blocks of `text`, in order, as fixture paths with
+ * the UTF-8 bytes of the text each shows. Each block's text must be the
+ * file's whole text (the fixture's files are short).
  */
 function blocks(c, root, text, where) {
   const found = [];
@@ -363,7 +373,7 @@ function blocks(c, root, text, where) {
     try { body = readFileSync(abs, 'utf8'); } catch (e) { fail(`${c.name}: ${where} names ${abs}, which cannot be read: ${e.message}`); }
     const shown = text.slice(re.lastIndex, re.lastIndex + body.length);
     if (shown !== body) fail(`${c.name}: ${where} shows ${abs} as text that is not the file's: ${JSON.stringify(text.slice(re.lastIndex, re.lastIndex + 120))}`);
-    found.push(relative(root, abs).split(sep).join('/'));
+    found.push({ path: relative(root, abs).split(sep).join('/'), bytes: Buffer.byteLength(body) });
   }
   return found;
 }
@@ -377,15 +387,18 @@ function startup(c, root, body) {
   if (!top || !(top === root || top.startsWith(root + sep))) fail(`${c.name}: OpenCode's worktree is ${top ?? '(not shown)'}, not inside the fixture: give the tree a \`repo/.git\` folder`);
   const rest = body.messages.filter((m) => m.role !== 'system').map((m) => textOf(m.content)).join('\n');
   if (rest.includes(HEADER)) fail(`${c.name}: instructions outside the system prompt of the first request`);
-  return blocks(c, root, system, 'the system prompt');
+  const found = blocks(c, root, system, 'the system prompt');
+  const paths = found.map((b) => b.path);
+  if (new Set(paths).size !== paths.length) fail(`${c.name}: a file shown twice at the start: ${paths.join(', ')}`);
+  return { instructions: paths, includedBytes: Object.fromEntries(found.map((b) => [b.path, b.bytes])) };
 }
 
 const unescapeXml = (t) => t.replace(/&(lt|gt|quot|#39|amp);/g, (_, e) => ({ lt: '<', gt: '>', quot: '"', '#39': "'", amp: '&' })[e]);
 
 /**
- * The skills OpenCode lists in the first request's system prompt, as fixture
- * paths of their SKILL.md, sorted (as `expect.skills` is compared). Its
- * built-in skill is left out.
+ * The skills OpenCode lists in the first request's system prompt, each as
+ * { path, name, description } (the fixture path of its SKILL.md, the name
+ * and description as shown), sorted by path. Its built-in skill is left out.
  */
 function skillsListed(c, root, body) {
   const system = body.messages.filter((m) => m.role === 'system').map((m) => textOf(m.content)).join('\n');
@@ -413,11 +426,12 @@ function skillsListed(c, root, body) {
     let text;
     try { text = readFileSync(abs, 'utf8'); } catch (e) { fail(`${c.name}: skill ${name} is at ${abs}, which cannot be read: ${e.message}`); }
     if (!text.includes(name) || !text.includes(description)) fail(`${c.name}: skill ${name} (${abs}) is shown with a name or description its file does not hold`);
-    found.push(relative(root, abs).split(sep).join('/'));
+    found.push({ path: relative(root, abs).split(sep).join('/'), name, description });
   }
   if (builtIn !== 1) fail(`${c.name}: ${builtIn} built-in skills listed, not one (customize-opencode)`);
-  if (new Set(found).size !== found.length) fail(`${c.name}: a SKILL.md listed twice: ${found.join(', ')}`);
-  return found.sort();
+  const paths = found.map((k) => k.path);
+  if (new Set(paths).size !== paths.length) fail(`${c.name}: a SKILL.md listed twice: ${paths.join(', ')}`);
+  return found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 
 /**
@@ -458,7 +472,7 @@ function onAccess(c, root, calls, accesses, last) {
     if (at >= 0) {
       const reminder = text.slice(at + '\n\n<system-reminder>\n'.length);
       if (!reminder.endsWith('\n</system-reminder>')) fail(`${c.name}: the read of ${accesses[i]} ends with an unclosed reminder`);
-      loaded = blocks(c, root, reminder.slice(0, -'\n</system-reminder>'.length), `the read of ${accesses[i]}`);
+      loaded = blocks(c, root, reminder.slice(0, -'\n</system-reminder>'.length), `the read of ${accesses[i]}`).map((b) => b.path);
     } else if (text.includes(HEADER)) fail(`${c.name}: the read of ${accesses[i]} shows instructions outside a reminder`);
     return { path: accesses[i], instructions: loaded };
   });
@@ -467,13 +481,31 @@ function onAccess(c, root, calls, accesses, last) {
 // ------------------------------------------------------------------ main
 
 const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
-// An observation against an `expect` (or `ours`): the same keys, each the
-// same (`skills` compared sorted, as the test suite does).
-const sameAs = (observed, want) => {
-  const keys = Object.keys(observed).sort();
-  if (!same(keys, Object.keys(want).sort())) return false;
-  return keys.every((k) => (k === 'skills' ? same([...observed[k]].sort(), [...want[k]].sort()) : same(observed[k], want[k])));
-};
+const pathOf = (k) => (typeof k === 'string' ? k : k.path);
+const byPath = (a, b) => (pathOf(a) < pathOf(b) ? -1 : pathOf(a) > pathOf(b) ? 1 : 0);
+const KEYS = ['instructions', 'includedBytes', 'accesses', 'skills'];
+/**
+ * An observation in the shape of `want` (an `expect` or `ours`): its
+ * `instructions`, and `includedBytes`, `accesses` and `skills` where `want`
+ * has them; skills as SKILL.md paths where `want` lists paths, else as
+ * { path, name, description }; skills sorted by path, as the test suite
+ * compares them.
+ */
+function shaped(observed, want) {
+  const odd = Object.keys(want).filter((k) => !KEYS.includes(k));
+  if (odd.length) fail(`an expectation with keys the recorder does not observe: ${odd.join(', ')}`);
+  const out = { instructions: observed.instructions };
+  if (want.includedBytes) out.includedBytes = observed.includedBytes;
+  if (want.accesses) out.accesses = observed.accesses;
+  if (want.skills) {
+    const full = want.skills.some((k) => typeof k !== 'string');
+    out.skills = observed.skills.map((k) => (full ? k : k.path)).sort(byPath);
+  }
+  return out;
+}
+const norm = (want) => ({ ...want, ...(want.skills ? { skills: [...want.skills].sort(byPath) } : {}) });
+const sameAs = (observed, want) => same(Object.keys(shaped(observed, want)).sort(), Object.keys(want).sort())
+  && KEYS.every((k) => same(shaped(observed, want)[k], norm(want)[k]));
 
 async function main() {
   const opts = parseArgs(process.argv.slice(2));
@@ -526,8 +558,9 @@ async function main() {
     // Only which copy of a duplicated name won differs: a race, not a rule.
     const copies = new Set(Object.values(r.duplicates).flat());
     const race = !ok && Object.keys(r.duplicates).length > 0 && r.observed.skills && c.expect.skills
-      && sameAs({ ...r.observed, skills: r.observed.skills.filter((p) => !copies.has(p)) }, { ...c.expect, skills: c.expect.skills.filter((p) => !copies.has(p)) })
-      && r.observed.skills.filter((p) => copies.has(p)).length === c.expect.skills.filter((p) => copies.has(p)).length;
+      && sameAs({ ...r.observed, skills: r.observed.skills.filter((k) => !copies.has(k.path)) }, { ...c.expect, skills: c.expect.skills.filter((k) => !copies.has(pathOf(k))) })
+      && r.observed.skills.filter((k) => copies.has(k.path)).length === c.expect.skills.filter((k) => copies.has(pathOf(k))).length;
+    r.race = race;
     if (race) raced++;
     else if (!ok) differ++;
     const dupNote = Object.keys(r.duplicates).length ? `; duplicated names (the copy parsed last wins): ${JSON.stringify(r.duplicates)}` : '';
@@ -536,6 +569,24 @@ async function main() {
     if (!opts.quiet || !ok) console.log(`${ok ? 'same' : race ? 'RACE' : 'DIFF'}   ${c.name.padEnd(28)} ${(r.ms / 1000).toFixed(1)} s  ${JSON.stringify(r.observed)}\n       ${note}${ours}${opts.keep ? `\n       tree: ${r.root}, its data: ${r.scratch}` : ''}`);
   });
   if (!opts.quiet) console.log(`${cases.length} cases in ${((Date.now() - started) / 1000).toFixed(1)} s: ${cases.length - differ - raced - errors} as expected, ${differ} different, ${raced} raced, ${errors} errors`);
+  if (opts.write) {
+    // Each observation, in full, becomes its case's `expect` (the keys the
+    // case records: accesses and skills only where it had them).
+    const all = JSON.parse(readFileSync(opts.cases, 'utf8'));
+    let written = 0;
+    cases.forEach((c, i) => {
+      const r = results[i];
+      if (r.error || r.race) return;
+      const kase = all.cases.find((k) => k.name === c.name);
+      const expect = { instructions: r.observed.instructions, includedBytes: r.observed.includedBytes };
+      if (c.expect.accesses) expect.accesses = r.observed.accesses;
+      if (c.expect.skills) expect.skills = r.observed.skills;
+      if (!same(expect, kase.expect)) written++;
+      kase.expect = expect;
+    });
+    writeFileSync(opts.cases, JSON.stringify(all, null, 2) + '\n');
+    if (!opts.quiet) console.log(`${opts.cases}: ${written} expectations changed`);
+  }
   if (opts.out) {
     const out = {
       peer: 'opencode',
