@@ -454,7 +454,13 @@ function claudeTree(R, seed, index) {
     if (e.dir) dirs.add(e.path); else files.add(e.path);
     return true;
   };
-  const dirName = () => (R.chance(0.15) ? R.pick(ODD_DIRS.filter((d) => !d.includes('\t'))) : R.pick(PLAIN_DIRS));
+  const dirName = () => {
+    const d = R.chance(0.15) ? R.pick(ODD_DIRS.filter((x) => !x.includes('\t'))) : R.pick(PLAIN_DIRS);
+    // A private-use character in a path (shown in tags and body lines):
+    // Claude Code lists it in a description as a space.
+    if (/\p{Co}/u.test(d)) features.add('private-use-char');
+    return d;
+  };
   const depth = R.weighted([[2, 0], [3, 1], [3, 2], [2, 3], [1, 4]]);
   const chain = ['repo'];
   for (let d = 0; d < depth; d++) chain.push(`${chain[chain.length - 1]}/${dirName()}`);
