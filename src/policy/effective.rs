@@ -57,6 +57,9 @@ pub struct Policy {
     pub(super) safe_directories: Option<GlobSet>,
     /// Where each `[[roots.named]]` entry is, its candidates expanded.
     pub(super) named_paths: Vec<Option<PathBuf>>,
+    /// The user's home folder (`~`), where `@~/` imports are read under
+    /// `instructions.compat.tilde-imports`.
+    pub(super) tilde_path: Option<PathBuf>,
     /// `roots.state`, its candidates expanded (`{home-key}` still in it).
     pub(super) state_place: StatePlace,
     pub(super) digest: u128,
@@ -157,6 +160,7 @@ impl Policy {
     /// environment) rather than the process's.
     pub(crate) fn locate_named_roots(&mut self, env: &dyn Fn(&str) -> Option<std::ffi::OsString>) {
         self.named_paths = named_root_paths(&self.roots, env);
+        self.tilde_path = tilde_path(env);
         self.state_place = state_place(&self.roots, env);
         self.digest = self.compute_digest();
     }
@@ -174,6 +178,7 @@ impl Policy {
             return self.locate_named_roots(env);
         };
         self.named_paths = named_root_paths(&self.roots, env);
+        self.tilde_path = tilde_path(env);
         self.state_place = state_place(&self.roots, env);
         self.digest = self.digest_from(merged.0.clone());
     }
@@ -182,6 +187,7 @@ impl Policy {
     /// policy has them.
     pub(crate) fn is_located_for(&self, env: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> bool {
         named_root_paths(&self.roots, env) == self.named_paths
+            && tilde_path(env) == self.tilde_path
             && state_place(&self.roots, env) == self.state_place
     }
 
@@ -213,6 +219,16 @@ impl Policy {
             }
             StatePlace::Nowhere => None,
         }
+    }
+
+    /// The user's home folder, where `@~/path` imports are read
+    /// (`instructions.compat.tilde-imports`): `None` when `~` starts no
+    /// import; `Some(None)` when it does but `HOME` is not set (such an
+    /// import is then refused).
+    pub(crate) fn tilde_folder(&self) -> Option<Option<&Path>> {
+        self.instructions
+            .tilde_imports
+            .then_some(self.tilde_path.as_deref())
     }
 
     /// The root a skill source's `root` word names.
@@ -447,6 +463,11 @@ pub(super) fn root_id(roots: &Roots, word: &str) -> Option<RootId> {
             .position(|n| n.name.get_ref() == word)
             .map(RootId::Named),
     }
+}
+
+/// The user's home folder (`~` expanded with `env`'s `HOME`, normalized).
+pub(super) fn tilde_path(env: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> Option<PathBuf> {
+    crate::vocab::home::first_candidate(["~"], env)
 }
 
 /// Expands each named root's candidates with `env`.

@@ -18,7 +18,7 @@ use super::structure;
 use super::validate::{self};
 
 use super::effective::{Definition, Policy};
-use super::effective::{named_root_paths, problems_at, root_id, state_place};
+use super::effective::{named_root_paths, problems_at, root_id, state_place, tilde_path};
 use super::source::{PolicySource, with_base};
 
 impl Policy {
@@ -287,6 +287,7 @@ impl Policy {
         }
 
         let named_paths = named_root_paths(&roots, &|name| std::env::var_os(name));
+        let tilde_path = tilde_path(&|name| std::env::var_os(name));
         let state_place = state_place(&roots, &|name| std::env::var_os(name));
         let mut policy = Self {
             roots,
@@ -305,6 +306,7 @@ impl Policy {
             rule_files,
             safe_directories,
             named_paths,
+            tilde_path,
             state_place,
             digest: 0,
             merged_values: None,

@@ -58,6 +58,16 @@ impl Policy {
             h.update(&(bytes.len() as u64).to_le_bytes());
             h.update(bytes);
         }
+        // Where `@~/` imports are read, when they are.
+        if self.instructions.tilde_imports {
+            let bytes = self
+                .tilde_path
+                .as_deref()
+                .map_or(&[][..], |p| p.as_os_str().as_encoded_bytes());
+            h.update(&[u8::from(self.tilde_path.is_some())]);
+            h.update(&(bytes.len() as u64).to_le_bytes());
+            h.update(bytes);
+        }
         h.digest128()
     }
 
