@@ -92,7 +92,8 @@ pub enum Reason {
     ForeignOwner,
     /// An `@import` in a file above the repository root: such files import
     /// nothing (below their folder lie other users' folders, not only this
-    /// repository).
+    /// repository). One outside `instructions.import-root` is
+    /// `import-outside-root`, as for every file.
     ImportFromAncestor,
     /// A path whose name, or where its links lead, passes through a
     /// version-control metadata folder (`.git`, `.hg`, `.svn`, `.jj`, a
