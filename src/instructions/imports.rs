@@ -9,7 +9,20 @@
 //! relative to the importing file's folder and must stay inside the
 //! importing file's root: it is opened through that root's sandbox like
 //! every other file, so `../` above the root, an absolute path elsewhere, a
-//! URL or a link leaving the root are refused. Nothing is `~`-expanded.
+//! URL or a link leaving the root are refused. It is refused before
+//! anything is looked at, so nothing tells whether such a file exists.
+//!
+//! Two compat keys widen this for the user's own files, never past a root:
+//! under `instructions.compat.home-import-root = "user-roots"` a home
+//! file's imports (and theirs) may lie anywhere in the home root or a named
+//! root (Claude Code's `~`), wherever the cwd is, each read through its
+//! root's handle, never inside the repository through a named root; under
+//! `instructions.compat.tilde-imports` an `@~/path` names `path` in the
+//! user's home (`$HOME`) and is then read, or refused, like any absolute
+//! path.
+//! Without them nothing is `~`-expanded. Under
+//! `instructions.compat.import-once` a file the build has read already is
+//! not imported again (`import-repeated`).
 //!
 //! Two places are never imported from or into, under every policy: a file
 //! above the repository root (`instructions.compat.ancestor-files`) imports
@@ -29,12 +42,13 @@
 //! budget counts it. What one chain imports is bounded: a depth, a number
 //! of files and a number of bytes, all from the policy.
 
+use std::collections::HashSet;
 use std::path::{Component, Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::policy::{ImportFailure, ImportRoot, ImportSyntax, Policy};
-use crate::sandbox::Root;
+use crate::policy::{HomeImportRoot, ImportFailure, ImportRoot, ImportSyntax, Policy};
+use crate::sandbox::{Root, RootSet};
 use crate::trace::{Open, View};
 use crate::trust::{self, Gate, ItemKind};
 use crate::vocab::origin::{Origin, RootId};
@@ -69,23 +83,45 @@ pub struct Import {
     pub line: Option<u64>,
 }
 
+/// A root one file's imports may be read from, and the folder inside it
+/// they must stay in.
+struct Reach<'a> {
+    root: &'a Root,
+    id: RootId,
+    /// The folder (root-relative) imports must stay in; `None`: nowhere
+    /// (`import-root = "cwd"` and the cwd not in this root).
+    bound: Option<PathBuf>,
+}
+
 /// The limits and the running totals of one file's imports.
 pub(crate) struct Importer<'a> {
     policy: &'a Policy,
-    root: &'a Root,
+    /// The roots the chain file's imports may be read from: its own root
+    /// first, then (a home file under `home-import-root = "user-roots"`)
+    /// the named roots. Each import is read through the first that holds
+    /// it, with that root's handle.
+    reach: Vec<Reach<'a>>,
+    /// The chain file's root.
     root_id: RootId,
+    /// The repository root's path: no import is read inside it through a
+    /// root other than the chain file's own (its bytes would be framed as
+    /// the user's).
+    repo: &'a Path,
+    /// The folder `@~/` names (`tilde-imports`): `None` when `~` starts
+    /// no import, `Some(None)` when the root it names has no path.
+    tilde: Option<Option<&'a Path>>,
+    /// The working directory, absolute.
+    cwd: &'a Path,
     max_depth: usize,
-    /// The folder (root-relative) imports of the current file must stay in;
-    /// `None`: nowhere (`import-root = "cwd"` and the cwd not in this root).
-    bound: Option<PathBuf>,
-    /// The cwd relative to this root, when it lies inside it.
-    cwd: Option<PathBuf>,
     files_left: u64,
     bytes_left: u64,
     /// Every outcome, in document order.
     pub(crate) records: Vec<Import>,
     /// Hidden text found in the imported files (each treated on its own).
     pub(crate) found: crate::hidden::HiddenReport,
+    /// The files this build has read (absolute), under `import-once`: the
+    /// chain files before this one and every file imported so far.
+    pub(crate) seen: HashSet<PathBuf>,
 }
 
 /// Whether `c` ends an import path (and may precede an `@`).
@@ -94,10 +130,14 @@ fn is_space(c: u8) -> bool {
 }
 
 /// The import references of `text` in `syntax`: (start of the reference,
-/// its end, the path it names).
-pub(crate) fn find_references(text: &str, syntax: ImportSyntax) -> Vec<(usize, usize, &str)> {
+/// its end, the path it names). With `tilde`, an `@~/path` is one too.
+pub(crate) fn find_references(
+    text: &str,
+    syntax: ImportSyntax,
+    tilde: bool,
+) -> Vec<(usize, usize, &str)> {
     match syntax {
-        ImportSyntax::AtPath => find_imports(text),
+        ImportSyntax::AtPath => find_imports(text, tilde),
         ImportSyntax::FileReference => find_file_references(text),
     }
 }
@@ -134,7 +174,9 @@ pub(crate) fn find_file_references(text: &str) -> Vec<(usize, usize, &str)> {
 }
 
 /// The `@path` tokens of `text`: (start of the `@`, end of the path, path).
-pub(crate) fn find_imports(text: &str) -> Vec<(usize, usize, &str)> {
+/// A path starts with `.`, `/` or an ASCII letter; with `tilde`, also
+/// with `~/`.
+pub(crate) fn find_imports(text: &str, tilde: bool) -> Vec<(usize, usize, &str)> {
     let bytes = text.as_bytes();
     let mut out = Vec::new();
     let mut i = 0;
@@ -150,7 +192,9 @@ pub(crate) fn find_imports(text: &str) -> Vec<(usize, usize, &str)> {
         // `@` and the space bytes are ASCII, so both ends are boundaries.
         let spec = &text[at + 1..j];
         let first = spec.as_bytes().first().copied();
-        if first.is_some_and(|c| c == b'.' || c == b'/' || c.is_ascii_alphabetic()) {
+        if first.is_some_and(|c| c == b'.' || c == b'/' || c.is_ascii_alphabetic())
+            || (tilde && spec.starts_with("~/"))
+        {
             out.push((at, j, spec));
         }
         i = j + 1;
@@ -189,29 +233,53 @@ pub(crate) fn code_regions(text: &str) -> Vec<(usize, usize)> {
 }
 
 impl<'a> Importer<'a> {
-    /// An importer for one file under `root`, with what is left of the
-    /// chain's import limits (files, bytes); [`left`](Self::left) gives
-    /// back what remains after it.
-    /// `cwd` is the working directory, absolute.
+    /// An importer for one chain file of the root `root_id` in `roots`,
+    /// with what is left of the chain's import limits (files, bytes) and
+    /// the files the build has read so far (`import-once`);
+    /// [`left`](Self::left) and [`seen`](Self::seen) give back what
+    /// remains after it. `cwd` is the working directory, absolute.
+    /// `None` when the root is not there.
     pub(crate) fn new(
         policy: &'a Policy,
-        root: &'a Root,
+        roots: &'a RootSet,
         root_id: RootId,
-        cwd: &Path,
+        cwd: &'a Path,
         (files_left, bytes_left): (u64, u64),
-    ) -> Self {
-        Importer {
-            policy,
+        seen: HashSet<PathBuf>,
+    ) -> Option<Self> {
+        let root = roots.get(root_id)?;
+        let mut reach = vec![Reach {
             root,
-            root_id,
-            max_depth: usize::try_from(policy.instructions.import_depth).unwrap_or(0),
+            id: root_id,
             bound: Some(PathBuf::new()),
-            cwd: cwd.strip_prefix(&root.path).ok().map(Path::to_path_buf),
+        }];
+        // Under `home-import-root = "user-roots"` a home file's imports may
+        // also lie in the named roots, and the cwd does not bound them.
+        if Self::home_anywhere(policy, root_id) {
+            for (i, named) in roots.named.iter().enumerate() {
+                if let Some(other) = named {
+                    reach.push(Reach {
+                        root: other,
+                        id: RootId::Named(i),
+                        bound: Some(PathBuf::new()),
+                    });
+                }
+            }
+        }
+        Some(Importer {
+            policy,
+            reach,
+            root_id,
+            repo: &roots.repo.path,
+            tilde: policy.tilde_folder(),
+            cwd,
+            max_depth: usize::try_from(policy.instructions.import_depth).unwrap_or(0),
             files_left,
             bytes_left,
             records: Vec::new(),
             found: crate::hidden::HiddenReport::default(),
-        }
+            seen,
+        })
     }
 
     /// The chain's import limits at the start (files, bytes).
@@ -228,12 +296,25 @@ impl<'a> Importer<'a> {
         (self.files_left, self.bytes_left)
     }
 
+    /// The files the build has read, this file's imports included
+    /// (`import-once`).
+    pub(crate) fn seen(&mut self) -> HashSet<PathBuf> {
+        std::mem::take(&mut self.seen)
+    }
+
+    /// Whether the chain file's root is the home root and its imports
+    /// reach the user's roots wherever the cwd is (`home-import-root`).
+    fn home_anywhere(policy: &Policy, root_id: RootId) -> bool {
+        root_id == RootId::Home && policy.instructions.home_import_root == HomeImportRoot::UserRoots
+    }
+
     /// Whether this policy imports at all.
     pub(crate) fn enabled(policy: &Policy) -> bool {
         policy.instructions.import_depth > 0
     }
 
-    /// `text` (the file `rel`, under this root) with its imports inlined.
+    /// `text` (the chain file `rel`, under its root) with its imports
+    /// inlined.
     pub(crate) fn expand(
         &mut self,
         text: &str,
@@ -241,15 +322,27 @@ impl<'a> Importer<'a> {
         view: &mut View<'_>,
         gate: &mut Gate,
     ) -> String {
+        let own = &self.reach[0];
+        let path = own.root.path.join(rel);
         // Under `self-import-cycle` the file being read is open already, so
         // an import of it is a cycle at once (Claude Code).
         let mut inside = if self.policy.instructions.self_import_cycle {
-            vec![rel.to_path_buf()]
+            vec![path.clone()]
         } else {
             Vec::new()
         };
-        self.bound = self.bound_for(rel, view);
-        self.expand_at(text, rel, 0, &mut inside, view, gate)
+        // A home file under `home-import-root` imports anywhere in its
+        // roots; any other file within `import-root`.
+        let own_bound = if Self::home_anywhere(self.policy, self.root_id) {
+            Some(PathBuf::new())
+        } else {
+            self.bound_for(rel, view)
+        };
+        self.reach[0].bound = own_bound;
+        if self.policy.instructions.import_once {
+            self.seen.insert(path.clone());
+        }
+        self.expand_at(text, &path, 0, &mut inside, view, gate)
     }
 
     /// The folder the imports of the chain file `rel` must stay in: its
@@ -258,16 +351,23 @@ impl<'a> Importer<'a> {
     /// nearest folder at or above the file's own holding a repository
     /// marker, else the file's own folder. The markers probed are traced.
     fn bound_for(&self, rel: &Path, view: &mut View<'_>) -> Option<PathBuf> {
+        let own = &self.reach[0];
         match self.policy.instructions.import_root {
             ImportRoot::Root => return Some(PathBuf::new()),
-            ImportRoot::Cwd => return self.cwd.clone(),
+            ImportRoot::Cwd => {
+                return self
+                    .cwd
+                    .strip_prefix(&own.root.path)
+                    .ok()
+                    .map(Path::to_path_buf);
+            }
             ImportRoot::Marker => {}
         }
         let dir = rel.parent().unwrap_or(Path::new(""));
         for d in dir.ancestors() {
             for marker in &self.policy.roots.repo_markers {
                 let probe = d.join(marker.get_ref());
-                let stamp = view.stamp(self.root, self.root_id, &probe);
+                let stamp = view.stamp(own.root, own.id, &probe);
                 if stamp.is_dir() || stamp.is_file() {
                     return Some(d.to_path_buf());
                 }
@@ -276,9 +376,11 @@ impl<'a> Importer<'a> {
         Some(dir.to_path_buf())
     }
 
-    /// The root-relative path `spec` names from the folder of `from`, or
-    /// `None` when it does not stay inside the root.
-    fn place(&self, from: &Path, spec: &str) -> Option<PathBuf> {
+    /// The absolute path `spec` names from the file `from` (absolute),
+    /// lexically normalized (`a/../../repo/x` that leaves a root and comes
+    /// back in is inside); `None` for a URL, or an `@~/` import whose
+    /// folder has no path.
+    fn target(&self, from: &Path, spec: &str) -> Option<PathBuf> {
         let lower = spec.to_ascii_lowercase();
         if ["file://", "http://", "https://"]
             .iter()
@@ -286,40 +388,58 @@ impl<'a> Importer<'a> {
         {
             return None;
         }
-        // Resolved as an absolute path, lexically (`a/../../repo/x` that
-        // leaves the root and comes back in is inside), then taken back
-        // under the root and the bound.
-        let base = match self.policy.instructions.import_syntax {
-            ImportSyntax::AtPath => self.root.path.join(from.parent().unwrap_or(Path::new(""))),
+        let named = match self.policy.instructions.import_syntax {
+            ImportSyntax::AtPath => match (self.tilde, spec.strip_prefix("~/")) {
+                (Some(home), Some(rest)) => home?.join(rest),
+                _ => from.parent().unwrap_or(Path::new("")).join(spec),
+            },
             // Kiro names files from the workspace root.
-            ImportSyntax::FileReference => self.root.path.clone(),
+            ImportSyntax::FileReference => self.reach[0].root.path.join(spec),
         };
-        let absolute = crate::vocab::home::normalize(&base.join(spec));
-        let rel = absolute.strip_prefix(&self.root.path).ok()?;
-        if rel.components().any(|c| !matches!(c, Component::Normal(_)))
-            || !self.bound.as_ref().is_some_and(|b| rel.starts_with(b))
-        {
-            return None;
-        }
-        Some(rel.to_path_buf())
+        Some(crate::vocab::home::normalize(&named))
     }
 
-    /// Whether `rel` (root-relative, normalized) lies inside a folder
-    /// imports never read (see [`Policy::is_import_excluded`]): by its own
-    /// components, or by those of the path its links lead to.
-    fn in_metadata(&self, rel: &Path, view: &View<'_>) -> bool {
+    /// Where the absolute `target` may be read: the first root of `reach`
+    /// that holds it inside its bound (a root past the chain file's own
+    /// never inside the repository), and the path relative to it. `None`:
+    /// outside them all.
+    fn place(&self, target: &Path) -> Option<(usize, PathBuf)> {
+        self.reach.iter().enumerate().find_map(|(k, r)| {
+            let rel = target.strip_prefix(&r.root.path).ok()?;
+            let inside = rel.components().all(|c| matches!(c, Component::Normal(_)))
+                && r.bound.as_ref().is_some_and(|b| rel.starts_with(b))
+                && (k == 0 || !target.starts_with(self.repo));
+            inside.then(|| (k, rel.to_path_buf()))
+        })
+    }
+
+    /// Whether `rel` (relative to the root `k` of `reach`, normalized) lies
+    /// inside a folder imports never read (see
+    /// [`Policy::is_import_excluded`]) by its own components, or by those
+    /// of the path its links lead to; or, for a root past the chain
+    /// file's own, whether its links lead into the repository.
+    fn in_metadata(&self, k: usize, rel: &Path, view: &View<'_>) -> Option<Reason> {
+        let root = self.reach[k].root;
         let excluded = |p: &Path| {
             p.components()
                 .any(|c| self.policy.is_import_excluded(c.as_os_str()))
         };
-        excluded(rel) || view.resolve(self.root, rel).is_some_and(|r| excluded(&r))
+        if excluded(rel) {
+            return Some(Reason::VcsMetadata);
+        }
+        let resolved = view.resolve(root, rel)?;
+        if excluded(&resolved) {
+            return Some(Reason::VcsMetadata);
+        }
+        (k > 0 && root.path.join(&resolved).starts_with(self.repo))
+            .then_some(Reason::ImportOutsideRoot)
     }
 
     fn record(&mut self, from: &Path, spec: &str, path: Option<PathBuf>, depth: usize) -> usize {
         self.records.push(Import {
-            from: self.root.path.join(from),
+            from: from.to_path_buf(),
             spec: spec.to_string(),
-            path: path.map(|p| self.root.path.join(p)),
+            path,
             depth,
             bytes: 0,
             reason: None,
@@ -346,6 +466,8 @@ impl<'a> Importer<'a> {
         }
     }
 
+    /// `text`, the file `from` (absolute) at `depth`, with its imports
+    /// inlined.
     fn expand_at(
         &mut self,
         text: &str,
@@ -355,7 +477,11 @@ impl<'a> Importer<'a> {
         view: &mut View<'_>,
         gate: &mut Gate,
     ) -> String {
-        let tokens = find_references(text, self.policy.instructions.import_syntax);
+        let tokens = find_references(
+            text,
+            self.policy.instructions.import_syntax,
+            self.tilde.is_some(),
+        );
         if tokens.is_empty() {
             return text.to_string();
         }
@@ -377,7 +503,8 @@ impl<'a> Importer<'a> {
                 }
             };
             if depth >= self.max_depth {
-                let i = self.record(from, spec, self.place(from, spec), depth);
+                let placed = self.target(from, spec).filter(|t| self.place(t).is_some());
+                let i = self.record(from, spec, placed, depth);
                 self.records[i].reason = Some(Reason::ImportTooDeep);
                 at_line(self);
                 out.push_str(&text[start..end]);
@@ -405,8 +532,10 @@ impl<'a> Importer<'a> {
         view: &mut View<'_>,
         gate: &mut Gate,
     ) -> Result<String, Reason> {
-        let rel = self.place(from, spec);
-        let i = self.record(from, spec, rel.clone(), depth);
+        let target = self.target(from, spec);
+        let placed = target.as_deref().and_then(|t| self.place(t));
+        let recorded = placed.as_ref().and_then(|_| target.clone());
+        let i = self.record(from, spec, recorded, depth);
         let fail = |me: &mut Self, reason: Reason| {
             me.records[i].reason = Some(reason);
             Err(reason)
@@ -416,38 +545,36 @@ impl<'a> Importer<'a> {
         // wherever it lies (Claude Code): known lexically, nothing read.
         if self.policy.instructions.self_import_cycle
             && self.policy.instructions.import_syntax == ImportSyntax::AtPath
+            && let Some(named) = &target
+            && (named == from || inside.contains(named))
         {
-            let named = crate::vocab::home::normalize(
-                &self
-                    .root
-                    .path
-                    .join(from.parent().unwrap_or(Path::new("")))
-                    .join(spec),
-            );
-            if named == crate::vocab::home::normalize(&self.root.path.join(from))
-                || inside
-                    .iter()
-                    .any(|open| named == crate::vocab::home::normalize(&self.root.path.join(open)))
-            {
-                return fail(self, Reason::ImportCycle);
-            }
+            return fail(self, Reason::ImportCycle);
         }
+        // Outside the roots and the folder imports must stay in: refused
+        // before anything is looked at, so nothing tells whether such a
+        // file exists.
+        let (Some(target), Some((k, rel))) = (target, placed) else {
+            return fail(self, Reason::ImportOutsideRoot);
+        };
         // A file above the repository imports nothing: below its folder
         // lie other users' folders, not only this repository.
         if self.root_id.origin() == Origin::Ancestor {
             return fail(self, Reason::ImportFromAncestor);
         }
-        let Some(rel) = rel else {
-            return fail(self, Reason::ImportOutsideRoot);
-        };
-        if self.in_metadata(&rel, view) {
+        let (root, id) = (self.reach[k].root, self.reach[k].id);
+        if let Some(reason) = self.in_metadata(k, &rel, view) {
             // Traced as it stands, so that a link moved away from the
             // metadata (or onto it) moves the fingerprint.
-            view.stamp(self.root, self.root_id, &rel);
-            return fail(self, Reason::VcsMetadata);
+            view.stamp(root, id, &rel);
+            return fail(self, reason);
         }
-        if inside.contains(&rel) {
+        if inside.contains(&target) {
             return fail(self, Reason::ImportCycle);
+        }
+        // Each file once a build (`import-once`, Claude Code): known by
+        // its path, nothing read.
+        if self.policy.instructions.import_once && self.seen.contains(&target) {
+            return fail(self, Reason::ImportRepeated);
         }
         // The root folder itself (`@.` at the top).
         if rel.as_os_str().is_empty() {
@@ -456,7 +583,7 @@ impl<'a> Importer<'a> {
         if self.files_left == 0 || self.bytes_left == 0 {
             return fail(self, Reason::ImportLimit);
         }
-        let file = match view.open(self.root, self.root_id, &rel, self.policy.trust.symlinks) {
+        let file = match view.open(root, id, &rel, self.policy.trust.symlinks) {
             Open::File(file) => file,
             Open::Absent => return fail(self, Reason::ImportMissing),
             Open::Refused(reason) => return fail(self, reason),
@@ -471,11 +598,10 @@ impl<'a> Importer<'a> {
         };
         let read_cut = (bytes.len() as u64) < len;
         self.bytes_left = self.bytes_left.saturating_sub(bytes.len() as u64);
-        if self.root_id.origin() == Origin::Project && gate.pinned() {
+        if id.origin() == Origin::Project && gate.pinned() {
             let hash = trust::content_hash(&bytes);
-            let path = self.root.path.join(&rel);
             let shown = || String::from_utf8_lossy(&bytes).into_owned();
-            if !gate.admit(ItemKind::Instruction, &rel, &path, hash, shown) {
+            if !gate.admit(ItemKind::Instruction, &rel, &target, hash, shown) {
                 return fail(self, Reason::Unapproved);
             }
         }
@@ -484,10 +610,13 @@ impl<'a> Importer<'a> {
             return fail(self, Reason::NotText);
         };
         self.records[i].bytes = read;
+        if self.policy.instructions.import_once {
+            self.seen.insert(target.clone());
+        }
         let (imported, report) = crate::hidden::treat_for(imported, self.policy);
         self.found.absorb(report);
-        inside.push(rel.clone());
-        let inner = self.expand_at(&imported, &rel, depth + 1, inside, view, gate);
+        inside.push(target.clone());
+        let inner = self.expand_at(&imported, &target, depth + 1, inside, view, gate);
         inside.pop();
         let t = &self.policy.templates;
         let name = |n: &str| (n == "path").then(|| spec.to_string());
@@ -507,7 +636,7 @@ mod tests {
     #[test]
     fn tokens_follow_whitespace_and_start_with_a_dot_slash_or_letter() {
         let text = "@a.md x@b.md @./c.md\t@/d.md @1e.md @@f @\n@g";
-        let found: Vec<&str> = find_imports(text).into_iter().map(|t| t.2).collect();
+        let found: Vec<&str> = find_imports(text, false).into_iter().map(|t| t.2).collect();
         assert_eq!(found, ["a.md", "./c.md", "/d.md", "g"]);
     }
 

@@ -207,6 +207,8 @@ struct Selector<'p> {
     rules: Vec<(usize, RuleFile)>,
     /// What is left of the chain's import limits (files, bytes).
     import_left: (u64, u64),
+    /// The files read so far, for `instructions.compat.import-once`.
+    import_seen: std::collections::HashSet<PathBuf>,
     /// Content patterns this build may still compile.
     patterns_left: usize,
     /// What each kept block charged the budget, by read order (a block
@@ -255,6 +257,7 @@ impl<'p> Selector<'p> {
             patterns_left: rules::MAX_PATTERNS,
             charged_bytes: FastMap::default(),
             import_left: Importer::limits(policy),
+            import_seen: std::collections::HashSet::new(),
             chars_left: [ins.home_max_chars, ins.project_max_chars]
                 .map(|cap| u64::try_from(cap).ok().filter(|&c| c > 0)),
         }
@@ -473,7 +476,7 @@ impl<'p> Selector<'p> {
             read_limit,
             pinned,
         };
-        let Some(text) = self.read(i, root, read, cand, view, gate) else {
+        let Some(text) = self.read(i, &roots.set, read, cand, view, gate) else {
             return;
         };
         self.keep(i, cand, stamp, text);
@@ -510,7 +513,7 @@ impl<'p> Selector<'p> {
     fn read(
         &mut self,
         i: usize,
-        root: &crate::sandbox::Root,
+        roots: &crate::sandbox::RootSet,
         read: Bytes,
         cand: &Candidate,
         view: &mut View<'_>,
@@ -643,11 +646,19 @@ impl<'p> Selector<'p> {
         // Each file's own text is treated before imports are inlined, so
         // that the policy's import frames are never taken for hidden text.
         let (mut text, mut report) = hidden::treat_for(text, self.policy);
-        if Importer::enabled(self.policy) {
-            let mut importer =
-                Importer::new(self.policy, root, cand.root, self.cwd, self.import_left);
+        if Importer::enabled(self.policy)
+            && let Some(mut importer) = Importer::new(
+                self.policy,
+                roots,
+                cand.root,
+                self.cwd,
+                self.import_left,
+                std::mem::take(&mut self.import_seen),
+            )
+        {
             text = importer.expand(&text, &cand.rel, view, gate);
             self.import_left = importer.left();
+            self.import_seen = importer.seen();
             report.absorb(std::mem::take(&mut importer.found));
             self.imports
                 .extend(importer.records.into_iter().map(|r| (i, r)));

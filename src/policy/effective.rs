@@ -59,8 +59,9 @@ pub struct Policy {
     pub(super) named_paths: Vec<Option<PathBuf>>,
     /// `roots.state`, its candidates expanded (`{home-key}` still in it).
     pub(super) state_place: StatePlace,
-    /// The user's home directory (`~`), where
-    /// `instructions.compat.unmarked-levels = "to-home"` stops.
+    /// The user's home directory (`~`): where
+    /// `instructions.compat.unmarked-levels = "to-home"` stops, and where
+    /// `@~/` imports are read under `instructions.compat.tilde-imports`.
     pub(super) user_home: Option<PathBuf>,
     pub(super) digest: u128,
     /// The digest's hasher once it had taken the values, as merged (see
@@ -119,9 +120,9 @@ pub(super) fn state_place(
     StatePlace::Nowhere
 }
 
-/// The user's home directory (`~` expanded with `env`), normalized.
+/// The user's home directory (`~` expanded with `env`'s `HOME`, normalized).
 pub(super) fn user_home(env: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> Option<PathBuf> {
-    crate::vocab::home::expand_home("~", env).map(|p| crate::vocab::home::normalize(&p))
+    crate::vocab::home::first_candidate(["~"], env)
 }
 
 /// The folders of version-control metadata (git, Mercurial, Subversion,
@@ -230,6 +231,16 @@ impl Policy {
             }
             StatePlace::Nowhere => None,
         }
+    }
+
+    /// The user's home folder, where `@~/path` imports are read
+    /// (`instructions.compat.tilde-imports`): `None` when `~` starts no
+    /// import; `Some(None)` when it does but `HOME` is not set (such an
+    /// import is then refused).
+    pub(crate) fn tilde_folder(&self) -> Option<Option<&Path>> {
+        self.instructions
+            .tilde_imports
+            .then_some(self.user_home.as_deref())
     }
 
     /// The root a skill source's `root` word names.

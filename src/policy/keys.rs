@@ -60,6 +60,7 @@ pub fn behind(reason: Reason, subject: Subject) -> Option<&'static str> {
         (Reason::PromptShare, _) => INSTRUCTIONS.project_prompt_bytes,
         (Reason::ImportOutsideRoot, _) => INSTRUCTIONS.import_root,
         (Reason::ImportTooDeep, _) => INSTRUCTIONS.import_depth,
+        (Reason::ImportRepeated, _) => INSTRUCTIONS.import_once,
         (Reason::InvalidName, _) => SKILLS.name_rule,
         (Reason::BadFrontmatter, _) => SKILLS.frontmatter,
         (Reason::DescriptionTooLong, _) => SKILLS.description_max_chars,

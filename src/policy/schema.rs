@@ -583,6 +583,23 @@ section! {
         /// at once (Claude Code); `false` inlines it once, and the import
         /// inside that copy is the cycle (Gemini CLI).
         self_import_cycle: bool => compat "self-import-cycle",
+        /// Where the home root's files (and what they import) import from:
+        /// `import-root` (as `import-root` says, like every file) or
+        /// `user-roots` (the home root and the named roots, each through its
+        /// own handle, wherever the cwd is: Claude Code follows the user's
+        /// CLAUDE.md imports wherever they lie). Never outside those roots,
+        /// and never inside the repository through a named root.
+        home_import_root: HomeImportRoot => compat "home-import-root",
+        /// Whether `@~/path` is an import of `path` in the user's home
+        /// (`$HOME`, as a leading `~` in `roots` candidates), read, or
+        /// refused, as any absolute path is (Claude Code); `false`: `~`
+        /// starts no import.
+        tilde_imports: bool => compat "tilde-imports",
+        /// Whether a file this build has read already (a chain file read
+        /// before, or an earlier import) is imported again: `true` leaves
+        /// the repeated import as written (`import-repeated`), as Claude
+        /// Code loads each file once; `false` inlines it again.
+        import_once: bool => compat "import-once",
         /// How a file names another to import: `at-path` (`@path`, relative
         /// to the importing file's folder: Gemini CLI, Claude Code) or
         /// `file-reference` (`#[[file:path]]`, relative to the importing
@@ -1332,6 +1349,18 @@ words! {
         Marker => "marker",
         /// The working directory.
         Cwd => "cwd",
+    }
+}
+
+words! {
+    /// Where the home root's files import from
+    /// (`instructions.compat.home-import-root`).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum HomeImportRoot {
+        /// As `instructions.import-root` says, like every file.
+        ImportRoot => "import-root",
+        /// The home root and the named roots, wherever the cwd is.
+        UserRoots => "user-roots",
     }
 }
 

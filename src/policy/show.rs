@@ -58,8 +58,11 @@ impl Policy {
             h.update(&(bytes.len() as u64).to_le_bytes());
             h.update(bytes);
         }
-        // Where `unmarked-levels = "to-home"` stops, when the policy asks.
-        if self.instructions.unmarked_levels == super::UnmarkedLevels::ToHome {
+        // Where the user's home is, when the policy reads by it
+        // (`unmarked-levels = "to-home"` stops there, `@~/` imports start there).
+        if self.instructions.unmarked_levels == super::UnmarkedLevels::ToHome
+            || self.instructions.tilde_imports
+        {
             let bytes = self
                 .user_home
                 .as_deref()

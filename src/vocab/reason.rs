@@ -67,7 +67,10 @@ pub enum Reason {
     /// user has not approved (new, or changed since the approval).
     Unapproved,
     /// An `@import` whose path leaves the importing file's root (`../`
-    /// above it, an absolute path elsewhere, a URL).
+    /// above it, an absolute path elsewhere, a URL), or the folder its
+    /// imports must stay in (`instructions.import-root`; for a home file,
+    /// the roots `instructions.compat.home-import-root` gives it, the
+    /// repository never among them).
     ImportOutsideRoot,
     /// An `@import` of a file that is already being imported further up.
     ImportCycle,
@@ -89,7 +92,8 @@ pub enum Reason {
     ForeignOwner,
     /// An `@import` in a file above the repository root: such files import
     /// nothing (below their folder lie other users' folders, not only this
-    /// repository).
+    /// repository). One outside `instructions.import-root` is
+    /// `import-outside-root`, as for every file.
     ImportFromAncestor,
     /// A path whose name, or where its links lead, passes through a
     /// version-control metadata folder (`.git`, `.hg`, `.svn`, `.jj`, a
@@ -121,6 +125,11 @@ pub enum Reason {
     /// (`instructions.project-prompt-bytes`), every byte it brings counted,
     /// was full.
     PromptShare,
+    /// An `@import` of a file this build has read already (a chain file
+    /// read before, or an earlier import), under
+    /// `instructions.compat.import-once`: left as written (Claude Code
+    /// loads each file once).
+    ImportRepeated,
 }
 
 impl Reason {
@@ -149,7 +158,7 @@ mod tests {
 
     #[test]
     fn words_match_their_json() {
-        assert_eq!(Reason::ALL.len(), 36);
+        assert_eq!(Reason::ALL.len(), 37);
         for r in Reason::ALL {
             let json = serde_json::to_string(r).unwrap_or_default();
             assert_eq!(json, format!("\"{}\"", r.as_str()));

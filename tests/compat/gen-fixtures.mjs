@@ -1471,6 +1471,76 @@ fixture({
 });
 
 fixture({
+  name: 'claude-imports-home-roots',
+  about: 'Claude Code: the user CLAUDE.md imports wherever the cwd is (its folder, the home above it, @~/), each file once; a project file\'s @~/ import lies outside the cwd',
+  peers: CLAUDE,
+  tree: [
+    dir('repo/.git'),
+    doc('home/.claude/CLAUDE.md', 'Sub @inc/part.md and up @../up.md and gone @missing.md', 'Again @inc/part.md then @~/notes.md and @~/notes.md'),
+    doc('home/.claude/inc/part.md', 'Part, back to @../CLAUDE.md'),
+    doc('home/up.md', 'Up in the home.'),
+    doc('home/notes.md', 'Notes, with @./more.md and @~/.claude/inc/part.md'),
+    doc('home/more.md', 'More home notes.'),
+    doc('repo/app/CLAUDE.md', 'Project @~/notes.md and @shared.md and @shared.md'),
+    doc('repo/app/shared.md', 'Shared.'),
+  ],
+  cwd: 'repo/app',
+});
+
+fixture({
+  name: 'claude-imports-home-outside',
+  about: 'Claude Code: the user CLAUDE.md imports a file outside the user\'s home (read by Claude Code; refused here, outside every root)',
+  peers: CLAUDE,
+  tree: [
+    dir('repo/.git'),
+    doc('home/.claude/CLAUDE.md', 'User @../../outside/secret.md'),
+    doc('outside/secret.md', 'Outside every root.'),
+    doc('repo/CLAUDE.md', 'Project.'),
+  ],
+  cwd: 'repo',
+});
+
+fixture({
+  name: 'claude-imports-home-into-repo',
+  about: 'Claude Code: the user CLAUDE.md imports a file of the repository inside the home, by @~/ and by a relative path (read by Claude Code; refused here: the repository\'s bytes are not taken in as the user\'s)',
+  peers: CLAUDE,
+  tree: [
+    doc('home/.claude/CLAUDE.md', 'User @~/proj/notes.md and @../proj/notes.md'),
+    dir('home/proj/.git'),
+    doc('home/proj/notes.md', 'Repository notes.'),
+    doc('home/proj/CLAUDE.md', 'Project.'),
+  ],
+  cwd: 'home/proj',
+});
+
+fixture({
+  name: 'claude-imports-tilde-cwd-home',
+  about: 'Claude Code: with the cwd at the home, a project CLAUDE.md\'s @~/ import lies inside the cwd and is read',
+  peers: CLAUDE,
+  tree: [
+    dir('home/.git'),
+    doc('home/CLAUDE.md', 'Home project @~/notes.md and @~/../outside/other.md'),
+    doc('home/notes.md', 'Notes in the cwd.'),
+    doc('outside/other.md', 'Above the cwd.'),
+  ],
+  cwd: 'home',
+});
+
+fixture({
+  name: 'claude-imports-above-cwd',
+  about: 'Claude Code: imports in files above the cwd (the repository root, the folder above it) are refused outside the cwd whether or not the file exists, and read inside it',
+  peers: CLAUDE,
+  tree: [
+    doc('repo/CLAUDE.md', 'Above the repository @missing.md @x/notes.md'),
+    dir('repo/x/.git'),
+    doc('repo/x/CLAUDE.md', 'Root @missing.md @notes.md @a/b/here.md'),
+    doc('repo/x/notes.md', 'Root notes, outside the cwd.'),
+    doc('repo/x/a/b/here.md', 'Inside the cwd.'),
+  ],
+  cwd: 'repo/x/a/b',
+});
+
+fixture({
   name: 'claude-agents-above-nested-repo',
   about: 'Claude Code: a folder holding only AGENTS.md above a nested repository whose levels hold CLAUDE.md, and one holding both names',
   peers: CLAUDE,

@@ -972,12 +972,16 @@ function claudeBlocks(f, root, body, withKind, part) {
 // Claude Code lists each file an `@path` import brought in as a block of its
 // own, right after the file that imports it (depth first). The recorder finds
 // the `@` tokens of each file (at the start or after whitespace; in backtick
-// code also right after a backtick) and rebuilds the tree from the blocks that follow. A token
-// with no block gets its outcome from the tree: `code` (in a code span or
-// fence), `too-deep` (in a file four hops down), `refused` (the target lies
+// code also right after a backtick) and rebuilds the tree from the blocks that
+// follow; `@~/x` names `x` in the fixture's home (`home/`, Claude Code's
+// `$HOME`). A token with no block gets its outcome from the tree: `code` (in a
+// code span or fence), `too-deep` (in a file four hops down), `cycle` (on its
+// own import chain), `refused` (a file of the repository whose target lies
 // outside the cwd: an "external" import, skipped until the user approves
-// external imports, which no recording does), `missing` (no such file);
-// anything else is an error.
+// external imports, which no recording does; the user's files in
+// `home/.claude/` and what they import are not held to the cwd), `seen` (a
+// file shown already in the same list: Claude Code loads each file once),
+// `missing` (no such file); anything else is an error.
 function claudeImportTokens(content) {
   const code = [];
   for (const m of content.matchAll(/(`+)[\s\S]*?\1/g)) code.push([m.index, m.index + m[0].length]);
@@ -994,15 +998,19 @@ function claudeImportTokens(content) {
 }
 
 function claudeImportTree(f, root, cwd, blocks) {
+  const home = join(root, 'home');
+  // Every file shown so far in this list (Claude Code loads each once).
+  const shown = new Set();
   let i = 0;
-  const walk = (block, depth, chain) => {
+  const walk = (block, depth, chain, user) => {
     const imports = [];
     for (const t of claudeImportTokens(block.content)) {
-      const target = resolve(dirname(block.abs), t.spec);
+      const target = t.spec.startsWith('~/') ? resolve(home, t.spec.slice(2)) : resolve(dirname(block.abs), t.spec);
       const next = blocks[i];
       if (!t.inCode && depth < CLAUDE_IMPORT_MAX_DEPTH && next && next.abs === target) {
         i++;
-        imports.push({ path: next.path, includedBytes: next.includedBytes, imports: walk(next, depth + 1, [...chain, target]) });
+        shown.add(target);
+        imports.push({ path: next.path, includedBytes: next.includedBytes, imports: walk(next, depth + 1, [...chain, target], user) });
         continue;
       }
       const inside = relative(cwd, target);
@@ -1010,7 +1018,8 @@ function claudeImportTree(f, root, cwd, blocks) {
       if (t.inCode) outcome = 'code';
       else if (depth >= CLAUDE_IMPORT_MAX_DEPTH) outcome = 'too-deep';
       else if (chain.includes(target)) outcome = 'cycle';
-      else if (inside.startsWith('..') || inside.startsWith(sep)) outcome = 'refused';
+      else if (!user && (inside.startsWith('..') || inside.startsWith(sep))) outcome = 'refused';
+      else if (shown.has(target)) outcome = 'seen';
       else if (!existsSync(target)) outcome = 'missing';
       else fail(`claude did not import @${t.spec} from ${block.path}, and none of the known reasons applies`);
       imports.push({ spec: t.spec, outcome });
@@ -1020,7 +1029,11 @@ function claudeImportTree(f, root, cwd, blocks) {
   const out = [];
   while (i < blocks.length) {
     const b = blocks[i++];
-    out.push({ path: b.path, includedBytes: b.includedBytes, imports: walk(b, 0, [b.abs]) });
+    shown.add(b.abs);
+    // The user's own files (`home/.claude/`, Claude Code's configuration
+    // folder): it follows their imports wherever they lie.
+    const user = b.path.startsWith('home/.claude/');
+    out.push({ path: b.path, includedBytes: b.includedBytes, imports: walk(b, 0, [b.abs], user) });
   }
   return out;
 }

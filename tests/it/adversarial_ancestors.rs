@@ -284,16 +284,20 @@ fn the_cache_notices_an_ancestor_file_changing_owner() {
 
 /// Item 5: a file above the repository imports nothing, so a `CLAUDE.md`
 /// in a shared folder (even one the user trusts) cannot pull a private file
-/// of the victim's from beside the repository into the prompt.
+/// of the victim's from beside the repository into the prompt: outside the
+/// cwd it is refused before it is looked for (`import-outside-root`, as
+/// for every file under `import-root = "cwd"`), and inside the cwd too
+/// (`import-from-ancestor`).
 #[test]
 fn an_ancestor_file_imports_nothing() {
     let (w, shared, repo) = shared_world();
     let secret = shared.join("victim/secret.txt");
     write(&secret, "VICTIM-TOKEN-0600\n");
     fs::set_permissions(&secret, fs::Permissions::from_mode(0o600)).unwrap();
+    write(&repo.join("notes.md"), "VICTIM-TOKEN-IN-CWD\n");
     write(
         &shared.join("CLAUDE.md"),
-        "Shared notes.\n@victim/secret.txt\n@./victim/secret.txt\n",
+        "Shared notes.\n@victim/secret.txt\n@./victim/secret.txt\n@victim/repo/notes.md\n",
     );
     // The repository's own imports still work.
     write(&repo.join("CLAUDE.md"), "Repo.\n@docs/style.md\n");
@@ -307,8 +311,9 @@ fn an_ancestor_file_imports_nothing() {
         assert_eq!(
             imports(&json),
             [
-                ("victim/secret.txt".into(), "import-from-ancestor".into()),
-                ("./victim/secret.txt".into(), "import-from-ancestor".into()),
+                ("victim/secret.txt".into(), "import-outside-root".into()),
+                ("./victim/secret.txt".into(), "import-outside-root".into()),
+                ("victim/repo/notes.md".into(), "import-from-ancestor".into()),
                 ("docs/style.md".into(), "inlined".into()),
             ]
         );

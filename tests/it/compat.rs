@@ -217,6 +217,7 @@ fn outcome_word(reason: Option<lisa_context::snapshot::Reason>) -> &'static str 
         None => "inlined",
         Some("import-outside-root" | "symlink-escape" | "symlink-refused") => "refused",
         Some("import-cycle") => "cycle",
+        Some("import-repeated") => "seen",
         Some("import-too-deep") => "too-deep",
         Some("import-limit") => "limit",
         Some(_) => "missing",

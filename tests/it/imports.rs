@@ -349,3 +349,303 @@ fn self_import_cycle_makes_a_self_import_a_cycle_at_once() {
     );
     assert!(!at_once.instruction_files[0].text.contains("Imported from"));
 }
+
+// ------------------------------------------------------------ Claude Code
+
+/// A loader on the shipped Claude Code policy whose `HOME` is this world's
+/// `home` (so its home root is `home/.claude` and its named root `user` is
+/// `home`), with `overlay` laid over it when not empty.
+fn claude(w: &World, overlay: &str) -> Loader {
+    let home = w.home.clone();
+    let mut b = Loader::builder()
+        .shipped_policy("claude-code")
+        .home_policy(false)
+        .env(move |name| (name == "HOME").then(|| home.clone().into_os_string()))
+        .racy_window(std::time::Duration::ZERO);
+    if !overlay.is_empty() {
+        let file = w.write("overlay.toml", &format!("version = 1\n{overlay}"));
+        b = b.policy_file(file);
+    }
+    b.build().unwrap()
+}
+
+/// (file the import is in, relative to `base`; spec; outcome).
+fn outcomes_from(w: &World, s: &Snapshot) -> Vec<(String, String, String)> {
+    s.imports
+        .iter()
+        .map(|i| {
+            let outcome = i.reason.map_or("inlined", |r| r.as_str());
+            (w.rel(&i.from), i.spec.clone(), outcome.to_string())
+        })
+        .collect()
+}
+
+fn triples(list: &[(&str, &str, &str)]) -> Vec<(String, String, String)> {
+    list.iter()
+        .map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string()))
+        .collect()
+}
+
+/// `instructions.compat.home-import-root = "user-roots"` and `tilde-imports`
+/// (Claude Code 2.1.332, recorded: `claude-imports-home-roots`): the user's
+/// CLAUDE.md imports from its own folder and from the home above it,
+/// wherever the cwd is, `@~/` names a file in the home, and from the
+/// repository the same `@~/` lies outside the cwd. Each import is traced
+/// through the root it was read in.
+#[test]
+fn the_users_claude_md_imports_from_the_users_roots_wherever_the_cwd_is() {
+    let w = World::new();
+    w.write(
+        "home/.claude/CLAUDE.md",
+        "User @inc/part.md @../up.md @~/notes.md @missing.md\n",
+    );
+    w.write("home/.claude/inc/part.md", "PART-TEXT\n");
+    w.write("home/up.md", "UP-TEXT @./more.md\n");
+    w.write("home/more.md", "MORE-TEXT\n");
+    w.write("home/notes.md", "NOTES-TEXT\n");
+    w.write("repo/app/CLAUDE.md", "Project @~/notes.md @../x.md\n");
+    w.write("repo/x.md", "X-TEXT\n");
+    let loader = claude(&w, "");
+    let cwd = w.path("repo/app");
+    let s = loader.snapshot(&cwd).unwrap();
+    assert_eq!(
+        outcomes_from(&w, &s),
+        triples(&[
+            ("home/.claude/CLAUDE.md", "inc/part.md", "inlined"),
+            ("home/.claude/CLAUDE.md", "../up.md", "inlined"),
+            ("home/up.md", "./more.md", "inlined"),
+            ("home/.claude/CLAUDE.md", "~/notes.md", "inlined"),
+            ("home/.claude/CLAUDE.md", "missing.md", "import-missing"),
+            ("repo/app/CLAUDE.md", "~/notes.md", "import-outside-root"),
+            ("repo/app/CLAUDE.md", "../x.md", "import-outside-root"),
+        ])
+    );
+    let paths: Vec<String> = s
+        .imports
+        .iter()
+        .filter_map(|i| i.path.as_deref().map(|p| w.rel(p)))
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            "home/.claude/inc/part.md",
+            "home/up.md",
+            "home/more.md",
+            "home/notes.md",
+            "home/.claude/missing.md"
+        ]
+    );
+    let home_block = &s.instruction_files[0].text;
+    for text in ["PART-TEXT", "UP-TEXT", "MORE-TEXT", "NOTES-TEXT"] {
+        assert!(home_block.contains(text), "{text}: {home_block}");
+    }
+    assert!(!s.prompt.contains("X-TEXT"), "{}", s.prompt);
+    // A file read through the home above the home root is traced there.
+    let first = loader.fingerprint(&cwd).unwrap();
+    next_timestamp_tick(&w.base);
+    w.write("home/more.md", "MORE-TEXT, changed\n");
+    assert_ne!(loader.fingerprint(&cwd).unwrap(), first);
+    // Without the two keys the home's imports stay inside the cwd, and
+    // `@~/` is no import at all.
+    let plain = claude(
+        &w,
+        "[instructions.compat]\nhome-import-root = \"import-root\"\ntilde-imports = false\n",
+    )
+    .snapshot(&cwd)
+    .unwrap();
+    assert_eq!(
+        outcomes_from(&w, &plain),
+        triples(&[
+            (
+                "home/.claude/CLAUDE.md",
+                "inc/part.md",
+                "import-outside-root"
+            ),
+            ("home/.claude/CLAUDE.md", "../up.md", "import-outside-root"),
+            (
+                "home/.claude/CLAUDE.md",
+                "missing.md",
+                "import-outside-root"
+            ),
+            ("repo/app/CLAUDE.md", "../x.md", "import-outside-root"),
+        ])
+    );
+    assert!(!plain.prompt.contains("PART-TEXT"));
+}
+
+/// A home file's imports never leave the user's roots: not by `..` past
+/// the home, an absolute path or `~/..`, and not by a link, whether it
+/// leaves the home root for the home above it (each root is its own
+/// sandbox) or leaves the home altogether. Claude Code reads all of these
+/// (`claude-imports-home-outside`, intended: guarantee 2).
+#[test]
+fn a_home_import_cannot_escape_the_users_roots_by_dotdot_or_a_link() {
+    let w = World::new();
+    w.write("outside/secret.md", "SECRET-OUTSIDE\n");
+    w.write("home/notes.md", "NOTES-IN-HOME\n");
+    let link = |target: &str, at: &str| {
+        std::os::unix::fs::symlink(target, w.path(at)).unwrap();
+    };
+    w.mkdir("home/.claude");
+    link("../../outside/secret.md", "home/.claude/out.md");
+    link("../notes.md", "home/.claude/up-link.md");
+    link("../outside/secret.md", "home/out.md");
+    link("..", "home/parent");
+    let secret = w.path("outside/secret.md");
+    w.write(
+        "home/.claude/CLAUDE.md",
+        &format!(
+            "@../../outside/secret.md @~/../outside/secret.md @{} @out.md @up-link.md \
+             @~/out.md @~/parent/outside/secret.md\n",
+            secret.display()
+        ),
+    );
+    let s = claude(&w, "").snapshot(&w.repo).unwrap();
+    let reasons: Vec<String> = outcomes_from(&w, &s).into_iter().map(|t| t.2).collect();
+    assert_eq!(
+        reasons,
+        [
+            "import-outside-root",
+            "import-outside-root",
+            "import-outside-root",
+            "symlink-escape",
+            "symlink-escape",
+            "symlink-escape",
+            "symlink-escape",
+        ],
+        "{:?}",
+        s.imports
+    );
+    assert!(!s.prompt.contains("SECRET-OUTSIDE"), "{}", s.prompt);
+    assert!(!s.prompt.contains("NOTES-IN-HOME"), "{}", s.prompt);
+}
+
+/// A home file never imports a file of the repository through the home
+/// above the home root (its bytes would enter as the user's, where no
+/// approval is asked): not by `@~/`, not by `..`, not by a link in the
+/// home that leads into it. Claude Code reads it
+/// (`claude-imports-home-into-repo`, intended: guarantee 12).
+#[test]
+fn a_home_import_never_takes_in_the_repositorys_files() {
+    let w = World::new();
+    let repo = w.repo_at("home/proj");
+    w.write("home/proj/notes.md", "REPO-NOTES\n");
+    std::os::unix::fs::symlink("proj/notes.md", w.path("home/via-link.md")).unwrap();
+    w.write(
+        "home/.claude/CLAUDE.md",
+        "@~/proj/notes.md @../proj/notes.md @~/via-link.md\n",
+    );
+    let s = claude(&w, "").snapshot(&repo).unwrap();
+    let reasons: Vec<String> = outcomes_from(&w, &s).into_iter().map(|t| t.2).collect();
+    assert_eq!(reasons, ["import-outside-root"; 3], "{:?}", s.imports);
+    assert!(!s.prompt.contains("REPO-NOTES"), "{}", s.prompt);
+}
+
+/// `instructions.compat.import-once` (Claude Code 2.1.332, recorded:
+/// `claude-imports-home-roots`): a file the build has read is not imported
+/// again, by the same file or another chain file; a missing one is looked
+/// for each time. Without it a file is inlined each time it is named.
+#[test]
+fn import_once_reads_each_file_once_a_build() {
+    let w = World::new();
+    w.write(
+        "repo/CLAUDE.md",
+        "@shared.md @shared.md @missing.md @missing.md @CLAUDE.local.md\n",
+    );
+    w.write("repo/CLAUDE.local.md", "LOCAL @shared.md @./CLAUDE.md\n");
+    w.write("repo/shared.md", "SHARED-TEXT\n");
+    let s = claude(&w, "").snapshot(&w.repo).unwrap();
+    assert_eq!(
+        outcomes_from(&w, &s),
+        triples(&[
+            ("repo/CLAUDE.md", "shared.md", "inlined"),
+            ("repo/CLAUDE.md", "shared.md", "import-repeated"),
+            ("repo/CLAUDE.md", "missing.md", "import-missing"),
+            ("repo/CLAUDE.md", "missing.md", "import-missing"),
+            ("repo/CLAUDE.md", "CLAUDE.local.md", "inlined"),
+            ("repo/CLAUDE.local.md", "shared.md", "import-repeated"),
+            ("repo/CLAUDE.local.md", "./CLAUDE.md", "import-cycle"),
+            ("repo/CLAUDE.local.md", "shared.md", "import-repeated"),
+            ("repo/CLAUDE.local.md", "./CLAUDE.md", "import-repeated"),
+        ])
+    );
+    assert_eq!(
+        s.instruction_files[0].text.matches("SHARED-TEXT").count(),
+        1
+    );
+    let twice = claude(&w, "[instructions.compat]\nimport-once = false\n")
+        .snapshot(&w.repo)
+        .unwrap();
+    assert_eq!(
+        twice.instruction_files[0]
+            .text
+            .matches("SHARED-TEXT")
+            .count(),
+        3,
+        "{}",
+        twice.instruction_files[0].text
+    );
+}
+
+/// An import outside the folder imports must stay in (Claude Code: the
+/// cwd) is refused before it is looked for, in a file of the repository
+/// above the cwd and in a file above the repository alike (recorded:
+/// `claude-imports-above-cwd`, `rand-20261206-151-claude-code`): whether
+/// the file exists makes no difference, to the answer or to the
+/// fingerprint. An ancestor file's import inside the cwd is still not
+/// followed (`import-from-ancestor`).
+#[test]
+fn an_import_outside_the_cwd_is_refused_before_it_is_looked_for() {
+    let w = World::new();
+    let inner = w.repo_at("repo/x");
+    w.write("repo/CLAUDE.md", "Above @gone.md @x/a/here.md\n");
+    w.write("repo/x/CLAUDE.md", "Root @gone.md @notes.md @a/here.md\n");
+    w.write("repo/x/notes.md", "ROOT-NOTES\n");
+    w.write("repo/x/a/here.md", "HERE-TEXT\n");
+    let loader = claude(&w, "");
+    let cwd = inner.join("a");
+    let s = loader.snapshot(&cwd).unwrap();
+    assert_eq!(
+        outcomes_from(&w, &s),
+        triples(&[
+            ("repo/CLAUDE.md", "gone.md", "import-outside-root"),
+            ("repo/CLAUDE.md", "x/a/here.md", "import-from-ancestor"),
+            ("repo/x/CLAUDE.md", "gone.md", "import-outside-root"),
+            ("repo/x/CLAUDE.md", "notes.md", "import-outside-root"),
+            ("repo/x/CLAUDE.md", "a/here.md", "inlined"),
+        ])
+    );
+    assert!(!s.prompt.contains("ROOT-NOTES"));
+    let before = loader.fingerprint(&cwd).unwrap();
+    next_timestamp_tick(&w.base);
+    w.write("repo/gone.md", "NOW-HERE\n");
+    w.write("repo/x/gone.md", "NOW-HERE\n");
+    assert_eq!(loader.fingerprint(&cwd).unwrap(), before);
+    let again = loader.snapshot(&cwd).unwrap();
+    assert_eq!(outcomes_from(&w, &again), outcomes_from(&w, &s));
+}
+
+/// `@~/` from a repository file: the user's home, read only when the cwd
+/// holds it (Claude Code 2.1.332, recorded: `claude-imports-tilde-cwd-home`,
+/// the cwd at the home).
+#[test]
+fn a_tilde_import_from_the_repository_is_read_only_inside_the_cwd() {
+    let w = World::new();
+    w.repo_at("home");
+    w.write(
+        "home/CLAUDE.md",
+        "Home project @~/notes.md @~/../outside.md\n",
+    );
+    w.write("home/notes.md", "NOTES-IN-CWD\n");
+    w.write("outside.md", "ABOVE-THE-CWD\n");
+    let s = claude(&w, "").snapshot(&w.home).unwrap();
+    assert_eq!(
+        outcomes_from(&w, &s),
+        triples(&[
+            ("home/CLAUDE.md", "~/notes.md", "inlined"),
+            ("home/CLAUDE.md", "~/../outside.md", "import-outside-root"),
+        ])
+    );
+    assert!(s.prompt.contains("NOTES-IN-CWD"));
+    assert!(!s.prompt.contains("ABOVE-THE-CWD"));
+}

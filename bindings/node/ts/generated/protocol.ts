@@ -90,7 +90,8 @@ export type Reason =
   | "rule-manual"
   | "rule-replaced"
   | "char-limit"
-  | "prompt-share";
+  | "prompt-share"
+  | "import-repeated";
 
 /**
  * The answer to `hello`.
@@ -457,7 +458,8 @@ export interface Rejected {
     | "rule-manual"
     | "rule-replaced"
     | "char-limit"
-    | "prompt-share";
+    | "prompt-share"
+  | "import-repeated";
 }
 /**
  * A rule file (`[rules]`) and the mode its frontmatter gave it.
@@ -713,7 +715,8 @@ export interface Skipped {
     | "rule-manual"
     | "rule-replaced"
     | "char-limit"
-    | "prompt-share";
+    | "prompt-share"
+  | "import-repeated";
 }
 /**
  * A project item left out of the prompt, or an approval whose item is gone.

@@ -168,7 +168,7 @@ class Deduped:
             same_as=d["sameAs"],
         )
 
-Reason = Literal["symlink-escape", "symlink-refused", "not-regular-file", "unreadable", "too-large", "empty", "not-text", "budget-exhausted", "excluded", "invalid-name", "dot-folder", "missing-skill-file", "not-a-directory", "bad-frontmatter", "missing-name", "missing-description", "description-too-long", "impostor", "scan-limit", "hard-link", "unapproved", "import-outside-root", "import-cycle", "import-limit", "import-missing", "import-too-deep", "scoped", "foreign-owner", "import-from-ancestor", "vcs-metadata", "hidden-text-in-name", "rule-listed", "rule-manual", "rule-replaced", "char-limit", "prompt-share"]
+Reason = Literal["symlink-escape", "symlink-refused", "not-regular-file", "unreadable", "too-large", "empty", "not-text", "budget-exhausted", "excluded", "invalid-name", "dot-folder", "missing-skill-file", "not-a-directory", "bad-frontmatter", "missing-name", "missing-description", "description-too-long", "impostor", "scan-limit", "hard-link", "unapproved", "import-outside-root", "import-cycle", "import-limit", "import-missing", "import-too-deep", "scoped", "foreign-owner", "import-from-ancestor", "vcs-metadata", "hidden-text-in-name", "rule-listed", "rule-manual", "rule-replaced", "char-limit", "prompt-share", "import-repeated"]
 """Why a candidate was not used.
 
 Declaration order is part of every fingerprint (a traced path that could
