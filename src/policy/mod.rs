@@ -28,7 +28,8 @@ pub use schema::{
     HomeImportRoot, ImportFailure, ImportRoot, ImportSyntax, Instructions, LeadingBom,
     LongDescription, MarkerKind, NameFrom, NamedRoot, Names, PathOrder, Pick, ProjectTrust, Roots,
     RuleAbsent, RuleMode, Rules, SURVEY_KINDS, Scalars, SkillSource, Skills, SourceLevels,
-    SurveyAllow, SurveyGate, SymlinkRule, Templates, Trim, Trust, UnmarkedLevels, Whitespace,
+    SurveyAllow, SurveyGate, SymlinkRule, TabIndent, Templates, Trim, Trust, UnmarkedLevels,
+    Whitespace,
 };
 pub use shipped::{BUILTIN_NAME, BUILTIN_POLICY, SHIPPED, SHIPPED_NAMES};
 pub use source::{HOME_POLICY_FILE, Layer, MAX_POLICY_BYTES, PolicySource};

@@ -788,6 +788,13 @@ section! {
         /// none). The body is read past the closing fence only as far as
         /// that line, within the skill file's size cap.
         description_from_body: bool => compat "description-from-body",
+        /// What a tab opening a frontmatter line is: `yaml` (what the YAML
+        /// parser makes of it) or `none` (no indentation at all, as js-yaml
+        /// 3 reads it for OpenCode): a line opened by tabs is then a
+        /// top-level key, even where it would continue the value above,
+        /// and one that is no key, or the first key so opened, makes the
+        /// frontmatter not YAML.
+        tab_indent: TabIndent => compat "tab-indent",
         /// The file in the home root that keeps parsed frontmatter from one
         /// process to the next (a cache: a damaged or missing one costs a
         /// parse, nothing else). A plain file name; empty: no memo.
@@ -1572,6 +1579,18 @@ impl NamedRoot {
 }
 
 words! {
+    /// What a tab opening a frontmatter line is (`skills.compat.tab-indent`).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+    pub enum TabIndent {
+        /// What the YAML parser makes of it.
+        #[default]
+        Yaml => "yaml",
+        /// No indentation: the line is at the left margin (js-yaml 3).
+        None => "none",
+    }
+}
+
+words! {
     /// With no repository marker found, which folders above the cwd are
     /// read as levels (`instructions.compat.unmarked-levels`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -2064,6 +2083,7 @@ mod tests {
         }
         check_words::<SourceLevels>();
         check_words::<UnmarkedLevels>();
+        check_words::<TabIndent>();
         check_words::<NameFrom>();
         check_words::<BudgetCounts>();
         check_words::<Trim>();

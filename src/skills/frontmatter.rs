@@ -67,6 +67,9 @@ pub(crate) struct Reading {
     /// text is made up from the body's first line (the bytes parsed hold
     /// it: see [`body_line_end`]).
     pub(crate) body: bool,
+    /// `skills.compat.tab-indent = "none"`: a tab opening a line is no
+    /// indentation (see [`tabs_as_no_indent`]).
+    pub(crate) tabs: bool,
 }
 
 /// The first [`Reading::code`] of the `values-as-text` fallback.
@@ -83,6 +86,10 @@ const LAST_KEY: u8 = 32;
 /// [`Reading::code`].
 const BODY: u8 = 64;
 
+/// What a reading to which a tab is no indentation adds to its
+/// [`Reading::code`].
+const TABS: u8 = 128;
+
 impl Default for Reading {
     /// Strict YAML, strings only, `---` with trailing blanks.
     fn default() -> Self {
@@ -92,6 +99,7 @@ impl Default for Reading {
             fences: Fences::TrailingBlanks,
             duplicates: DuplicateKeys::Refuse,
             body: false,
+            tabs: false,
         }
     }
 }
@@ -105,6 +113,7 @@ impl Reading {
             fences: policy.skills.fences,
             duplicates: policy.skills.duplicate_keys,
             body: policy.skills.description_from_body,
+            tabs: policy.skills.tab_indent == crate::policy::TabIndent::None,
         }
     }
 
@@ -136,7 +145,8 @@ impl Reading {
             DuplicateKeys::Last => LAST_KEY,
         };
         let body = if self.body { BODY } else { 0 };
-        body + last + self.code_refusing()
+        let tabs = if self.tabs { TABS } else { 0 };
+        tabs + body + last + self.code_refusing()
     }
 
     /// [`code`](Self::code) as if duplicated keys were refused.
@@ -164,6 +174,12 @@ impl Reading {
 
     /// The reading a [`Reading::code`] stands for.
     pub(crate) fn from_code(code: u8) -> Option<Self> {
+        if let Some(rest) = code.checked_sub(TABS) {
+            return Some(Reading {
+                tabs: true,
+                ..Self::from_code(rest)?
+            });
+        }
         if let Some(rest) = code.checked_sub(BODY) {
             if rest >= BODY {
                 return None;
@@ -199,6 +215,7 @@ impl Reading {
                 fences: fences(rest / 2)?,
                 duplicates: DuplicateKeys::Refuse,
                 body: false,
+                tabs: false,
             });
         }
         if let Some(rest) = code.checked_sub(VALUES_AS_TEXT) {
@@ -208,6 +225,7 @@ impl Reading {
                 fences: fences(rest / 2)?,
                 duplicates: DuplicateKeys::Refuse,
                 body: false,
+                tabs: false,
             });
         }
         let fallback = match code % 3 {
@@ -223,6 +241,7 @@ impl Reading {
             fences,
             duplicates: DuplicateKeys::Refuse,
             body: false,
+            tabs: false,
         })
     }
 }
@@ -490,6 +509,19 @@ pub(super) fn is_yaml_list(text: &str) -> bool {
 /// Reads the YAML between the fences under `reading`'s scalars (the
 /// fallback is the caller's).
 pub(super) fn parse_yaml(yaml: &str, reading: Reading) -> Result<Frontmatter, FrontmatterError> {
+    let untabbed;
+    let yaml = if reading.tabs && yaml.contains('\t') {
+        untabbed = tabs_as_no_indent(yaml).ok_or_else(|| {
+            FrontmatterError::Yaml(
+                "a line opened by a tab is no key, or opens the frontmatter (a tab is no \
+                 indentation under skills.compat.tab-indent = \"none\")"
+                    .to_string(),
+            )
+        })?;
+        untabbed.as_str()
+    } else {
+        yaml
+    };
     let root: Node = serde_saphyr::from_str_with_options(yaml, yaml_options(reading.duplicates))
         .map_err(|err| yaml_error(&err))?;
     let entries = match root {
@@ -501,6 +533,45 @@ pub(super) fn parse_yaml(yaml: &str, reading: Reading) -> Result<Frontmatter, Fr
     // a name that is missing or not text goes to its fallback.
     let name_required = reading.fallback == FrontmatterMode::NameDescriptionLines;
     build(entries, yaml, reading, name_required)
+}
+
+/// The YAML text as js-yaml 3 reads its tabs (`skills.compat.tab-indent =
+/// "none"`, OpenCode): a line opened by tabs (and any blanks after them)
+/// stands at the left margin, so a key there is a top-level key even where
+/// the line would continue the value above. `None` (not YAML) when such a
+/// line is no `key:` line, or is the first key of the block. Blank and
+/// comment lines pass as they are.
+pub(super) fn tabs_as_no_indent(yaml: &str) -> Option<String> {
+    let mut out = String::with_capacity(yaml.len());
+    let mut seen_key = false;
+    for line in yaml.split_inclusive('\n') {
+        let content = line.trim_end_matches(['\n', '\r']);
+        let rest = content.trim_start_matches([' ', '\t']);
+        if rest.is_empty() || rest.starts_with('#') {
+            out.push_str(line);
+            continue;
+        }
+        if line.starts_with('\t') {
+            if !seen_key || !is_key_line(rest) {
+                return None;
+            }
+            out.push_str(line.trim_start_matches([' ', '\t']));
+        } else {
+            out.push_str(line);
+        }
+        seen_key = true;
+    }
+    Some(out)
+}
+
+/// Whether `line` (its indentation off) opens with a plain `key:`.
+fn is_key_line(line: &str) -> bool {
+    let Some((key, after)) = line.split_once(':') else {
+        return false;
+    };
+    !key.is_empty()
+        && !key.starts_with(['-', '?', '[', '{', '"', '\'', '|', '>'])
+        && (after.is_empty() || after.starts_with([' ', '\t']))
 }
 
 // ---------------------------------------------------------------------------
@@ -1272,13 +1343,16 @@ mod tests {
             for scalars in [Scalars::Strings, Scalars::AsWritten] {
                 for fences in [Fences::TrailingBlanks, Fences::Trimmed, Fences::ExactOpen] {
                     for duplicates in [DuplicateKeys::Refuse, DuplicateKeys::Last] {
-                        for body in [false, true] {
+                        for (body, tabs) in
+                            [(false, false), (true, false), (false, true), (true, true)]
+                        {
                             let reading = Reading {
                                 fallback,
                                 scalars,
                                 fences,
                                 duplicates,
                                 body,
+                                tabs,
                             };
                             let code = reading.code();
                             assert!(seen.insert(code), "{reading:?} shares code {code}");
@@ -1292,6 +1366,30 @@ mod tests {
         // meaning: the default reading is 0, the lenient one 1.
         assert_eq!(Reading::default().code(), 0);
         assert_eq!(Reading::lenient(true).code(), 1);
-        assert_eq!(Reading::from_code(2 * BODY), None);
+        assert_eq!(Reading::from_code(BODY + BODY - 1), None);
+    }
+
+    #[test]
+    fn a_tab_is_no_indentation_as_js_yaml_reads_it() {
+        let read = super::tabs_as_no_indent;
+        // A later key opened by a tab is a top-level key, also where it
+        // would continue the value above.
+        assert_eq!(
+            read("name: second\n\tdescription: d\n").as_deref(),
+            Some("name: second\ndescription: d\n")
+        );
+        assert_eq!(
+            read("name: cont\ndescription: first\n\tsecond: own\n").as_deref(),
+            Some("name: cont\ndescription: first\nsecond: own\n")
+        );
+        // The first key so opened, or a tab-led line that is no key: not YAML.
+        assert_eq!(read("\tname: tabbed\n\tdescription: d\n"), None);
+        assert_eq!(read("\t name: mixed\n"), None);
+        assert_eq!(read("name: plain\ndescription: first\n\tand more\n"), None);
+        // Blank and comment lines, and space indentation, pass.
+        assert_eq!(
+            read("  name: spaced\n\t\n\t# note\n  description: d\n").as_deref(),
+            Some("  name: spaced\n\t\n\t# note\n  description: d\n")
+        );
     }
 }

@@ -427,8 +427,8 @@ mod tests {
             assert_eq!(super::parse_key(line.as_bytes()), Some((0xabc, code)));
         }
         // Every combination of fallback (5), scalars (2), fences (3),
-        // duplicate keys (2) and body (2) has its own code.
-        assert_eq!(readings, 5 * 2 * 3 * 2 * 2);
+        // duplicate keys (2), body (2) and tabs (2) has its own code.
+        assert_eq!(readings, 5 * 2 * 3 * 2 * 2 * 2);
         // A key of another width is no key.
         assert_eq!(
             super::parse_key(format!("{:032x}1", 0xabcu128).as_bytes()),
