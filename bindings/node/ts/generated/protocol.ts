@@ -459,7 +459,7 @@ export interface Rejected {
     | "rule-replaced"
     | "char-limit"
     | "prompt-share"
-  | "import-repeated";
+    | "import-repeated";
 }
 /**
  * A rule file (`[rules]`) and the mode its frontmatter gave it.
@@ -716,7 +716,7 @@ export interface Skipped {
     | "rule-replaced"
     | "char-limit"
     | "prompt-share"
-  | "import-repeated";
+    | "import-repeated";
 }
 /**
  * A project item left out of the prompt, or an approval whose item is gone.
