@@ -272,14 +272,15 @@ fn any_with_text(
         let Some(r) = roots.set.get(c.root) else {
             return false;
         };
-        if c.origin == Origin::Ancestor && foreign_owner(policy, r, c.root, &c.rel, view).is_some()
+        if c.origin == Origin::Ancestor
+            && crate::trace::foreign_owner(policy, r, c.root, &c.rel, view).is_some()
         {
             return false;
         }
         match view.open(r, c.root, &c.rel, policy.trust.symlinks) {
             crate::trace::Open::File(file) if file.stamp().is_file() => file
                 .read_at_most(limit)
-                .is_ok_and(|bytes| !crate::instructions::select::is_blank(policy, &bytes)),
+                .is_ok_and(|bytes| !policy.is_blank(&bytes)),
             crate::trace::Open::File(file) => {
                 file.leave();
                 false
@@ -306,49 +307,8 @@ fn any_present(
         // Not recorded: the candidate's own examination records it.
         !matches!(view.glance(r, &c.rel), crate::sandbox::Stamp::Absent)
             && (c.origin != Origin::Ancestor
-                || foreign_owner(policy, r, c.root, &c.rel, view).is_none())
+                || crate::trace::foreign_owner(policy, r, c.root, &c.rel, view).is_none())
     })
-}
-
-/// The first path on the way to the file `rel` above the repository (each
-/// folder under the ancestor folder, then the file itself, links not
-/// followed, then what a link there leads to) that another user owns (root
-/// excepted), with that user's uid: git's owner rule, since whoever owns
-/// it may have planted it in a shared folder. `None` when every owner is
-/// trusted, when nothing is there, or when `roots.safe-directories` trusts
-/// the ancestor folder. Each stamp taken is traced (an owner that changes
-/// moves the fingerprint).
-pub(crate) fn foreign_owner(
-    policy: &Policy,
-    root: &Root,
-    id: RootId,
-    rel: &Path,
-    view: &mut View<'_>,
-) -> Option<(PathBuf, u32)> {
-    if ancestor_trusted(policy, root) {
-        return None;
-    }
-    let mut way = PathBuf::new();
-    for c in rel.components() {
-        way.push(c);
-        // What has no owner (nothing there) is not recorded: the
-        // candidate's own examination records it.
-        let stamp = view.stamp_nofollow_if(root, id, &way, |s| s.owner().is_some());
-        let owner = stamp.owner()?;
-        if !crate::sandbox::is_trusted_owner(owner) {
-            return Some((crate::vocab::paths::join(&root.path, &way), owner));
-        }
-    }
-    // Not recorded: the candidate's own examination records it.
-    let owner = view.glance(root, rel).owner()?;
-    (!crate::sandbox::is_trusted_owner(owner))
-        .then(|| (crate::vocab::paths::join(&root.path, rel), owner))
-}
-
-/// Whether `roots.safe-directories` trusts the ancestor folder `root`
-/// whoever owns what is in it.
-pub(crate) fn ancestor_trusted(policy: &Policy, root: &Root) -> bool {
-    policy.is_safe_directory(&root.path.to_string_lossy())
 }
 
 /// The candidates in read order: home files first, then the project's in

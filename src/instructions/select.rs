@@ -4,15 +4,14 @@
 
 use std::path::{Path, PathBuf};
 
-use super::chain::{self, Candidate};
+use super::chain::Candidate;
 use super::imports::{Import, Importer};
 use super::records::{Block, Budget, Considered, Deduped, Skipped, Status};
 use super::rules;
 use super::rules::{Activation, RuleFile, ScopedRule};
 use crate::hidden::{self, HiddenFinding, HiddenReport};
 use crate::policy::{
-    Blank, BudgetCounts, BudgetOrder, BudgetScope, ChainOrder, CharUnit, HardLinkRule, LeadingBom,
-    Pick, Policy, Trim,
+    BudgetCounts, BudgetOrder, BudgetScope, ChainOrder, CharUnit, HardLinkRule, Pick, Policy,
 };
 use crate::sandbox::{Roots, Stamp};
 use crate::trace::{Open, View};
@@ -157,17 +156,9 @@ struct Text {
     widths: Option<text::RawWidths>,
 }
 
-/// Whether `bytes` are blank under `policy`'s `blank`, `trim` and
-/// `leading-bom`.
+/// Whether `bytes` are blank under `policy` (see [`Policy::is_blank`]).
 pub(crate) fn is_blank(policy: &Policy, bytes: &[u8]) -> bool {
-    let ins = &policy.instructions;
-    let white_space = match (ins.blank, ins.trim) {
-        // Only a text with no character at all is blank.
-        (Blank::Empty, _) => |_| false,
-        (Blank::WhiteSpace, Trim::WhiteSpace) => char::is_whitespace,
-        (Blank::WhiteSpace, Trim::JavaScript) => text::is_javascript_white_space,
-    };
-    text::is_blank(bytes, ins.leading_bom == LeadingBom::Drop, white_space)
+    policy.is_blank(bytes)
 }
 
 /// The state of one selection run. Records carry the candidate's index so
@@ -381,13 +372,13 @@ impl<'p> Selector<'p> {
             s.owner()
                 .filter(|&o| {
                     !crate::sandbox::is_trusted_owner(o)
-                        && !chain::ancestor_trusted(self.policy, root)
+                        && !crate::trace::ancestor_trusted(self.policy, root)
                 })
                 .map(|o| (cand.path.clone(), o))
         };
         if cand.origin == Origin::Ancestor
             && let Some((path, owner)) =
-                chain::foreign_owner(self.policy, root, cand.root, &cand.rel, view)
+                crate::trace::foreign_owner(self.policy, root, cand.root, &cand.rel, view)
         {
             view.stamp(root, cand.root, &cand.rel);
             self.refuse_foreign(i, cand, &root.path, &path, owner);

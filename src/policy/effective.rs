@@ -243,6 +243,25 @@ impl Policy {
             .then_some(self.user_home.as_deref())
     }
 
+    /// Whether `bytes` are blank under `instructions.compat.blank`, `trim`
+    /// and `leading-bom`: no text at all (`blank = "empty"`), or white
+    /// space alone as `trim` defines it.
+    pub(crate) fn is_blank(&self, bytes: &[u8]) -> bool {
+        use crate::vocab::text;
+        let ins = &self.instructions;
+        let white_space = match (ins.blank, ins.trim) {
+            // Only a text with no character at all is blank.
+            (super::Blank::Empty, _) => |_| false,
+            (super::Blank::WhiteSpace, super::Trim::WhiteSpace) => char::is_whitespace,
+            (super::Blank::WhiteSpace, super::Trim::JavaScript) => text::is_javascript_white_space,
+        };
+        text::is_blank(
+            bytes,
+            ins.leading_bom == super::LeadingBom::Drop,
+            white_space,
+        )
+    }
+
     /// The root a skill source's `root` word names.
     pub(crate) fn root_id(&self, word: &str) -> Option<RootId> {
         root_id(&self.roots, word)

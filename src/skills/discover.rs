@@ -546,13 +546,8 @@ impl SourceCtx<'_> {
         // (its `SKILL.md`, or a folder on the way to it) may have been
         // planted in a shared folder, and is not read.
         if self.origin == Origin::Ancestor
-            && let Some((path, owner)) = crate::instructions::chain::foreign_owner(
-                self.policy,
-                self.root,
-                self.id,
-                &rel,
-                view,
-            )
+            && let Some((path, owner)) =
+                crate::trace::foreign_owner(self.policy, self.root, self.id, &rel, view)
         {
             self.warnings.borrow_mut().push(Warning::new(
                 WarningKind::UnsafeAncestor,
