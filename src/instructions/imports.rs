@@ -42,7 +42,6 @@
 //! budget counts it. What one chain imports is bounded: a depth, a number
 //! of files and a number of bytes, all from the policy.
 
-use std::collections::HashSet;
 use std::path::{Component, Path, PathBuf};
 
 use serde::Serialize;
@@ -51,6 +50,7 @@ use crate::policy::{HomeImportRoot, ImportFailure, ImportRoot, ImportSyntax, Pol
 use crate::sandbox::{Root, RootSet};
 use crate::trace::{Open, View};
 use crate::trust::{self, Gate, ItemKind};
+use crate::vocab::hash::FastSet;
 use crate::vocab::origin::{Origin, RootId};
 use crate::vocab::reason::Reason;
 use crate::vocab::text;
@@ -121,7 +121,7 @@ pub(crate) struct Importer<'a> {
     pub(crate) found: crate::hidden::HiddenReport,
     /// The files this build has read (absolute), under `import-once`: the
     /// chain files before this one and every file imported so far.
-    pub(crate) seen: HashSet<PathBuf>,
+    pub(crate) seen: FastSet<PathBuf>,
 }
 
 /// Whether `c` ends an import path (and may precede an `@`).
@@ -245,7 +245,7 @@ impl<'a> Importer<'a> {
         root_id: RootId,
         cwd: &'a Path,
         (files_left, bytes_left): (u64, u64),
-        seen: HashSet<PathBuf>,
+        seen: FastSet<PathBuf>,
     ) -> Option<Self> {
         let root = roots.get(root_id)?;
         let mut reach = vec![Reach {
@@ -298,7 +298,7 @@ impl<'a> Importer<'a> {
 
     /// The files the build has read, this file's imports included
     /// (`import-once`).
-    pub(crate) fn seen(&mut self) -> HashSet<PathBuf> {
+    pub(crate) fn seen(&mut self) -> FastSet<PathBuf> {
         std::mem::take(&mut self.seen)
     }
 

@@ -156,11 +156,6 @@ struct Text {
     widths: Option<text::RawWidths>,
 }
 
-/// Whether `bytes` are blank under `policy` (see [`Policy::is_blank`]).
-pub(crate) fn is_blank(policy: &Policy, bytes: &[u8]) -> bool {
-    policy.is_blank(bytes)
-}
-
 /// The state of one selection run. Records carry the candidate's index so
 /// they can be put back in read order at the end.
 struct Selector<'p> {
@@ -199,7 +194,7 @@ struct Selector<'p> {
     /// What is left of the chain's import limits (files, bytes).
     import_left: (u64, u64),
     /// The files read so far, for `instructions.compat.import-once`.
-    import_seen: std::collections::HashSet<PathBuf>,
+    import_seen: crate::vocab::hash::FastSet<PathBuf>,
     /// Content patterns this build may still compile.
     patterns_left: usize,
     /// What each kept block charged the budget, by read order (a block
@@ -248,7 +243,7 @@ impl<'p> Selector<'p> {
             patterns_left: rules::MAX_PATTERNS,
             charged_bytes: FastMap::default(),
             import_left: Importer::limits(policy),
-            import_seen: std::collections::HashSet::new(),
+            import_seen: crate::vocab::hash::FastSet::default(),
             chars_left: [ins.home_max_chars, ins.project_max_chars]
                 .map(|cap| u64::try_from(cap).ok().filter(|&c| c > 0)),
         }
@@ -527,7 +522,7 @@ impl<'p> Selector<'p> {
         let read_len = bytes.len() as u64;
         let read_cut = read_len < size;
         let file_limit_cut = read_cut && read_limit == self.max_file;
-        let mut blank = is_blank(self.policy, &bytes);
+        let mut blank = self.policy.is_blank(&bytes);
         let widths = (self.policy.instructions.budget_counts == BudgetCounts::File)
             .then(|| text::RawWidths::of(&bytes))
             .filter(|w| w.bom > 0 || !w.wider.is_empty());
@@ -612,7 +607,7 @@ impl<'p> Selector<'p> {
         if is_rule && let Some(start) = rules::body_start(&text) {
             text.drain(..start);
             // A rule of frontmatter alone is blank.
-            blank = is_blank(self.policy, text.as_bytes());
+            blank = self.policy.is_blank(text.as_bytes());
         }
         // Caps counted in characters: over the text that enters the
         // prompt, before hidden text is treated and imports are inlined.
@@ -632,7 +627,7 @@ impl<'p> Selector<'p> {
         let (chars_cut, chars_kept) =
             cut_chars(self.policy.instructions.char_unit, &mut text, char_limit.0);
         if chars_cut.is_some() {
-            blank = is_blank(self.policy, text.as_bytes());
+            blank = self.policy.is_blank(text.as_bytes());
         }
         // Each file's own text is treated before imports are inlined, so
         // that the policy's import frames are never taken for hidden text.
